@@ -1,0 +1,150 @@
+// Package history defines the recorded history of a lockbench run: one
+// Operation per client call (lock operations, protected-resource operations,
+// crashes, nemesis windows), stamped by one monotonic Clock, and its
+// JSON Lines file format.
+//
+// A history file is JSON Lines. Line 1 is a Header carrying the schema
+// version and the run's configuration; every further line is one Operation.
+// Times are nanoseconds since the run started (relative, monotonic), never
+// wall-clock times, so histories from other languages can be checked with
+// `lockbench check` as long as they use one clock for every operation.
+package history
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// SchemaVersion is the version of the history file format written by this
+// package. Readers reject files with a different version.
+const SchemaVersion = 1
+
+// Kind names what an Operation did.
+type Kind string
+
+// Operation kinds. Lock kinds come from a Strategy; resource kinds from the
+// protected resource; Crash, Lost and Nemesis from the harness.
+const (
+	Acquire Kind = "acquire" // try to take the lock on Key
+	Release Kind = "release" // give the lock back
+	Extend  Kind = "extend"  // renewal of a held lease (watchdog)
+	Lost    Kind = "lost"    // the strategy signalled that the lease was lost (renewal failed)
+	Read    Kind = "read"    // read of the protected resource; Value is what was read
+	Write   Kind = "write"   // write of the protected resource; Prev is the value the CS read, Value the new value
+	Crash   Kind = "crash"   // the client died at a named point (Note) while it believed it held Key
+	Probe   Kind = "probe"   // post-run liveness probe by the harness: Value is the key's PTTL in ms before probing (-1: no TTL, -2: no key); ok = acquired within TTL + 1 s
+	Nemesis Kind = "nemesis" // a fault window: Invoke is its start, Complete its end, Note what was done
+)
+
+// Result is an operation's outcome in Jepsen's terms.
+type Result string
+
+// Results.
+const (
+	OK   Result = "ok"   // the operation took effect (for writes: accepted by the resource)
+	Fail Result = "fail" // the operation certainly did not take effect (lock held by another, write rejected by fencing)
+	Info Result = "info" // outcome unknown (timeout, connection error): it may or may not have taken effect
+)
+
+// Operation is one recorded call. Zero-valued optional fields are omitted from
+// the JSON form.
+type Operation struct {
+	// Client is the logical client (0..clients-1); -1 for the harness and the nemesis.
+	Client int `json:"client"`
+	// Stream is porcupine's ClientId: a client gets a new stream after an
+	// operation with an unknown outcome, because its next operation may run
+	// concurrently with the unknown one.
+	Stream int `json:"stream"`
+	// Kind says what was done.
+	Kind Kind `json:"kind"`
+	// Key is the lock key (also set on resource operations: the resource guarded by Key).
+	Key string `json:"key,omitempty"`
+	// Node names the Redis node for per-node calls (e.g. "n3"); empty for whole-lock calls.
+	Node string `json:"node,omitempty"`
+	// Hold links the operations of one hold: the id of the outermost acquire
+	// (unique in a history, starting at 1). 0 for operations outside a hold.
+	Hold int64 `json:"hold,omitempty"`
+	// Depth is the reentrancy depth of a lock operation within its hold: 1 for
+	// the outermost acquire/release, 2.. for nested ones. 0 for non-lock operations.
+	Depth int `json:"depth,omitempty"`
+	// Count is the reentrancy count Redis reported: after an acquire, the new
+	// count; after a release, the remaining count. 0 for non-reentrant strategies.
+	Count int `json:"count,omitempty"`
+	// Token is the owner token the lock value carries.
+	Token string `json:"token,omitempty"`
+	// Fence is the fencing token (0 if the strategy has none).
+	Fence int64 `json:"fence,omitempty"`
+	// Invoke is when the call started, in ns since the run started.
+	Invoke int64 `json:"invoke_ns"`
+	// Complete is when the call returned, in ns since the run started. For
+	// Info results the effect may land later; checkers treat it as unbounded.
+	Complete int64 `json:"complete_ns"`
+	// Result is ok, fail or info.
+	Result Result `json:"result"`
+	// Value: for Read, the value read; for Write, the new value; for Probe, PTTL in ms.
+	Value int64 `json:"value,omitempty"`
+	// Prev: for Write, the value the critical section read before writing.
+	Prev int64 `json:"prev,omitempty"`
+	// ValidUntil is the lease's validity deadline in ns since run start (0: none tracked).
+	ValidUntil int64 `json:"valid_until_ns,omitempty"`
+	// Error is the error text of a fail or info result.
+	Error string `json:"error,omitempty"`
+	// Note is free text: the crash point, the fault injected.
+	Note string `json:"note,omitempty"`
+}
+
+// Header is line 1 of a history file: the schema version and what the
+// checkers need to know about the run.
+type Header struct {
+	SchemaVersion int    `json:"schema_version"`
+	Strategy      string `json:"strategy"`
+	Scenario      string `json:"scenario"`
+	Seed          int64  `json:"seed"`
+	Clients       int    `json:"clients"`
+	Keys          int    `json:"keys"`
+	// TTLMs is the lock TTL in milliseconds.
+	TTLMs int64 `json:"ttl_ms"`
+	// Fencing is the protected resource's fencing mode: "off", "writes" or "all".
+	Fencing string `json:"fencing"`
+	// Reentrant is true when the strategy nests acquires (Count is meaningful).
+	Reentrant bool `json:"reentrant,omitempty"`
+	// Started is the wall-clock start of the run (RFC 3339), for humans only.
+	Started string `json:"started,omitempty"`
+}
+
+// Clock stamps operations with nanoseconds since the run started, from Go's
+// monotonic clock. One Clock serves every client of a run. It is safe for
+// concurrent use.
+type Clock struct {
+	start time.Time
+}
+
+// NewClock returns a Clock whose zero is now.
+func NewClock() *Clock { return &Clock{start: time.Now()} }
+
+// Now returns nanoseconds since the clock's start.
+func (c *Clock) Now() int64 { return int64(time.Since(c.start)) }
+
+// At converts an absolute time to nanoseconds since the clock's start; a zero
+// time gives 0.
+func (c *Clock) At(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return int64(t.Sub(c.start))
+}
+
+// Start returns the clock's zero as an absolute time.
+func (c *Clock) Start() time.Time { return c.start }
+
+// IDs hands out unique hold ids and porcupine stream ids for one run. It is
+// safe for concurrent use.
+type IDs struct {
+	hold, stream atomic.Int64
+}
+
+// NextHold returns a new hold id, starting at 1.
+func (i *IDs) NextHold() int64 { return i.hold.Add(1) }
+
+// NextStream returns a new stream id, starting at 0.
+func (i *IDs) NextStream() int { return int(i.stream.Add(1) - 1) }

@@ -1,0 +1,164 @@
+// Package impl holds the lock strategies lockbench compares: the Strategy
+// interface, the registry (registry.go) and one file per strategy. A new
+// strategy is one file that implements Strategy plus one line in All.
+//
+// A Locker is one client's view of a strategy: it owns one owner identity and
+// talks to the Redis nodes it was given. Outcomes follow Jepsen's terms:
+// Acquire returns a *Lease (ok), ErrNotAcquired (fail) or any other error
+// (info: the outcome is unknown, the key may or may not have been set).
+// Release returns nil (ok), ErrNotHeld (fail) or any other error (info).
+package impl
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors. Any other error from Acquire or Release means the outcome
+// is unknown.
+var (
+	// ErrNotAcquired: the lock is held by another owner (or, for quorum
+	// strategies, no quorum was reached within the validity time). Nothing
+	// stays set on the nodes.
+	ErrNotAcquired = errors.New("impl: not acquired: held by another owner")
+	// ErrNotHeld: release found the lock expired or owned by someone else.
+	ErrNotHeld = errors.New("impl: not held: expired or owned by another owner")
+	// ErrCrashed is returned by a Hook to make the strategy stop at once, as
+	// if the client process died at that point: no further Redis call is made.
+	ErrCrashed = errors.New("impl: client crashed at a fault point")
+)
+
+// Claims are the guarantees a strategy's design asserts; reports show them.
+type Claims struct {
+	AtomicAcquire bool // the key and its TTL are set in one command
+	TokenRelease  bool // release deletes only the caller's own lock (owner token compared)
+	Renewal       bool // a watchdog extends the TTL while the lock is held
+	Reentrant     bool // the same owner may acquire again while holding (counted)
+	Quorum        bool // acquires on N independent nodes and needs a majority
+	Fencing       bool // each grant carries a strictly increasing fencing token
+	Validity      bool // the lease carries a validity deadline the client can check
+}
+
+// Policy is how a client uses its lease inside the critical section. The
+// default is what the strategy's own documentation tells its users; the
+// workload may override it.
+type Policy struct {
+	// CheckValidity: before writing the protected resource, stop the critical
+	// section if the lease's validity deadline (minus a safety margin) has passed.
+	CheckValidity bool
+	// HonourLost: before writing, stop the critical section if Lease.Lost has fired.
+	HonourLost bool
+}
+
+// Info describes a strategy for listings and reports.
+type Info struct {
+	// Summary is one line: how acquire and release work.
+	Summary string
+	// Source names where the algorithm comes from (redis.io page, Redisson, a seed post).
+	Source string
+	Claims Claims
+	// Policy is the default usage policy.
+	Policy Policy
+	// Nodes is how many independent Redis nodes the strategy needs by
+	// default: 1, or 5 for quorum strategies.
+	Nodes int
+}
+
+// Strategy creates Lockers, one per workload client.
+type Strategy interface {
+	// Name is the registry name, e.g. "token-lua".
+	Name() string
+	// Info describes the strategy.
+	Info() Info
+	// New returns a Locker for one client (one owner). It does not close the
+	// clients in cfg.Nodes: the caller owns them.
+	New(cfg Config) (Locker, error)
+}
+
+// Locker is one client's handle on a strategy. Methods are called from one
+// goroutine at a time, except Close.
+type Locker interface {
+	// Acquire makes one attempt to take the lock on key (no retry: retry
+	// policies belong to the workload). It returns the lease, ErrNotAcquired,
+	// or another error when the outcome is unknown. For reentrant strategies
+	// an owner that already holds key gets a lease with a higher Count.
+	Acquire(ctx context.Context, key string) (*Lease, error)
+	// Release gives back one level of the lease. It returns the remaining
+	// reentrancy count (0 for non-reentrant strategies and when the key is
+	// gone), ErrNotHeld, or another error when the outcome is unknown. It
+	// stops the lease's renewal.
+	Release(ctx context.Context, l *Lease) (remaining int, err error)
+	// Close stops background work (renewals). It does not close Redis clients.
+	Close() error
+}
+
+// Point names a place inside a strategy where a Hook is called.
+type Point string
+
+// Fault points.
+const (
+	// PointAfterSetNX: naive, after SETNX succeeded and before EXPIRE.
+	PointAfterSetNX Point = "after-setnx"
+	// PointRenew: watchdog, before each renewal. A paused client blocks here,
+	// so a GC-like pause stops renewal too.
+	PointRenew Point = "renew"
+)
+
+// Hook is called by a strategy at a fault point. A nil error continues; a Hook
+// may block (client pause) until ctx ends; ErrCrashed makes the strategy give
+// up at once and return ErrCrashed.
+type Hook func(ctx context.Context, p Point) error
+
+// Config configures one client's Locker. Zero values select the defaults.
+type Config struct {
+	// Nodes are the Redis nodes, one client each: len 1 for single-node
+	// strategies, N (5 by default) for quorum strategies. Required.
+	Nodes []redis.UniversalClient
+	// NodeNames label Nodes in errors ("n1".."n5"); default "n<index+1>".
+	NodeNames []string
+	// TTL is the lock's time to live. Required, at least 1 ms.
+	TTL time.Duration
+	// Owner identifies the client (unique per client in a run). Tokens are
+	// Owner plus a per-acquire counter, so each grant has a distinct token.
+	// Required.
+	Owner string
+	// Now is the client's clock, used for validity deadlines; a fault may skew
+	// it. Default: time.Now.
+	Now func() time.Time
+	// Hook is called at fault points; nil: never.
+	Hook Hook
+	// DriftFactor is the clock drift allowance for validity (Redlock).
+	// Default: 0.01 (1% of the TTL), plus 2 ms, as on the redis.io distlock page.
+	DriftFactor float64
+	// NodeTimeout bounds each per-node call of a quorum strategy. Default:
+	// TTL/10, at least 5 ms.
+	NodeTimeout time.Duration
+	// RenewEvery is the watchdog's renewal period. Default: TTL/3.
+	RenewEvery time.Duration
+}
+
+// Lease is a granted lock, as the client sees it.
+type Lease struct {
+	// Key is the lock key.
+	Key string
+	// Token is the owner value stored in the key.
+	Token string
+	// Fence is the fencing token (0 if the strategy has none).
+	Fence int64
+	// Count is the reentrancy count after this acquire (0 if not reentrant).
+	Count int
+	// Start and End are when Acquire was called and returned (client clock).
+	Start, End time.Time
+	// Validity is the deadline after which the client must assume the lock
+	// may be held by someone else; zero if the strategy tracks none.
+	Validity time.Time
+	// Lost is closed when renewal fails and the lease must be assumed gone;
+	// nil if the strategy does not renew.
+	Lost <-chan struct{}
+
+	// release is strategy-private state (e.g. the renewal's stop function).
+	stop func()
+}

@@ -1,0 +1,150 @@
+// Package results holds the versioned result schema (results.json), the
+// statistics over a run's latencies (montanaflynn/stats) and the Markdown and
+// HTML reports. It reads and writes files only; it runs nothing.
+package results
+
+// SchemaVersion is the version of results.json written by this package.
+const SchemaVersion = 1
+
+// File is the whole results.json.
+type File struct {
+	SchemaVersion int `json:"schema_version"`
+	// Tool is the lockbench version; Redis the redis-server version string.
+	Tool  string `json:"tool"`
+	Redis string `json:"redis,omitempty"`
+	// Profile is the bench profile ("ci", "full") or "run" for a single run.
+	Profile string `json:"profile"`
+	// Command reproduces the whole bench or run.
+	Command string `json:"command"`
+	// Started and Finished are wall-clock RFC 3339 times.
+	Started  string `json:"started"`
+	Finished string `json:"finished"`
+	// Host describes the machine: cores, OS, Go version.
+	Host Host `json:"host"`
+	// Strategies describes each strategy that ran: summary and claims.
+	Strategies []StrategyInfo `json:"strategies"`
+	Runs       []Run          `json:"runs"`
+}
+
+// Host describes the machine that ran the bench.
+type Host struct {
+	CPUs int    `json:"cpus"`
+	OS   string `json:"os"`
+	Go   string `json:"go"`
+}
+
+// StrategyInfo is the description of one strategy for the report.
+type StrategyInfo struct {
+	Name    string   `json:"name"`
+	Summary string   `json:"summary"`
+	Source  string   `json:"source,omitempty"`
+	Claims  []string `json:"claims"` // e.g. "token-release", "renewal", "fencing"
+	Policy  []string `json:"policy"` // e.g. "check-validity", "honour-lost"; empty: checks nothing
+}
+
+// Run is one (strategy, scenario, seed) run.
+type Run struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	Seed     int64  `json:"seed"`
+	// Expected is the summary expectation: "must-hold", "must-break" or "at-risk".
+	Expected string `json:"expected"`
+	// ExpectedChecks is the expectation per check ("exclusion", "resource",
+	// "liveness"): "hold", "break" or "at-risk".
+	ExpectedChecks map[string]string `json:"expected_checks"`
+	// Reason explains the expectation in one line.
+	Reason string `json:"reason"`
+	// Verdict is the observed status per check: "ok", "violated" or "inconclusive".
+	Verdict Verdict `json:"verdict"`
+	// AsExpected is false when an observed verdict contradicts the expectation
+	// (a must-hold check violated or inconclusive, a must-break check not violated).
+	AsExpected bool `json:"as_expected"`
+	// Unexpected lists, one line each, what contradicted the expectation.
+	Unexpected []string `json:"unexpected,omitempty"`
+	// Violations is the number of exclusion violations (overlapping holds)
+	// plus resource violations (lost updates).
+	Violations int `json:"violations"`
+	// Grants is the number of successful outermost acquires.
+	Grants int `json:"grants"`
+	// Acquires counts acquire attempts by result: ok, fail, info.
+	Acquires map[string]int `json:"acquires"`
+	// ThroughputPerS is grants per second of run time.
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	// AcquireLatencyMs are percentiles of successful acquire latency, in ms,
+	// including retries (from the first attempt to the grant).
+	AcquireLatencyMs Latency `json:"acquire_latency_ms"`
+	// RoundTripsPerGrant is Redis commands sent per successful acquire (0 if unknown).
+	RoundTripsPerGrant float64 `json:"round_trips_per_grant,omitempty"`
+	// Liveness figures.
+	Liveness LivenessFigures `json:"liveness"`
+	// Config is the run's configuration (clients, keys, TTL, duration, ...).
+	Config RunConfig `json:"config"`
+	// Faults are the nemesis windows, ms since run start.
+	Faults []Fault `json:"faults,omitempty"`
+	// Checks holds each checker's message.
+	Checks map[string]string `json:"checks"`
+	// History is the history file, relative to the results folder.
+	History string `json:"history"`
+	// Visualization is porcupine's HTML, relative to the results folder; empty if none was written.
+	Visualization string `json:"visualization,omitempty"`
+	// DurationS is the measured run time in seconds (workload only).
+	DurationS float64 `json:"duration_s"`
+	// Command reproduces this run alone.
+	Command string `json:"command"`
+	// Error is set when the run could not complete (environment failure).
+	Error string `json:"error,omitempty"`
+}
+
+// Verdict is the observed status per check.
+type Verdict struct {
+	Exclusion  string `json:"exclusion"`
+	Resource   string `json:"resource"`
+	Liveness   string `json:"liveness"`
+	Fencing    string `json:"fencing,omitempty"`
+	Reentrancy string `json:"reentrancy,omitempty"`
+}
+
+// Latency holds percentiles in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+	// Samples is how many latencies went in.
+	Samples int `json:"samples"`
+}
+
+// LivenessFigures describe availability during the run.
+type LivenessFigures struct {
+	// LongestUnavailableMs is the longest time, over all keys, between two grants of a key, in ms.
+	LongestUnavailableMs float64 `json:"longest_unavailable_ms"`
+	// RecoveryMs is the time from the end of the last fault to the next grant, in ms (-1: no grant after it; 0: no fault).
+	RecoveryMs float64 `json:"recovery_ms"`
+	// FailedShare is the share of acquire attempts that failed; InfoShare of those with unknown outcome.
+	FailedShare float64 `json:"failed_share"`
+	InfoShare   float64 `json:"info_share"`
+	// Deadlocked lists keys left without a TTL or not acquirable within TTL + 1 s after the run.
+	Deadlocked []string `json:"deadlocked,omitempty"`
+}
+
+// RunConfig is the configuration of one run.
+type RunConfig struct {
+	Clients    int      `json:"clients"`
+	Keys       int      `json:"keys"`
+	TTLMs      float64  `json:"ttl_ms"`
+	DurationMs float64  `json:"duration_ms"`
+	CSMs       string   `json:"cs"`       // CS duration distribution, e.g. "uniform(1ms,5ms) tail 5%×2ttl"
+	Retry      string   `json:"retry"`    // retry policy
+	Topology   string   `json:"topology"` // e.g. "single", "independent:5"
+	Fencing    string   `json:"fencing"`  // off, writes, all
+	Reentrancy int      `json:"reentrancy"`
+	Policy     []string `json:"policy"`
+}
+
+// Fault is one nemesis window, in ms since run start.
+type Fault struct {
+	Name    string  `json:"name"`
+	StartMs float64 `json:"start_ms"`
+	EndMs   float64 `json:"end_ms"`
+	Note    string  `json:"note,omitempty"`
+}
