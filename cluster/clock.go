@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockEnv names the environment variable that tells the clock shim which
+// file holds the node's offset.
+const clockEnv = "LOCKBENCH_CLOCK_OFFSET_FILE"
+
+// offsetFile is the path of the node's clock offset file: the offset in
+// nanoseconds as decimal text.
+func (n *Node) offsetFile() string { return filepath.Join(n.dir, "clock-offset") }
+
+// writeOffset replaces the offset file atomically (write + rename), so the
+// shim reads either the old or the new value, never a torn one.
+func (n *Node) writeOffset(d time.Duration) error {
+	tmp := n.offsetFile() + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(int64(d), 10)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("cluster: write clock offset of %s: %w", n.name, err)
+	}
+	if err := os.Rename(tmp, n.offsetFile()); err != nil {
+		return fmt.Errorf("cluster: write clock offset of %s: %w", n.name, err)
+	}
+	return nil
+}
+
+// SetClockOffset sets the node's wall clock to real time + d (d may be
+// negative) from now on: the shim re-reads the offset at most every
+// millisecond, and SetClockOffset returns 2 ms after writing it. Only the
+// realtime clocks move (clock_gettime CLOCK_REALTIME and
+// CLOCK_REALTIME_COARSE, gettimeofday, time); CLOCK_MONOTONIC is untouched.
+// Redis 7 expires keys by the wall clock, so a forward jump past a key's
+// TTL removes it at once. The offset is absolute, not cumulative, and
+// survives Restart. It returns an error if the cluster was started without
+// Options.ClockShim or the node is a Sentinel.
+func (n *Node) SetClockOffset(d time.Duration) error {
+	if n.sentinel {
+		return fmt.Errorf("cluster: set clock offset of %s: sentinels run without the clock shim", n.name)
+	}
+	if n.c.opts.ClockShim == "" {
+		return fmt.Errorf("cluster: set clock offset of %s: cluster started without Options.ClockShim", n.name)
+	}
+	n.op.Lock()
+	defer n.op.Unlock()
+	if err := n.writeOffset(d); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Millisecond)
+	n.c.opts.Logf("cluster: clock offset of %s set to %v", n.name, d)
+	return nil
+}
+
+// checkPreloaded verifies that the library at path is mapped into pid:
+// ld.so only warns and goes on when LD_PRELOAD cannot be loaded.
+func checkPreloaded(pid int, path string) error {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return fmt.Errorf("read maps: %w", err)
+	}
+	if !strings.Contains(string(b), path) {
+		return fmt.Errorf("clock shim %s was not loaded into the server (LD_PRELOAD failed)", path)
+	}
+	return nil
+}

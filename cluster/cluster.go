@@ -1,0 +1,321 @@
+// Package cluster starts Redis topologies for lockbench on the process
+// backend: redis-server (and redis-sentinel) processes that this harness
+// starts on free loopback ports, each in its own folder, and kills when it
+// stops. Node handles inject real server-side faults (SIGKILL, restart with or
+// without AOF, SIGSTOP/SIGCONT, a wall-clock offset through an LD_PRELOAD
+// shim, replica promotion, held-back replication), and Proxy puts an
+// embedded toxiproxy between a client and a node for partitions and latency.
+//
+// Life cycle: Start builds a Topology and waits until every server answers
+// PING (and, for replicated topologies, until replicas are in sync and the
+// Sentinels know each other); Cluster.Stop kills everything. Processes are
+// started with Pdeathsig=SIGKILL and in their own process group, so they die
+// with lockbench even when it crashes or panics. Pdeathsig fires when the OS
+// thread that started the child exits; the Go runtime only retires threads
+// whose goroutine called runtime.LockOSThread and exited locked, which this
+// package never does. lockbench's cmd additionally installs a SIGINT/SIGTERM
+// handler that calls Cluster.Stop, so an interrupted run also removes its
+// temporary folders.
+//
+// Every error caused by the machine rather than by the caller (no
+// redis-server, a port in use, the clock shim missing or not loaded, a node
+// not answering PING in time) wraps ErrEnvironment; lockbench maps it to exit
+// code 3.
+//
+// The measured facts behind the choices here (flags, timeouts, which faults
+// lose a write) are in shared/NOTES-redis-chaos.md.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ErrEnvironment is wrapped by every error caused by the machine rather than
+// by the caller: redis-server or redis-sentinel not installed, a port in use,
+// the clock shim missing or not loadable, gcc missing, a node not answering
+// PING before its deadline. Test with errors.Is.
+var ErrEnvironment = errors.New("cluster: environment error")
+
+// installHint is the one-line fix printed when redis-server is missing.
+const installHint = "install it: apt-get install redis-server (or run make bench, which installs it)"
+
+// Persistence selects how a redis-server keeps its data across a restart.
+type Persistence string
+
+const (
+	// PersistenceNone (the default) keeps nothing: --save "" --appendonly no.
+	// A restarted node comes back empty.
+	PersistenceNone Persistence = "none"
+	// PersistenceAOF logs every write before replying: --appendonly yes
+	// --appendfsync always. A restarted node reloads its keys (with their
+	// absolute expiry times).
+	PersistenceAOF Persistence = "aof"
+)
+
+// DefaultMasterName is the name Sentinels monitor the primary under.
+const DefaultMasterName = "lockbench"
+
+// Default timings.
+const (
+	// ReadyTimeout bounds the wait for a started server to answer PING.
+	ReadyTimeout = 5 * time.Second
+	// startAttempts is how often a node is started on a fresh free port
+	// when the previous one was taken between picking and binding it.
+	startAttempts = 5
+)
+
+// Options configures Start. The zero value is valid: binaries from PATH,
+// a fresh temporary folder, no persistence, no clock shim, silent.
+type Options struct {
+	// RedisServer is the path of the redis-server binary.
+	// Default: "redis-server" looked up on PATH.
+	RedisServer string
+	// RedisSentinel is the path of the redis-sentinel binary, used only by
+	// topologies with Sentinels. Default: "redis-sentinel" on PATH, else
+	// RedisServer with --sentinel.
+	RedisSentinel string
+	// Dir is the parent folder of the per-node folders (n1, n2, ..., s1, ...).
+	// Default: a fresh os.MkdirTemp folder, removed by Stop. A Dir given
+	// here is kept.
+	Dir string
+	// Persistence is PersistenceNone (default, also for "") or PersistenceAOF.
+	// Sentinels ignore it.
+	Persistence Persistence
+	// ClockShim is the path of the clock-offset LD_PRELOAD library built by
+	// BuildClockShim. Default "": servers start without it and
+	// Node.SetClockOffset returns an error. Sentinels never get the shim.
+	ClockShim string
+	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels().
+	// A missing or 0 entry means a free port picked at start. A fixed port
+	// that is in use makes Start fail with an error wrapping ErrEnvironment
+	// that names the port.
+	Ports []int
+	// Logf receives progress lines (process starts, kills, failovers).
+	// Default nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a running topology. All methods are safe for concurrent use.
+type Cluster struct {
+	topo      Topology
+	opts      Options
+	dir       string
+	ownDir    bool
+	nodes     []*Node
+	sentinels []*Node
+	version   string
+
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start launches topology t and waits until it is ready: every redis-server
+// answers PING; replicas report master_link_status:up; Sentinels answer and
+// each knows the primary, the replicas and the 2 other Sentinels.
+// ctx bounds the whole start. On any error everything already started is
+// stopped (and a temporary Dir removed) before Start returns.
+func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	t = t.normalized()
+	if err := o.resolve(t); err != nil {
+		return nil, err
+	}
+	c := &Cluster{topo: t, opts: o, stopCh: make(chan struct{})}
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "lockbench-cluster-")
+		if err != nil {
+			return nil, fmt.Errorf("%w: cluster: make temp dir: %v", ErrEnvironment, err)
+		}
+		c.dir, c.ownDir = d, true
+	} else {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cluster: make dir %s: %w", o.Dir, err)
+		}
+		c.dir = o.Dir
+	}
+	if err := c.start(ctx); err != nil {
+		if serr := c.Stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolve applies defaults and checks binaries and the clock shim.
+func (o *Options) resolve(t Topology) error {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	switch o.Persistence {
+	case "":
+		o.Persistence = PersistenceNone
+	case PersistenceNone, PersistenceAOF:
+	default:
+		return fmt.Errorf("cluster: unknown persistence %q (want %q or %q)", o.Persistence, PersistenceNone, PersistenceAOF)
+	}
+	if o.RedisServer == "" {
+		p, err := exec.LookPath("redis-server")
+		if err != nil {
+			return fmt.Errorf("%w: redis-server not found on PATH; %s", ErrEnvironment, installHint)
+		}
+		o.RedisServer = p
+	} else if _, err := exec.LookPath(o.RedisServer); err != nil {
+		return fmt.Errorf("%w: redis-server %q not usable (%v); %s", ErrEnvironment, o.RedisServer, err, installHint)
+	}
+	if t.Sentinels > 0 && o.RedisSentinel == "" {
+		if p, err := exec.LookPath("redis-sentinel"); err == nil {
+			o.RedisSentinel = p
+		}
+		// else: RedisServer --sentinel, see sentinelCommand.
+	}
+	if o.ClockShim != "" {
+		abs, err := filepath.Abs(o.ClockShim)
+		if err != nil {
+			return fmt.Errorf("%w: clock shim %q: %v", ErrEnvironment, o.ClockShim, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return fmt.Errorf("%w: clock shim missing: %v (build it with BuildClockShim or make)", ErrEnvironment, err)
+		}
+		o.ClockShim = abs
+	}
+	for _, p := range o.Ports {
+		if p < 0 || p > 65535 {
+			return fmt.Errorf("cluster: bad port %d in Options.Ports", p)
+		}
+	}
+	return nil
+}
+
+// port returns the fixed port for the i-th process (nodes, then
+// sentinels), or 0.
+func (o *Options) port(i int) int {
+	if i < len(o.Ports) {
+		return o.Ports[i]
+	}
+	return 0
+}
+
+// start launches the processes of c.topo.
+func (c *Cluster) start(ctx context.Context) error {
+	t := c.topo
+	for i := range t.Nodes {
+		n, err := c.newNode(fmt.Sprintf("n%d", i+1), false, c.opts.port(i))
+		if err != nil {
+			return err
+		}
+		if t.Kind == Replicated && i > 0 {
+			n.replicaOf = c.nodes[0]
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	if t.Kind == Replicated {
+		return c.startReplicated(ctx)
+	}
+	// Independent servers start in parallel: each takes ~25 ms.
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Go(func() { errs[i] = n.start(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	c.version = c.nodes[0].version
+	return nil
+}
+
+// Topology returns the (normalized) topology the cluster runs.
+func (c *Cluster) Topology() Topology { return c.topo }
+
+// Dir returns the parent folder of the per-node folders.
+func (c *Cluster) Dir() string { return c.dir }
+
+// Nodes returns the redis-servers: for Independent n1..nN; for Replicated
+// the initial primary first, then the replicas (after a failover the order
+// stays the same: ask WaitPrimary or Role who the primary is); for Single
+// one node. The slice is a copy; the nodes are shared.
+func (c *Cluster) Nodes() []*Node { return append([]*Node(nil), c.nodes...) }
+
+// Addrs returns the "127.0.0.1:PORT" addresses of Nodes(), in the same order.
+func (c *Cluster) Addrs() []string {
+	a := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		a[i] = n.Addr()
+	}
+	return a
+}
+
+// Sentinels returns the Sentinel processes s1..s3 (empty without Sentinels).
+func (c *Cluster) Sentinels() []*Node { return append([]*Node(nil), c.sentinels...) }
+
+// SentinelAddrs returns the addresses of Sentinels(), for clients that
+// discover the primary through Sentinel (redis.NewFailoverClient).
+func (c *Cluster) SentinelAddrs() []string {
+	a := make([]string, len(c.sentinels))
+	for i, n := range c.sentinels {
+		a[i] = n.Addr()
+	}
+	return a
+}
+
+// MasterName returns the name the Sentinels monitor the primary under
+// (DefaultMasterName, "lockbench").
+func (c *Cluster) MasterName() string { return DefaultMasterName }
+
+// RedisVersion returns the redis_version the first node reported at start,
+// e.g. "7.0.15".
+func (c *Cluster) RedisVersion() string { return c.version }
+
+// Stop kills every process with SIGKILL (and its process group), waits until
+// each is gone, and removes Dir if Start created it. It is idempotent and
+// safe to call concurrently: later calls wait for the first and return its
+// error. Errors are joined: a process that would not die, a folder that
+// could not be removed.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		close(c.stopCh)
+		var errs []error
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, n := range append(c.Sentinels(), c.nodes...) {
+			wg.Go(func() {
+				if err := n.Kill(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if c.ownDir {
+			if err := os.RemoveAll(c.dir); err != nil {
+				errs = append(errs, fmt.Errorf("cluster: remove %s: %w", c.dir, err))
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+		c.opts.Logf("cluster: stopped %s", c.topo)
+	})
+	return c.stopErr
+}
+
+// stopped reports whether Stop has begun.
+func (c *Cluster) stopped() bool {
+	select {
+	case <-c.stopCh:
+		return true
+	default:
+		return false
+	}
+}

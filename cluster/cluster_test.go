@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startT starts topology t and stops it when the test ends, also on failure.
+func startT(t *testing.T, topo Topology, o Options) *Cluster {
+	t.Helper()
+	if o.Logf == nil {
+		o.Logf = t.Logf
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := Start(ctx, topo, o)
+	if err != nil {
+		t.Fatalf("Start(%s): %v", topo, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return c
+}
+
+// client returns a go-redis client for addr with short timeouts and no
+// retries, closed when the test ends.
+func client(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{
+		Addr:          addr,
+		DialTimeout:   500 * time.Millisecond,
+		ReadTimeout:   time.Second,
+		WriteTimeout:  time.Second,
+		MaxRetries:    -1,
+		DialerRetries: 1,
+		PoolSize:      2,
+	})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// alive reports whether a process with pid exists (and is not a zombie).
+func alive(pid int) bool {
+	s, err := procState(pid)
+	return err == nil && s != "Z"
+}
+
+func TestStartStop(t *testing.T) {
+	tests := []struct {
+		topo  string
+		nodes int
+	}{
+		{"single", 1},
+		{"independent:5", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.topo, func(t *testing.T) {
+			topo, err := ParseTopology(tt.topo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := startT(t, topo, Options{})
+			ctx := ctxT(t)
+			if got := len(c.Nodes()); got != tt.nodes {
+				t.Fatalf("%d nodes, want %d", got, tt.nodes)
+			}
+			if c.RedisVersion() == "" {
+				t.Error("RedisVersion empty")
+			}
+			var pids []int
+			seen := map[string]bool{}
+			for i, n := range c.Nodes() {
+				if want := "n" + strconv.Itoa(i+1); n.Name() != want {
+					t.Errorf("node %d named %q, want %q", i, n.Name(), want)
+				}
+				if seen[n.Addr()] {
+					t.Errorf("address %s used twice", n.Addr())
+				}
+				seen[n.Addr()] = true
+				if err := client(t, n.Addr()).Ping(ctx).Err(); err != nil {
+					t.Errorf("PING %s: %v", n.Name(), err)
+				}
+				if n.PID() == 0 {
+					t.Errorf("%s: PID 0 while running", n.Name())
+				}
+				pids = append(pids, n.PID())
+			}
+			dir := c.Dir()
+			if err := c.Stop(); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if err := c.Stop(); err != nil {
+				t.Fatalf("second Stop: %v", err)
+			}
+			for _, pid := range pids {
+				if alive(pid) {
+					t.Errorf("pid %d still alive after Stop", pid)
+				}
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("temp dir %s not removed: %v", dir, err)
+			}
+		})
+	}
+}
+
+func TestKill(t *testing.T) {
+	c := startT(t, Topology{Kind: Independent, Nodes: 2}, Options{})
+	n := c.Nodes()[0]
+	pid := n.PID()
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Errorf("pid %d alive after Kill", pid)
+	}
+	if n.PID() != 0 {
+		t.Errorf("PID() = %d after Kill, want 0", n.PID())
+	}
+	if err := client(t, n.Addr()).Ping(ctxT(t)).Err(); err == nil {
+		t.Error("PING succeeded on a killed node")
+	}
+	if err := client(t, c.Nodes()[1].Addr()).Ping(ctxT(t)).Err(); err != nil {
+		t.Errorf("other node: %v", err)
+	}
+	if err := n.Kill(); err != nil {
+		t.Errorf("second Kill: %v", err)
+	}
+}

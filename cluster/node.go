@@ -1,0 +1,485 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Node is one process of a Cluster: a redis-server (n1, n2, ...) or a
+// Sentinel (s1, s2, s3). Its address stays the same across restarts. All
+// methods are safe for concurrent use; fault methods on one node run one at
+// a time.
+type Node struct {
+	c         *Cluster
+	name      string
+	sentinel  bool
+	dir       string
+	replicaOf *Node // initial primary of a replica, nil otherwise
+
+	op sync.Mutex // serialises Kill, Restart, Pause, Resume, SetClockOffset
+
+	mu      sync.Mutex // guards the fields below
+	port    int
+	fixed   bool // port must not change (fixed by the caller, or started once)
+	proc    *process
+	version string
+	logFrom [2]int64 // sizes of server.log and stdout.log when the last start began
+}
+
+// process is one running OS process of a node.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited and been reaped
+}
+
+// errPortInUse means the server exited at start because its port was taken.
+var errPortInUse = errors.New("port in use")
+
+// newNode creates the node's folder; the process starts later.
+func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
+	dir := filepath.Join(c.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cluster: make node dir: %w", err)
+	}
+	n := &Node{c: c, name: name, sentinel: sentinel, dir: dir, port: port, fixed: port != 0}
+	if !sentinel && c.opts.ClockShim != "" {
+		if err := n.writeOffset(0); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Name returns "n1", "n2", ... for redis-servers and "s1", "s2", "s3" for
+// Sentinels.
+func (n *Node) Name() string { return n.name }
+
+// Addr returns "127.0.0.1:PORT". It is stable across Kill and Restart.
+func (n *Node) Addr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port))
+}
+
+// Port returns the node's TCP port.
+func (n *Node) Port() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.port
+}
+
+// Dir returns the node's own folder (data, AOF, log, clock offset file).
+func (n *Node) Dir() string { return n.dir }
+
+// LogFile returns the path of the server's log (loglevel warning).
+func (n *Node) LogFile() string { return filepath.Join(n.dir, "server.log") }
+
+// IsSentinel reports whether the node is a Sentinel process.
+func (n *Node) IsSentinel() bool { return n.sentinel }
+
+// PID returns the process id, or 0 when the node is not running (killed, or
+// exited by itself).
+func (n *Node) PID() int {
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p == nil || p.exited() {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Running reports whether the process is alive (possibly paused).
+func (n *Node) Running() bool { return n.PID() != 0 }
+
+// exited reports whether the process has been reaped.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill sends SIGKILL to the node's process group and waits until the
+// process is gone (reaped). Killing a node that is not running is a no-op.
+// It returns an error only if the process survives 10 s after SIGKILL.
+func (n *Node) Kill() error {
+	n.op.Lock()
+	defer n.op.Unlock()
+	return n.kill()
+}
+
+// kill is Kill without the op lock.
+func (n *Node) kill() error {
+	n.mu.Lock()
+	p := n.proc
+	n.proc = nil
+	n.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := p.kill(); err != nil {
+		return fmt.Errorf("cluster: kill %s: %w", n.name, err)
+	}
+	n.c.opts.Logf("cluster: killed %s (pid %d)", n.name, p.cmd.Process.Pid)
+	return nil
+}
+
+// kill SIGKILLs the process group and the process, then waits for the reap.
+func (p *process) kill() error {
+	pid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("pid %d still alive 10s after SIGKILL", pid)
+	}
+}
+
+// Restart kills the node if it is running, waits delay (0 = none), and
+// starts it again on the same port with the same configuration, then waits
+// until it answers PING (at most ReadyTimeout). With PersistenceNone the
+// restarted node is empty; with PersistenceAOF it reloads its keys. A
+// replica restarts as a replica of its initial primary; a Sentinel keeps the
+// configuration it rewrote. If the port was taken meanwhile the error wraps
+// ErrEnvironment and names the port. ctx bounds the delay and the start.
+func (n *Node) Restart(ctx context.Context, delay time.Duration) error {
+	n.op.Lock()
+	defer n.op.Unlock()
+	if err := n.kill(); err != nil {
+		return err
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: restart %s: %w", n.name, ctx.Err())
+		case <-n.c.stopCh:
+			return fmt.Errorf("cluster: restart %s: cluster stopped", n.name)
+		}
+	}
+	return n.start(ctx)
+}
+
+// Pause sends SIGSTOP to the node's process group and waits (at most 1 s)
+// until /proc reports state "T". Clients on open connections then time out;
+// new TCP connects still succeed (kernel backlog) and their commands run
+// after Resume. TTLs keep running in wall time while paused.
+func (n *Node) Pause() error {
+	n.op.Lock()
+	defer n.op.Unlock()
+	return n.signal(syscall.SIGSTOP, func(s string) bool { return s == "T" })
+}
+
+// Resume sends SIGCONT to the node's process group and waits (at most 1 s)
+// until /proc no longer reports state "T".
+func (n *Node) Resume() error {
+	n.op.Lock()
+	defer n.op.Unlock()
+	return n.signal(syscall.SIGCONT, func(s string) bool { return s != "T" })
+}
+
+// signal sends sig to the process group, then polls ProcState until done
+// accepts the state.
+func (n *Node) signal(sig syscall.Signal, done func(state string) bool) error {
+	pid := n.PID()
+	if pid == 0 {
+		return fmt.Errorf("cluster: %s %s: node not running", sig, n.name)
+	}
+	if err := syscall.Kill(-pid, sig); err != nil {
+		return fmt.Errorf("cluster: %s %s: %w", sig, n.name, err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		s, err := procState(pid)
+		if err != nil {
+			return fmt.Errorf("cluster: %s %s: %w", sig, n.name, err)
+		}
+		if done(s) {
+			n.c.opts.Logf("cluster: %s %s (pid %d): state %s", sig, n.name, pid, s)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster: %s %s: state still %q after 1s", sig, n.name, s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// ProcState returns the one-letter process state from /proc/PID/stat:
+// "S" sleeping, "R" running, "T" stopped (paused), "Z" zombie, ...
+// It returns an error when the node is not running.
+func (n *Node) ProcState() (string, error) {
+	pid := n.PID()
+	if pid == 0 {
+		return "", fmt.Errorf("cluster: state of %s: node not running", n.name)
+	}
+	s, err := procState(pid)
+	if err != nil {
+		return "", fmt.Errorf("cluster: state of %s: %w", n.name, err)
+	}
+	return s, nil
+}
+
+// procState reads the state field of /proc/PID/stat (the field after the
+// parenthesised command name, which may itself contain spaces).
+func procState(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+3 > len(s) {
+		return "", fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	}
+	return s[i+2 : i+3], nil
+}
+
+// command builds the command line of the node's server for port.
+func (n *Node) command(port int) (bin string, args []string, err error) {
+	o := &n.c.opts
+	if n.sentinel {
+		return n.sentinelCommand(port)
+	}
+	args = []string{
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--protected-mode", "no",
+		"--daemonize", "no",
+		"--dir", n.dir,
+		"--logfile", n.LogFile(),
+		"--loglevel", "warning",
+		"--save", "",
+		"--repl-diskless-sync-delay", "0",
+		"--enable-debug-command", "yes",
+	}
+	if o.Persistence == PersistenceAOF {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	if n.replicaOf != nil {
+		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(n.replicaOf.Port()))
+	}
+	return o.RedisServer, args, nil
+}
+
+// start launches the process and waits until it answers PING. A node whose
+// port is not fixed yet gets a free port, retried on a fresh one when the
+// port was taken between picking and binding.
+func (n *Node) start(ctx context.Context) error {
+	n.mu.Lock()
+	port, fixed := n.port, n.fixed
+	n.mu.Unlock()
+	for attempt := 1; ; attempt++ {
+		if !fixed {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			port = p
+		}
+		err := n.startOn(ctx, port)
+		if err == nil {
+			n.mu.Lock()
+			n.port, n.fixed = port, true
+			n.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, errPortInUse) {
+			return err
+		}
+		if fixed {
+			return fmt.Errorf("%w: cluster: start %s: port %d is in use by another process", ErrEnvironment, n.name, port)
+		}
+		if attempt == startAttempts {
+			return fmt.Errorf("%w: cluster: start %s: %d free ports were taken before redis bound them", ErrEnvironment, n.name, attempt)
+		}
+		n.c.opts.Logf("cluster: %s: port %d taken at start, retrying on another", n.name, port)
+	}
+}
+
+// freePort asks the kernel for a free loopback port. Another process may
+// take it before the server binds it; start retries then.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("%w: cluster: pick a free port: %v", ErrEnvironment, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startOn starts the process on port and waits for readiness. It returns
+// an error wrapping errPortInUse when the port is taken.
+func (n *Node) startOn(ctx context.Context, port int) error {
+	if n.c.stopped() {
+		return fmt.Errorf("cluster: start %s: cluster stopped", n.name)
+	}
+	bin, args, err := n.command(port)
+	if err != nil {
+		return err
+	}
+	// A port already answering is taken: redis would fail to bind it.
+	if conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond); err == nil {
+		conn.Close()
+		return errPortInUse
+	}
+	n.markLogs()
+	out, err := os.OpenFile(filepath.Join(n.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("cluster: start %s: %w", n.name, err)
+	}
+	defer out.Close() // the child keeps its own descriptor
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = n.dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = os.Environ()
+	if !n.sentinel && n.c.opts.ClockShim != "" {
+		cmd.Env = append(cmd.Env, "LD_PRELOAD="+n.c.opts.ClockShim, clockEnv+"="+n.offsetFile())
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: cluster: start %s: %v", ErrEnvironment, n.name, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	n.mu.Lock()
+	n.proc = p
+	n.mu.Unlock()
+	fail := func(err error) error {
+		n.mu.Lock()
+		if n.proc == p {
+			n.proc = nil
+		}
+		n.mu.Unlock()
+		_ = p.kill()
+		return err
+	}
+	info, err := n.waitReady(ctx, p, port)
+	if err != nil {
+		return fail(err)
+	}
+	if !n.sentinel && n.c.opts.ClockShim != "" {
+		if err := checkPreloaded(cmd.Process.Pid, n.c.opts.ClockShim); err != nil {
+			return fail(fmt.Errorf("%w: cluster: %s: %v; %s", ErrEnvironment, n.name, err, n.logTail()))
+		}
+	}
+	n.mu.Lock()
+	n.version = info["redis_version"]
+	n.mu.Unlock()
+	n.c.opts.Logf("cluster: started %s on port %d (pid %d)", n.name, port, cmd.Process.Pid)
+	return nil
+}
+
+// waitReady polls the server with a raw PING (and INFO server, to check the
+// answer comes from our pid) every 5 ms until it answers, the process exits,
+// ReadyTimeout passes, ctx ends or the cluster stops.
+func (n *Node) waitReady(ctx context.Context, p *process, port int) (map[string]string, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(ReadyTimeout)
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	var lastErr error
+	for {
+		if p.exited() {
+			tail := n.logTail()
+			if strings.Contains(tail, "Address already in use") {
+				return nil, fmt.Errorf("cluster: start %s: %w", n.name, errPortInUse)
+			}
+			return nil, fmt.Errorf("%w: cluster: %s exited at start: %s", ErrEnvironment, n.name, tail)
+		}
+		info, err := rawInfo(ctx, addr, 200*time.Millisecond)
+		if err == nil {
+			if info["process_id"] == pid {
+				return info, nil
+			}
+			err = errNotOurs
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster: start %s: %w", n.name, ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			if errors.Is(lastErr, errNotOurs) {
+				return nil, fmt.Errorf("cluster: start %s: %w", n.name, errPortInUse)
+			}
+			return nil, fmt.Errorf("%w: cluster: %s did not answer PING within %v (last: %v); %s", ErrEnvironment, n.name, ReadyTimeout, lastErr, n.logTail())
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-p.done:
+		case <-n.c.stopCh:
+			return nil, fmt.Errorf("cluster: start %s: cluster stopped", n.name)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cluster: start %s: %w", n.name, ctx.Err())
+		}
+	}
+}
+
+// logFiles are the files logTail quotes.
+func (n *Node) logFiles() [2]string {
+	return [2]string{n.LogFile(), filepath.Join(n.dir, "stdout.log")}
+}
+
+// markLogs remembers the current log sizes so that logTail quotes only what
+// the next start writes.
+func (n *Node) markLogs() {
+	var sizes [2]int64
+	for i, f := range n.logFiles() {
+		if st, err := os.Stat(f); err == nil {
+			sizes[i] = st.Size()
+		}
+	}
+	n.mu.Lock()
+	n.logFrom = sizes
+	n.mu.Unlock()
+}
+
+// logTail returns the last lines the latest start wrote to the node's log
+// and stdout, for error messages.
+func (n *Node) logTail() string {
+	n.mu.Lock()
+	from := n.logFrom
+	n.mu.Unlock()
+	var parts []string
+	for i, f := range n.logFiles() {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if int64(len(b)) >= from[i] {
+			b = b[from[i]:]
+		}
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		if len(b) > 800 {
+			b = b[len(b)-800:]
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", filepath.Base(f), strings.TrimSpace(string(b))))
+	}
+	if len(parts) == 0 {
+		return "no log output"
+	}
+	return strings.Join(parts, " | ")
+}

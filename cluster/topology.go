@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind names a Redis topology.
+type Kind string
+
+// The topologies Start can build.
+const (
+	// Single is one standalone redis-server.
+	Single Kind = "single"
+	// Independent is N standalone redis-servers that know nothing of each
+	// other: the deployment Redlock assumes.
+	Independent Kind = "independent"
+	// Replicated is one primary with asynchronous replicas (REPLICAOF),
+	// optionally watched by 3 Sentinels that fail over automatically.
+	Replicated Kind = "replicated"
+)
+
+// DefaultIndependentNodes is the node count of "independent" without ":N".
+const DefaultIndependentNodes = 5
+
+// Topology describes the Redis deployment a run uses.
+type Topology struct {
+	// Kind is the shape of the deployment.
+	Kind Kind
+	// Nodes is the number of redis-servers for Independent (0 means
+	// DefaultIndependentNodes). Ignored for Single (always 1) and Replicated
+	// (always 1 + Replicas).
+	Nodes int
+	// Replicas is the number of replicas for Replicated: 1 or 2 (0 means 1).
+	Replicas int
+	// Sentinels is the number of Sentinel processes for Replicated: 0 or 3.
+	Sentinels int
+}
+
+// validForms lists the accepted spellings of a topology, for error messages.
+const validForms = `"single", "independent" (= independent:5), "independent:N", "replicated:1", "replicated:2", "replicated:1+sentinel", "replicated:2+sentinel"`
+
+// ParseTopology parses the command-line spelling of a topology:
+// "single", "independent" (5 nodes), "independent:N" (N >= 1),
+// "replicated" (= replicated:1), "replicated:R" (R = 1 or 2 replicas) and
+// "replicated:R+sentinel" (the same watched by 3 Sentinels).
+// Any other input returns an error that lists the valid forms.
+func ParseTopology(s string) (Topology, error) {
+	bad := func(why string) (Topology, error) {
+		return Topology{}, fmt.Errorf("cluster: bad topology %q: %s; valid forms: %s", s, why, validForms)
+	}
+	kind, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	switch Kind(kind) {
+	case Single:
+		if hasArg {
+			return bad("single takes no argument")
+		}
+		return Topology{Kind: Single, Nodes: 1}, nil
+	case Independent:
+		n := DefaultIndependentNodes
+		if hasArg {
+			v, err := strconv.Atoi(arg)
+			if err != nil || v < 1 {
+				return bad("node count must be a positive integer")
+			}
+			n = v
+		}
+		return Topology{Kind: Independent, Nodes: n}, nil
+	case Replicated:
+		t := Topology{Kind: Replicated, Replicas: 1}
+		if !hasArg {
+			return t.normalized(), nil
+		}
+		num, sentinel, hasPlus := strings.Cut(arg, "+")
+		if hasPlus {
+			if sentinel != "sentinel" {
+				return bad(`only "+sentinel" may follow the replica count`)
+			}
+			t.Sentinels = 3
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil || v < 1 || v > 2 {
+			return bad("replica count must be 1 or 2")
+		}
+		t.Replicas = v
+		return t.normalized(), nil
+	default:
+		return bad("unknown kind")
+	}
+}
+
+// normalized fills defaults: Single has 1 node, Independent defaults to
+// DefaultIndependentNodes, Replicated to 1 replica and Nodes = 1 + Replicas.
+func (t Topology) normalized() Topology {
+	switch t.Kind {
+	case Single:
+		t.Nodes, t.Replicas, t.Sentinels = 1, 0, 0
+	case Independent:
+		if t.Nodes == 0 {
+			t.Nodes = DefaultIndependentNodes
+		}
+		t.Replicas, t.Sentinels = 0, 0
+	case Replicated:
+		if t.Replicas == 0 {
+			t.Replicas = 1
+		}
+		t.Nodes = 1 + t.Replicas
+	}
+	return t
+}
+
+// validate reports an error for a topology Start cannot build.
+func (t Topology) validate() error {
+	switch t.Kind {
+	case Single:
+	case Independent:
+		if t.Nodes < 1 {
+			return fmt.Errorf("cluster: independent topology needs at least 1 node, got %d", t.Nodes)
+		}
+	case Replicated:
+		if t.Replicas < 1 || t.Replicas > 2 {
+			return fmt.Errorf("cluster: replicated topology needs 1 or 2 replicas, got %d", t.Replicas)
+		}
+		if t.Sentinels != 0 && t.Sentinels != 3 {
+			return fmt.Errorf("cluster: replicated topology takes 0 or 3 sentinels, got %d", t.Sentinels)
+		}
+	default:
+		return fmt.Errorf("cluster: unknown topology kind %q; valid forms: %s", t.Kind, validForms)
+	}
+	return nil
+}
+
+// String returns the spelling ParseTopology accepts, e.g. "independent:5" or
+// "replicated:2+sentinel".
+func (t Topology) String() string {
+	t = t.normalized()
+	switch t.Kind {
+	case Single:
+		return "single"
+	case Independent:
+		return fmt.Sprintf("independent:%d", t.Nodes)
+	case Replicated:
+		s := fmt.Sprintf("replicated:%d", t.Replicas)
+		if t.Sentinels > 0 {
+			s += "+sentinel"
+		}
+		return s
+	}
+	return string(t.Kind)
+}
