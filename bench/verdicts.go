@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Expect is what a check must show in one (strategy, scenario) pair.
+type Expect string
+
+// Expectations per check.
+const (
+	// Hold: the check must pass; a violation (or an inconclusive check) fails the run: the CI gate.
+	Hold Expect = "hold"
+	// Break: a canary: the check must find a violation; not finding it means
+	// the harness lost its teeth, which also fails the run.
+	Break Expect = "break"
+	// AtRisk: reported, never gated (the outcome depends on timing the
+	// scenario does not control).
+	AtRisk Expect = "at-risk"
+)
+
+// Expectation is the expected verdict of one (strategy, scenario) pair,
+// per check, with the reasoning in one line.
+type Expectation struct {
+	Exclusion Expect
+	Resource  Expect
+	Liveness  Expect
+	Reason    string
+}
+
+// Summary is the pair's one-word expectation: "must-break" if any check
+// must break, "must-hold" if every check must hold, else "at-risk".
+func (e Expectation) Summary() string {
+	all := []Expect{e.Exclusion, e.Resource, e.Liveness}
+	for _, x := range all {
+		if x == Break {
+			return "must-break"
+		}
+	}
+	for _, x := range all {
+		if x != Hold {
+			return "at-risk"
+		}
+	}
+	return "must-hold"
+}
+
+// Checks returns the expectation per check name, as in results.json.
+func (e Expectation) Checks() map[string]string {
+	return map[string]string{"exclusion": string(e.Exclusion), "resource": string(e.Resource), "liveness": string(e.Liveness)}
+}
+
+func safe(reason string) Expectation { return Expectation{Hold, Hold, Hold, reason} }
+func broken(reason string) Expectation {
+	return Expectation{Break, Break, Hold, reason}
+}
+func fencedOnly(reason string) Expectation { return Expectation{Break, Hold, Hold, reason} }
+
+// verdictTable is the verdict matrix: scenario → strategy → expectation. A
+// pair missing from it is at risk ("no expectation recorded").
+func verdictTable() map[string]map[string]Expectation {
+	return map[string]map[string]Expectation{
+		"baseline": {
+			"naive":     safe("critical sections are far shorter than the TTL and nobody crashes: every strategy must be exclusive"),
+			"set-nx-px": safe("critical sections are far shorter than the TTL: the unchecked DEL never meets another owner's key"),
+			"token-lua": safe("no fault: SET NX PX grants one owner at a time"),
+			"watchdog":  safe("no fault: SET NX PX grants one owner at a time"),
+			"reentrant": safe("no fault: the hash lock grants one owner at a time, nesting counted"),
+			"redlock":   safe("no fault: a quorum of 5 grants one owner at a time"),
+			"fenced":    safe("no fault: SET NX PX grants one owner at a time"),
+			"redsync":   safe("no fault: a quorum of 5 grants one owner at a time"),
+			"redislock": safe("no fault: SET NX PX grants one owner at a time"),
+		},
+		"long-cs": {
+			"naive":     broken("the key expires mid-CS; the next owner enters while the slow one still writes (and its DEL frees another's lock)"),
+			"set-nx-px": broken("the key expires mid-CS; the next owner enters; the slow owner's DEL deletes the new owner's lock"),
+			"token-lua": broken("the key expires mid-CS and nothing renews or checks it: the slow owner writes over the next one"),
+			"watchdog":  safe("renewal every TTL/3 keeps the key alive through a 2×TTL critical section"),
+			"reentrant": broken("no renewal: the hash key expires mid-CS and the next owner enters"),
+			"redlock":   safe("the client checks its validity time before writing and gives up the stale write (redis.io distlock)"),
+			"fenced":    fencedOnly("exclusion breaks when the key expires mid-CS, but the resource rejects the slow owner's older fencing token"),
+			"redsync":   safe("the client checks mutex.Until() before writing and gives up the stale write"),
+			"redislock": broken("no renewal by default: the key expires mid-CS and the next owner enters"),
+		},
+		"gc-pause": {
+			"naive":     broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
+			"set-nx-px": broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
+			"token-lua": broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
+			"watchdog":  broken("the pause stops the watchdog too (Kleppmann 2016): the key expires and the paused owner writes on wake"),
+			"reentrant": broken("a pause past the TTL: the hash key expires, another owner enters, the paused one writes on wake"),
+			"redlock":   broken("the validity check passed before the pause; no timing check can cover a pause after it (Kleppmann 2016)"),
+			"fenced":    fencedOnly("exclusion breaks under the pause, but the resource rejects the woken owner's older fencing token (Kleppmann 2016)"),
+			"redsync":   broken("the validity check passed before the pause; no timing check can cover a pause after it (Kleppmann 2016)"),
+			"redislock": broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
+		},
+		"crash-between": {
+			"naive":     {Hold, Hold, Break, "the client dies after SETNX and before EXPIRE: the key never expires, a deadlock"},
+			"set-nx-px": safe("the holder dies inside its CS; SET NX PX set the TTL atomically, so the key expires and others go on"),
+			"token-lua": safe("the holder dies inside its CS; the key expires after the TTL"),
+			"watchdog":  safe("the holder dies with its watchdog; the key expires after the TTL"),
+			"reentrant": safe("the holder dies inside its CS; the hash key expires after the TTL"),
+			"redlock":   safe("the holder dies inside its CS; the keys expire after the TTL on every node"),
+			"fenced":    safe("the holder dies inside its CS; the key expires after the TTL"),
+			"redsync":   safe("the holder dies inside its CS; the keys expire after the TTL on every node"),
+			"redislock": safe("the holder dies inside its CS; the key expires after the TTL"),
+		},
+	}
+}
+
+// Expected returns the expectation of a (strategy, scenario) pair; a pair
+// the table does not name is at risk.
+func Expected(strategy, scenario string) Expectation {
+	if e, ok := verdictTable()[scenario][strategy]; ok {
+		return e
+	}
+	return Expectation{AtRisk, AtRisk, AtRisk, fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)}
+}
+
+// Pair is one row of the verdict matrix.
+type Pair struct {
+	Strategy, Scenario string
+	Expectation
+}
+
+// Matrix returns every pair of the verdict table, sorted by scenario then
+// strategy, for the README and reports.
+func Matrix() []Pair {
+	var out []Pair
+	for sc, m := range verdictTable() {
+		for st, e := range m {
+			out = append(out, Pair{st, sc, e})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Scenario != out[j].Scenario {
+			return out[i].Scenario < out[j].Scenario
+		}
+		return out[i].Strategy < out[j].Strategy
+	})
+	return out
+}

@@ -1,0 +1,124 @@
+// Package chaos holds lockbench's nemesis: fault primitives and the named
+// scenarios that place them. A scenario is data (scenarios.go lists them
+// all); each builds a Nemesis for one run, which acts at the clients' lock
+// events (workload.Faults) so that a fault hits a held lock at the moment
+// that matters, not by chance, and records every injection as a
+// history.Nemesis operation with its start and end.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Kind says where a scenario's faults act.
+type Kind string
+
+// Kinds.
+const (
+	None   Kind = "none"   // no fault: the baseline
+	Client Kind = "client" // client-side: pauses, crashes, slow critical sections
+	Server Kind = "server" // server-side: Redis processes, network, clocks
+)
+
+// Scenario is a named recipe of faults.
+type Scenario struct {
+	// Name is the registry name, e.g. "gc-pause".
+	Name string
+	// Kind says where the faults act.
+	Kind Kind
+	// Summary says in one line what is done and when.
+	Summary string
+	// New builds the nemesis of one run.
+	New func(env Env) Nemesis
+}
+
+// Env is what a nemesis may use in one run.
+type Env struct {
+	// Strategy is the name of the strategy under test.
+	Strategy string
+	// TTL is the lock TTL and Duration the workload's run time.
+	TTL, Duration time.Duration
+	// Clock is the run's history clock; History receives nemesis operations.
+	Clock   *history.Clock
+	History workload.Recorder
+	// Seed seeds the nemesis's random choices.
+	Seed int64
+}
+
+// Nemesis injects one run's faults. At is called by every client at every
+// lock event (see workload.Faults); Run runs timed faults until ctx ends and
+// returns at once when there are none.
+type Nemesis interface {
+	workload.Faults
+	Run(ctx context.Context) error
+}
+
+// triggers returns n trigger times spread over the run (ns since run
+// start): at 20%, then evenly up to 75% of the duration.
+func triggers(d time.Duration, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		f := 0.2
+		if n > 1 {
+			f = 0.2 + 0.55*float64(i)/float64(n-1)
+		}
+		out[i] = int64(float64(d) * f)
+	}
+	return out
+}
+
+// recordWindow records a nemesis window [start, end] (ns since run start).
+func recordWindow(env Env, start, end int64, note string) {
+	env.History.Record(history.Operation{Client: -1, Stream: -1, Kind: history.Nemesis, Invoke: start, Complete: end, Result: history.OK, Note: note})
+}
+
+func newRand(seed int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), 0x6e656d65736973)) // "nemesis"
+}
+
+// All returns every scenario, in report order.
+func All() []Scenario {
+	return []Scenario{
+		Baseline(),
+		LongCS(),
+		GCPause(),
+		CrashBetween(),
+	}
+}
+
+// Names returns the scenario names in report order.
+func Names() []string {
+	var n []string
+	for _, s := range All() {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// Lookup finds a scenario by name; the error lists the valid names.
+func Lookup(name string) (Scenario, error) {
+	for _, s := range All() {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// quiet is a Nemesis with no faults.
+type quiet struct{ workload.NoFaults }
+
+func (quiet) Run(context.Context) error { return nil }
+
+// Baseline runs the workload without faults.
+func Baseline() Scenario {
+	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL",
+		New: func(Env) Nemesis { return quiet{} }}
+}

@@ -1,0 +1,273 @@
+// Package workload is lockbench's generator: closed-loop clients, each a
+// distinct lock owner with its own Redis clients, that acquire a key, run a
+// critical section against the protected resource and release, while every
+// operation is recorded to the history with one monotonic clock.
+//
+// A critical section (CS) is: read the protected resource, wait the CS
+// duration, check the lease under the usage policy (validity deadline,
+// Lost), then write value+1 with the lease's fencing token. The Faults
+// interface lets a nemesis act at named points of that loop.
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Fencing is the protected resource's fencing mode.
+type Fencing string
+
+// Fencing modes.
+const (
+	// FencingOff: the resource accepts every operation.
+	FencingOff Fencing = "off"
+	// FencingWrites: a write whose fencing token is below the highest seen is rejected.
+	FencingWrites Fencing = "writes"
+	// FencingAll: reads are fencing-checked too (and raise the highest token),
+	// so a stale holder cannot even read once a newer holder has touched the resource.
+	FencingAll Fencing = "all"
+)
+
+// ParseFencing parses "off", "writes" or "all".
+func ParseFencing(s string) (Fencing, error) {
+	switch f := Fencing(s); f {
+	case FencingOff, FencingWrites, FencingAll:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown fencing mode %q (valid: off, writes, all)", s)
+}
+
+// CSDist is the distribution of critical-section durations (the wait between
+// the resource read and the write).
+type CSDist struct {
+	// Kind is "fixed" (always Min), "uniform" (between Min and Max) or
+	// "exponential" (mean Min, capped at Max when Max > 0).
+	Kind string
+	// Min and Max bound the duration; see Kind.
+	Min, Max time.Duration
+	// TailShare is the share (0..1) of critical sections that take Tail instead.
+	TailShare float64
+	// Tail is the duration of a tail critical section (e.g. 2×TTL).
+	Tail time.Duration
+}
+
+// Sample draws one duration.
+func (d CSDist) Sample(r *rand.Rand) time.Duration {
+	if d.TailShare > 0 && r.Float64() < d.TailShare {
+		return d.Tail
+	}
+	switch d.Kind {
+	case "uniform":
+		if d.Max <= d.Min {
+			return d.Min
+		}
+		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)))
+	case "exponential":
+		v := time.Duration(r.ExpFloat64() * float64(d.Min))
+		if d.Max > 0 && v > d.Max {
+			v = d.Max
+		}
+		return v
+	default:
+		return d.Min
+	}
+}
+
+// String describes the distribution, e.g. "uniform(1ms,5ms) tail 10%×200ms".
+func (d CSDist) String() string {
+	var s string
+	switch d.Kind {
+	case "uniform":
+		s = fmt.Sprintf("uniform(%v,%v)", d.Min, d.Max)
+	case "exponential":
+		s = fmt.Sprintf("exponential(mean %v, max %v)", d.Min, d.Max)
+	default:
+		s = fmt.Sprintf("fixed(%v)", d.Min)
+	}
+	if d.TailShare > 0 {
+		s += fmt.Sprintf(" tail %g%%×%v", d.TailShare*100, d.Tail)
+	}
+	return s
+}
+
+// Retry is a retry policy for a failed acquire: how long to wait before
+// attempt number attempt (1 = the first retry).
+type Retry struct {
+	// Kind is "none" (give up after one attempt), "fixed" (wait Base),
+	// "exponential" (Base·2^(attempt-1) capped at Max, with full jitter) or
+	// "spin" (retry at once).
+	Kind string
+	// Base is the fixed delay, or the exponential base.
+	Base time.Duration
+	// Max caps the exponential delay.
+	Max time.Duration
+}
+
+// ParseRetry parses "none", "spin", "fixed:5ms" or "exponential:1ms:20ms"
+// (base, cap).
+func ParseRetry(s string) (Retry, error) {
+	parts := strings.Split(s, ":")
+	bad := fmt.Errorf("bad retry policy %q (valid: none, spin, fixed:DUR, exponential:BASE:MAX, e.g. exponential:1ms:20ms)", s)
+	switch parts[0] {
+	case "none", "spin":
+		if len(parts) != 1 {
+			return Retry{}, bad
+		}
+		return Retry{Kind: parts[0]}, nil
+	case "fixed":
+		if len(parts) != 2 {
+			return Retry{}, bad
+		}
+		d, err := time.ParseDuration(parts[1])
+		if err != nil || d < 0 {
+			return Retry{}, bad
+		}
+		return Retry{Kind: "fixed", Base: d}, nil
+	case "exponential":
+		if len(parts) != 3 {
+			return Retry{}, bad
+		}
+		b, err1 := time.ParseDuration(parts[1])
+		m, err2 := time.ParseDuration(parts[2])
+		if err1 != nil || err2 != nil || b <= 0 || m < b {
+			return Retry{}, bad
+		}
+		return Retry{Kind: "exponential", Base: b, Max: m}, nil
+	}
+	return Retry{}, bad
+}
+
+// Next returns the wait before retry number attempt (1-based) and false when
+// the policy gives up.
+func (p Retry) Next(attempt int, r *rand.Rand) (time.Duration, bool) {
+	switch p.Kind {
+	case "none":
+		return 0, false
+	case "spin":
+		return 0, true
+	case "fixed":
+		return p.Base, true
+	case "exponential":
+		d := float64(p.Base) * math.Pow(2, float64(attempt-1))
+		if d > float64(p.Max) || math.IsInf(d, 0) {
+			d = float64(p.Max)
+		}
+		return time.Duration(r.Int64N(int64(d) + 1)), true
+	}
+	return 0, false
+}
+
+// String is the policy in ParseRetry's syntax.
+func (p Retry) String() string {
+	switch p.Kind {
+	case "fixed":
+		return "fixed:" + p.Base.String()
+	case "exponential":
+		return "exponential:" + p.Base.String() + ":" + p.Max.String()
+	}
+	return p.Kind
+}
+
+// Config is one run's workload. Zero values select the defaults given.
+type Config struct {
+	// Clients is the number of concurrent clients (owners). Default 16.
+	Clients int
+	// Keys is the number of lock keys; 1 = fully contended. Default 1.
+	Keys int
+	// KeyPrefix prefixes key names ("lb:k0", ...). Default "lb:".
+	KeyPrefix string
+	// Zipf chooses keys with a Zipf distribution (s=1.1) instead of uniformly.
+	Zipf bool
+	// TTL is the lock TTL. Required.
+	TTL time.Duration
+	// Duration is how long clients keep starting new holds. Required.
+	Duration time.Duration
+	// CS is the critical-section duration. Default fixed(TTL/20).
+	CS CSDist
+	// Think is the pause between a release and the next acquire. Default 0.
+	Think time.Duration
+	// Retry is the retry policy after a failed acquire. Default
+	// exponential with base TTL/50 (at least 100µs) and cap TTL/5.
+	Retry Retry
+	// Reentrancy is the nesting depth of acquires per hold (reentrant
+	// strategies). Default 1.
+	Reentrancy int
+	// Fencing is the resource's fencing mode. Default FencingOff.
+	Fencing Fencing
+	// Policy is the usage policy (default: the strategy's own, set by the caller).
+	Policy impl.Policy
+	// SafetyMargin is subtracted from the validity deadline when the policy
+	// checks validity: the write must be done by then. Default TTL/10, at least 2 ms.
+	SafetyMargin time.Duration
+	// OpTimeout bounds each lock call (context deadline). Default 500 ms.
+	OpTimeout time.Duration
+	// Seed seeds every random choice of the run.
+	Seed int64
+}
+
+// WithDefaults returns c with zero fields set to their defaults, or an error
+// naming the first impossible value.
+func (c Config) WithDefaults() (Config, error) {
+	if c.TTL <= 0 {
+		return c, errors.New("workload: TTL must be positive (e.g. --ttl 100ms)")
+	}
+	if c.TTL < time.Millisecond {
+		return c, fmt.Errorf("workload: TTL %v is below Redis's 1 ms resolution", c.TTL)
+	}
+	if c.Duration <= 0 {
+		return c, errors.New("workload: duration must be positive (e.g. --duration 2s)")
+	}
+	if c.Clients == 0 {
+		c.Clients = 16
+	}
+	if c.Clients < 0 || c.Clients > 10000 {
+		return c, fmt.Errorf("workload: %d clients: want 1..10000", c.Clients)
+	}
+	if c.Keys == 0 {
+		c.Keys = 1
+	}
+	if c.Keys < 0 || c.Keys > 1000000 {
+		return c, fmt.Errorf("workload: %d keys: want 1..1000000", c.Keys)
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = "lb:"
+	}
+	if c.CS.Kind == "" && c.CS.Min == 0 {
+		c.CS = CSDist{Kind: "fixed", Min: c.TTL / 20, TailShare: c.CS.TailShare, Tail: c.CS.Tail}
+	}
+	if c.Retry.Kind == "" {
+		base := c.TTL / 50
+		if base < 100*time.Microsecond {
+			base = 100 * time.Microsecond
+		}
+		c.Retry = Retry{Kind: "exponential", Base: base, Max: c.TTL / 5}
+	}
+	if c.Reentrancy == 0 {
+		c.Reentrancy = 1
+	}
+	if c.Reentrancy < 0 || c.Reentrancy > 64 {
+		return c, fmt.Errorf("workload: reentrancy depth %d: want 1..64", c.Reentrancy)
+	}
+	if c.Fencing == "" {
+		c.Fencing = FencingOff
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.TTL / 10
+		if c.SafetyMargin < 2*time.Millisecond {
+			c.SafetyMargin = 2 * time.Millisecond
+		}
+	}
+	if c.OpTimeout == 0 {
+		c.OpTimeout = 500 * time.Millisecond
+	}
+	return c, nil
+}
+
+// Key returns the name of key number i.
+func (c Config) Key(i int) string { return fmt.Sprintf("%sk%d", c.KeyPrefix, i) }

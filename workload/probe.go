@@ -1,0 +1,105 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Probe is the liveness check after a run: for every key it reads the key's
+// PTTL (the largest over the nodes; -1 if any node holds the key without a
+// TTL, a deadlock there) and then tries to acquire the key with a fresh owner
+// of the same strategy, retrying every TTL/20, for at most TTL + 1 s. Each
+// key's outcome is recorded as one history.Probe operation (Value = PTTL in
+// ms; ok = acquired, then released). It returns an error only when the probe
+// client cannot be built or ctx ends.
+func Probe(ctx context.Context, cfg Config, env Env) error {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return err
+	}
+	nodes, err := env.Nodes(-1)
+	if err != nil {
+		return fmt.Errorf("workload: probe: redis clients: %w", err)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	l, err := env.Strategy.New(impl.Config{Nodes: nodes, TTL: cfg.TTL, Owner: "probe", Now: env.Now})
+	if err != nil {
+		return fmt.Errorf("workload: probe: %w", err)
+	}
+	defer l.Close()
+	stream := env.IDs.NextStream()
+	for i := 0; i < cfg.Keys; i++ {
+		key := cfg.Key(i)
+		inv := env.Clock.Now()
+		pttl := keyPTTL(ctx, nodes, cfg.OpTimeout, key)
+		op := history.Operation{Client: -1, Stream: stream, Kind: history.Probe, Key: key, Invoke: inv, Value: pttl}
+		op.Result, op.Error = probeAcquire(ctx, l, key, cfg)
+		op.Complete = env.Clock.Now()
+		env.History.Record(op)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("workload: probe interrupted: %w", err)
+		}
+	}
+	return nil
+}
+
+func keyPTTL(ctx context.Context, nodes []redis.UniversalClient, timeout time.Duration, key string) int64 {
+	best := int64(-2)
+	for _, n := range nodes {
+		c, cancel := context.WithTimeout(ctx, timeout)
+		d, err := n.PTTL(c, key).Result()
+		cancel()
+		if err != nil {
+			continue
+		}
+		ms := d.Milliseconds()
+		if d == -1 { // go-redis maps the -1 reply to -1 (ns)
+			ms = -1
+		} else if d == -2 {
+			ms = -2
+		}
+		if ms == -1 {
+			return -1
+		}
+		if ms > best {
+			best = ms
+		}
+	}
+	return best
+}
+
+func probeAcquire(ctx context.Context, l impl.Locker, key string, cfg Config) (history.Result, string) {
+	deadline := time.Now().Add(cfg.TTL + time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		c, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+		lease, err := l.Acquire(c, key)
+		cancel()
+		if err == nil {
+			c, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+			l.Release(c, lease)
+			cancel()
+			return history.OK, ""
+		}
+		last = err
+		sleep(ctx, cfg.TTL/20)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if last == nil || errors.Is(last, impl.ErrNotAcquired) {
+		return history.Fail, fmt.Sprintf("not acquirable within TTL + 1 s (%v)", cfg.TTL+time.Second)
+	}
+	return history.Fail, fmt.Sprintf("not acquirable within TTL + 1 s: %v", last)
+}

@@ -1,0 +1,444 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Recorder receives every operation; *history.Writer is one.
+type Recorder interface {
+	Record(op history.Operation)
+}
+
+// Env is what a run needs besides its Config.
+type Env struct {
+	// Strategy is the lock strategy under test.
+	Strategy impl.Strategy
+	// Nodes returns the Redis clients of one logical client, one per node
+	// (the caller may route some clients through proxies). Run closes them.
+	Nodes func(client int) ([]redis.UniversalClient, error)
+	// Faults is the client-side nemesis; nil: none.
+	Faults Faults
+	// History receives every operation.
+	History Recorder
+	// Clock stamps operations.
+	Clock *history.Clock
+	// IDs hands out hold and stream ids.
+	IDs *history.IDs
+	// Resource is the protected resource.
+	Resource *Resource
+	// Now is the clients' clock for validity deadlines; default time.Now.
+	Now func() time.Time
+}
+
+// Stats summarise a run's workload.
+type Stats struct {
+	// Grants counts successful outermost acquires.
+	Grants int
+	// Attempts counts acquire attempts (outermost) by result.
+	Attempts map[history.Result]int
+	// LatenciesMs are, per grant, the time from the first attempt to the
+	// grant (retries included), in ms.
+	LatenciesMs []float64
+	// Elapsed is the measured time from the start of the clients to the end
+	// of the last client.
+	Elapsed time.Duration
+	// Crashed counts clients that died at a fault point.
+	Crashed int
+}
+
+// Run runs cfg's clients until cfg.Duration has passed (clients finish the
+// hold they are in), recording every operation to env.History. It returns an
+// error only when the run could not start (a client's Redis clients or
+// Locker could not be built) or ctx was cancelled (Ctrl-C); lock failures are
+// results, not errors.
+func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return Stats{}, err
+	}
+	if env.Faults == nil {
+		env.Faults = NoFaults{}
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Resource == nil {
+		env.Resource = NewResource(cfg.Fencing)
+	}
+	clients := make([]*client, cfg.Clients)
+	defer func() {
+		for _, c := range clients {
+			if c != nil {
+				c.close()
+			}
+		}
+	}()
+	for i := range clients {
+		c, err := newClient(i, cfg, env)
+		if err != nil {
+			return Stats{}, err
+		}
+		clients[i] = c
+	}
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(ctx, runCtx)
+		}()
+	}
+	wg.Wait()
+	st := Stats{Attempts: map[history.Result]int{}, Elapsed: time.Since(start)}
+	for _, c := range clients {
+		st.Grants += c.grants
+		for k, v := range c.attempts {
+			st.Attempts[k] += v
+		}
+		st.LatenciesMs = append(st.LatenciesMs, c.latencies...)
+		if c.crashed {
+			st.Crashed++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("workload: interrupted: %w", err)
+	}
+	return st, nil
+}
+
+// client is one closed-loop client: one owner, its own Redis clients.
+type client struct {
+	id     int
+	cfg    Config
+	env    Env
+	rng    *rand.Rand
+	zipf   *rand.Zipf
+	nodes  []redis.UniversalClient
+	locker impl.Locker
+	stream int
+
+	mu      sync.Mutex
+	key     string // key being acquired or held, for strategy hooks
+	crashed bool
+
+	grants    int
+	attempts  map[history.Result]int
+	latencies []float64
+}
+
+func newClient(id int, cfg Config, env Env) (*client, error) {
+	nodes, err := env.Nodes(id)
+	if err != nil {
+		return nil, fmt.Errorf("workload: client %d: redis clients: %w", id, err)
+	}
+	c := &client{
+		id: id, cfg: cfg, env: env, nodes: nodes,
+		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1)),
+		stream:   env.IDs.NextStream(),
+		attempts: map[history.Result]int{},
+	}
+	if cfg.Zipf && cfg.Keys > 1 {
+		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
+	}
+	c.locker, err = env.Strategy.New(impl.Config{
+		Nodes: nodes,
+		TTL:   cfg.TTL,
+		Owner: fmt.Sprintf("c%d-%d", id, cfg.Seed),
+		Now:   env.Now,
+		Hook:  c.hook,
+	})
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("workload: client %d: %s: %w", id, env.Strategy.Name(), err)
+	}
+	return c, nil
+}
+
+func (c *client) close() {
+	if c.locker != nil {
+		c.locker.Close()
+	}
+	for _, n := range c.nodes {
+		n.Close()
+	}
+}
+
+// hook is the impl.Hook of this client's Locker: strategy fault points go to
+// Faults; a crashed client's renewals stop.
+func (c *client) hook(ctx context.Context, p impl.Point) error {
+	c.mu.Lock()
+	key, crashed := c.key, c.crashed
+	c.mu.Unlock()
+	if crashed {
+		return impl.ErrCrashed
+	}
+	return c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key})
+}
+
+func (c *client) setKey(k string) {
+	c.mu.Lock()
+	c.key = k
+	c.mu.Unlock()
+}
+
+func (c *client) pickKey() string {
+	if c.cfg.Keys <= 1 {
+		return c.cfg.Key(0)
+	}
+	if c.zipf != nil {
+		return c.cfg.Key(int(c.zipf.Uint64()))
+	}
+	return c.cfg.Key(c.rng.IntN(c.cfg.Keys))
+}
+
+func (c *client) now() int64 { return c.env.Clock.Now() }
+
+// record stamps the stream and records op; after an info result the client
+// moves to a new stream (its next operation may overlap the unknown one).
+func (c *client) record(op history.Operation) {
+	op.Client = c.id
+	op.Stream = c.stream
+	c.env.History.Record(op)
+	if op.Result == history.Info {
+		c.stream = c.env.IDs.NextStream()
+	}
+}
+
+func resultOf(err error, failErr error) (history.Result, string) {
+	switch {
+	case err == nil:
+		return history.OK, ""
+	case errors.Is(err, failErr):
+		return history.Fail, err.Error()
+	default:
+		return history.Info, err.Error()
+	}
+}
+
+// crash records the client's death at p and marks it dead.
+func (c *client) crash(key string, hold int64, p Point) {
+	c.mu.Lock()
+	c.crashed = true
+	c.mu.Unlock()
+	t := c.now()
+	c.record(history.Operation{Kind: history.Crash, Key: key, Hold: hold, Invoke: t, Complete: t, Result: history.OK, Note: string(p)})
+}
+
+// at calls Faults at p; it returns false when the client crashed there.
+func (c *client) at(ctx context.Context, p Point, key string, hold int64, l *impl.Lease) bool {
+	if err := c.env.Faults.At(ctx, Event{Client: c.id, Point: p, Key: key, Hold: hold, Lease: l}); errors.Is(err, impl.ErrCrashed) {
+		c.crash(key, hold, p)
+		return false
+	}
+	return true
+}
+
+func (c *client) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.OpTimeout)
+}
+
+// acquire makes one attempt and records it. depth is the reentrancy depth.
+// An outermost grant (depth 1) takes a new hold id; nested ones keep hold.
+func (c *client) acquire(ctx context.Context, key string, hold int64, depth int) (*impl.Lease, int64, error) {
+	octx, cancel := c.opCtx(ctx)
+	defer cancel()
+	inv := c.now()
+	l, err := c.locker.Acquire(octx, key)
+	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now()}
+	op.Result, op.Error = resultOf(err, impl.ErrNotAcquired)
+	if errors.Is(err, impl.ErrCrashed) {
+		return nil, 0, err
+	}
+	if l != nil {
+		op.Token, op.Fence, op.Count = l.Token, l.Fence, l.Count
+		op.ValidUntil = c.env.Clock.At(l.Validity)
+		if depth == 1 {
+			hold = c.env.IDs.NextHold()
+		}
+		op.Hold = hold
+	}
+	c.record(op)
+	return l, hold, err
+}
+
+// release releases one level and records it.
+func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth int) {
+	octx, cancel := c.opCtx(ctx)
+	defer cancel()
+	inv := c.now()
+	rem, err := c.locker.Release(octx, l)
+	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
+	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	c.record(op)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// loop runs holds until runCtx ends; ctx (Ctrl-C) bounds every call.
+func (c *client) loop(ctx, runCtx context.Context) {
+	for runCtx.Err() == nil {
+		if !c.hold(ctx, runCtx) {
+			return
+		}
+		sleep(runCtx, c.cfg.Think)
+	}
+}
+
+// hold acquires (with retries), runs the critical section and releases. It
+// returns false when the client crashed.
+func (c *client) hold(ctx, runCtx context.Context) bool {
+	key := c.pickKey()
+	c.setKey(key)
+	defer c.setKey("")
+	first := time.Now()
+	var l *impl.Lease
+	var hold int64
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			d, again := c.cfg.Retry.Next(attempt, c.rng)
+			if !again {
+				return true
+			}
+			sleep(runCtx, d)
+		}
+		if runCtx.Err() != nil {
+			return true
+		}
+		var err error
+		l, hold, err = c.acquire(ctx, key, 0, 1)
+		switch {
+		case err == nil:
+			c.attempts[history.OK]++
+		case errors.Is(err, impl.ErrCrashed):
+			c.crash(key, 0, PointAfterSetNX)
+			return false
+		case errors.Is(err, impl.ErrNotAcquired):
+			c.attempts[history.Fail]++
+		default:
+			c.attempts[history.Info]++
+		}
+		if l != nil {
+			break
+		}
+	}
+	c.grants++
+	c.latencies = append(c.latencies, float64(time.Since(first))/float64(time.Millisecond))
+	if l.Lost != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go c.watchLost(l, hold, done)
+	}
+	if !c.at(ctx, PointAcquired, key, hold, l) {
+		return false
+	}
+	// Nested acquires (reentrant strategies).
+	var nested []*impl.Lease
+	for d := 2; d <= c.cfg.Reentrancy; d++ {
+		nl, _, err := c.acquire(ctx, key, hold, d)
+		if errors.Is(err, impl.ErrCrashed) {
+			c.crash(key, hold, PointAcquired)
+			return false
+		}
+		if err != nil {
+			break
+		}
+		nested = append(nested, nl)
+	}
+	ok := c.criticalSection(ctx, key, hold, l)
+	if !ok {
+		return false
+	}
+	for i := len(nested) - 1; i >= 0; i-- {
+		c.release(ctx, nested[i], hold, i+2)
+	}
+	c.release(ctx, l, hold, 1)
+	return c.at(ctx, PointReleased, key, hold, l)
+}
+
+// watchLost records a lost operation when the strategy signals the lease
+// lost before the hold ends (done). It runs beside the client's loop, so it
+// records on stream -1, outside the client's stream.
+func (c *client) watchLost(l *impl.Lease, hold int64, done <-chan struct{}) {
+	select {
+	case <-l.Lost:
+	case <-done:
+		return
+	}
+	t := c.now()
+	c.env.History.Record(history.Operation{Client: c.id, Stream: -1, Kind: history.Lost, Key: l.Key, Hold: hold, Token: l.Token, Invoke: t, Complete: t, Result: history.OK})
+}
+
+// criticalSection reads the resource, waits, checks the lease under the
+// usage policy and writes value+1. It returns false when the client crashed.
+func (c *client) criticalSection(ctx context.Context, key string, hold int64, l *impl.Lease) bool {
+	res := c.env.Resource
+	inv := c.now()
+	v, ok := res.Read(key, l.Fence)
+	op := history.Operation{Kind: history.Read, Key: key, Hold: hold, Fence: l.Fence, Value: v, Invoke: inv, Complete: c.now(), Result: history.OK}
+	if !ok {
+		op.Result, op.Error = history.Fail, "rejected: stale fencing token"
+	}
+	c.record(op)
+	if !ok {
+		return true
+	}
+	if !c.at(ctx, PointInCS, key, hold, l) {
+		return false
+	}
+	sleep(ctx, c.cfg.CS.Sample(c.rng))
+	if reason := c.stopReason(l); reason != "" {
+		return true // the client gives up its CS without writing
+	}
+	if !c.at(ctx, PointBeforeWrite, key, hold, l) {
+		return false
+	}
+	inv = c.now()
+	accepted := res.Write(key, v+1, l.Fence)
+	op = history.Operation{Kind: history.Write, Key: key, Hold: hold, Fence: l.Fence, Prev: v, Value: v + 1, Invoke: inv, Complete: c.now(), Result: history.OK}
+	if !accepted {
+		op.Result, op.Error = history.Fail, "rejected: stale fencing token"
+	}
+	c.record(op)
+	return true
+}
+
+// stopReason applies the usage policy before the write: it names why the
+// client must stop ("" to go on).
+func (c *client) stopReason(l *impl.Lease) string {
+	p := c.cfg.Policy
+	if p.HonourLost && l.Lost != nil {
+		select {
+		case <-l.Lost:
+			return "lease lost"
+		default:
+		}
+	}
+	if p.CheckValidity && !l.Validity.IsZero() && c.env.Now().After(l.Validity.Add(-c.cfg.SafetyMargin)) {
+		return "validity expired"
+	}
+	return ""
+}
