@@ -1,0 +1,373 @@
+package results
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	htmltemplate "html/template"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	texttemplate "text/template"
+)
+
+//go:embed templates/report.md.tmpl templates/index.html.tmpl
+var templateFS embed.FS
+
+// PlotRef names one plot for the report. PNG and SVG are paths relative to
+// the results folder (either may be empty); the HTML report shows the PNG and
+// links the SVG.
+type PlotRef struct {
+	Title string
+	PNG   string
+	SVG   string
+}
+
+// WriteReport renders f as dir/report.md and dir/index.html, creating dir if
+// needed. Both hold the command that reproduces the bench, host, tool and
+// Redis versions, the unexpected results (first, if any), the verdict matrix
+// (strategies × scenarios, expected against observed, with each pair's
+// reason), a performance table (median and min–max over seeds), liveness
+// figures, faults per run, the strategies with their claims and default usage
+// policy, links to every history and porcupine visualisation, and the plots.
+// Links and images are relative paths, so the folder can be moved or served as
+// is; index.html needs no external asset. Every value from f is escaped for
+// its format. Errors come from rendering (wrapped) or from the file system.
+func WriteReport(dir string, f *File, plots []PlotRef) error {
+	if f == nil {
+		return errors.New("results: report: nil File")
+	}
+	v := buildView(f, plots)
+	mdT, err := texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap(viewFuncs())).Funcs(texttemplate.FuncMap{
+		"md":   escapeMarkdown,
+		"url":  markdownURL,
+		"code": markdownCode,
+	}).ParseFS(templateFS, "templates/report.md.tmpl")
+	if err != nil {
+		return fmt.Errorf("results: parse Markdown template: %w", err)
+	}
+	htmlT, err := htmltemplate.New("index.html.tmpl").Funcs(htmltemplate.FuncMap(viewFuncs())).ParseFS(templateFS, "templates/index.html.tmpl")
+	if err != nil {
+		return fmt.Errorf("results: parse HTML template: %w", err)
+	}
+	var md, html bytes.Buffer
+	if err := mdT.Execute(&md, v); err != nil {
+		return fmt.Errorf("results: render %s: %w", ReportMarkdown, err)
+	}
+	if err := htmlT.Execute(&html, v); err != nil {
+		return fmt.Errorf("results: render %s: %w", ReportHTML, err)
+	}
+	if err := mkdir(dir); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, ReportMarkdown), md.Bytes()); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, ReportHTML), html.Bytes())
+}
+
+// view is what both report templates render.
+type view struct {
+	Title      string
+	F          *File
+	Unexpected []Run
+	Scenarios  []string
+	Matrix     []matrixRow
+	Notes      []matrixNote
+	Summaries  []Summary
+	Runs       []runView
+	Faulted    []runView
+	Strategies []StrategyInfo
+	Plots      []PlotRef
+}
+
+type matrixRow struct {
+	Strategy string
+	Cells    []matrixCell
+}
+
+// matrixCell is one (strategy, scenario) pair of the verdict matrix; Ran is
+// false where the pair was not run.
+type matrixCell struct {
+	Ran    bool
+	Text   string // e.g. "must-break → violated ✓"
+	Class  string // "ok", "unexpected", "risk": a CSS class from a fixed set
+	Reason string
+	Note   int // number of the reason in the notes list
+}
+
+type matrixNote struct {
+	N                  int
+	Strategy, Scenario string
+	Reason             string
+}
+
+// runView is a Run with derived fields for the templates.
+type runView struct {
+	Run
+	Observed string
+	Checks   []checkMsg
+}
+
+type checkMsg struct{ Name, Message string }
+
+func buildView(f *File, plots []PlotRef) view {
+	v := view{
+		Title:      "lockbench report",
+		F:          f,
+		Summaries:  Summarize(f.Runs),
+		Strategies: f.Strategies,
+		Plots:      plots,
+	}
+	if f.Profile != "" {
+		v.Title += ": " + f.Profile
+	}
+	for _, r := range f.Runs {
+		rv := runView{Run: r, Observed: Observed(r)}
+		names := make([]string, 0, len(r.Checks))
+		for name := range r.Checks {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			rv.Checks = append(rv.Checks, checkMsg{name, r.Checks[name]})
+		}
+		v.Runs = append(v.Runs, rv)
+		if len(r.Faults) > 0 {
+			v.Faulted = append(v.Faulted, rv)
+		}
+		if !r.AsExpected {
+			v.Unexpected = append(v.Unexpected, r)
+		}
+	}
+
+	// Rows: strategies in the order File.Strategies lists them, then any other
+	// strategy that ran; columns: scenarios in the order they first ran.
+	var strategies []string
+	ran := map[string]bool{}
+	for _, r := range f.Runs {
+		ran[r.Strategy] = true
+		if !slices.Contains(v.Scenarios, r.Scenario) {
+			v.Scenarios = append(v.Scenarios, r.Scenario)
+		}
+	}
+	for _, s := range f.Strategies {
+		if ran[s.Name] && !slices.Contains(strategies, s.Name) {
+			strategies = append(strategies, s.Name)
+		}
+	}
+	for _, r := range f.Runs {
+		if !slices.Contains(strategies, r.Strategy) {
+			strategies = append(strategies, r.Strategy)
+		}
+	}
+	type pair struct{ strategy, scenario string }
+	byPair := map[pair]Summary{}
+	for _, s := range v.Summaries {
+		byPair[pair{s.Strategy, s.Scenario}] = s
+	}
+	for _, st := range strategies {
+		row := matrixRow{Strategy: st}
+		for _, sc := range v.Scenarios {
+			s, ok := byPair[pair{st, sc}]
+			if !ok {
+				row.Cells = append(row.Cells, matrixCell{})
+				continue
+			}
+			c := cellOf(s)
+			if c.Reason != "" {
+				c.Note = len(v.Notes) + 1
+				v.Notes = append(v.Notes, matrixNote{N: c.Note, Strategy: st, Scenario: sc, Reason: c.Reason})
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		v.Matrix = append(v.Matrix, row)
+	}
+	return v
+}
+
+// cellOf writes a pair's expected and observed outcome, e.g.
+// "must-break → violated ✓", "must-hold → VIOLATED ✗" or, over several seeds
+// with mixed outcomes, "must-hold → HELD 2, VIOLATED 1 ✗ (2/3 as expected)".
+func cellOf(s Summary) matrixCell {
+	var parts []string
+	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedError} {
+		n := s.Observed[o]
+		switch {
+		case n == 0:
+		case n == s.Seeds:
+			parts = append(parts, o)
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	observed := strings.Join(parts, ", ")
+	all := s.AsExpected == s.Seeds
+	mark, class := "✓", "ok"
+	if !all {
+		observed = strings.ToUpper(observed)
+		mark, class = "✗", "unexpected"
+	} else if s.Expected == "at-risk" {
+		class = "risk"
+	}
+	expected := s.Expected
+	if expected == "" {
+		expected = "no expectation"
+	}
+	text := fmt.Sprintf("%s → %s %s", expected, observed, mark)
+	switch {
+	case !all:
+		text += fmt.Sprintf(" (%d/%d as expected)", s.AsExpected, s.Seeds)
+	case s.Seeds > 1:
+		text += fmt.Sprintf(" (%d seeds)", s.Seeds)
+	}
+	return matrixCell{Ran: true, Text: text, Class: class, Reason: s.Reason}
+}
+
+// viewFuncs are the formatting functions shared by both templates.
+func viewFuncs() map[string]any {
+	return map[string]any{
+		"num":      formatNum,
+		"spread":   formatSpread,
+		"share":    formatShare,
+		"pct":      formatSpreadShare,
+		"join":     strings.Join,
+		"observed": Observed,
+		"list":     formatList,
+		"recovery": func(ms float64) string {
+			switch {
+			case ms < 0:
+				return "no grant after the faults"
+			case ms == 0:
+				return "no fault"
+			}
+			return formatNum(ms) + " ms"
+		},
+		"isURL": isWebURL,
+	}
+}
+
+// formatNum writes v with three significant digits or fewer, without an exponent.
+func formatNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case v == 0:
+		return "0"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// formatSpread writes "median (min–max)", only the median when there is no
+// range, and "—" when there are no values.
+func formatSpread(s Spread) string {
+	if s.N == 0 {
+		return "—"
+	}
+	if s.Min == s.Max {
+		return formatNum(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", formatNum(s.Median), formatNum(s.Min), formatNum(s.Max))
+}
+
+// formatShare writes a share in 0..1 as a percentage.
+func formatShare(v float64) string {
+	return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+}
+
+// formatSpreadShare is formatSpread for shares in 0..1, written as percentages.
+func formatSpreadShare(s Spread) string {
+	if s.N == 0 {
+		return "—"
+	}
+	if s.Min == s.Max {
+		return formatShare(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", formatShare(s.Median), formatShare(s.Min), formatShare(s.Max))
+}
+
+// formatList joins a list with commas, or returns empty (the "none" word) for no items.
+func formatList(xs []string, empty string) string {
+	if len(xs) == 0 {
+		return empty
+	}
+	return strings.Join(xs, ", ")
+}
+
+// escapeMarkdown escapes s for inline Markdown text, table cells included:
+// characters that start emphasis, code, links, raw HTML, entities or table
+// cells get a backslash (CommonMark: any ASCII punctuation may be escaped), and
+// line breaks become spaces.
+func escapeMarkdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '&', '~', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// markdownURL escapes a link for a Markdown link destination. An http or
+// https URL is re-encoded; anything else is taken as a relative path:
+// spaces, parentheses and the like are percent-encoded, and "./" is prefixed
+// when the first segment holds a colon so the path cannot read as a URL
+// scheme (javascript: and the like).
+func markdownURL(p string) string {
+	if isWebURL(p) {
+		if u, err := url.Parse(p); err == nil {
+			return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "<", "%3C", ">", "%3E").Replace(u.String())
+		}
+	}
+	return (&url.URL{Path: filepath.ToSlash(p)}).String()
+}
+
+// isWebURL reports whether s is an absolute http or https URL.
+func isWebURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// markdownCode writes s as a code span whose backtick fence is longer than any
+// run of backticks in s; line breaks become spaces. Use it outside tables.
+func markdownCode(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func mkdir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results: create folder: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package results
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/montanaflynn/stats"
+)
+
+// Percentiles returns the 50th, 90th and 99th percentiles, the maximum and the
+// count of samplesMs (latencies in milliseconds; the result is in
+// milliseconds too). Percentiles use linear interpolation between the two
+// closest ranks (rank = p/100·(n−1), Hyndman and Fan's type 7), as
+// github.com/montanaflynn/stats computes them. An empty input gives the zero
+// Latency and no error; a negative, NaN or infinite sample gives an error
+// naming its index.
+func Percentiles(samplesMs []float64) (Latency, error) {
+	if len(samplesMs) == 0 {
+		return Latency{}, nil
+	}
+	for i, v := range samplesMs {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return Latency{}, fmt.Errorf("results: percentiles: sample %d is %v ms, want a finite latency ≥ 0", i, v)
+		}
+	}
+	data := stats.Float64Data(samplesMs)
+	var l Latency
+	for _, q := range []struct {
+		p   float64
+		dst *float64
+	}{{50, &l.P50}, {90, &l.P90}, {99, &l.P99}} {
+		v, err := data.Percentile(q.p)
+		if err != nil {
+			return Latency{}, fmt.Errorf("results: percentile %v: %w", q.p, err)
+		}
+		*q.dst = v
+	}
+	maxV, err := data.Max()
+	if err != nil {
+		return Latency{}, fmt.Errorf("results: max: %w", err)
+	}
+	l.Max = maxV
+	l.Samples = len(samplesMs)
+	return l, nil
+}
+
+// Spread is a statistic over repeats (seeds) of one measurement: the median
+// and the range. Its unit is the measurement's. N is how many values went in;
+// with N == 0 every field is zero.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+// SpreadOf returns the median, minimum and maximum of values (the median of an
+// even count is the mean of the two middle values). NaN values are skipped;
+// no values give the zero Spread.
+func SpreadOf(values []float64) Spread {
+	vs := make([]float64, 0, len(values))
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return Spread{}
+	}
+	data := stats.Float64Data(vs)
+	// Errors are impossible here: the input is non-empty.
+	med, _ := data.Median()
+	lo, _ := data.Min()
+	hi, _ := data.Max()
+	return Spread{Median: med, Min: lo, Max: hi, N: len(vs)}
+}
+
+// Summary aggregates the repeats (seeds) of one (strategy, scenario) pair.
+// Performance spreads are over runs that completed (Error empty); counts are
+// over all runs.
+type Summary struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	// Expected is the summary expectation of the first run of the pair
+	// ("must-hold", "must-break" or "at-risk").
+	Expected string `json:"expected"`
+	// Reason is the first run's one-line reason for the expectation.
+	Reason string `json:"reason"`
+	// Seeds is how many runs the pair has; AsExpected how many of them had
+	// verdicts as expected; Errors how many could not complete.
+	Seeds      int `json:"seeds"`
+	AsExpected int `json:"as_expected"`
+	Errors     int `json:"errors,omitempty"`
+	// Observed counts runs by observed outcome (see Observed): "held",
+	// "violated", "inconclusive", "error".
+	Observed map[string]int `json:"observed"`
+	// Violations is the total of Run.Violations over all seeds.
+	Violations int `json:"violations"`
+	// ThroughputPerS is grants per second.
+	ThroughputPerS Spread `json:"throughput_per_s"`
+	// P50Ms, P99Ms and MaxMs are spreads of the runs' acquire latency
+	// percentiles, in ms (runs without latency samples are left out).
+	P50Ms Spread `json:"p50_ms"`
+	P99Ms Spread `json:"p99_ms"`
+	MaxMs Spread `json:"max_ms"`
+	// RoundTripsPerGrant is Redis commands per grant (runs reporting 0, unknown, are left out).
+	RoundTripsPerGrant Spread `json:"round_trips_per_grant"`
+	// Grants is successful outermost acquires per run.
+	Grants Spread `json:"grants"`
+	// FailedShare and InfoShare are shares (0..1) of acquire attempts that
+	// failed or had an unknown outcome.
+	FailedShare Spread `json:"failed_share"`
+	InfoShare   Spread `json:"info_share"`
+	// LongestUnavailableMs is the longest time a key could not be acquired, in ms.
+	LongestUnavailableMs Spread `json:"longest_unavailable_ms"`
+}
+
+// Outcomes of a run as Observed reports them.
+const (
+	ObservedHeld         = "held"
+	ObservedViolated     = "violated"
+	ObservedInconclusive = "inconclusive"
+	ObservedError        = "error"
+)
+
+// Observed reduces a run's verdicts to one word: "error" when the run could
+// not complete, "violated" when any check was violated, "inconclusive" when
+// none was violated but one was inconclusive, else "held".
+func Observed(r Run) string {
+	if r.Error != "" {
+		return ObservedError
+	}
+	vs := []string{r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Verdict.Fencing, r.Verdict.Reentrancy}
+	inconclusive := false
+	for _, v := range vs {
+		switch v {
+		case "violated":
+			return ObservedViolated
+		case "inconclusive":
+			inconclusive = true
+		}
+	}
+	if inconclusive {
+		return ObservedInconclusive
+	}
+	return ObservedHeld
+}
+
+// Summarize groups runs by (strategy, scenario) and aggregates each group's
+// repeats over seeds: median with min–max of the performance figures, the
+// total of violations and how many seeds were as expected. Groups come out in
+// the order of their first run.
+func Summarize(runs []Run) []Summary {
+	type key struct{ strategy, scenario string }
+	var order []key
+	groups := map[key][]Run{}
+	for _, r := range runs {
+		k := key{r.Strategy, r.Scenario}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	out := make([]Summary, 0, len(order))
+	for _, k := range order {
+		out = append(out, summarize(groups[k]))
+	}
+	return out
+}
+
+// summarize aggregates the runs of one (strategy, scenario) pair; rs is not empty.
+func summarize(rs []Run) Summary {
+	s := Summary{
+		Strategy: rs[0].Strategy,
+		Scenario: rs[0].Scenario,
+		Expected: rs[0].Expected,
+		Reason:   rs[0].Reason,
+		Seeds:    len(rs),
+		Observed: map[string]int{},
+	}
+	var tput, p50, p99, maxL, rt, grants, failed, info, unavail []float64
+	for _, r := range rs {
+		s.Observed[Observed(r)]++
+		s.Violations += r.Violations
+		if r.AsExpected {
+			s.AsExpected++
+		}
+		if r.Error != "" {
+			s.Errors++
+			continue
+		}
+		tput = append(tput, r.ThroughputPerS)
+		grants = append(grants, float64(r.Grants))
+		failed = append(failed, r.Liveness.FailedShare)
+		info = append(info, r.Liveness.InfoShare)
+		unavail = append(unavail, r.Liveness.LongestUnavailableMs)
+		if r.AcquireLatencyMs.Samples > 0 {
+			p50 = append(p50, r.AcquireLatencyMs.P50)
+			p99 = append(p99, r.AcquireLatencyMs.P99)
+			maxL = append(maxL, r.AcquireLatencyMs.Max)
+		}
+		if r.RoundTripsPerGrant > 0 {
+			rt = append(rt, r.RoundTripsPerGrant)
+		}
+	}
+	s.ThroughputPerS = SpreadOf(tput)
+	s.P50Ms = SpreadOf(p50)
+	s.P99Ms = SpreadOf(p99)
+	s.MaxMs = SpreadOf(maxL)
+	s.RoundTripsPerGrant = SpreadOf(rt)
+	s.Grants = SpreadOf(grants)
+	s.FailedShare = SpreadOf(failed)
+	s.InfoShare = SpreadOf(info)
+	s.LongestUnavailableMs = SpreadOf(unavail)
+	return s
+}
