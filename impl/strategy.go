@@ -122,8 +122,10 @@ type Config struct {
 	// TTL is the lock's time to live. Required, at least 1 ms.
 	TTL time.Duration
 	// Owner identifies the client (unique per client in a run). Tokens are
-	// Owner plus a per-acquire counter, so each grant has a distinct token.
-	// Required.
+	// Owner, a random per-Locker nonce and a per-acquire counter
+	// ("owner:nonce:n"), so each grant has a distinct token, also across a
+	// client restarted with the same Owner. Library adapters may use their
+	// library's random tokens instead. Required.
 	Owner string
 	// Now is the client's clock, used for validity deadlines; a fault may skew
 	// it. Default: time.Now.
@@ -159,6 +161,9 @@ type Lease struct {
 	// nil if the strategy does not renew.
 	Lost <-chan struct{}
 
-	// release is strategy-private state (e.g. the renewal's stop function).
+	// stop is strategy-private: it stops the lease's renewal (nil if none).
 	stop func()
+	// state is strategy-private: what Release needs besides Key and Token
+	// (e.g. a library's lock handle).
+	state any
 }

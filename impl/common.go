@@ -1,0 +1,178 @@
+package impl
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lua shared by the token strategies.
+var (
+	//go:embed lua/release.lua
+	luaReleaseSrc string
+	//go:embed lua/renew.lua
+	luaRenewSrc string
+
+	// scriptRelease deletes KEYS[1] if its value is ARGV[1]; returns 1 or 0.
+	scriptRelease = redis.NewScript(luaReleaseSrc)
+	// scriptRenew sets KEYS[1]'s TTL to ARGV[2] ms if its value is ARGV[1]; returns 1 or 0.
+	scriptRenew = redis.NewScript(luaRenewSrc)
+)
+
+// Defaults applied by withDefaults.
+const (
+	defaultDriftFactor    = 0.01
+	minNodeTimeout        = 5 * time.Millisecond
+	redlockDriftConstant  = 2 * time.Millisecond
+	defaultNodeTimeoutDiv = 10
+	defaultRenewDiv       = 3
+)
+
+// withDefaults returns c with zero fields replaced by their documented
+// defaults (see Config).
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if len(c.NodeNames) != len(c.Nodes) {
+		names := make([]string, len(c.Nodes))
+		for i := range names {
+			if i < len(c.NodeNames) && c.NodeNames[i] != "" {
+				names[i] = c.NodeNames[i]
+			} else {
+				names[i] = "n" + strconv.Itoa(i+1)
+			}
+		}
+		c.NodeNames = names
+	}
+	if c.DriftFactor == 0 {
+		c.DriftFactor = defaultDriftFactor
+	}
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = max(c.TTL/defaultNodeTimeoutDiv, minNodeTimeout)
+	}
+	if c.RenewEvery == 0 {
+		c.RenewEvery = c.TTL / defaultRenewDiv
+	}
+	return c
+}
+
+// validate checks the required fields. nodes is the exact node count the
+// strategy needs, or 0 for "at least one".
+func (c Config) validate(strategy string, nodes int) error {
+	switch {
+	case len(c.Nodes) == 0:
+		return fmt.Errorf("%s: config: no Redis nodes", strategy)
+	case nodes > 0 && len(c.Nodes) != nodes:
+		return fmt.Errorf("%s: config: needs %d Redis node(s), got %d", strategy, nodes, len(c.Nodes))
+	case c.TTL < time.Millisecond:
+		return fmt.Errorf("%s: config: TTL %v is below 1ms", strategy, c.TTL)
+	case c.Owner == "":
+		return fmt.Errorf("%s: config: empty Owner", strategy)
+	case c.DriftFactor < 0 || c.NodeTimeout < 0 || c.RenewEvery < 0:
+		return fmt.Errorf("%s: config: negative DriftFactor, NodeTimeout or RenewEvery", strategy)
+	}
+	for i, n := range c.Nodes {
+		if n == nil {
+			return fmt.Errorf("%s: config: node %d is nil", strategy, i)
+		}
+	}
+	return nil
+}
+
+// prepare validates cfg and applies its defaults.
+func prepare(strategy string, cfg Config, nodes int) (Config, error) {
+	if err := cfg.validate(strategy, nodes); err != nil {
+		return Config{}, err
+	}
+	return cfg.withDefaults(), nil
+}
+
+// tokens makes the owner tokens of one Locker: "owner:nonce:n" with a random
+// nonce per Locker and n counting grants, so tokens never repeat, not even
+// for a client restarted under the same Owner.
+type tokens struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+// newTokens returns a token source for owner.
+func newTokens(owner string) (*tokens, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("impl: token nonce: %w", err)
+	}
+	return &tokens{prefix: owner + ":" + hex.EncodeToString(b[:])}, nil
+}
+
+// next returns a fresh token.
+func (t *tokens) next() string {
+	return t.prefix + ":" + strconv.FormatUint(t.n.Add(1), 10)
+}
+
+// ms formats d as whole milliseconds for PX and PEXPIRE arguments.
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// setNXPX runs SET key value NX PX ttl: true if set, false if the key exists.
+func setNXPX(ctx context.Context, c redis.UniversalClient, key, value string, ttl time.Duration) (bool, error) {
+	err := c.Do(ctx, "SET", key, value, "NX", "PX", ms(ttl)).Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// compareAndDelete runs the release script: true if key held token and was
+// deleted, false if it held something else or nothing.
+func compareAndDelete(ctx context.Context, c redis.Scripter, key, token string) (bool, error) {
+	n, err := scriptRelease.Run(ctx, c, []string{key}, token).Int64()
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// releaseToken is Release for the single-node token strategies: nil if the
+// caller's token was deleted, ErrNotHeld if the key held another value or
+// nothing, another error if the outcome is unknown.
+func releaseToken(ctx context.Context, strategy string, c redis.Scripter, l *Lease) error {
+	if l == nil {
+		return fmt.Errorf("%s: release of a nil lease: %w", strategy, ErrNotHeld)
+	}
+	ok, err := compareAndDelete(ctx, c, l.Key, l.Token)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: release %q: %w", strategy, l.Key, err)
+	case !ok:
+		return fmt.Errorf("%s: release %q: %w", strategy, l.Key, ErrNotHeld)
+	}
+	return nil
+}
+
+// releaseDel is Release for the strategies without a token check: DEL key.
+// nil if a key was deleted (whoever held it), ErrNotHeld if none existed.
+func releaseDel(ctx context.Context, strategy string, c redis.Cmdable, l *Lease) error {
+	if l == nil {
+		return fmt.Errorf("%s: release of a nil lease: %w", strategy, ErrNotHeld)
+	}
+	n, err := c.Del(ctx, l.Key).Result()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: release %q: DEL: %w", strategy, l.Key, err)
+	case n == 0:
+		return fmt.Errorf("%s: release %q: DEL found no key: %w", strategy, l.Key, ErrNotHeld)
+	}
+	return nil
+}

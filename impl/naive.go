@@ -1,0 +1,81 @@
+package impl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// naive is SETNX then PEXPIRE in two round trips, released by DEL.
+type naive struct{}
+
+// Name returns "naive".
+func (naive) Name() string { return "naive" }
+
+// Info describes naive: it claims nothing.
+func (naive) Info() Info {
+	return Info{
+		Summary: "acquire: SETNX k token, then PEXPIRE k ttl (two round trips); release: DEL k (no token check)",
+		Source:  "the seed posts' first attempt (\"SETNX + EXPIRE\", e.g. \"Redis 分布式锁：从 SETNX 到 Redlock 的完整指南\")",
+		Nodes:   1,
+	}
+}
+
+// New returns a naive Locker on cfg.Nodes[0] (exactly one node).
+func (s naive) New(cfg Config) (Locker, error) {
+	cfg, err := prepare(s.Name(), cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	return &naiveLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+}
+
+type naiveLocker struct {
+	cfg    Config
+	node   redis.UniversalClient
+	tokens *tokens
+}
+
+// Acquire runs SETNX, calls the Hook at PointAfterSetNX, then PEXPIRE. A
+// crash at the hook (ErrCrashed) leaves the key without a TTL: a deadlock.
+// A failed PEXPIRE returns an unknown-outcome error: the key is set but may
+// have no TTL, and the client does not believe it holds the lock.
+func (l *naiveLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	start := l.cfg.Now()
+	token := l.tokens.next()
+	set, err := l.node.SetNX(ctx, key, token, 0).Result()
+	if err != nil {
+		return nil, fmt.Errorf("naive: acquire %q: SETNX: %w", key, err)
+	}
+	if !set {
+		return nil, fmt.Errorf("naive: acquire %q: %w", key, ErrNotAcquired)
+	}
+	if l.cfg.Hook != nil {
+		if err := l.cfg.Hook(ctx, PointAfterSetNX); errors.Is(err, ErrCrashed) {
+			return nil, ErrCrashed
+		} else if err != nil {
+			return nil, fmt.Errorf("naive: acquire %q: hook after SETNX (key left without TTL): %w", key, err)
+		}
+	}
+	// The result is ignored, as naive code does: 0 means someone deleted
+	// the key in between, which this strategy does not notice.
+	if err := l.node.PExpire(ctx, key, l.cfg.TTL).Err(); err != nil {
+		return nil, fmt.Errorf("naive: acquire %q: PEXPIRE after SETNX (key may have no TTL): %w", key, err)
+	}
+	return &Lease{Key: key, Token: token, Start: start, End: l.cfg.Now()}, nil
+}
+
+// Release runs DEL on the key, whoever holds it. It returns 0 and nil if a
+// key was deleted, ErrNotHeld if there was none, or an unknown-outcome error.
+func (l *naiveLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	return 0, releaseDel(ctx, "naive", l.node, lease)
+}
+
+// Close does nothing: naive has no background work.
+func (l *naiveLocker) Close() error { return nil }

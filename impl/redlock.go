@@ -1,0 +1,174 @@
+package impl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redlock is the Redlock algorithm of the redis.io distlock page on N
+// independent nodes.
+type redlock struct{}
+
+// Name returns "redlock".
+func (redlock) Name() string { return "redlock" }
+
+// Info describes redlock: quorum acquire with a validity deadline.
+func (redlock) Info() Info {
+	return Info{
+		Summary: "acquire: SET k token NX PX ttl on N independent nodes in parallel (per-node timeout), ok on a quorum N/2+1 with validity TTL − elapsed − (TTL·drift + 2ms) > 0, else unlock all; release: Lua compare-and-delete on all nodes",
+		Source:  "redis.io \"Distributed Locks with Redis\" (distlock page), the Redlock algorithm",
+		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true},
+		Policy:  Policy{CheckValidity: true},
+		Nodes:   5,
+	}
+}
+
+// New returns a redlock Locker on cfg.Nodes (at least one; 5 by default in
+// runs). Quorum is len(cfg.Nodes)/2+1.
+func (s redlock) New(cfg Config) (Locker, error) {
+	cfg, err := prepare(s.Name(), cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	return &redlockLocker{cfg: cfg, tokens: t, quorum: len(cfg.Nodes)/2 + 1}, nil
+}
+
+type redlockLocker struct {
+	cfg    Config
+	tokens *tokens
+	quorum int
+}
+
+// nodeResult is one node's answer: ok (set or deleted), or err (unknown).
+type nodeResult struct {
+	ok  bool
+	err error
+}
+
+// tally counts node results.
+func tally(rs []nodeResult) (ok, unknown int) {
+	for _, r := range rs {
+		switch {
+		case r.err != nil:
+			unknown++
+		case r.ok:
+			ok++
+		}
+	}
+	return ok, unknown
+}
+
+// describe lists each node's outcome for error messages: "n1 ok, n2 no, n3: <err>".
+func (l *redlockLocker) describe(rs []nodeResult) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		switch {
+		case r.err != nil:
+			parts[i] = fmt.Sprintf("%s: %v", l.cfg.NodeNames[i], r.err)
+		case r.ok:
+			parts[i] = l.cfg.NodeNames[i] + " ok"
+		default:
+			parts[i] = l.cfg.NodeNames[i] + " no"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// onAll runs fn on every node in parallel, each under its own NodeTimeout,
+// and waits for all of them.
+func (l *redlockLocker) onAll(ctx context.Context, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) []nodeResult {
+	rs := make([]nodeResult, len(l.cfg.Nodes))
+	var wg sync.WaitGroup
+	for i, c := range l.cfg.Nodes {
+		wg.Go(func() {
+			nctx, cancel := context.WithTimeout(ctx, l.cfg.NodeTimeout)
+			defer cancel()
+			rs[i].ok, rs[i].err = fn(nctx, c)
+		})
+	}
+	wg.Wait()
+	return rs
+}
+
+// Acquire makes one Redlock attempt (no retry). With start and end read
+// from cfg.Now before and after the parallel SET NX PX, the validity is
+// TTL − (end − start) − (TTL·DriftFactor + 2ms), and the lease's Validity
+// deadline is end + validity (= start + TTL − drift allowance: the keys
+// were set after start). If fewer than a quorum of nodes said OK, or the
+// validity is not positive, it unlocks every node (best effort) and returns
+// ErrNotAcquired, except when the nodes with an unknown outcome could
+// complete a quorum: then the outcome is unknown and it returns another
+// error.
+func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	start := l.cfg.Now()
+	token := l.tokens.next()
+	rs := l.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+		return setNXPX(ctx, c, key, token, l.cfg.TTL)
+	})
+	end := l.cfg.Now()
+	ok, unknown := tally(rs)
+	drift := time.Duration(float64(l.cfg.TTL)*l.cfg.DriftFactor) + redlockDriftConstant
+	validity := l.cfg.TTL - end.Sub(start) - drift
+	if ok >= l.quorum && validity > 0 {
+		return &Lease{Key: key, Token: token, Start: start, End: end, Validity: end.Add(validity)}, nil
+	}
+	// Unlock every node, also those that failed or timed out: their SET may
+	// have landed. Best effort, even if ctx has ended.
+	l.onAll(context.WithoutCancel(ctx), func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+		return compareAndDelete(ctx, c, key, token)
+	})
+	n := len(rs)
+	switch {
+	case ok >= l.quorum:
+		return nil, fmt.Errorf("redlock: acquire %q: quorum %d/%d but validity %v <= 0 (%s): %w",
+			key, ok, n, validity, l.describe(rs), ErrNotAcquired)
+	case ok+unknown >= l.quorum:
+		var errs []error
+		for _, r := range rs {
+			if r.err != nil {
+				errs = append(errs, r.err)
+			}
+		}
+		return nil, fmt.Errorf("redlock: acquire %q: outcome unknown: %d ok + %d unknown of %d could make quorum %d (%s): %w",
+			key, ok, unknown, n, l.quorum, l.describe(rs), errors.Join(errs...))
+	default:
+		return nil, fmt.Errorf("redlock: acquire %q: %d ok of %d, quorum %d (%s): %w",
+			key, ok, n, l.quorum, l.describe(rs), ErrNotAcquired)
+	}
+}
+
+// Release runs compare-and-delete on every node in parallel (per-node
+// timeout). It returns 0 and nil if the key was deleted on a quorum,
+// ErrNotHeld if every node answered and none held the lease's token, and
+// an unknown-outcome error otherwise.
+func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	if lease == nil {
+		return 0, fmt.Errorf("redlock: release of a nil lease: %w", ErrNotHeld)
+	}
+	rs := l.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+		return compareAndDelete(ctx, c, lease.Key, lease.Token)
+	})
+	released, unknown := tally(rs)
+	switch {
+	case released >= l.quorum:
+		return 0, nil
+	case released == 0 && unknown == 0:
+		return 0, fmt.Errorf("redlock: release %q: held on no node (%s): %w", lease.Key, l.describe(rs), ErrNotHeld)
+	default:
+		return 0, fmt.Errorf("redlock: release %q: outcome unknown: released on %d of %d, quorum %d (%s)",
+			lease.Key, released, len(rs), l.quorum, l.describe(rs))
+	}
+}
+
+// Close does nothing: redlock has no background work.
+func (l *redlockLocker) Close() error { return nil }

@@ -1,0 +1,59 @@
+package impl
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// setNXPXStrategy is SET k v NX PX ttl, released by DEL.
+type setNXPXStrategy struct{}
+
+// Name returns "set-nx-px".
+func (setNXPXStrategy) Name() string { return "set-nx-px" }
+
+// Info describes set-nx-px: atomic acquire, unchecked release.
+func (setNXPXStrategy) Info() Info {
+	return Info{
+		Summary: "acquire: SET k token NX PX ttl (one command); release: DEL k (no token check: may delete another client's lock)",
+		Source:  "the seed posts' second step (\"SET NX PX\", e.g. \"Redis 分布式锁实现：从 SET NX 到 Redlock 算法\")",
+		Claims:  Claims{AtomicAcquire: true},
+		Nodes:   1,
+	}
+}
+
+// New returns a set-nx-px Locker on cfg.Nodes[0] (exactly one node).
+func (s setNXPXStrategy) New(cfg Config) (Locker, error) {
+	cfg, err := prepare(s.Name(), cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	return &setNXPXLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+}
+
+type setNXPXLocker struct {
+	cfg    Config
+	node   redis.UniversalClient
+	tokens *tokens
+}
+
+// Acquire runs SET key token NX PX ttl: a lease, ErrNotAcquired if the key
+// exists, or an unknown-outcome error.
+func (l *setNXPXLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	return acquireToken(ctx, "set-nx-px", l.cfg, l.node, l.tokens, key)
+}
+
+// Release runs DEL on the key, whoever holds it: after the lease expired it
+// deletes the next holder's lock (the documented flaw). It returns 0 and nil
+// if a key was deleted, ErrNotHeld if there was none, or an unknown-outcome
+// error.
+func (l *setNXPXLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	return 0, releaseDel(ctx, "set-nx-px", l.node, lease)
+}
+
+// Close does nothing: set-nx-px has no background work.
+func (l *setNXPXLocker) Close() error { return nil }

@@ -1,0 +1,157 @@
+package impl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// watchdog is token-lua plus a renewal goroutine per lease (Redisson's
+// lock watchdog).
+type watchdog struct{}
+
+// Name returns "watchdog".
+func (watchdog) Name() string { return "watchdog" }
+
+// Info describes watchdog: token-lua with renewal; clients honour Lost.
+func (watchdog) Info() Info {
+	return Info{
+		Summary: "acquire: SET k token NX PX ttl, then renew every TTL/3 by Lua compare-and-PEXPIRE until release; Lost fires when renewal fails; release: Lua compare-and-delete",
+		Source:  "Redisson lock watchdog (RedissonBaseLock.renewExpiration, lockWatchdogTimeout/3)",
+		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true},
+		Policy:  Policy{HonourLost: true},
+		Nodes:   1,
+	}
+}
+
+// New returns a watchdog Locker on cfg.Nodes[0] (exactly one node). It
+// renews every cfg.RenewEvery (default TTL/3) and calls cfg.Hook at
+// PointRenew before each renewal.
+func (s watchdog) New(cfg Config) (Locker, error) {
+	cfg, err := prepare(s.Name(), cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RenewEvery <= 0 {
+		return nil, fmt.Errorf("watchdog: config: RenewEvery %v must be positive (TTL too short?)", cfg.RenewEvery)
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &watchdogLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t, ctx: ctx, cancel: cancel}, nil
+}
+
+type watchdogLocker struct {
+	cfg    Config
+	node   redis.UniversalClient
+	tokens *tokens
+	// ctx ends at Close; every renewal goroutine runs under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Acquire runs SET key token NX PX ttl and, on success, starts the lease's
+// renewal. It returns a lease with Lost set, ErrNotAcquired, or an
+// unknown-outcome error.
+func (l *watchdogLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	if err := l.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("watchdog: acquire %q: locker closed: %w", key, err)
+	}
+	lease, err := acquireToken(ctx, "watchdog", l.cfg, l.node, l.tokens, key)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(l.ctx)
+	lost := make(chan struct{})
+	done := make(chan struct{})
+	lease.Lost = lost
+	lease.stop = func() { cancel(); <-done }
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer close(done)
+		l.renew(rctx, lease, lost)
+	}()
+	return lease, nil
+}
+
+// renew extends the lease's TTL every RenewEvery until ctx ends. Before each
+// renewal it calls the Hook at PointRenew (a paused client blocks there, so
+// its renewal pauses too; ErrCrashed stops renewal without closing Lost: a
+// crashed client observes nothing). It closes lost when a renewal finds the
+// key gone or owned by another token, or when renewals kept failing with an
+// unknown outcome until TTL had passed since the last successful renewal's
+// invoke (the key has expired by then).
+func (l *watchdogLocker) renew(ctx context.Context, lease *Lease, lost chan<- struct{}) {
+	// deadline: when the key expires at the latest, on the client clock.
+	deadline := lease.Start.Add(l.cfg.TTL)
+	tick := time.NewTicker(l.cfg.RenewEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if l.cfg.Hook != nil {
+			err := l.cfg.Hook(ctx, PointRenew)
+			if errors.Is(err, ErrCrashed) || ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				// The hook failed otherwise: count it as a renewal with
+				// an unknown outcome.
+				if !l.cfg.Now().Before(deadline) {
+					close(lost)
+					return
+				}
+				continue
+			}
+		}
+		invoke := l.cfg.Now()
+		if !invoke.Before(deadline) {
+			close(lost)
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, l.cfg.RenewEvery)
+		n, err := scriptRenew.Run(cctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
+		cancel()
+		switch {
+		case err == nil && n == 1:
+			deadline = invoke.Add(l.cfg.TTL)
+		case err == nil:
+			close(lost) // gone or owned by another token
+			return
+		case ctx.Err() != nil:
+			return // released or closed meanwhile
+		case !l.cfg.Now().Before(deadline):
+			close(lost)
+			return
+		}
+	}
+}
+
+// Release stops the lease's renewal, then deletes the key only if it still
+// holds the lease's token: 0 and nil, ErrNotHeld (expired, lost, or taken by
+// another owner), or an unknown-outcome error.
+func (l *watchdogLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	if lease != nil && lease.stop != nil {
+		lease.stop()
+	}
+	return 0, releaseToken(ctx, "watchdog", l.node, lease)
+}
+
+// Close stops every renewal of this Locker and waits for them to end. Held
+// keys are not deleted: they expire after their TTL.
+func (l *watchdogLocker) Close() error {
+	l.cancel()
+	l.wg.Wait()
+	return nil
+}
