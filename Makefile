@@ -1,0 +1,27 @@
+# lockbench: `make bench` (the main job) and `make test`. Both install
+# redis-server (and redis-sentinel, gcc) with apt-get when missing and root.
+GO      ?= go
+BIN     := bin/lockbench
+OUT     ?= lockbench-out/bench
+PROFILE ?= ci
+
+.PHONY: bench test build deps vet clean
+
+bench: deps build
+	./$(BIN) bench --profile $(PROFILE) --out $(OUT)
+
+test: deps vet
+	$(GO) test -count=1 -timeout 9m ./...
+
+build:
+	$(GO) build -o $(BIN) ./cmd/lockbench
+
+deps:
+	@./scripts/deps.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin lockbench-out

@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Version is lockbench's version, written into results.json.
+const Version = "0.1.0"
+
+// Profile is a named matrix of runs.
+type Profile struct {
+	// Name is "ci" or "full".
+	Name string
+	// Summary says what the profile is for.
+	Summary string
+	// Strategies and Scenarios span the matrix (every pair runs).
+	Strategies, Scenarios []string
+	// Seeds is how many seeds each pair runs (seeds 1..Seeds).
+	Seeds int
+	// Workload is the base workload of every run.
+	Workload workload.Config
+	// ClientSweep lists client counts for the throughput-vs-clients plot,
+	// run on the baseline for SweepStrategies; empty: no sweep.
+	ClientSweep     []int
+	SweepStrategies []string
+}
+
+// Profiles returns the bench profiles: "ci" (every strategy under every
+// scenario once, short runs: the CI gate, under 3 minutes on 2 cores) and
+// "full" (three seeds, longer runs, and a client sweep).
+func Profiles() []Profile {
+	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: 1500 * time.Millisecond}
+	full := base
+	full.Duration = 4 * time.Second
+	return []Profile{
+		{Name: "ci", Summary: "every strategy under every scenario, one seed, 1.5 s runs: the CI gate",
+			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 1, Workload: base},
+		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
+			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
+			ClientSweep: []int{1, 2, 4, 8, 16, 32}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
+	}
+}
+
+// LookupProfile finds a profile; the error (wrapping ErrUsage) lists the valid names.
+func LookupProfile(name string) (Profile, error) {
+	var names []string
+	for _, p := range Profiles() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("%w: unknown profile %q (valid: %s)", ErrUsage, name, strings.Join(names, ", "))
+}
+
+// Options configure a bench.
+type Options struct {
+	// Profile is the matrix to run.
+	Profile Profile
+	// OutDir is the results folder (created).
+	OutDir string
+	// Cluster configures the Redis processes of every run.
+	Cluster cluster.Options
+	// Command is the command line that reproduces the bench.
+	Command string
+	// Progress is called before each run with its index (from 0), the
+	// total and a label; nil: silent.
+	Progress func(i, total int, label string)
+}
+
+// Bench runs a profile's matrix, writes results.json, the plots and the
+// report into o.OutDir and returns the results. An error means a run could
+// not be carried out (environment, Ctrl-C); unexpected verdicts are in the
+// returned file (Run.AsExpected), not errors.
+func Bench(ctx context.Context, o Options) (*results.File, error) {
+	p := o.Profile
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: results folder %s: %v", cluster.ErrEnvironment, o.OutDir, err)
+	}
+	f := &results.File{
+		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Profile: p.Name,
+		Command: o.Command, Started: time.Now().UTC().Format(time.RFC3339),
+		Host: results.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()},
+	}
+	for _, name := range p.Strategies {
+		st, err := impl.Lookup(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		f.Strategies = append(f.Strategies, StrategyInfo(st))
+	}
+	var specs []Spec
+	for _, sc := range p.Scenarios {
+		for _, st := range p.Strategies {
+			for seed := int64(1); seed <= int64(p.Seeds); seed++ {
+				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: p.Workload})
+			}
+		}
+	}
+	var sweep []Spec
+	for _, st := range p.SweepStrategies {
+		for _, n := range p.ClientSweep {
+			w := p.Workload
+			w.Clients = n
+			sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: int64(1000 + n), Workload: w})
+		}
+	}
+	total := len(specs) + len(sweep)
+	var sweepRuns []results.Run
+	for i, s := range append(specs, sweep...) {
+		s.OutDir, s.Cluster = o.OutDir, o.Cluster
+		s.Command = RunCommand(s)
+		if o.Progress != nil {
+			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
+		}
+		r, err := Run(ctx, s)
+		if err != nil {
+			return f, err
+		}
+		if f.Redis == "" {
+			f.Redis = redisVersion(o.Cluster)
+		}
+		if i < len(specs) {
+			f.Runs = append(f.Runs, r)
+		} else {
+			sweepRuns = append(sweepRuns, r)
+		}
+	}
+	f.Finished = time.Now().UTC().Format(time.RFC3339)
+	if err := results.Write(o.OutDir, f); err != nil {
+		return f, err
+	}
+	if err := Report(o.OutDir, f, sweepRuns); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// Unexpected returns the runs whose verdicts contradict their expectation.
+func Unexpected(f *results.File) []results.Run {
+	var out []results.Run
+	for _, r := range f.Runs {
+		if !r.AsExpected {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RunCommand is the lockbench command line that reproduces one run.
+func RunCommand(s Spec) string {
+	w := s.Workload
+	return fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
+		s.Strategy, s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
+}
+
+// StrategyInfo describes a strategy for results.json.
+func StrategyInfo(st impl.Strategy) results.StrategyInfo {
+	in := st.Info()
+	var claims, pol []string
+	c := in.Claims
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{c.AtomicAcquire, "atomic-acquire"}, {c.TokenRelease, "token-release"}, {c.Renewal, "renewal"},
+		{c.Reentrant, "reentrant"}, {c.Quorum, "quorum"}, {c.Fencing, "fencing"}, {c.Validity, "validity"}} {
+		if x.on {
+			claims = append(claims, x.name)
+		}
+	}
+	if in.Policy.CheckValidity {
+		pol = append(pol, "check-validity")
+	}
+	if in.Policy.HonourLost {
+		pol = append(pol, "honour-lost")
+	}
+	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
+}
+
+// redisVersion asks the redis-server binary for its version ("" if unknown).
+func redisVersion(o cluster.Options) string {
+	c, err := cluster.Start(context.Background(), cluster.Topology{Kind: cluster.Single}, o)
+	if err != nil {
+		return ""
+	}
+	defer c.Stop()
+	return c.RedisVersion()
+}
+
+// sortRuns orders runs by scenario, strategy, seed.
+func sortRuns(rs []results.Run) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].Scenario != rs[j].Scenario {
+			return rs[i].Scenario < rs[j].Scenario
+		}
+		if rs[i].Strategy != rs[j].Strategy {
+			return rs[i].Strategy < rs[j].Strategy
+		}
+		return rs[i].Seed < rs[j].Seed
+	})
+}
+
+var _ = errors.New

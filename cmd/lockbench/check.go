@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/results"
+)
+
+func newCheckCmd() *cobra.Command {
+	var timeout time.Duration
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "check HISTORY.jsonl",
+		Short: "Check a saved history offline and print its verdict",
+		Long: `Check a saved history file (JSON Lines: a header line, then one operation
+per line; the format is in the README) with the same checkers as a run, and
+print the verdict of each check beside the verdict table's expectation for the
+history's (strategy, scenario). On a violation porcupine's HTML visualisation
+is written next to the file.
+
+Exit codes: 0 as expected, 1 unexpected, 2 unreadable or corrupt file (the
+error names the line).`,
+		Example: "  lockbench check lockbench-out/bench/histories/token-lua-gc-pause-1.jsonl",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			h, ops, err := history.Load(path)
+			if err != nil {
+				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
+			}
+			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
+			rep := checker.Check(h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
+			exp := bench.Expected(h.Strategy, h.Scenario)
+			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, Expected: exp.Summary(),
+				ExpectedChecks: exp.Checks(), Reason: exp.Reason, History: path}
+			bench.Fill(&r, rep, exp, filepath.Dir(path))
+			r.Faults = bench.FaultsOf(ops)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				b, _ := json.MarshalIndent(r, "", "  ")
+				fmt.Fprintln(w, string(b))
+			} else {
+				fmt.Fprintf(w, "%s: %s/%s seed %d, %d operations; expected %s (%s)\n", path, h.Strategy, h.Scenario, h.Seed, len(ops), exp.Summary(), exp.Reason)
+				for _, x := range []struct {
+					name string
+					r    checker.Result
+				}{{"exclusion", rep.Exclusion}, {"resource", rep.Resource}, {"fencing", rep.Fencing}, {"reentrancy", rep.Reentrancy}, {"liveness", rep.Liveness}} {
+					fmt.Fprintf(w, "  %-10s %-12s %s\n", x.name, x.r.Status, x.r.Message)
+					for _, d := range x.r.Details {
+						fmt.Fprintf(w, "               %s\n", d)
+					}
+				}
+				if rep.Visualization != "" {
+					fmt.Fprintf(w, "  porcupine visualisation: %s\n", rep.Visualization)
+				}
+			}
+			if !r.AsExpected {
+				return fmt.Errorf("%w: %s", errUnexpected, strings.Join(r.Unexpected, "; "))
+			}
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict as a results.json run object")
+	return c
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/impl"
+)
+
+func newListCmd() *cobra.Command {
+	var matrix bool
+	c := &cobra.Command{
+		Use:   "list [--matrix]",
+		Short: "List strategies, scenarios and profiles (or the verdict matrix)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			defer w.Flush()
+			if matrix {
+				fmt.Fprintln(w, "SCENARIO\tSTRATEGY\tEXPECTED\tEXCLUSION\tRESOURCE\tLIVENESS\tWHY")
+				for _, p := range bench.Matrix() {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness, p.Reason)
+				}
+				return nil
+			}
+			fmt.Fprintln(w, "STRATEGY\tNODES\tCLAIMS\tDEFAULT POLICY\tHOW")
+			for _, st := range impl.All() {
+				in := bench.StrategyInfo(st)
+				pol := strings.Join(in.Policy, ",")
+				if pol == "" {
+					pol = "checks nothing"
+				}
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", st.Name(), st.Info().Nodes, strings.Join(in.Claims, ","), pol, in.Summary)
+			}
+			fmt.Fprintln(w, "\nSCENARIO\tKIND\tWHAT")
+			for _, s := range chaos.All() {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, s.Kind, s.Summary)
+			}
+			fmt.Fprintln(w, "\nPROFILE\tWHAT")
+			for _, p := range bench.Profiles() {
+				fmt.Fprintf(w, "%s\t%s\n", p.Name, p.Summary)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&matrix, "matrix", false, "print the verdict matrix: what each (strategy, scenario) pair must show, and why")
+	return c
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// runFlags are the flags of `lockbench run`.
+type runFlags struct {
+	strategy, scenario, out      string
+	clients, keys, reentrancy    int
+	ttl, duration, think, csMin  time.Duration
+	csMax, opTimeout, checkLimit time.Duration
+	csKind, retry, fencing       string
+	policy                       string
+	tailShare                    float64
+	zipf                         bool
+	seed                         int64
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run --strategy NAME --scenario NAME [flags]",
+		Short: "Run one strategy under one scenario, check the history, write a report",
+		Long: `Run one strategy under one scenario against redis-server processes that
+lockbench starts and stops itself, record the history, check it and write
+results.json, report.md, index.html and the history to --out.
+
+Names: lockbench list. Exit codes: 0 the verdict is as the verdict table
+expects, 1 it is not, 2 usage error, 3 environment error.`,
+		Example: `  lockbench run --strategy token-lua --scenario gc-pause
+  lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
+  lockbench run --strategy reentrant --scenario baseline --reentrancy 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec(cmd)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(f.out, 0o755); err != nil {
+				return fmt.Errorf("%w: --out %s: %v", bench.ErrUsage, f.out, err)
+			}
+			r, err := bench.Run(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			st, _ := impl.Lookup(spec.Strategy)
+			file := &results.File{
+				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
+				Command: spec.Command, Started: time.Now().UTC().Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
+				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
+			}
+			if err := results.Write(f.out, file); err != nil {
+				return err
+			}
+			if err := bench.Report(f.out, file, nil); err != nil {
+				return err
+			}
+			printRun(cmd, r)
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", f.out+"/report.md")
+			if !r.AsExpected {
+				return fmt.Errorf("%w: %s/%s: %s", errUnexpected, r.Strategy, r.Scenario, strings.Join(r.Unexpected, "; "))
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.strategy, "strategy", "", "lock strategy (required; see lockbench list)")
+	fl.StringVar(&f.scenario, "scenario", "baseline", "fault scenario (see lockbench list)")
+	fl.IntVar(&f.clients, "clients", 16, "concurrent clients, each its own lock owner")
+	fl.IntVar(&f.keys, "keys", 1, "lock keys (1 = fully contended)")
+	fl.BoolVar(&f.zipf, "zipf", false, "choose keys with a Zipf distribution instead of uniformly")
+	fl.DurationVar(&f.ttl, "ttl", 100*time.Millisecond, "lock TTL")
+	fl.DurationVar(&f.duration, "duration", 2*time.Second, "how long clients start new holds")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of every random choice (workload and nemesis)")
+	fl.StringVar(&f.out, "out", "lockbench-out/run", "results folder")
+	fl.StringVar(&f.csKind, "cs", "fixed", "critical-section duration distribution: fixed, uniform, exponential")
+	fl.DurationVar(&f.csMin, "cs-min", 0, "CS duration (fixed), lower bound (uniform) or mean (exponential); default TTL/20")
+	fl.DurationVar(&f.csMax, "cs-max", 0, "CS upper bound (uniform, exponential)")
+	fl.Float64Var(&f.tailShare, "cs-tail", 0, "share (0..1) of critical sections that run 2×TTL")
+	fl.DurationVar(&f.think, "think", 0, "pause between a release and the next acquire")
+	fl.StringVar(&f.retry, "retry", "", "retry policy: none, spin, fixed:DUR, exponential:BASE:MAX (default exponential:TTL/50:TTL/5)")
+	fl.IntVar(&f.reentrancy, "reentrancy", 1, "nesting depth of acquires per hold (reentrant strategies)")
+	fl.StringVar(&f.fencing, "fencing", "", "protected resource fencing: off, writes, all (default writes for fencing strategies, else off)")
+	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
+	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
+	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
+	return c
+}
+
+// spec validates the flags into a bench.Spec; errors wrap bench.ErrUsage.
+func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
+	if f.strategy == "" {
+		return bench.Spec{}, fmt.Errorf("%w: --strategy is required (valid: %s)", bench.ErrUsage, strings.Join(impl.Names(), ", "))
+	}
+	if f.tailShare < 0 || f.tailShare > 1 {
+		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", bench.ErrUsage, f.tailShare)
+	}
+	if f.csMax != 0 && f.csMax < f.csMin {
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
+	}
+	switch f.csKind {
+	case "fixed", "uniform", "exponential":
+	default:
+		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", bench.ErrUsage, f.csKind)
+	}
+	if f.duration <= 0 || f.ttl <= 0 || f.clients <= 0 || f.keys <= 0 || f.reentrancy <= 0 || f.opTimeout <= 0 {
+		return bench.Spec{}, fmt.Errorf("%w: --duration, --ttl, --clients, --keys, --reentrancy and --op-timeout must be positive", bench.ErrUsage)
+	}
+	w := workload.Config{
+		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, TTL: f.ttl, Duration: f.duration,
+		Think: f.think, Reentrancy: f.reentrancy, OpTimeout: f.opTimeout,
+	}
+	if f.csMin > 0 || f.csKind != "fixed" || f.tailShare > 0 {
+		min := f.csMin
+		if min == 0 {
+			min = f.ttl / 20
+		}
+		w.CS = workload.CSDist{Kind: f.csKind, Min: min, Max: f.csMax, TailShare: f.tailShare, Tail: 2 * f.ttl}
+	}
+	if f.retry != "" {
+		r, err := workload.ParseRetry(f.retry)
+		if err != nil {
+			return bench.Spec{}, fmt.Errorf("%w: --retry: %v", bench.ErrUsage, err)
+		}
+		w.Retry = r
+	}
+	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit}
+	if f.fencing != "" {
+		fm, err := workload.ParseFencing(f.fencing)
+		if err != nil {
+			return bench.Spec{}, fmt.Errorf("%w: --fencing: %v", bench.ErrUsage, err)
+		}
+		s.Fencing = fm
+	}
+	switch f.policy {
+	case "", "default":
+	case "none":
+		s.Policy = &impl.Policy{}
+	case "check-validity":
+		s.Policy = &impl.Policy{CheckValidity: true}
+	case "honour-lost":
+		s.Policy = &impl.Policy{HonourLost: true}
+	case "both":
+		s.Policy = &impl.Policy{CheckValidity: true, HonourLost: true}
+	default:
+		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", bench.ErrUsage, f.policy)
+	}
+	if _, _, _, err := s.Resolved(); err != nil {
+		return bench.Spec{}, err
+	}
+	s.Command = "lockbench " + strings.Join(os.Args[1:], " ")
+	return s, nil
+}
+
+// printRun prints one run's verdict beside its expectation.
+func printRun(cmd *cobra.Command, r results.Run) {
+	mark := "as expected"
+	if !r.AsExpected {
+		mark = "UNEXPECTED: " + strings.Join(r.Unexpected, "; ")
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s/%s seed %d: expected %s; exclusion %s, resource %s, liveness %s; %d violations, %d grants, %.0f grants/s, acquire p99 %.2f ms: %s\n",
+		r.Strategy, r.Scenario, r.Seed, r.Expected, r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness,
+		r.Violations, r.Grants, r.ThroughputPerS, r.AcquireLatencyMs.P99, mark)
+	if r.Visualization != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "  porcupine visualisation: %s\n", r.Visualization)
+	}
+}

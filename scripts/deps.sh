@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what lockbench needs at run time when it is missing: redis-server,
+# redis-sentinel (Sentinel scenarios) and gcc (the clock-offset shim), with
+# apt-get when we are root on a Debian/Ubuntu machine. Otherwise it names the
+# packages to install and exits 3 (lockbench's "environment error" code).
+set -euo pipefail
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
+command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing ${missing[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian's packaged services may start on install; lockbench starts its own servers.
+  for s in redis-server redis-sentinel; do
+    (service "$s" stop || systemctl stop "$s") >/dev/null 2>&1 || true
+  done
+  exit 0
+fi
+echo "deps: missing ${missing[*]}: install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}), then rerun" >&2
+exit 3

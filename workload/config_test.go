@@ -1,0 +1,119 @@
+package workload
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestParseRetry(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Retry
+		err  bool
+	}{
+		{"none", Retry{Kind: "none"}, false},
+		{"spin", Retry{Kind: "spin"}, false},
+		{"fixed:5ms", Retry{Kind: "fixed", Base: 5 * time.Millisecond}, false},
+		{"exponential:1ms:20ms", Retry{Kind: "exponential", Base: time.Millisecond, Max: 20 * time.Millisecond}, false},
+		{"exponential:20ms:1ms", Retry{}, true},
+		{"fixed", Retry{}, true},
+		{"fixed:-1s", Retry{}, true},
+		{"backoff", Retry{}, true},
+		{"none:1ms", Retry{}, true},
+	} {
+		got, err := ParseRetry(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseRetry(%q) = %+v, %v; want %+v, err %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if err == nil {
+			if back, _ := ParseRetry(got.String()); back != got {
+				t.Errorf("String round trip of %q: %+v", tc.in, back)
+			}
+		}
+	}
+}
+
+func TestRetryNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	if _, again := (Retry{Kind: "none"}).Next(1, r); again {
+		t.Error("none retried")
+	}
+	exp := Retry{Kind: "exponential", Base: time.Millisecond, Max: 8 * time.Millisecond}
+	for attempt := 1; attempt < 40; attempt++ {
+		d, again := exp.Next(attempt, r)
+		if !again || d < 0 || d > 8*time.Millisecond {
+			t.Fatalf("attempt %d: %v %v, want 0..8ms", attempt, d, again)
+		}
+	}
+}
+
+func TestCSDist(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	u := CSDist{Kind: "uniform", Min: 2 * time.Millisecond, Max: 4 * time.Millisecond, TailShare: 0.25, Tail: time.Second}
+	tails := 0
+	for i := 0; i < 4000; i++ {
+		d := u.Sample(r)
+		switch {
+		case d == time.Second:
+			tails++
+		case d < 2*time.Millisecond || d >= 4*time.Millisecond:
+			t.Fatalf("sample %v outside [2ms,4ms)", d)
+		}
+	}
+	if tails < 850 || tails > 1150 {
+		t.Errorf("tail share %d/4000, want about 1000", tails)
+	}
+	e := CSDist{Kind: "exponential", Min: time.Millisecond, Max: 3 * time.Millisecond}
+	for i := 0; i < 1000; i++ {
+		if d := e.Sample(r); d > 3*time.Millisecond || d < 0 {
+			t.Fatalf("exponential sample %v above cap", d)
+		}
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	c, err := Config{TTL: 100 * time.Millisecond, Duration: time.Second}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Clients != 16 || c.Keys != 1 || c.CS.Min != 5*time.Millisecond || c.Retry.Kind != "exponential" || c.SafetyMargin != 10*time.Millisecond {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, bad := range []Config{
+		{Duration: time.Second},
+		{TTL: time.Microsecond, Duration: time.Second},
+		{TTL: time.Second},
+		{TTL: time.Second, Duration: time.Second, Clients: -1},
+		{TTL: time.Second, Duration: time.Second, Reentrancy: 100},
+	} {
+		if _, err := bad.WithDefaults(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func TestResourceFencing(t *testing.T) {
+	for _, tc := range []struct {
+		mode               Fencing
+		staleWrite, staleR bool // accepted?
+	}{
+		{FencingOff, true, true},
+		{FencingWrites, false, true},
+		{FencingAll, false, false},
+	} {
+		r := NewResource(tc.mode)
+		if !r.Write("k", 1, 5) {
+			t.Fatalf("%s: first write rejected", tc.mode)
+		}
+		if got := r.Write("k", 2, 4); got != tc.staleWrite {
+			t.Errorf("%s: stale write accepted=%v, want %v", tc.mode, got, tc.staleWrite)
+		}
+		if _, got := r.Read("k", 3); got != tc.staleR {
+			t.Errorf("%s: stale read accepted=%v, want %v", tc.mode, got, tc.staleR)
+		}
+		if !r.Write("k", 9, 5) {
+			t.Errorf("%s: equal token rejected", tc.mode)
+		}
+	}
+}
