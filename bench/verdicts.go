@@ -3,6 +3,10 @@ package bench
 import (
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/impl"
 )
 
 // Expect is what a check must show in one (strategy, scenario) pair.
@@ -123,20 +127,41 @@ type Pair struct {
 	Expectation
 }
 
-// Matrix returns every pair of the verdict table, sorted by scenario then
-// strategy, for the README and reports.
+// Matrix returns every pair of the verdict table, in report order
+// (scenarios as chaos.All lists them, then strategies as impl.All does), for
+// the README and reports.
 func Matrix() []Pair {
+	rank := func(names []string) map[string]int {
+		m := map[string]int{}
+		for i, n := range names {
+			m[n] = i
+		}
+		return m
+	}
+	sc, st := rank(chaos.Names()), rank(impl.Names())
 	var out []Pair
-	for sc, m := range verdictTable() {
-		for st, e := range m {
-			out = append(out, Pair{st, sc, e})
+	for scn, m := range verdictTable() {
+		for stn, e := range m {
+			out = append(out, Pair{stn, scn, e})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Scenario != out[j].Scenario {
-			return out[i].Scenario < out[j].Scenario
+			return sc[out[i].Scenario] < sc[out[j].Scenario]
 		}
-		return out[i].Strategy < out[j].Strategy
+		return st[out[i].Strategy] < st[out[j].Strategy]
 	})
 	return out
+}
+
+// MatrixMarkdown renders the verdict matrix as a Markdown table, one row per
+// pair (the README embeds it; a test keeps the two in sync).
+func MatrixMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| scenario | strategy | expected | exclusion | resource | liveness | why |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, p := range Matrix() {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness, p.Reason)
+	}
+	return b.String()
 }

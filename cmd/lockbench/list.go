@@ -13,7 +13,7 @@ import (
 )
 
 func newListCmd() *cobra.Command {
-	var matrix bool
+	var matrix, markdown bool
 	c := &cobra.Command{
 		Use:   "list [--matrix]",
 		Short: "List strategies, scenarios and profiles (or the verdict matrix)",
@@ -21,6 +21,10 @@ func newListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()
+			if markdown {
+				fmt.Fprint(cmd.OutOrStdout(), bench.MatrixMarkdown())
+				return nil
+			}
 			if matrix {
 				fmt.Fprintln(w, "SCENARIO\tSTRATEGY\tEXPECTED\tEXCLUSION\tRESOURCE\tLIVENESS\tWHY")
 				for _, p := range bench.Matrix() {
@@ -49,5 +53,6 @@ func newListCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&matrix, "matrix", false, "print the verdict matrix: what each (strategy, scenario) pair must show, and why")
+	c.Flags().BoolVar(&markdown, "markdown", false, "print the verdict matrix as a Markdown table (as in the README)")
 	return c
 }
