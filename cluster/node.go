@@ -28,12 +28,13 @@ type Node struct {
 
 	op sync.Mutex // serialises Kill, Restart, Pause, Resume, SetClockOffset
 
-	mu      sync.Mutex // guards the fields below
-	port    int
-	fixed   bool // port must not change (fixed by the caller, or started once)
-	proc    *process
-	version string
-	logFrom [2]int64 // sizes of server.log and stdout.log when the last start began
+	mu          sync.Mutex // guards the fields below
+	port        int
+	fixed       bool // port must not change (fixed by the caller, or started once)
+	everStarted bool // the node started successfully at least once
+	proc        *process
+	version     string
+	logFrom     [2]int64 // sizes of server.log and stdout.log when the last start began
 }
 
 // process is one running OS process of a node.
@@ -299,7 +300,7 @@ func (n *Node) start(ctx context.Context) error {
 		err := n.startOn(ctx, port)
 		if err == nil {
 			n.mu.Lock()
-			n.port, n.fixed = port, true
+			n.port, n.fixed, n.everStarted = port, true, true
 			n.mu.Unlock()
 			return nil
 		}

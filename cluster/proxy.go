@@ -1,0 +1,205 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+)
+
+// Proxy is a TCP proxy between clients and one upstream address (usually a
+// Node), built on toxiproxy embedded as a library (no toxiproxy server
+// process, no HTTP API). Point a client at Proxy.Addr instead of the node to
+// partition it (Cut, Blackhole) or slow it down (SetLatency). A proxy adds
+// ~0.1 ms per round trip, so use one only where a scenario needs it, never
+// in a performance baseline. All methods are safe for concurrent use.
+type Proxy struct {
+	name     string
+	upstream string
+	addr     string
+
+	mu        sync.Mutex
+	p         *toxiproxy.Proxy
+	cut       bool
+	latency   time.Duration
+	blackhole bool
+	closed    bool
+}
+
+// Names of the toxics Proxy installs.
+const (
+	toxicLatencyUp     = "latency_upstream"
+	toxicLatencyDown   = "latency_downstream"
+	toxicBlackholeUp   = "blackhole_upstream"
+	toxicBlackholeDown = "blackhole_downstream"
+)
+
+// NewProxy starts a proxy named name (used in logs only) listening on
+// 127.0.0.1 at a free port and forwarding every accepted connection to
+// upstream ("host:port"). The upstream is dialled per client connection, so
+// the proxy may be created before the upstream runs. ctx is checked before
+// starting; the proxy lives until Close.
+func NewProxy(ctx context.Context, name, upstream string) (*Proxy, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
+	}
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	p := toxiproxy.NewProxy(server, name, "127.0.0.1:0", upstream)
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("%w: cluster: proxy %s: listen: %v", ErrEnvironment, name, err)
+	}
+	p.Lock()
+	addr := p.Listen // the real address once listening
+	p.Unlock()
+	return &Proxy{name: name, upstream: upstream, addr: addr, p: p}, nil
+}
+
+// Name returns the name given to NewProxy.
+func (p *Proxy) Name() string { return p.name }
+
+// Addr returns the proxy's "127.0.0.1:PORT"; clients connect here. It stays
+// the same across Cut and Restore.
+func (p *Proxy) Addr() string { return p.addr }
+
+// Upstream returns the address the proxy forwards to.
+func (p *Proxy) Upstream() string { return p.upstream }
+
+// errClosed is returned by methods called after Close.
+var errClosed = errors.New("cluster: proxy closed")
+
+// Cut partitions the link the fast way: the proxy stops listening (new
+// connects are refused) and closes every open connection (clients see EOF
+// or a reset). Cutting a cut proxy is a no-op. See Blackhole for a
+// partition where packets vanish and clients time out instead.
+func (p *Proxy) Cut() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if p.cut {
+		return nil
+	}
+	p.p.Stop()
+	p.cut = true
+	return nil
+}
+
+// Restore undoes Cut: the proxy listens again on the same address. Toxics
+// (latency, blackhole) stay as they were. Restoring a proxy that is not cut
+// is a no-op. It fails (wrapping ErrEnvironment) if another process took
+// the port meanwhile.
+func (p *Proxy) Restore() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if !p.cut {
+		return nil
+	}
+	if err := p.p.Start(); err != nil {
+		return fmt.Errorf("%w: cluster: restore proxy %s on %s: %v", ErrEnvironment, p.name, p.addr, err)
+	}
+	p.cut = false
+	return nil
+}
+
+// SetLatency delays every chunk of data by d in each direction, so a
+// request/response round trip gains at least 2·d. It applies to open
+// connections too. toxiproxy counts whole milliseconds: d is rounded up to
+// the next millisecond. 0 removes the latency.
+func (p *Proxy) SetLatency(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("cluster: proxy %s: negative latency %v", p.name, d)
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if p.latency > 0 {
+		if err := p.removeToxics(toxicLatencyUp, toxicLatencyDown); err != nil {
+			return err
+		}
+		p.latency = 0
+	}
+	if ms == 0 {
+		return nil
+	}
+	for _, dir := range []string{"upstream", "downstream"} {
+		spec := fmt.Sprintf(`{"name":"latency_%s","type":"latency","stream":%q,"toxicity":1,"attributes":{"latency":%d,"jitter":0}}`, dir, dir, int64(ms))
+		if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+			return fmt.Errorf("cluster: proxy %s: add latency: %w", p.name, err)
+		}
+	}
+	p.latency = ms * time.Millisecond
+	return nil
+}
+
+// Latency returns the latency set by SetLatency (rounded up to whole ms).
+func (p *Proxy) Latency() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.latency
+}
+
+// Blackhole partitions the link the slow way when on is true: connects still
+// succeed but every byte in either direction is dropped, on open and new
+// connections, so clients time out (like a network partition where packets
+// vanish). Blackhole(false) lets data flow again on new connections; bytes
+// dropped meanwhile are gone, so clients should reconnect.
+func (p *Proxy) Blackhole(on bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if on == p.blackhole {
+		return nil
+	}
+	if !on {
+		if err := p.removeToxics(toxicBlackholeUp, toxicBlackholeDown); err != nil {
+			return err
+		}
+		p.blackhole = false
+		return nil
+	}
+	for _, dir := range []string{"upstream", "downstream"} {
+		spec := fmt.Sprintf(`{"name":"blackhole_%s","type":"timeout","stream":%q,"toxicity":1,"attributes":{"timeout":0}}`, dir, dir)
+		if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+			return fmt.Errorf("cluster: proxy %s: add blackhole: %w", p.name, err)
+		}
+	}
+	p.blackhole = true
+	return nil
+}
+
+// removeToxics removes the named toxics; the caller holds p.mu.
+func (p *Proxy) removeToxics(names ...string) error {
+	for _, name := range names {
+		if err := p.p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+			return fmt.Errorf("cluster: proxy %s: remove %s: %w", p.name, name, err)
+		}
+	}
+	return nil
+}
+
+// Close stops the proxy and closes every connection through it. It is
+// idempotent.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	p.p.Stop()
+	return nil
+}
