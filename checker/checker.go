@@ -1,0 +1,131 @@
+// Package checker checks a recorded lockbench history and returns data, not
+// bools: one Result per check (exclusion, protected resource, fencing tokens,
+// reentrancy, liveness), each with a status, a violation count, a one-line
+// message and a few lines naming the holds and operations involved.
+//
+// The contract is the "Checkers" section of DESIGN.md. In short:
+//
+//   - Exclusion: per key, no two holds overlap. A hold (see Holds) runs from
+//     its acquire to the end of its use. Porcupine (Jepsen's Knossos-style
+//     linearizability checker, github.com/anishathalye/porcupine) checks a
+//     mutex model in which every hold is an Enter operation over [acquire
+//     invoke, acquire complete] and an Exit operation over [end of use,
+//     release complete or +inf]; a sweep-line over the same intervals runs
+//     beside it and counts the overlapping pairs. The two must agree.
+//   - Resource: porcupine checks the protected resource's reads and writes
+//     one by one against a register with a fencing check; an accepted write
+//     whose read value is not the current value is a lost update.
+//   - Fencing: fencing tokens strictly increase across grants of a key.
+//   - Reentrancy: reported counts match the nesting depth.
+//   - Liveness: the harness's post-run probes find every key acquirable and
+//     none left without a TTL; figures describe availability during the run.
+//
+// A porcupine timeout is reported as Inconclusive, never as a pass. On an
+// exclusion or resource violation, porcupine's HTML visualisation is written
+// when Options.VisualizationPath is set, with the nemesis windows of the
+// history as annotations.
+//
+// All times in a history are nanoseconds since the run started; Details and
+// messages print them as milliseconds since the run started.
+package checker
+
+import (
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// Status is a check's outcome, a string so that reports and results.json can
+// carry it as is.
+type Status string
+
+// Statuses.
+const (
+	// OK: the check ran to the end and found no violation.
+	OK Status = "ok"
+	// Violated: the check found at least one violation; Details name them.
+	Violated Status = "violated"
+	// Inconclusive: the check could not decide (porcupine timed out, or the
+	// checker disagreed with itself). Never a pass.
+	Inconclusive Status = "inconclusive"
+	// Skipped: the check does not apply to this history (e.g. no resource
+	// operations, a non-reentrant strategy, no fencing tokens, no probes).
+	Skipped Status = "skipped"
+)
+
+// DefaultTimeout is the porcupine time limit per check when Options.Timeout is 0.
+const DefaultTimeout = 10 * time.Second
+
+// maxDetails bounds Result.Details; a last line says how many were left out.
+const maxDetails = 20
+
+// Result is the outcome of one check.
+type Result struct {
+	// Status is ok, violated, inconclusive or skipped.
+	Status Status
+	// Violations counts what went wrong: overlapping pairs of holds
+	// (exclusion), lost updates and other illegal resource steps (resource),
+	// grants whose fencing token does not increase (fencing), operations with
+	// a wrong count (reentrancy), deadlocked or unacquirable keys (liveness).
+	Violations int
+	// Message is one line for a report.
+	Message string
+	// Details are up to about 20 lines naming the holds and operations
+	// involved (clients, hold ids, times in ms since run start).
+	Details []string
+}
+
+// Options tunes the porcupine-backed checks (Exclusion and Resource). The
+// zero value is ready to use.
+type Options struct {
+	// Timeout bounds each porcupine check; a check that runs out of time is
+	// Inconclusive. Default (0): DefaultTimeout (10 s). Negative values are
+	// treated as 0.
+	Timeout time.Duration
+	// VisualizationPath is where porcupine's HTML visualisation of a violated
+	// exclusion check is written; a violated resource check writes to the
+	// same path with "-resource" inserted before the extension (".html"
+	// appended if the path has none). Default (""): nothing is written. The
+	// history's nemesis windows, crashes, lost leases and the overlapping
+	// intervals are added as annotations.
+	VisualizationPath string
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// Report is the outcome of every check on one history.
+type Report struct {
+	Exclusion  Result
+	Resource   Result
+	Fencing    Result
+	Reentrancy Result
+	Liveness   Result
+	// Figures are the liveness figures (see LivenessFigures).
+	Figures LivenessFigures
+	// Visualization is the path of the porcupine HTML written: the exclusion
+	// one if exclusion was violated, else the resource one; "" if none.
+	Visualization string
+}
+
+// Check runs every check on a history and collects the results. Exclusion
+// and Resource each run porcupine once (twice on a violation when a
+// visualisation is asked for), each bounded by o.Timeout.
+func Check(h history.Header, ops []history.Operation, o Options) Report {
+	var r Report
+	var excPath, resPath string
+	r.Exclusion, excPath = exclusion(h, ops, o)
+	r.Resource, resPath = resource(h, ops, o)
+	r.Fencing = Fencing(h, ops)
+	r.Reentrancy = Reentrancy(h, ops)
+	r.Liveness, r.Figures = Liveness(h, ops)
+	r.Visualization = excPath
+	if r.Visualization == "" {
+		r.Visualization = resPath
+	}
+	return r
+}

@@ -1,0 +1,390 @@
+package checker
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/history"
+)
+
+func load(t *testing.T, name string) (history.Header, []history.Operation) {
+	t.Helper()
+	h, ops, err := history.Load(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, ops
+}
+
+// want is the expected status and violation count of one check.
+type want struct {
+	status     Status
+	violations int
+}
+
+func (w want) check(t *testing.T, name string, got Result) {
+	t.Helper()
+	if got.Status != w.status || got.Violations != w.violations {
+		t.Errorf("%s: got %s with %d violations, want %s with %d\n  message: %s\n  details: %s",
+			name, got.Status, got.Violations, w.status, w.violations, got.Message, strings.Join(got.Details, "\n    "))
+	}
+	if strings.Contains(got.Message, "\n") {
+		t.Errorf("%s: message has more than one line: %q", name, got.Message)
+	}
+	if len(got.Details) > maxDetails {
+		t.Errorf("%s: %d details, want at most %d", name, len(got.Details), maxDetails)
+	}
+	if got.Status == Violated && len(got.Details) == 0 {
+		t.Errorf("%s: violated without details", name)
+	}
+}
+
+func TestCheckRecordedHistories(t *testing.T) {
+	ok, skip := want{status: OK}, want{status: Skipped}
+	tests := []struct {
+		file                                 string
+		exclusion, resource, fencing, reentr want
+		liveness                             want
+	}{
+		{"clean-sequential.jsonl", ok, ok, skip, skip, ok},
+		// c0 is paused inside its CS, its lease expires, c1 takes the lock,
+		// both write from value 0: one overlapping pair, one lost update.
+		{"overlap.jsonl", want{Violated, 1}, want{Violated, 1}, skip, skip, skip},
+		// A hold ends (end of use) at the very instant the next is granted.
+		{"back-to-back.jsonl", ok, ok, skip, skip, skip},
+		// c0's acquire timed out (info) while c1 held the lock: not a hold.
+		{"info-acquire.jsonl", ok, ok, skip, skip, skip},
+		// c0's release has an unknown outcome; its use ended before c1's grant.
+		{"info-release.jsonl", ok, ok, skip, skip, skip},
+		// c0 crashes inside its CS; c1 acquires after the TTL.
+		{"crash-in-cs.jsonl", ok, ok, skip, skip, skip},
+		// Fencing on writes: the paused holder's late write is rejected, so
+		// the resource stays safe although exclusion broke.
+		{"fenced-stale-write-rejected.jsonl", want{Violated, 1}, ok, ok, skip, skip},
+		// Fencing on writes only: the stale holder writes before the new
+		// holder, is accepted, and the new holder's write loses it.
+		{"fenced-writes-lost-update.jsonl", want{Violated, 1}, want{Violated, 1}, ok, skip, skip},
+		// Fencing on every operation: the new holder's read raises the
+		// highest token, so the stale write is rejected.
+		{"fenced-all-stale-write-rejected.jsonl", want{Violated, 1}, ok, ok, skip, skip},
+		// k0: 5, 5, 4, 9 in sequence (two violations); k1: 3 and 2 on
+		// overlapping acquires (either may be first: no violation).
+		{"fence-not-increasing.jsonl", ok, skip, want{Violated, 2}, skip, skip},
+		{"reentrancy-count-wrong.jsonl", ok, skip, skip, want{Violated, 1}, skip},
+		{"deadlock-probe.jsonl", skip, skip, skip, skip, want{Violated, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
+			h, ops := load(t, tt.file)
+			r := Check(h, ops, Options{})
+			tt.exclusion.check(t, "exclusion", r.Exclusion)
+			tt.resource.check(t, "resource", r.Resource)
+			tt.fencing.check(t, "fencing", r.Fencing)
+			tt.reentr.check(t, "reentrancy", r.Reentrancy)
+			tt.liveness.check(t, "liveness", r.Liveness)
+			if r.Visualization != "" {
+				t.Errorf("visualization %q written without a VisualizationPath", r.Visualization)
+			}
+			// The entry points agree with Check.
+			if got := Exclusion(h, ops, Options{}); got.Status != r.Exclusion.Status {
+				t.Errorf("Exclusion: %s, Check: %s", got.Status, r.Exclusion.Status)
+			}
+			if got := Resource(h, ops, Options{}); got.Status != r.Resource.Status {
+				t.Errorf("Resource: %s, Check: %s", got.Status, r.Resource.Status)
+			}
+		})
+	}
+}
+
+func TestHolds(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	tests := []struct {
+		file string
+		want []Hold // only Hold, AcquireComplete, EndOfUse, ReleaseComplete, Crashed compared
+	}{
+		{"clean-sequential.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 2100000, ReleaseComplete: 3500000},
+			{Hold: 2, AcquireComplete: 4500000, EndOfUse: 5100000, ReleaseComplete: 6500000},
+		}},
+		{"back-to-back.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1000, EndOfUse: 3000, ReleaseComplete: 4000},
+			{Hold: 2, AcquireComplete: 3000, EndOfUse: 5000, ReleaseComplete: 6000},
+			{Hold: 3, AcquireComplete: 5000, EndOfUse: 5000, ReleaseComplete: 6000},
+		}},
+		// The info acquire of c0 is not a hold.
+		{"info-acquire.jsonl", []Hold{
+			{Hold: 2, AcquireComplete: 1500000, EndOfUse: 1900000, ReleaseComplete: 3 * ms},
+		}},
+		// Unknown release: the hold's use ends at its last write, its release never.
+		{"info-release.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 3 * ms, ReleaseComplete: Inf},
+			{Hold: 2, AcquireComplete: 11 * ms, EndOfUse: 13 * ms, ReleaseComplete: 14 * ms},
+		}},
+		{"crash-in-cs.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 2 * ms, ReleaseComplete: Inf, Crashed: true},
+			{Hold: 2, AcquireComplete: 102 * ms, EndOfUse: 104 * ms, ReleaseComplete: 105 * ms},
+		}},
+		// A failed release (lock already gone) still ends the hold.
+		{"fenced-stale-write-rejected.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 31 * ms, ReleaseComplete: 33 * ms},
+			{Hold: 2, AcquireComplete: 13 * ms, EndOfUse: 15 * ms, ReleaseComplete: 17 * ms},
+		}},
+		// Only the outermost acquire is a hold; its end of use is capped at the outermost release.
+		{"reentrancy-count-wrong.jsonl", []Hold{
+			{Hold: 1, AcquireComplete: 1000, EndOfUse: 1000, ReleaseComplete: 4000},
+			{Hold: 2, AcquireComplete: 6000, EndOfUse: 6000, ReleaseComplete: 7000},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
+			_, ops := load(t, tt.file)
+			got := Holds(ops)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d holds %+v, want %d", len(got), got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Hold != w.Hold || g.AcquireComplete != w.AcquireComplete || g.EndOfUse != w.EndOfUse ||
+					g.ReleaseComplete != w.ReleaseComplete || g.Crashed != w.Crashed {
+					t.Errorf("hold %d: got %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLivenessFigures(t *testing.T) {
+	tests := []struct {
+		file string
+		want LivenessFigures
+	}{
+		// Grants at 1 and 4.5 ms in a run from 0 to 6.5 ms; the nemesis
+		// window ends at 3 ms, the next grant is at 4.5 ms.
+		{"clean-sequential.jsonl", LivenessFigures{LongestUnavailableMs: 3.5, RecoveryMs: 1.5, FailedShare: 1.0 / 3}},
+		// Grants at 1 and 4 ms in a run to 12 ms; no grant after the pause ends at 8 ms.
+		{"overlap.jsonl", LivenessFigures{LongestUnavailableMs: 8, RecoveryMs: -1}},
+		// k0 was never granted: the whole run (0..5 ms) is unavailable.
+		{"deadlock-probe.jsonl", LivenessFigures{LongestUnavailableMs: 5, FailedShare: 2.0 / 3, InfoShare: 1.0 / 3, Deadlocked: []string{"k0"}}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
+			h, ops := load(t, tt.file)
+			_, got := Liveness(h, ops)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestVisualization(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "viz", "overlap.html")
+	h, ops := load(t, "overlap.jsonl")
+	r := Check(h, ops, Options{VisualizationPath: path})
+	if r.Visualization != path {
+		t.Fatalf("Visualization = %q, want %q", r.Visualization, path)
+	}
+	for file, texts := range map[string][]string{
+		path: {"c0 h1 enter k0", "c1 h2 exit k0", "pause c0", "h1 ∩ h2"},
+		filepath.Join(dir, "viz", "overlap-resource.html"): {"c0 h1 write k0 0→1", "pause c0"},
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range texts {
+			if !strings.Contains(string(b), s) {
+				t.Errorf("%s does not mention %q", filepath.Base(file), s)
+			}
+		}
+	}
+
+	// No violation, no file.
+	h, ops = load(t, "clean-sequential.jsonl")
+	clean := filepath.Join(dir, "clean.html")
+	if r := Check(h, ops, Options{VisualizationPath: clean}); r.Visualization != "" {
+		t.Errorf("clean history: Visualization = %q", r.Visualization)
+	}
+	if _, err := os.Stat(clean); !os.IsNotExist(err) {
+		t.Errorf("clean history: %s written (%v)", clean, err)
+	}
+}
+
+// sequentialHolds generates n back-to-back holds on one key, each with a
+// read and a write of the protected resource.
+func sequentialHolds(n int) []history.Operation {
+	var ops []history.Operation
+	for i := range n {
+		t0 := int64(i) * 10
+		hold := int64(i + 1)
+		c := i % 4
+		ops = append(ops,
+			history.Operation{Client: c, Stream: c, Kind: history.Acquire, Key: "k0", Hold: hold, Invoke: t0, Complete: t0 + 2, Result: history.OK},
+			history.Operation{Client: c, Stream: c, Kind: history.Read, Key: "k0", Hold: hold, Invoke: t0 + 2, Complete: t0 + 3, Result: history.OK, Value: int64(i)},
+			history.Operation{Client: c, Stream: c, Kind: history.Write, Key: "k0", Hold: hold, Invoke: t0 + 4, Complete: t0 + 5, Result: history.OK, Prev: int64(i), Value: int64(i + 1)},
+			history.Operation{Client: c, Stream: c, Kind: history.Release, Key: "k0", Hold: hold, Invoke: t0 + 6, Complete: t0 + 8, Result: history.OK},
+		)
+	}
+	return ops
+}
+
+func TestPorcupineTimeoutIsInconclusive(t *testing.T) {
+	h := history.Header{SchemaVersion: history.SchemaVersion, Fencing: "off"}
+	ops := sequentialHolds(20000)
+	o := Options{Timeout: time.Nanosecond}
+	for range 3 {
+		r := Check(h, ops, o)
+		for name, res := range map[string]Result{"exclusion": r.Exclusion, "resource": r.Resource} {
+			if res.Status != Inconclusive {
+				t.Errorf("%s with a 1 ns timeout: %s (%s), want inconclusive", name, res.Status, res.Message)
+			}
+			if !strings.Contains(res.Message, "timed out") {
+				t.Errorf("%s: message %q does not say it timed out", name, res.Message)
+			}
+		}
+	}
+	// The same history passes with the default timeout.
+	small := sequentialHolds(200)
+	if r := Check(h, small, Options{}); r.Exclusion.Status != OK || r.Resource.Status != OK {
+		t.Errorf("200 sequential holds: exclusion %s, resource %s, want ok", r.Exclusion.Status, r.Resource.Status)
+	}
+}
+
+// randomHistory generates a history of holds on a few keys with times on a
+// coarse grid (so equal timestamps are common): acquires, resource reads,
+// releases (ok, fail, info), crashes, failed and info acquires. Holds of a
+// key mostly follow each other, sometimes overlap.
+func randomHistory(rng *rand.Rand) []history.Operation {
+	var ops []history.Operation
+	hold := int64(0)
+	stream := 0
+	for k := range 1 + rng.IntN(3) {
+		key := fmt.Sprintf("k%d", k)
+		t := int64(rng.IntN(3))
+		for range 2 + rng.IntN(10) {
+			c := rng.IntN(4)
+			stream++
+			s := stream
+			ai := t + int64(rng.IntN(3)) - 1
+			ac := ai + int64(rng.IntN(3))
+			ai = max(ai, 0)
+			ac = max(ac, ai)
+			switch rng.IntN(8) {
+			case 0:
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Acquire, Key: key, Invoke: ai, Complete: ac, Result: history.Fail})
+				continue
+			case 1:
+				hold++
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Acquire, Key: key, Hold: hold, Invoke: ai, Complete: ac, Result: history.Info})
+				continue
+			}
+			hold++
+			ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Acquire, Key: key, Hold: hold, Invoke: ai, Complete: ac, Result: history.OK})
+			end := ac
+			for range rng.IntN(3) {
+				ri := end + int64(rng.IntN(2))
+				rc := ri + int64(rng.IntN(3))
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Read, Key: key, Hold: hold, Invoke: ri, Complete: rc, Result: history.OK})
+				end = rc
+			}
+			rel := end + int64(rng.IntN(2))
+			switch rng.IntN(6) {
+			case 0:
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Crash, Key: key, Hold: hold, Invoke: rel, Complete: rel, Result: history.Info})
+			case 1:
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Release, Key: key, Hold: hold, Invoke: rel, Complete: rel + 5, Result: history.Info})
+			default:
+				res := history.OK
+				if rng.IntN(4) == 0 {
+					res = history.Fail
+				}
+				ops = append(ops, history.Operation{Client: c, Stream: s, Kind: history.Release, Key: key, Hold: hold, Invoke: rel, Complete: rel + int64(rng.IntN(3)), Result: res})
+			}
+			// The next grant comes a little after this end of use, or a little before.
+			t = end + int64(rng.IntN(4)) - 1
+		}
+	}
+	return ops
+}
+
+// TestPorcupineAgreesWithSweep checks, on random histories, that porcupine
+// finds a violation exactly when the sweep-line finds an overlapping pair.
+func TestPorcupineAgreesWithSweep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := history.Header{SchemaVersion: history.SchemaVersion, Fencing: "off"}
+	model := exclusionModel()
+	var ok, violated int
+	for i := range 2000 {
+		ops := randomHistory(rng)
+		hs := Holds(ops)
+		n, _, _ := sweepOverlaps(hs)
+		porc := porcupine.CheckOperationsTimeout(model, exclusionOps(hs, nil), 10*time.Second)
+		if porc == porcupine.Unknown {
+			t.Fatalf("history %d: porcupine timed out", i)
+		}
+		if (porc == porcupine.Illegal) != (n > 0) {
+			t.Fatalf("history %d: porcupine %s, sweep-line %d pairs; holds:\n%s", i, porc, n, describeHolds(hs))
+		}
+		r := Exclusion(h, ops, Options{})
+		switch {
+		case len(hs) == 0:
+			continue
+		case n > 0:
+			violated++
+			if r.Status != Violated || r.Violations != n {
+				t.Fatalf("history %d: Exclusion %s with %d violations, sweep-line %d pairs", i, r.Status, r.Violations, n)
+			}
+		default:
+			ok++
+			if r.Status != OK {
+				t.Fatalf("history %d: Exclusion %s (%s), want ok", i, r.Status, r.Message)
+			}
+		}
+	}
+	// Both outcomes must be well represented for the test to mean anything.
+	if ok < 300 || violated < 300 {
+		t.Errorf("random histories: %d ok, %d violated; want at least 300 of each", ok, violated)
+	}
+}
+
+func describeHolds(hs []Hold) string {
+	var b strings.Builder
+	for _, h := range hs {
+		fmt.Fprintf(&b, "  %s h%d enter [%d, %d] exit [%d, %d]\n", h.Key, h.Hold, h.AcquireInvoke, h.AcquireComplete, h.EndOfUse, h.ReleaseComplete)
+	}
+	return b.String()
+}
+
+func TestSweepOverlaps(t *testing.T) {
+	hold := func(key string, ac, eou int64) Hold {
+		return Hold{Key: key, AcquireInvoke: ac, AcquireComplete: ac, EndOfUse: eou, ReleaseComplete: Inf}
+	}
+	tests := []struct {
+		name string
+		hs   []Hold
+		want int
+	}{
+		{"disjoint", []Hold{hold("k", 0, 5), hold("k", 6, 9)}, 0},
+		{"touching", []Hold{hold("k", 0, 5), hold("k", 5, 9)}, 0},
+		{"overlapping", []Hold{hold("k", 0, 5), hold("k", 4, 9)}, 1},
+		{"nested", []Hold{hold("k", 0, 10), hold("k", 2, 3), hold("k", 4, 5)}, 2},
+		{"point inside", []Hold{hold("k", 0, 10), hold("k", 5, 5)}, 1},
+		{"point at grant", []Hold{hold("k", 5, 10), hold("k", 5, 5)}, 0},
+		{"three at once", []Hold{hold("k", 0, 9), hold("k", 1, 9), hold("k", 2, 9)}, 3},
+		{"other keys", []Hold{hold("a", 0, 9), hold("b", 1, 9)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n, _, _ := sweepOverlaps(tt.hs); n != tt.want {
+				t.Errorf("got %d pairs, want %d", n, tt.want)
+			}
+		})
+	}
+}

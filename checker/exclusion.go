@@ -1,0 +1,290 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/history"
+)
+
+// Exclusion checks mutual exclusion per key: no two holds (see Holds) of a
+// key may overlap.
+//
+// Two checks run side by side on the same intervals:
+//
+//   - porcupine, partitioned per key, on a mutex model whose state is the
+//     current holder: each hold is an Enter operation over [AcquireInvoke,
+//     AcquireComplete] (legal iff the lock is free; makes the hold the
+//     holder) and an Exit operation over [EndOfUse, ReleaseComplete] (legal
+//     iff the hold is the holder; frees the lock). Porcupine treats
+//     intervals as closed and orders a call before a return at equal
+//     timestamps, so an Exit may be linearised before an Enter that returns
+//     at the very instant the Exit is invoked.
+//   - a sweep-line over the same holds: holds A and B of a key conflict iff
+//     A.AcquireComplete < B.EndOfUse && B.AcquireComplete < A.EndOfUse
+//     (back-to-back holds with equal timestamps do not conflict, as in
+//     porcupine). Result.Violations is the number of conflicting pairs.
+//
+// Porcupine finds the history illegal exactly when the sweep-line finds a
+// pair; if they disagree the result is Inconclusive with a Message starting
+// "checker disagreement (bug):". If porcupine times out (o.Timeout) the
+// result is Inconclusive, unless the sweep-line found pairs, which are a
+// definite violation on their own. Skipped when the history has no holds.
+//
+// On a violation, porcupine's visualisation of the violated keys is written
+// to o.VisualizationPath (if set), with nemesis windows, crashes, lost
+// leases and the overlapping intervals as annotations.
+func Exclusion(h history.Header, ops []history.Operation, o Options) Result {
+	r, _ := exclusion(h, ops, o)
+	return r
+}
+
+// excInput is the input of a mutex-model operation: one end of a hold.
+type excInput struct {
+	enter bool
+	id    int // index of the hold in the holds slice, plus 1 (0 means free)
+	hold  Hold
+}
+
+// excState is the mutex model's state: the id of the holder, 0 when free.
+type excState int
+
+func (s excState) step(in excInput) (bool, excState) {
+	if in.enter {
+		return s == 0, excState(in.id)
+	}
+	return s == excState(in.id), 0
+}
+
+func exclusionModel() porcupine.Model {
+	return porcupine.Model{
+		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+			return partitionBy(ops, func(op porcupine.Operation) string { return op.Input.(excInput).hold.Key })
+		},
+		Init: func() interface{} { return excState(0) },
+		Step: func(state, input, _ interface{}) (bool, interface{}) {
+			ok, next := state.(excState).step(input.(excInput))
+			return ok, next
+		},
+		Hash: func(state interface{}) uint64 { return uint64(state.(excState)) },
+		DescribeOperation: func(input, _ interface{}) string {
+			in := input.(excInput)
+			h := in.hold
+			if in.enter {
+				return fmt.Sprintf("c%d h%d enter %s tok=%s fence=%d", h.Client, h.Hold, h.Key, h.Token, h.Fence)
+			}
+			end := "released"
+			switch {
+			case h.Crashed:
+				end = "crashed"
+			case h.ReleaseComplete == Inf:
+				end = "release unknown"
+			}
+			return fmt.Sprintf("c%d h%d exit %s (%s)", h.Client, h.Hold, h.Key, end)
+		},
+		DescribeState: func(state interface{}) string {
+			if state.(excState) == 0 {
+				return "free"
+			}
+			return fmt.Sprintf("held by #%d", int(state.(excState)))
+		},
+	}
+}
+
+// partitionBy splits ops by key, keys in sorted order, keeping each
+// partition in history order.
+func partitionBy(ops []porcupine.Operation, key func(porcupine.Operation) string) [][]porcupine.Operation {
+	idx := map[string]int{}
+	var keys []string
+	var parts [][]porcupine.Operation
+	for _, op := range ops {
+		k := key(op)
+		i, ok := idx[k]
+		if !ok {
+			i = len(parts)
+			idx[k] = i
+			keys = append(keys, k)
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], op)
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
+	sorted := make([][]porcupine.Operation, len(parts))
+	for i, j := range order {
+		sorted[i] = parts[j]
+	}
+	return sorted
+}
+
+// exclusionOps turns holds into porcupine operations, two per hold.
+func exclusionOps(hs []Hold, keep func(key string) bool) []porcupine.Operation {
+	ops := make([]porcupine.Operation, 0, 2*len(hs))
+	for i, h := range hs {
+		if keep != nil && !keep(h.Key) {
+			continue
+		}
+		ops = append(ops,
+			porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: true, id: i + 1, hold: h}, Call: h.AcquireInvoke, Return: h.AcquireComplete},
+			porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: false, id: i + 1, hold: h}, Call: h.EndOfUse, Return: h.ReleaseComplete},
+		)
+	}
+	return ops
+}
+
+// overlap is a conflicting pair of holds: indices into the holds slice, a
+// acquired (completed) first.
+type overlap struct{ a, b int }
+
+// maxKeptOverlaps bounds the pairs kept for details and annotations; all are counted.
+const maxKeptOverlaps = 1000
+
+// sweepOverlaps counts the conflicting pairs of holds per key: A and B
+// conflict iff A.AcquireComplete < B.EndOfUse && B.AcquireComplete <
+// A.EndOfUse. It returns the count, the first pairs found (in order of the
+// later hold's acquire completion, per key in sorted key order) and the
+// keys with at least one pair.
+func sweepOverlaps(hs []Hold) (n int, kept []overlap, keys map[string]bool) {
+	byKey := map[string][]int{}
+	var names []string
+	for i, h := range hs {
+		if _, ok := byKey[h.Key]; !ok {
+			names = append(names, h.Key)
+		}
+		byKey[h.Key] = append(byKey[h.Key], i)
+	}
+	sort.Strings(names)
+	keys = map[string]bool{}
+	for _, k := range names {
+		idx := byKey[k]
+		sort.SliceStable(idx, func(x, y int) bool {
+			a, b := hs[idx[x]], hs[idx[y]]
+			if a.AcquireComplete != b.AcquireComplete {
+				return a.AcquireComplete < b.AcquireComplete
+			}
+			return a.EndOfUse < b.EndOfUse
+		})
+		var active []int
+		for _, b := range idx {
+			hb := hs[b]
+			// Drop holds that ended by hb's grant: for any later hold too.
+			live := active[:0]
+			for _, a := range active {
+				if hs[a].EndOfUse > hb.AcquireComplete {
+					live = append(live, a)
+				}
+			}
+			active = live
+			for _, a := range active {
+				if hs[a].AcquireComplete < hb.EndOfUse {
+					n++
+					keys[k] = true
+					if len(kept) < maxKeptOverlaps {
+						kept = append(kept, overlap{a, b})
+					}
+				}
+			}
+			active = append(active, b)
+		}
+	}
+	return n, kept, keys
+}
+
+func exclusion(h history.Header, ops []history.Operation, o Options) (Result, string) {
+	hs := Holds(ops)
+	if len(hs) == 0 {
+		return Result{Status: Skipped, Message: "no successful acquires: no holds to check"}, ""
+	}
+	nKeys := countKeys(hs)
+	n, kept, badKeys := sweepOverlaps(hs)
+	model := exclusionModel()
+	porc := porcupine.CheckOperationsTimeout(model, exclusionOps(hs, nil), o.timeout())
+
+	r := Result{Violations: n}
+	for _, p := range kept {
+		a, b := hs[p.a], hs[p.b]
+		r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d [%s, %s] overlaps c%d h%d [%s, %s] (grant..end of use, ms)",
+			a.Key, a.Client, a.Hold, ms(a.AcquireComplete), ms(a.EndOfUse), b.Client, b.Hold, ms(b.AcquireComplete), ms(b.EndOfUse)))
+	}
+	r.Details = capDetails(r.Details, n)
+	switch {
+	case porc == porcupine.Ok && n == 0:
+		r.Status = OK
+		r.Message = fmt.Sprintf("%d holds on %d keys, no overlap (porcupine and sweep-line agree)", len(hs), nKeys)
+	case porc == porcupine.Illegal && n > 0:
+		r.Status = Violated
+		r.Message = fmt.Sprintf("%d overlapping pairs of holds on %d of %d keys (porcupine: illegal)", n, len(badKeys), nKeys)
+	case porc == porcupine.Unknown && n == 0:
+		r.Status = Inconclusive
+		r.Message = fmt.Sprintf("porcupine timed out after %s on %d holds; the sweep-line found no overlap", o.timeout(), len(hs))
+	case porc == porcupine.Unknown:
+		r.Status = Violated
+		r.Message = fmt.Sprintf("%d overlapping pairs of holds on %d of %d keys (sweep-line; porcupine timed out after %s)", n, len(badKeys), nKeys, o.timeout())
+	case porc == porcupine.Illegal:
+		r.Status = Inconclusive
+		r.Message = "checker disagreement (bug): porcupine finds the holds illegal, the sweep-line finds no overlapping pair"
+	default:
+		r.Status = Inconclusive
+		r.Message = fmt.Sprintf("checker disagreement (bug): porcupine finds the holds linearizable, the sweep-line finds %d overlapping pairs", n)
+	}
+	if o.VisualizationPath == "" || r.Status == OK || porc == porcupine.Unknown && n == 0 {
+		return r, ""
+	}
+	var keep func(string) bool
+	if len(badKeys) > 0 {
+		keep = func(k string) bool { return badKeys[k] }
+	}
+	var notes []porcupine.Annotation
+	for i, p := range kept {
+		if i == maxDetails {
+			break
+		}
+		a, b := hs[p.a], hs[p.b]
+		notes = append(notes, porcupine.Annotation{
+			Tag:             "overlap " + a.Key,
+			Start:           max(a.AcquireComplete, b.AcquireComplete),
+			End:             min(a.EndOfUse, b.EndOfUse),
+			Description:     fmt.Sprintf("h%d ∩ h%d", a.Hold, b.Hold),
+			Details:         fmt.Sprintf("c%d h%d and c%d h%d both held %s", a.Client, a.Hold, b.Client, b.Hold, a.Key),
+			BackgroundColor: "#f4a6a6",
+		})
+	}
+	path, err := visualize(model, exclusionOps(hs, keep), ops, keep, notes, o.VisualizationPath, o.timeout())
+	if err != nil {
+		r.Details = append(r.Details, "visualization not written: "+err.Error())
+		return r, ""
+	}
+	return r, path
+}
+
+func countKeys(hs []Hold) int {
+	keys := map[string]bool{}
+	for _, h := range hs {
+		keys[h.Key] = true
+	}
+	return len(keys)
+}
+
+// ms formats a time in ns since run start as milliseconds; Inf as "+inf".
+func ms(ns int64) string {
+	if ns == Inf {
+		return "+inf"
+	}
+	return fmt.Sprintf("%.3f", float64(ns)/float64(time.Millisecond))
+}
+
+// capDetails trims details to maxDetails lines, the last one saying how
+// many of total were left out.
+func capDetails(d []string, total int) []string {
+	total = max(total, len(d))
+	if total <= maxDetails && len(d) == total {
+		return d
+	}
+	keep := min(len(d), maxDetails-1)
+	return append(d[:keep:keep], fmt.Sprintf("... and %d more", total-keep))
+}

@@ -1,0 +1,142 @@
+package checker
+
+import (
+	"math"
+	"sort"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// Inf is the time used for an end that is unbounded: a release whose outcome
+// is unknown, a hold ended by a crash. It is also porcupine's return time for
+// operations with unknown outcome.
+const Inf = math.MaxInt64
+
+// Hold is one client's tenure of a lock, as the client believed it: from a
+// successful outermost acquire to the end of its use. All times are
+// nanoseconds since the run started.
+type Hold struct {
+	// Client is the logical client; Stream its porcupine stream (ClientId)
+	// at the acquire.
+	Client int
+	Stream int
+	// Key is the lock key.
+	Key string
+	// Hold is the hold id (the outermost acquire's Operation.Hold).
+	Hold int64
+	// Token and Fence are the owner token and fencing token of the grant
+	// (Fence 0: none).
+	Token string
+	Fence int64
+	// AcquireInvoke and AcquireComplete bound the successful outermost acquire.
+	AcquireInvoke, AcquireComplete int64
+	// EndOfUse is the completion of the client's last resource operation in
+	// the hold, or AcquireComplete if it made none; never later than the
+	// invoke of its outermost release or its crash, never earlier than
+	// AcquireComplete.
+	EndOfUse int64
+	// ReleaseComplete is when the lock was certainly given back: the
+	// earliest completion of an outermost release with a known outcome (ok,
+	// or fail: the lock was no longer held). Inf (math.MaxInt64) when the
+	// release's outcome is unknown, when there is none, or when the client
+	// crashed inside the hold.
+	ReleaseComplete int64
+	// Crashed is true when a Crash operation ended the hold.
+	Crashed bool
+}
+
+// isWholeLock reports whether op is a whole-lock operation (not a per-node
+// call of a quorum strategy).
+func isWholeLock(op history.Operation) bool { return op.Node == "" }
+
+// isOutermost reports whether a lock operation bounds a hold: depth 1, or 0
+// for non-reentrant strategies.
+func isOutermost(op history.Operation) bool { return op.Depth <= 1 }
+
+// Holds extracts the holds of a history, sorted by AcquireInvoke (then hold
+// id). A hold is a whole-lock Acquire with result ok and Depth <= 1 (depth 0:
+// non-reentrant); failed and unknown (info) acquires are not holds, since the
+// client does not believe it holds the lock. Resource operations (Read,
+// Write), outermost releases and crashes are linked to their hold by
+// Operation.Hold, which is unique per hold in a history.
+//
+// End of use is the completion of the hold's last resource operation (the
+// acquire's completion if there is none), capped at the invoke of the first
+// outermost release and of a crash, and raised to the acquire's completion if
+// a malformed history would put it earlier. A crash ends the hold with an
+// unbounded release (Inf); so does a release with outcome unknown, or none.
+func Holds(ops []history.Operation) []Hold {
+	type links struct {
+		lastUse        int64 // completion of the last resource op, -1 if none
+		releaseInvoke  int64 // earliest outermost release invoke, Inf if none
+		releaseDone    int64 // earliest known-outcome outermost release completion, Inf if none
+		crashInvoke    int64 // earliest crash invoke, Inf if none
+		crashed        bool
+		hasResourceUse bool
+	}
+	byHold := map[int64]*links{}
+	get := func(id int64) *links {
+		l := byHold[id]
+		if l == nil {
+			l = &links{lastUse: -1, releaseInvoke: Inf, releaseDone: Inf, crashInvoke: Inf}
+			byHold[id] = l
+		}
+		return l
+	}
+	for _, op := range ops {
+		if op.Hold == 0 {
+			continue
+		}
+		switch op.Kind {
+		case history.Read, history.Write:
+			l := get(op.Hold)
+			l.hasResourceUse = true
+			l.lastUse = max(l.lastUse, op.Complete)
+		case history.Release:
+			if !isWholeLock(op) || !isOutermost(op) {
+				continue
+			}
+			l := get(op.Hold)
+			l.releaseInvoke = min(l.releaseInvoke, op.Invoke)
+			if op.Result != history.Info {
+				l.releaseDone = min(l.releaseDone, op.Complete)
+			}
+		case history.Crash:
+			l := get(op.Hold)
+			l.crashed = true
+			l.crashInvoke = min(l.crashInvoke, op.Invoke)
+		}
+	}
+
+	var hs []Hold
+	for _, op := range ops {
+		if op.Kind != history.Acquire || op.Result != history.OK || !isWholeLock(op) || !isOutermost(op) {
+			continue
+		}
+		h := Hold{
+			Client: op.Client, Stream: op.Stream, Key: op.Key, Hold: op.Hold,
+			Token: op.Token, Fence: op.Fence,
+			AcquireInvoke: op.Invoke, AcquireComplete: op.Complete,
+			EndOfUse: op.Complete, ReleaseComplete: Inf,
+		}
+		if l := byHold[op.Hold]; l != nil && op.Hold != 0 {
+			if l.hasResourceUse {
+				h.EndOfUse = l.lastUse
+			}
+			h.EndOfUse = min(h.EndOfUse, l.releaseInvoke, l.crashInvoke)
+			h.EndOfUse = max(h.EndOfUse, h.AcquireComplete)
+			h.Crashed = l.crashed
+			if !l.crashed {
+				h.ReleaseComplete = max(l.releaseDone, h.EndOfUse)
+			}
+		}
+		hs = append(hs, h)
+	}
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].AcquireInvoke != hs[j].AcquireInvoke {
+			return hs[i].AcquireInvoke < hs[j].AcquireInvoke
+		}
+		return hs[i].Hold < hs[j].Hold
+	})
+	return hs
+}

@@ -1,0 +1,144 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// LivenessFigures describe availability during a run. Its fields match
+// results.LivenessFigures, so one converts to the other.
+type LivenessFigures struct {
+	// LongestUnavailableMs is the longest time, over all keys that were
+	// asked for, between two consecutive grants of the key (acquire
+	// completions of holds), counting from the run's first operation to the
+	// first grant and from the last grant to the run's last operation
+	// (probes excluded), in ms. A key never granted counts the whole run.
+	LongestUnavailableMs float64 `json:"longest_unavailable_ms"`
+	// RecoveryMs is the time from the end of the last nemesis window to the
+	// next grant of any key, in ms; -1 if no grant follows it, 0 if the run
+	// had no nemesis window.
+	RecoveryMs float64 `json:"recovery_ms"`
+	// FailedShare and InfoShare are the shares (0..1) of whole-lock acquire
+	// attempts whose result was fail and info; 0 when there were none.
+	FailedShare float64 `json:"failed_share"`
+	InfoShare   float64 `json:"info_share"`
+	// Deadlocked lists, sorted, the keys whose post-run probe found no TTL
+	// (PTTL -1) or could not acquire within TTL + 1 s.
+	Deadlocked []string `json:"deadlocked,omitempty"`
+}
+
+// Liveness checks the harness's post-run probes and computes the run's
+// liveness figures (see LivenessFigures). A Probe operation's Value is the
+// key's PTTL in ms before probing (-1: no TTL, a deadlock; -2: no key) and
+// its result is ok when the probe acquired the key within TTL + 1 s. The
+// check is violated if any probe found no TTL or did not acquire;
+// Result.Violations counts such keys. Skipped when the history has no
+// probes; the figures are computed either way.
+func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
+	f := livenessFigures(ops)
+	bad := map[string]bool{}
+	var r Result
+	probed := map[string]bool{}
+	for _, op := range ops {
+		if op.Kind != history.Probe {
+			continue
+		}
+		probed[op.Key] = true
+		switch {
+		case op.Value == -1:
+			bad[op.Key] = true
+			r.Details = append(r.Details, fmt.Sprintf("%s: left without a TTL after the run (PTTL -1): deadlock; probe %s at %s ms", op.Key, op.Result, ms(op.Invoke)))
+		case op.Result != history.OK:
+			bad[op.Key] = true
+			why := ""
+			if op.Error != "" {
+				why = ": " + op.Error
+			}
+			r.Details = append(r.Details, fmt.Sprintf("%s: not acquirable within TTL+1s after the run (PTTL %d ms, probe %s%s) at %s ms", op.Key, op.Value, op.Result, why, ms(op.Invoke)))
+		}
+	}
+	for k := range bad {
+		f.Deadlocked = append(f.Deadlocked, k)
+	}
+	sort.Strings(f.Deadlocked)
+	r.Details = capDetails(r.Details, len(r.Details))
+	r.Violations = len(bad)
+	gap := fmt.Sprintf("longest gap between grants %.1f ms, recovery %.1f ms", f.LongestUnavailableMs, f.RecoveryMs)
+	switch {
+	case len(probed) == 0:
+		r.Status = Skipped
+		r.Message = "no post-run probes; " + gap
+	case len(bad) > 0:
+		r.Status = Violated
+		r.Message = fmt.Sprintf("%d of %d probed keys deadlocked or not acquirable after the run; %s", len(bad), len(probed), gap)
+	default:
+		r.Status = OK
+		r.Message = fmt.Sprintf("%d probed keys acquirable after the run, none without TTL; %s", len(probed), gap)
+	}
+	return r, f
+}
+
+func livenessFigures(ops []history.Operation) LivenessFigures {
+	var f LivenessFigures
+	first, last := int64(Inf), int64(-1)
+	nemesisEnd := int64(-1)
+	var attempts, failed, info int
+	keys := map[string]bool{}
+	for _, op := range ops {
+		if op.Kind == history.Probe {
+			continue
+		}
+		first, last = min(first, op.Invoke), max(last, op.Complete)
+		switch {
+		case op.Kind == history.Nemesis:
+			nemesisEnd = max(nemesisEnd, op.Complete)
+		case op.Kind == history.Acquire && isWholeLock(op):
+			keys[op.Key] = true
+			attempts++
+			switch op.Result {
+			case history.Fail:
+				failed++
+			case history.Info:
+				info++
+			}
+		}
+	}
+	if attempts > 0 {
+		f.FailedShare = float64(failed) / float64(attempts)
+		f.InfoShare = float64(info) / float64(attempts)
+	}
+	grants := map[string][]int64{}
+	recovery := int64(-1)
+	for _, h := range Holds(ops) {
+		grants[h.Key] = append(grants[h.Key], h.AcquireComplete)
+		if nemesisEnd >= 0 && h.AcquireComplete >= nemesisEnd && (recovery < 0 || h.AcquireComplete-nemesisEnd < recovery) {
+			recovery = h.AcquireComplete - nemesisEnd
+		}
+	}
+	switch {
+	case nemesisEnd < 0:
+		f.RecoveryMs = 0
+	case recovery < 0:
+		f.RecoveryMs = -1
+	default:
+		f.RecoveryMs = toMs(recovery)
+	}
+	var longest int64
+	for k := range keys {
+		g := grants[k]
+		sort.Slice(g, func(i, j int) bool { return g[i] < g[j] })
+		prev := first
+		for _, t := range g {
+			longest = max(longest, t-prev)
+			prev = t
+		}
+		longest = max(longest, last-prev)
+	}
+	f.LongestUnavailableMs = toMs(longest)
+	return f
+}
+
+func toMs(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }

@@ -1,0 +1,322 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/history"
+)
+
+// Fencing modes of the protected resource (history.Header.Fencing).
+const (
+	fencingOff    = "off"
+	fencingWrites = "writes"
+	fencingAll    = "all"
+)
+
+// Resource checks the protected resource's operations (Read and Write, every
+// key) one by one with porcupine, partitioned per key since each key guards
+// its own resource value, which starts at 0. A critical section is not
+// atomic, so it is never modelled as one operation.
+//
+// The model's state is (value, highest fencing token seen):
+//
+//   - A Read with result ok is legal iff it returned the current value.
+//   - A Write carries the value its CS read (Prev), the new value (Value) and
+//     its fencing token (Fence). With fencing mode "writes" or "all"
+//     (h.Fencing) it must be rejected (result fail) iff Fence < highest;
+//     otherwise accepted (ok). An accepted write whose Prev is not the
+//     current value is illegal: a lost update. It sets the value and raises
+//     highest to Fence.
+//   - With fencing "all", reads carry a Fence too and are rejected iff below
+//     highest (a rejected read returns nothing); an accepted read raises
+//     highest to its Fence, as the resource has then seen that token. This
+//     is what lets "all" prevent the lost update that "writes" allows when
+//     the stale holder writes before the new holder does.
+//   - An operation with unknown outcome (info) may or may not have taken
+//     effect: porcupine gives it an unbounded return time, and the model
+//     applies it as the resource would have, so placing it last is the same
+//     as it never happening.
+//
+// Result.Violations counts lost updates by replaying each key's accepted
+// writes in completion order (the resource is linearizable by construction
+// in the harness, so completion order is its order of application unless
+// writes overlap) and counting those whose Prev is not the value left by the
+// previous one; an info write whose value a later write read is taken as
+// applied. The status comes from porcupine: Violations is at least 1 when
+// porcupine finds no linearization (e.g. a stale read, or a fencing decision
+// the model forbids) and 0 when it finds one. A porcupine timeout is
+// Inconclusive. Skipped when the history has no resource operations.
+//
+// On a violation, porcupine's visualisation is written next to
+// o.VisualizationPath (see Options), with the history's nemesis windows as
+// annotations.
+func Resource(h history.Header, ops []history.Operation, o Options) Result {
+	r, _ := resource(h, ops, o)
+	return r
+}
+
+// resInput is a resource operation's input; resOutput its outcome.
+type resInput struct {
+	op history.Operation
+}
+
+type resOutput struct {
+	result history.Result
+	value  int64 // for an accepted read: the value read
+}
+
+// resState is the resource model's state.
+type resState struct {
+	value, highest int64
+}
+
+// resModel is the resource model for one fencing mode.
+type resModel struct {
+	mode string
+}
+
+// fenced reports whether the resource checks the fencing token of op.
+func (m resModel) fenced(op history.Operation) bool {
+	return m.mode == fencingAll || m.mode == fencingWrites && op.Kind == history.Write
+}
+
+func (m resModel) step(s resState, in resInput, out resOutput) (bool, resState) {
+	op := in.op
+	fenced := m.fenced(op)
+	stale := fenced && op.Fence < s.highest
+	switch out.result {
+	case history.Fail:
+		return stale, s
+	case history.Info:
+		if stale {
+			return true, s
+		}
+	default: // ok
+		if stale {
+			return false, s
+		}
+		if op.Kind == history.Read && out.value != s.value || op.Kind == history.Write && op.Prev != s.value {
+			return false, s
+		}
+	}
+	if op.Kind == history.Write {
+		s.value = op.Value
+	}
+	if fenced {
+		s.highest = max(s.highest, op.Fence)
+	}
+	return true, s
+}
+
+func (m resModel) porcupine() porcupine.Model {
+	return porcupine.Model{
+		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+			return partitionBy(ops, func(op porcupine.Operation) string { return op.Input.(resInput).op.Key })
+		},
+		Init: func() interface{} { return resState{} },
+		Step: func(state, input, output interface{}) (bool, interface{}) {
+			ok, next := m.step(state.(resState), input.(resInput), output.(resOutput))
+			return ok, next
+		},
+		Hash: func(state interface{}) uint64 {
+			s := state.(resState)
+			return uint64(s.value)*0x9e3779b97f4a7c15 ^ uint64(s.highest)
+		},
+		DescribeOperation: func(input, output interface{}) string {
+			op, out := input.(resInput).op, output.(resOutput)
+			fence := ""
+			if m.fenced(op) || op.Fence != 0 {
+				fence = fmt.Sprintf(" fence=%d", op.Fence)
+			}
+			res := "?"
+			switch {
+			case out.result == history.Fail:
+				res = "rejected"
+			case out.result == history.OK && op.Kind == history.Read:
+				res = fmt.Sprint(out.value)
+			case out.result == history.OK:
+				res = "ok"
+			}
+			if op.Kind == history.Read {
+				return fmt.Sprintf("c%d h%d read %s%s -> %s", op.Client, op.Hold, op.Key, fence, res)
+			}
+			return fmt.Sprintf("c%d h%d write %s %d→%d%s -> %s", op.Client, op.Hold, op.Key, op.Prev, op.Value, fence, res)
+		},
+		DescribeState: func(state interface{}) string {
+			s := state.(resState)
+			if m.mode == fencingOff {
+				return fmt.Sprintf("value=%d", s.value)
+			}
+			return fmt.Sprintf("value=%d highest=%d", s.value, s.highest)
+		},
+	}
+}
+
+// resourceOps turns the history's resource operations on kept keys (all if
+// keep is nil) into porcupine operations; info operations never return.
+func resourceOps(ops []history.Operation, keep func(key string) bool) []porcupine.Operation {
+	var pops []porcupine.Operation
+	for _, op := range ops {
+		if op.Kind != history.Read && op.Kind != history.Write || keep != nil && !keep(op.Key) {
+			continue
+		}
+		out := resOutput{result: op.Result}
+		if op.Kind == history.Read && op.Result == history.OK {
+			out.value = op.Value
+		}
+		ret := op.Complete
+		if op.Result == history.Info {
+			ret = Inf
+		}
+		pops = append(pops, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op}, Call: op.Invoke, Output: out, Return: ret})
+	}
+	return pops
+}
+
+// lostUpdate is an accepted write whose read value was not the current
+// value, found by replay; prev is the write that set the current value
+// (Hold -1 if none: the initial value).
+type lostUpdate struct {
+	w, prev history.Operation
+	value   int64
+}
+
+// replayLostUpdates replays each key's accepted writes in completion order
+// (then invoke order) and returns the lost updates, keys in sorted order.
+func replayLostUpdates(ops []history.Operation) []lostUpdate {
+	writes := map[string][]history.Operation{}
+	infos := map[string][]history.Operation{}
+	seen := map[string]bool{}
+	var keys []string
+	for _, op := range ops {
+		if op.Kind != history.Write {
+			continue
+		}
+		if !seen[op.Key] {
+			seen[op.Key] = true
+			keys = append(keys, op.Key)
+		}
+		switch op.Result {
+		case history.OK:
+			writes[op.Key] = append(writes[op.Key], op)
+		case history.Info:
+			infos[op.Key] = append(infos[op.Key], op)
+		}
+	}
+	sort.Strings(keys)
+	var lost []lostUpdate
+	for _, k := range keys {
+		ws := writes[k]
+		sort.SliceStable(ws, func(i, j int) bool {
+			if ws[i].Complete != ws[j].Complete {
+				return ws[i].Complete < ws[j].Complete
+			}
+			return ws[i].Invoke < ws[j].Invoke
+		})
+		pending := infos[k]
+		var value int64
+		last := history.Operation{Hold: -1}
+		for _, w := range ws {
+			if w.Prev != value {
+				landed := -1
+				for i, iw := range pending {
+					if iw.Invoke <= w.Complete && iw.Value == w.Prev {
+						landed = i
+						break
+					}
+				}
+				if landed >= 0 {
+					pending = append(pending[:landed:landed], pending[landed+1:]...)
+				} else {
+					lost = append(lost, lostUpdate{w: w, prev: last, value: value})
+				}
+			}
+			value = w.Value
+			last = w
+		}
+	}
+	return lost
+}
+
+func resource(h history.Header, ops []history.Operation, o Options) (Result, string) {
+	mode := h.Fencing
+	if mode == "" {
+		mode = fencingOff
+	}
+	if mode != fencingOff && mode != fencingWrites && mode != fencingAll {
+		return Result{Status: Inconclusive, Message: fmt.Sprintf("unknown fencing mode %q in the header (want off, writes or all)", h.Fencing)}, ""
+	}
+	var reads, writes, rejected, unknown int
+	keys := map[string]bool{}
+	for _, op := range ops {
+		if op.Kind != history.Read && op.Kind != history.Write {
+			continue
+		}
+		keys[op.Key] = true
+		if op.Kind == history.Read {
+			reads++
+		} else {
+			writes++
+		}
+		switch op.Result {
+		case history.Fail:
+			rejected++
+		case history.Info:
+			unknown++
+		}
+	}
+	if reads+writes == 0 {
+		return Result{Status: Skipped, Message: "no resource operations"}, ""
+	}
+	m := resModel{mode: mode}
+	model := m.porcupine()
+	porc := porcupine.CheckOperationsTimeout(model, resourceOps(ops, nil), o.timeout())
+	lost := replayLostUpdates(ops)
+
+	counts := fmt.Sprintf("%d reads and %d writes on %d keys (fencing %s; %d rejected, %d unknown)", reads, writes, len(keys), mode, rejected, unknown)
+	var r Result
+	switch porc {
+	case porcupine.Ok:
+		r.Status = OK
+		r.Message = counts + ": linearizable, no lost update"
+		return r, ""
+	case porcupine.Unknown:
+		r.Status = Inconclusive
+		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost updates", o.timeout(), counts, len(lost))
+		return r, ""
+	}
+	r.Status = Violated
+	r.Violations = max(len(lost), 1)
+	badKeys := map[string]bool{}
+	for _, l := range lost {
+		w := l.w
+		badKeys[w.Key] = true
+		by := "the initial value"
+		if l.prev.Hold != -1 {
+			by = fmt.Sprintf("set by c%d h%d at %s ms", l.prev.Client, l.prev.Hold, ms(l.prev.Complete))
+		}
+		r.Details = append(r.Details, fmt.Sprintf("%s: lost update: c%d h%d wrote %d→%d (fence %d) at [%s, %s] ms, but the value was %d (%s)",
+			w.Key, w.Client, w.Hold, w.Prev, w.Value, w.Fence, ms(w.Invoke), ms(w.Complete), l.value, by))
+	}
+	r.Details = capDetails(r.Details, len(lost))
+	if len(lost) > 0 {
+		r.Message = fmt.Sprintf("%d lost updates on %d of %d keys: %s", len(lost), len(badKeys), len(keys), counts)
+	} else {
+		r.Message = "not linearizable (a stale read or a fencing decision the model forbids; no lost update in completion order): " + counts
+	}
+	if o.VisualizationPath == "" {
+		return r, ""
+	}
+	var keep func(string) bool
+	if len(badKeys) > 0 {
+		keep = func(k string) bool { return badKeys[k] }
+	}
+	path, err := visualize(model, resourceOps(ops, keep), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())
+	if err != nil {
+		r.Details = append(r.Details, "visualization not written: "+err.Error())
+		return r, ""
+	}
+	return r, path
+}

@@ -1,0 +1,140 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// Fencing checks that fencing tokens strictly increase across the grants
+// (holds, see Holds) of each key. Grant B violates it when some grant A of
+// the same key completed before B was invoked (A.AcquireComplete <
+// B.AcquireInvoke, so A was certainly granted first) with A.Fence >=
+// B.Fence, or when B carries the same token as an earlier-completed grant it
+// overlaps. Grants whose acquires overlap in time are not ordered otherwise:
+// either may have been granted first. Result.Violations counts the grants
+// flagged.
+//
+// It applies when h.Fencing is not "off" or any grant carries a token
+// (Fence > 0); it is Skipped when no grant carries one.
+func Fencing(h history.Header, ops []history.Operation) Result {
+	hs := Holds(ops)
+	fenced := 0
+	for _, hd := range hs {
+		if hd.Fence > 0 {
+			fenced++
+		}
+	}
+	if fenced == 0 {
+		msg := "no fencing tokens: the strategy issues none"
+		if h.Fencing != "" && h.Fencing != fencingOff {
+			msg = fmt.Sprintf("resource fencing %q but no grant carries a fencing token", h.Fencing)
+		}
+		return Result{Status: Skipped, Message: msg}
+	}
+	byKey := map[string][]int{}
+	var keys []string
+	for i, hd := range hs {
+		if _, ok := byKey[hd.Key]; !ok {
+			keys = append(keys, hd.Key)
+		}
+		byKey[hd.Key] = append(byKey[hd.Key], i)
+	}
+	sort.Strings(keys)
+	var r Result
+	for _, k := range keys {
+		byInvoke := byKey[k] // Holds sorts by AcquireInvoke
+		byComplete := append([]int(nil), byInvoke...)
+		sort.SliceStable(byComplete, func(x, y int) bool {
+			return hs[byComplete[x]].AcquireComplete < hs[byComplete[y]].AcquireComplete
+		})
+		sameFence := map[int64][]int{}
+		for _, i := range byInvoke {
+			sameFence[hs[i].Fence] = append(sameFence[hs[i].Fence], i)
+		}
+		// Grants that completed before B was invoked: a prefix of byComplete.
+		done, top := 0, -1 // top: index of the highest fence in the prefix
+		for _, b := range byInvoke {
+			hb := hs[b]
+			for done < len(byComplete) && hs[byComplete[done]].AcquireComplete < hb.AcquireInvoke {
+				if a := byComplete[done]; top < 0 || hs[a].Fence > hs[top].Fence {
+					top = a
+				}
+				done++
+			}
+			if top >= 0 && hs[top].Fence >= hb.Fence {
+				r.Violations++
+				a := hs[top]
+				r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d got fence %d at %s ms, not above fence %d of c%d h%d granted at %s ms, before it asked (%s ms)",
+					k, hb.Client, hb.Hold, hb.Fence, ms(hb.AcquireComplete), a.Fence, a.Client, a.Hold, ms(a.AcquireComplete), ms(hb.AcquireInvoke)))
+				continue
+			}
+			// Same token as an overlapping grant that completed earlier.
+			for _, a := range sameFence[hb.Fence] {
+				ha := hs[a]
+				if a != b && ha.AcquireComplete >= hb.AcquireInvoke &&
+					(ha.AcquireComplete < hb.AcquireComplete || ha.AcquireComplete == hb.AcquireComplete && a < b) {
+					r.Violations++
+					r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d and c%d h%d, granted at %s and %s ms, share fence %d",
+						k, ha.Client, ha.Hold, hb.Client, hb.Hold, ms(ha.AcquireComplete), ms(hb.AcquireComplete), hb.Fence))
+					break
+				}
+			}
+		}
+	}
+	r.Details = capDetails(r.Details, r.Violations)
+	if r.Violations > 0 {
+		r.Status = Violated
+		r.Message = fmt.Sprintf("%d of %d grants do not get a fencing token above the grants before them", r.Violations, len(hs))
+		return r
+	}
+	r.Status = OK
+	r.Message = fmt.Sprintf("fencing tokens strictly increase over %d grants on %d keys", len(hs), len(keys))
+	return r
+}
+
+// Reentrancy checks, for a reentrant strategy (h.Reentrant), that the counts
+// Redis reported match the nesting: every successful whole-lock acquire has
+// Count == Depth, every successful release Count == Depth-1. Whether the key
+// is gone once the count reaches 0 shows in the exclusion and liveness
+// checks (a key left behind blocks the next acquire or fails its probe).
+// Result.Violations counts the operations with a wrong count. Skipped for
+// non-reentrant strategies.
+func Reentrancy(h history.Header, ops []history.Operation) Result {
+	if !h.Reentrant {
+		return Result{Status: Skipped, Message: "the strategy is not reentrant"}
+	}
+	var r Result
+	var acquires, releases int
+	for _, op := range ops {
+		if op.Result != history.OK || !isWholeLock(op) {
+			continue
+		}
+		var want int
+		switch op.Kind {
+		case history.Acquire:
+			acquires++
+			want = op.Depth
+		case history.Release:
+			releases++
+			want = op.Depth - 1
+		default:
+			continue
+		}
+		if op.Count != want {
+			r.Violations++
+			r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d %s at depth %d reported count %d, want %d (at %s ms)",
+				op.Key, op.Client, op.Hold, op.Kind, op.Depth, op.Count, want, ms(op.Complete)))
+		}
+	}
+	r.Details = capDetails(r.Details, r.Violations)
+	if r.Violations > 0 {
+		r.Status = Violated
+		r.Message = fmt.Sprintf("%d of %d successful acquires and releases report a count that does not match their depth", r.Violations, acquires+releases)
+		return r
+	}
+	r.Status = OK
+	r.Message = fmt.Sprintf("counts match nesting depth on %d acquires and %d releases", acquires, releases)
+	return r
+}

@@ -1,0 +1,82 @@
+package checker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/history"
+)
+
+// visualize re-runs porcupine with linearization info on pops and writes its
+// HTML to path, annotated with the history's nemesis windows, the crashes and
+// lost leases on the keys keep accepts (all if keep is nil), and extra. It
+// returns path, or an error naming it.
+func visualize(model porcupine.Model, pops []porcupine.Operation, ops []history.Operation, keep func(key string) bool, extra []porcupine.Annotation, path string, timeout time.Duration) (string, error) {
+	_, info := porcupine.CheckOperationsVerbose(model, pops, timeout)
+	info.AddAnnotations(annotations(ops, keep))
+	info.AddAnnotations(extra)
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("checker: visualization folder: %w", err)
+		}
+	}
+	if err := porcupine.VisualizePath(model, info, path); err != nil {
+		return "", fmt.Errorf("checker: write visualization %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// annotations turns nemesis windows into annotations on a "nemesis" row, and
+// crashes and lost leases on kept keys into point annotations on the
+// client's stream row.
+func annotations(ops []history.Operation, keep func(key string) bool) []porcupine.Annotation {
+	var as []porcupine.Annotation
+	for _, op := range ops {
+		switch op.Kind {
+		case history.Nemesis:
+			desc := op.Note
+			if desc == "" {
+				desc = "fault"
+			}
+			as = append(as, porcupine.Annotation{
+				Tag:             "nemesis",
+				Start:           op.Invoke,
+				End:             op.Complete,
+				Description:     desc,
+				Details:         fmt.Sprintf("%s from %s to %s ms", desc, ms(op.Invoke), ms(op.Complete)),
+				BackgroundColor: "#fde2a7",
+			})
+		case history.Crash, history.Lost:
+			if keep != nil && !keep(op.Key) {
+				continue
+			}
+			desc := "lease lost"
+			if op.Kind == history.Crash {
+				desc = strings.TrimSpace("crash " + op.Note)
+			}
+			as = append(as, porcupine.Annotation{
+				ClientId:        op.Stream,
+				Start:           op.Invoke,
+				End:             op.Complete,
+				Description:     desc,
+				Details:         fmt.Sprintf("c%d h%d %s %s at %s ms", op.Client, op.Hold, desc, op.Key, ms(op.Invoke)),
+				BackgroundColor: "#d9d9d9",
+			})
+		}
+	}
+	return as
+}
+
+// resourcePath is where the resource visualisation goes: path with
+// "-resource" inserted before its extension, ".html" if it has none.
+func resourcePath(path string) string {
+	ext := filepath.Ext(path)
+	if ext == "" {
+		return path + "-resource.html"
+	}
+	return strings.TrimSuffix(path, ext) + "-resource" + ext
+}
