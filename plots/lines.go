@@ -1,0 +1,152 @@
+package plots
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// maxCDFPoints caps the points drawn per CDF line, keeping the SVG small.
+const maxCDFPoints = 2000
+
+// LatencyCDF draws one cumulative distribution line per strategy: for each
+// latency x (ms, logarithmic axis over whole decades), the share of acquires
+// that took at most x. series maps a strategy name to its latency samples in
+// ms; samples that are not positive and finite are left out (a log axis
+// cannot place them). Lines are drawn in name order, each from at most 2000
+// evenly spaced order statistics (the largest sample always included). It
+// returns an error wrapping ErrNoData when no series has a positive sample,
+// else errors from writing the files.
+func LatencyCDF(series map[string][]float64, prefix string) error {
+	p := newPlot("Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency")
+	lo, hi := math.Inf(1), 0.0
+	var names []string
+	sorted := map[string][]float64{}
+	for _, name := range sortedKeys(series) {
+		xs := make([]float64, 0, len(series[name]))
+		for _, v := range series[name] {
+			if v > 0 && !math.IsInf(v, 0) {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		slices.Sort(xs)
+		lo, hi = min(lo, xs[0]), max(hi, xs[len(xs)-1])
+		names = append(names, name)
+		sorted[name] = xs
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%w: latency CDF: no positive latency sample", ErrNoData)
+	}
+	axis := newLogAxis(lo, hi)
+	for i, name := range names {
+		xs := sorted[name]
+		step := max(1, len(xs)/maxCDFPoints)
+		pts := make(plotter.XYs, 0, len(xs)/step+1)
+		for j := 0; j < len(xs); j += step {
+			pts = append(pts, plotter.XY{X: axis.pos(xs[j]), Y: float64(j+1) / float64(len(xs))})
+		}
+		if last := len(xs) - 1; last%step != 0 {
+			pts = append(pts, plotter.XY{X: axis.pos(xs[last]), Y: 1})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(name, l)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Centimeter / 2
+	p.Y.Min, p.Y.Max = 0, 1
+	axis.apply(&p.X)
+	return save(p, prefix)
+}
+
+// XY is one point of ThroughputVsClients: X clients, Y grants per second.
+type XY struct {
+	X, Y float64
+}
+
+// ThroughputVsClients draws one line with points per strategy: grants per
+// second (Y, from 0) against the number of clients (X). points maps a
+// strategy name to its points, in any order (they are sorted by X); points
+// with a NaN or infinite coordinate are left out. Lines are drawn in name
+// order. It returns an error wrapping ErrNoData when no point is left, else
+// errors from writing the files.
+func ThroughputVsClients(points map[string][]XY, prefix string) error {
+	p := newPlot("Throughput against clients", "clients", "grants/s")
+	i := 0
+	var xs []float64 // distinct X values
+	for _, name := range sortedKeys(points) {
+		var pts plotter.XYs
+		for _, pt := range points[name] {
+			if finite(pt.X) && finite(pt.Y) {
+				pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		slices.SortStableFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		for _, pt := range pts {
+			if !slices.Contains(xs, pt.X) {
+				xs = append(xs, pt.X)
+			}
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		l.Width = vg.Points(1.5)
+		s.Color = plotutil.Color(i)
+		s.Shape = plotutil.Shape(i)
+		s.Radius = vg.Points(3)
+		p.Add(l, s)
+		p.Legend.Add(name, l, s)
+		i++
+	}
+	if i == 0 {
+		return fmt.Errorf("%w: throughput against clients: no finite point", ErrNoData)
+	}
+	p.Add(plotter.NewGrid())
+	// Throughput rises and levels off: the bottom right is the free corner.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Centimeter / 2
+	if len(xs) <= 12 { // a tick at each number of clients measured
+		slices.Sort(xs)
+		var ticks []plot.Tick
+		for _, x := range xs {
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	p.Y.Min = min(p.Y.Min, 0)
+	p.Y.Max *= 1.1
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+	if p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min-1, p.X.Max+1
+	}
+	return save(p, prefix)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

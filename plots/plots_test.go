@@ -1,0 +1,208 @@
+package plots
+
+import (
+	"bytes"
+	"errors"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// outDir is where the tests write plots: a temporary folder, or $PLOTS_OUT
+// when set, to look at them (PLOTS_OUT=/tmp/plots go test ./plots).
+func outDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("PLOTS_OUT"); d != "" {
+		return filepath.Join(d, t.Name())
+	}
+	return t.TempDir()
+}
+
+func sampleRuns() []results.Run {
+	var runs []results.Run
+	names := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redislock"}
+	for i, n := range names {
+		for seed := 1; seed <= 3; seed++ {
+			runs = append(runs, results.Run{
+				Strategy: n, Scenario: "baseline", Seed: int64(seed),
+				ThroughputPerS:     1000 + float64(i*100+seed*37),
+				RoundTripsPerGrant: 2 + float64(i%3) + float64(seed)*0.1,
+				AcquireLatencyMs: results.Latency{
+					P50: 0.3 + float64(i)*0.1, P90: 1 + float64(i), P99: 5 + float64(i*3), Max: 40 + float64(i*20), Samples: 10,
+				},
+			})
+		}
+	}
+	return runs
+}
+
+func sampleLatencies() map[string][]float64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	m := map[string][]float64{}
+	for i, n := range []string{"token-lua", "redlock", "watchdog"} {
+		for range 5000 {
+			m[n] = append(m[n], 0.2*float64(i+1)*r.ExpFloat64()+0.05)
+		}
+	}
+	return m
+}
+
+func sampleHolds() []Interval {
+	var hs []Interval
+	t := 0.0
+	for i := 0; t < 2000; i++ {
+		d := 20 + float64(i%7)*5
+		hs = append(hs, Interval{Client: i % 5, StartMs: t, EndMs: t + d})
+		t += d + 3
+	}
+	// A paused holder overlapping the next ones, and a hold that never ended.
+	return append(hs, Interval{Client: 2, StartMs: 450, EndMs: 650}, Interval{Client: 7, StartMs: 1900, EndMs: math.Inf(1)})
+}
+
+// checkFiles asserts prefix.png decodes as a 16 × 10 cm PNG at PNGDPI and
+// prefix.svg is a non-empty SVG document.
+func checkFiles(t *testing.T, prefix string) {
+	t.Helper()
+	data, err := os.ReadFile(prefix + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s.png does not decode: %v", prefix, err)
+	}
+	wantW, wantH := int(math.Round(16/2.54*PNGDPI)), int(math.Round(10/2.54*PNGDPI))
+	if b := img.Bounds(); abs(b.Dx()-wantW) > 1 || abs(b.Dy()-wantH) > 1 {
+		t.Errorf("%s.png is %dx%d px, want about %dx%d", prefix, b.Dx(), b.Dy(), wantW, wantH)
+	}
+	svg, err := os.ReadFile(prefix + ".svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("</svg>")) {
+		t.Errorf("%s.svg is not an SVG document (%d bytes)", prefix, len(svg))
+	}
+}
+
+// checkNoFiles asserts that nothing was written for prefix.
+func checkNoFiles(t *testing.T, prefix string) {
+	t.Helper()
+	for _, ext := range []string{".png", ".svg"} {
+		if _, err := os.Stat(prefix + ext); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s%s exists after a no-data error", prefix, ext)
+		}
+	}
+}
+
+func abs(x int) int { return max(x, -x) }
+
+func TestPlots(t *testing.T) {
+	errored := results.Run{Strategy: "token-lua", Error: "port in use", AcquireLatencyMs: results.Latency{P50: 1, Samples: 1}, ThroughputPerS: 5, RoundTripsPerGrant: 2}
+	noLatency := results.Run{Strategy: "token-lua", ThroughputPerS: 5}
+	zeroLatency := results.Run{Strategy: "token-lua", AcquireLatencyMs: results.Latency{Samples: 3}}
+	tests := []struct {
+		name   string
+		draw   func(prefix string) error
+		noData bool // want ErrNoData and no file
+	}{
+		{"throughput", func(p string) error { return Throughput(sampleRuns(), p) }, false},
+		{"throughput one run", func(p string) error { return Throughput(sampleRuns()[:1], p) }, false},
+		{"throughput all zero", func(p string) error { return Throughput([]results.Run{noLatency, {Strategy: "x"}}, p) }, false},
+		{"throughput empty", func(p string) error { return Throughput(nil, p) }, true},
+		{"throughput only errors", func(p string) error { return Throughput([]results.Run{errored}, p) }, true},
+		{"round trips", func(p string) error { return RoundTrips(sampleRuns(), p) }, false},
+		{"round trips unknown", func(p string) error { return RoundTrips([]results.Run{noLatency}, p) }, true},
+		{"latency percentiles", func(p string) error { return LatencyPercentiles(sampleRuns(), p) }, false},
+		{"latency percentiles some zero", func(p string) error {
+			return LatencyPercentiles(append(sampleRuns()[:3], results.Run{Strategy: "fast", AcquireLatencyMs: results.Latency{P99: 0.02, Max: 0.5, Samples: 2}}), p)
+		}, false},
+		{"latency percentiles no samples", func(p string) error { return LatencyPercentiles([]results.Run{noLatency, errored}, p) }, true},
+		{"latency percentiles all zero", func(p string) error { return LatencyPercentiles([]results.Run{zeroLatency}, p) }, true},
+		{"latency CDF", func(p string) error { return LatencyCDF(sampleLatencies(), p) }, false},
+		{"latency CDF one sample", func(p string) error { return LatencyCDF(map[string][]float64{"a": {3}, "b": nil}, p) }, false},
+		{"latency CDF empty", func(p string) error { return LatencyCDF(nil, p) }, true},
+		{"latency CDF non-positive", func(p string) error {
+			return LatencyCDF(map[string][]float64{"a": {0, -1, math.NaN(), math.Inf(1)}}, p)
+		}, true},
+		{"timeline", func(p string) error {
+			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610}, p)
+		}, false},
+		{"timeline faults only", func(p string) error { return Timeline("k", nil, []Window{{"partition", 10, 20}}, nil, p) }, false},
+		{"timeline many clients", func(p string) error {
+			var hs []Interval
+			for c := range 64 {
+				hs = append(hs, Interval{Client: c * 3, StartMs: float64(c * 10), EndMs: float64(c*10 + 8)})
+			}
+			return Timeline(strings.Repeat("long-key-", 10), hs, nil, []float64{math.NaN()}, p)
+		}, false},
+		{"timeline empty", func(p string) error { return Timeline("k", nil, nil, nil, p) }, true},
+		{"throughput vs clients", func(p string) error {
+			return ThroughputVsClients(map[string][]XY{
+				"token-lua": {{8, 1650}, {1, 900}, {2, 1500}, {4, 1700}},
+				"redlock":   {{1, 300}, {2, 500}, {4, 600}, {8, 580}, {16, math.NaN()}},
+			}, p)
+		}, false},
+		{"throughput vs clients one point", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": {{4, 0}}}, p) }, false},
+		{"throughput vs clients empty", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": nil}, p) }, true},
+	}
+	dir := outDir(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := filepath.Join(dir, "sub", strings.ReplaceAll(tt.name, " ", "-"))
+			err := tt.draw(prefix)
+			if tt.noData {
+				if !errors.Is(err, ErrNoData) {
+					t.Fatalf("err = %v, want ErrNoData", err)
+				}
+				checkNoFiles(t, prefix)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFiles(t, prefix)
+		})
+	}
+}
+
+func TestLogAxis(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   logAxis
+	}{
+		{0.3, 200, logAxis{-1, 3}},
+		{1, 10, logAxis{0, 1}},
+		{5, 5, logAxis{0, 1}},
+		{0.1, 0.1, logAxis{-1, 0}},
+	}
+	for _, tt := range tests {
+		a := newLogAxis(tt.lo, tt.hi)
+		if a != tt.want {
+			t.Errorf("newLogAxis(%v, %v) = %+v, want %+v", tt.lo, tt.hi, a, tt.want)
+		}
+	}
+	a := logAxis{-1, 3}
+	for v, want := range map[float64]float64{0.1: 0, 1: 1, 100: 3, 0: 0, -5: 0, 0.01: 0} {
+		if got := a.pos(v); math.Abs(got-want) > 1e-12 {
+			t.Errorf("pos(%v) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestSaveError(t *testing.T) {
+	// A prefix under a regular file cannot be created.
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Throughput(sampleRuns(), filepath.Join(file, "plot"))
+	if err == nil || errors.Is(err, ErrNoData) {
+		t.Fatalf("err = %v, want a file-system error", err)
+	}
+}
