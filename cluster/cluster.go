@@ -83,7 +83,8 @@ type Options struct {
 	RedisSentinel string
 	// Dir is the parent folder of the per-node folders (n1, n2, ..., s1, ...).
 	// Default: a fresh os.MkdirTemp folder, removed by Stop. A Dir given
-	// here is kept.
+	// here is kept by Stop, but Start empties the node folders in it, so
+	// a run never loads data or Sentinel state left by an earlier one.
 	Dir string
 	// Persistence is PersistenceNone (default, also for "") or PersistenceAOF.
 	// Sentinels ignore it.
@@ -255,6 +256,17 @@ func (c *Cluster) Addrs() []string {
 		a[i] = n.Addr()
 	}
 	return a
+}
+
+// Node returns the node (redis-server or Sentinel) named name ("n1", "s2"),
+// or nil if there is none.
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range append(c.Nodes(), c.sentinels...) {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
 }
 
 // Sentinels returns the Sentinel processes s1..s3 (empty without Sentinels).

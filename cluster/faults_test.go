@@ -104,6 +104,17 @@ func TestRestartPersistence(t *testing.T) {
 			ctx := ctxT(t)
 			addr, oldPID := n.Addr(), n.PID()
 			rc := client(t, addr)
+			cfg, err := rc.ConfigGet(ctx, "*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAOF := map[Persistence]string{PersistenceNone: "no", PersistenceAOF: "yes"}[tt.p]
+			if cfg["save"] != "" || cfg["appendonly"] != wantAOF || cfg["repl-diskless-sync-delay"] != "0" || cfg["dir"] != n.Dir() {
+				t.Errorf("config save=%q appendonly=%q repl-diskless-sync-delay=%q dir=%q", cfg["save"], cfg["appendonly"], cfg["repl-diskless-sync-delay"], cfg["dir"])
+			}
+			if c.Node("n1") != n || c.Node("n9") != nil {
+				t.Error("Node lookup by name")
+			}
 			if err := rc.Set(ctx, "k", "v", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -149,6 +160,20 @@ func TestPauseResume(t *testing.T) {
 	}
 	if err := client(t, n.Addr()).Ping(ctxT(t)).Err(); err != nil {
 		t.Errorf("PING after Resume: %v", err)
+	}
+	// A paused node can still be killed.
+	pid := n.PID()
+	if err := n.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Errorf("paused pid %d alive after Kill", pid)
+	}
+	if _, err := n.ProcState(); err == nil {
+		t.Error("ProcState of a killed node succeeded")
 	}
 }
 

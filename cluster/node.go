@@ -46,9 +46,14 @@ type process struct {
 // errPortInUse means the server exited at start because its port was taken.
 var errPortInUse = errors.New("port in use")
 
-// newNode creates the node's folder; the process starts later.
+// newNode creates the node's folder, emptied first so that no data, AOF or
+// Sentinel state of an earlier run in the same Dir leaks into this one; the
+// process starts later.
 func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
 	dir := filepath.Join(c.dir, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("cluster: empty node dir: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: make node dir: %w", err)
 	}

@@ -18,9 +18,13 @@ import (
 // primary is replaced ~2.2 s after it dies. failover-timeout 1000
 // misbehaves (two primaries for ~10 s), hence 3000.
 const (
-	SentinelQuorum                = 2
+	// SentinelQuorum is how many Sentinels must agree the primary is down.
+	SentinelQuorum = 2
+	// SentinelDownAfterMilliseconds is how long (ms) the primary must be
+	// unreachable before a Sentinel marks it down.
 	SentinelDownAfterMilliseconds = 1000
-	SentinelFailoverTimeout       = 3000 // ms
+	// SentinelFailoverTimeout is Sentinel's failover-timeout in ms.
+	SentinelFailoverTimeout = 3000
 )
 
 // syncTimeout bounds the wait for replicas to sync and Sentinels to
