@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -175,4 +176,20 @@ func releaseDel(ctx context.Context, strategy string, c redis.Cmdable, l *Lease)
 		return fmt.Errorf("%s: release %q: DEL found no key: %w", strategy, l.Key, ErrNotHeld)
 	}
 	return nil
+}
+
+// notSent reports whether err proves the command never reached the server:
+// the dial failed (connection refused, dial timeout), the client is closed,
+// or no pooled connection became free. Any other error (a write or read
+// failure, a read timeout) leaves the outcome unknown.
+func notSent(err error) bool {
+	var op *net.OpError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &op) && op.Op == "dial":
+		return true
+	default:
+		return errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted)
+	}
 }

@@ -49,11 +49,11 @@ type naiveLocker struct {
 func (l *naiveLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	start := l.cfg.Now()
 	token := l.tokens.next()
-	set, err := l.node.SetNX(ctx, key, token, 0).Result()
+	set, err := l.node.Do(ctx, "SETNX", key, token).Int64()
 	if err != nil {
 		return nil, fmt.Errorf("naive: acquire %q: SETNX: %w", key, err)
 	}
-	if !set {
+	if set != 1 {
 		return nil, fmt.Errorf("naive: acquire %q: %w", key, ErrNotAcquired)
 	}
 	if l.cfg.Hook != nil {

@@ -55,13 +55,15 @@ type nodeResult struct {
 	err error
 }
 
-// tally counts node results.
-func tally(rs []nodeResult) (ok, unknown int) {
+// tally counts node results: ok, and unknown (an error that leaves the
+// node's outcome open). With definite, errors that prove the command was
+// never sent (notSent) count as neither: the node certainly did nothing.
+func tally(rs []nodeResult, definite bool) (ok, unknown int) {
 	for _, r := range rs {
 		switch {
-		case r.err != nil:
+		case r.err != nil && !(definite && notSent(r.err)):
 			unknown++
-		case r.ok:
+		case r.err == nil && r.ok:
 			ok++
 		}
 	}
@@ -108,7 +110,9 @@ func (l *redlockLocker) onAll(ctx context.Context, fn func(ctx context.Context, 
 // validity is not positive, it unlocks every node (best effort) and returns
 // ErrNotAcquired, except when the nodes with an unknown outcome could
 // complete a quorum: then the outcome is unknown and it returns another
-// error.
+// error. A node whose command was provably never sent (connection refused,
+// dial timeout: see notSent) counts as a definite "no", so a majority of
+// dead nodes gives ErrNotAcquired.
 func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	start := l.cfg.Now()
 	token := l.tokens.next()
@@ -116,7 +120,7 @@ func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 		return setNXPX(ctx, c, key, token, l.cfg.TTL)
 	})
 	end := l.cfg.Now()
-	ok, unknown := tally(rs)
+	ok, unknown := tally(rs, true)
 	drift := time.Duration(float64(l.cfg.TTL)*l.cfg.DriftFactor) + redlockDriftConstant
 	validity := l.cfg.TTL - end.Sub(start) - drift
 	if ok >= l.quorum && validity > 0 {
@@ -150,7 +154,8 @@ func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 // Release runs compare-and-delete on every node in parallel (per-node
 // timeout). It returns 0 and nil if the key was deleted on a quorum,
 // ErrNotHeld if every node answered and none held the lease's token, and
-// an unknown-outcome error otherwise.
+// an unknown-outcome error otherwise (also when a node was unreachable: it
+// may still hold the key, e.g. after a restart with persistence).
 func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	if lease == nil {
 		return 0, fmt.Errorf("redlock: release of a nil lease: %w", ErrNotHeld)
@@ -158,7 +163,7 @@ func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 	rs := l.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return compareAndDelete(ctx, c, lease.Key, lease.Token)
 	})
-	released, unknown := tally(rs)
+	released, unknown := tally(rs, false)
 	switch {
 	case released >= l.quorum:
 		return 0, nil

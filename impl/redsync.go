@@ -21,7 +21,7 @@ func (redsyncAdapter) Name() string { return "redsync" }
 // Info describes the redsync adapter.
 func (redsyncAdapter) Info() Info {
 	return Info{
-		Summary: "library go-redsync/redsync/v4 (Redlock): Mutex.TryLockContext with 1 try (SET NX PX on all nodes in parallel, quorum, validity TTL − elapsed − TTL·drift); release: Mutex.UnlockContext (Lua compare-and-delete on all)",
+		Summary: "library go-redsync/redsync/v4 (Redlock): Mutex.TryLockContext with 1 try (SET k token NX PX|EX ttl on all nodes in parallel, quorum, validity TTL − elapsed − TTL·drift); release: Mutex.UnlockContext (Lua compare-and-delete on all)",
 		Source:  "github.com/go-redsync/redsync/v4 v4.18.1 with its goredis/v9 pool",
 		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true},
 		Policy:  Policy{CheckValidity: true},
@@ -93,14 +93,15 @@ func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 // acquireErr classifies a redsync lock error. redsync reports ErrTaken when
 // a quorum of nodes holds another value, ErrFailed when every node answered
 // and a quorum was reached too late, and otherwise errors.Join of one
-// *ErrNodeTaken or *RedisError per node that did not say OK.
+// *ErrNodeTaken or *RedisError per node that did not say OK. A RedisError
+// whose command was provably never sent (notSent) is a definite "no".
 func (l *redsyncLocker) acquireErr(key string, err error) error {
 	var taken *redsync.ErrTaken
 	if errors.As(err, &taken) || errors.Is(err, redsync.ErrFailed) {
 		return fmt.Errorf("redsync: acquire %q: %v: %w", key, err, ErrNotAcquired)
 	}
 	c := countRedsync(err)
-	ok := len(l.cfg.Nodes) - c.unknown - c.taken - c.expired
+	ok := len(l.cfg.Nodes) - c.unknown - c.taken - c.expired - c.unsent
 	if c.other == 0 && (ok >= l.quorum || ok+c.unknown < l.quorum) {
 		return fmt.Errorf("redsync: acquire %q: %v: %w", key, err, ErrNotAcquired)
 	}
@@ -129,7 +130,7 @@ func (l *redsyncLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 		return 0, fmt.Errorf("redsync: release %q: outcome unknown: %w", lease.Key, err)
 	}
 	c := countRedsync(err)
-	if err != nil && c.other == 0 && c.unknown == 0 && c.taken+c.expired == n {
+	if err != nil && c.other == 0 && c.unknown == 0 && c.unsent == 0 && c.taken+c.expired == n {
 		return 0, fmt.Errorf("redsync: release %q: %v: %w", lease.Key, err, ErrNotHeld)
 	}
 	return 0, fmt.Errorf("redsync: release %q: outcome unknown: %w", lease.Key, err)
@@ -141,6 +142,7 @@ func (l *redsyncLocker) Close() error { return nil }
 // redsyncCounts counts the per-node errors redsync joined into one error.
 type redsyncCounts struct {
 	unknown int // *RedisError: the node's outcome is unknown
+	unsent  int // *RedisError whose command was never sent (notSent): a definite no
 	taken   int // *ErrNodeTaken: the node holds another value
 	expired int // ErrLockAlreadyExpired: the node held no value (release)
 	other   int // anything else
@@ -163,6 +165,8 @@ func countRedsync(err error) redsyncCounts {
 			}
 		default:
 			switch {
+			case errors.As(err, &re) && notSent(re.Err):
+				c.unsent++
 			case errors.As(err, &re):
 				c.unknown++
 			case errors.As(err, &nt):
