@@ -193,3 +193,13 @@ func notSent(err error) bool {
 		return errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted)
 	}
 }
+
+// leaseState returns the lease's strategy-private state as T.
+func leaseState[T any](l *Lease) (T, bool) {
+	var zero T
+	if l == nil {
+		return zero, false
+	}
+	v, ok := l.state.(T)
+	return v, ok
+}

@@ -70,6 +70,17 @@ func tally(rs []nodeResult, definite bool) (ok, unknown int) {
 	return ok, unknown
 }
 
+// nodeErrors joins the nodes' errors; nil if there are none.
+func nodeErrors(rs []nodeResult) error {
+	var errs []error
+	for _, r := range rs {
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // describe lists each node's outcome for error messages: "n1 ok, n2 no, n3: <err>".
 func (l *redlockLocker) describe(rs []nodeResult) string {
 	parts := make([]string, len(rs))
@@ -137,14 +148,8 @@ func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 		return nil, fmt.Errorf("redlock: acquire %q: quorum %d/%d but validity %v <= 0 (%s): %w",
 			key, ok, n, validity, l.describe(rs), ErrNotAcquired)
 	case ok+unknown >= l.quorum:
-		var errs []error
-		for _, r := range rs {
-			if r.err != nil {
-				errs = append(errs, r.err)
-			}
-		}
 		return nil, fmt.Errorf("redlock: acquire %q: outcome unknown: %d ok + %d unknown of %d could make quorum %d (%s): %w",
-			key, ok, unknown, n, l.quorum, l.describe(rs), errors.Join(errs...))
+			key, ok, unknown, n, l.quorum, l.describe(rs), nodeErrors(rs))
 	default:
 		return nil, fmt.Errorf("redlock: acquire %q: %d ok of %d, quorum %d (%s): %w",
 			key, ok, n, l.quorum, l.describe(rs), ErrNotAcquired)
@@ -170,8 +175,12 @@ func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 	case released == 0 && unknown == 0:
 		return 0, fmt.Errorf("redlock: release %q: held on no node (%s): %w", lease.Key, l.describe(rs), ErrNotHeld)
 	default:
-		return 0, fmt.Errorf("redlock: release %q: outcome unknown: released on %d of %d, quorum %d (%s)",
+		err := fmt.Errorf("redlock: release %q: outcome unknown: released on %d of %d, quorum %d (%s)",
 			lease.Key, released, len(rs), l.quorum, l.describe(rs))
+		if nerr := nodeErrors(rs); nerr != nil {
+			err = fmt.Errorf("%w: %w", err, nerr)
+		}
+		return 0, err
 	}
 }
 

@@ -181,13 +181,3 @@ func countRedsync(err error) redsyncCounts {
 	walk(err)
 	return c
 }
-
-// leaseState returns the lease's strategy-private state as T.
-func leaseState[T any](l *Lease) (T, bool) {
-	var zero T
-	if l == nil {
-		return zero, false
-	}
-	v, ok := l.state.(T)
-	return v, ok
-}
