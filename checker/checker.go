@@ -89,6 +89,23 @@ type Options struct {
 	// history's nemesis windows, crashes, lost leases and the overlapping
 	// intervals are added as annotations.
 	VisualizationPath string
+
+	// pieceHolds and pieceOps override minPieceHolds and minPieceOps (tests).
+	pieceHolds, pieceOps int
+}
+
+func (o Options) minPieceHolds() int {
+	if o.pieceHolds > 0 {
+		return o.pieceHolds
+	}
+	return minPieceHolds
+}
+
+func (o Options) minPieceOps() int {
+	if o.pieceOps > 0 {
+		return o.pieceOps
+	}
+	return minPieceOps
 }
 
 func (o Options) timeout() time.Duration {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +238,7 @@ func sequentialHolds(n int) []history.Operation {
 
 func TestPorcupineTimeoutIsInconclusive(t *testing.T) {
 	h := history.Header{SchemaVersion: history.SchemaVersion, Fencing: "off"}
-	ops := sequentialHolds(20000)
+	ops := sequentialHolds(5000)
 	o := Options{Timeout: time.Nanosecond}
 	for range 3 {
 		r := Check(h, ops, o)
@@ -315,24 +316,31 @@ func randomHistory(rng *rand.Rand) []history.Operation {
 }
 
 // TestPorcupineAgreesWithSweep checks, on random histories, that porcupine
-// finds a violation exactly when the sweep-line finds an overlapping pair.
+// finds a violation exactly when the sweep-line finds an overlapping pair,
+// on whole keys and on keys cut into pieces as small as possible.
 func TestPorcupineAgreesWithSweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	h := history.Header{SchemaVersion: history.SchemaVersion, Fencing: "off"}
 	model := exclusionModel()
-	var ok, violated int
+	var ok, violated, cut int
 	for i := range 2000 {
 		ops := randomHistory(rng)
 		hs := Holds(ops)
 		n, _, _ := sweepOverlaps(hs)
-		porc := porcupine.CheckOperationsTimeout(model, exclusionOps(hs, nil), 10*time.Second)
-		if porc == porcupine.Unknown {
-			t.Fatalf("history %d: porcupine timed out", i)
+		for _, size := range []int{len(hs) + 1, 1} {
+			pieces := excPieces(hs, size)
+			if len(pieces) > countKeys(hs) {
+				cut++
+			}
+			porc := porcupine.CheckOperationsTimeout(model, flatten(exclusionOps(hs, pieces)), 10*time.Second)
+			if porc == porcupine.Unknown {
+				t.Fatalf("history %d: porcupine timed out", i)
+			}
+			if (porc == porcupine.Illegal) != (n > 0) {
+				t.Fatalf("history %d, pieces of %d holds: porcupine %s, sweep-line %d pairs; holds:\n%s", i, size, porc, n, describeHolds(hs))
+			}
 		}
-		if (porc == porcupine.Illegal) != (n > 0) {
-			t.Fatalf("history %d: porcupine %s, sweep-line %d pairs; holds:\n%s", i, porc, n, describeHolds(hs))
-		}
-		r := Exclusion(h, ops, Options{})
+		r := Exclusion(h, ops, Options{pieceHolds: 1})
 		switch {
 		case len(hs) == 0:
 			continue
@@ -348,9 +356,108 @@ func TestPorcupineAgreesWithSweep(t *testing.T) {
 			}
 		}
 	}
-	// Both outcomes must be well represented for the test to mean anything.
-	if ok < 300 || violated < 300 {
-		t.Errorf("random histories: %d ok, %d violated; want at least 300 of each", ok, violated)
+	t.Logf("random histories: %d ok, %d violated, %d cut", ok, violated, cut)
+	// Both outcomes, and cuts, must be well represented for the test to mean anything.
+	if ok < 300 || violated < 300 || cut < 300 {
+		t.Errorf("random histories: %d ok, %d violated, %d cut; want at least 300 of each", ok, violated, cut)
+	}
+}
+
+// randomResourceHistory simulates the protected resource under random
+// concurrent operations on two keys: each operation takes effect at a
+// random point of its interval, a few are corrupted (a wrong read, a write
+// from a stale value, a wrong fencing decision) or left with an unknown
+// outcome.
+func randomResourceHistory(rng *rand.Rand, mode string) []history.Operation {
+	type timed struct {
+		op    history.Operation
+		point int64
+	}
+	var ops []history.Operation
+	for k := range 2 {
+		key := fmt.Sprintf("k%d", k)
+		var ts []timed
+		t := int64(0)
+		for range 5 + rng.IntN(30) {
+			inv := t + int64(rng.IntN(3))
+			comp := inv + int64(rng.IntN(4))
+			kind := history.Read
+			if rng.IntN(2) == 0 {
+				kind = history.Write
+			}
+			c := rng.IntN(3)
+			ts = append(ts, timed{history.Operation{Client: c, Stream: c, Kind: kind, Key: key, Fence: int64(rng.IntN(6)), Invoke: inv, Complete: comp}, inv + rng.Int64N(comp-inv+1)})
+			t = inv + int64(rng.IntN(3))
+		}
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].point < ts[j].point })
+		m := resModel{mode: mode}
+		var s resState
+		for _, x := range ts {
+			op := x.op
+			if op.Kind == history.Write {
+				op.Prev = s.value
+				op.Value = s.value + 1 + int64(rng.IntN(2))
+				if rng.IntN(60) == 0 {
+					op.Prev-- // a write from a stale value
+				}
+			}
+			if m.fenced(op) && op.Fence < s.highest {
+				op.Result = history.Fail
+			} else {
+				op.Result = history.OK
+				if op.Kind == history.Read {
+					op.Value = s.value
+				} else {
+					s.value = op.Value
+				}
+				if m.fenced(op) {
+					s.highest = max(s.highest, op.Fence)
+				}
+			}
+			switch rng.IntN(80) {
+			case 0:
+				op.Value++ // a wrong read, or a wrong new value
+			case 1:
+				op.Result = history.Info
+			case 2:
+				if m.fenced(op) && op.Result == history.OK {
+					op.Result = history.Fail // a wrong fencing decision
+				}
+			}
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// TestResourcePiecesAreExact checks, on random resource histories, that
+// cutting keys into pieces never changes porcupine's verdict.
+func TestResourcePiecesAreExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ok, illegal, cut int
+	for i := range 1500 {
+		mode := []string{fencingOff, fencingWrites, fencingAll}[i%3]
+		ops := randomResourceHistory(rng, mode)
+		m := resModel{mode: mode}
+		model := m.porcupine()
+		whole := porcupine.CheckOperationsTimeout(model, flatten(m.resourcePieces(ops, len(ops)+1)), 10*time.Second)
+		pieces := m.resourcePieces(ops, 1)
+		if len(pieces) > 2 {
+			cut++
+		}
+		inPieces := porcupine.CheckOperationsTimeout(model, flatten(pieces), 10*time.Second)
+		if whole == porcupine.Unknown || whole != inPieces {
+			t.Fatalf("history %d (fencing %s): whole keys %s, %d pieces %s", i, mode, whole, len(pieces), inPieces)
+		}
+		if whole == porcupine.Ok {
+			ok++
+		} else {
+			illegal++
+		}
+	}
+	t.Logf("random resource histories: %d ok, %d illegal, %d cut", ok, illegal, cut)
+	if ok < 200 || illegal < 200 || cut < 200 {
+		t.Errorf("random resource histories: %d ok, %d illegal, %d cut; want at least 200 of each", ok, illegal, cut)
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 //
 // Two checks run side by side on the same intervals:
 //
-//   - porcupine, partitioned per key, on a mutex model whose state is the
-//     current holder: each hold is an Enter operation over [AcquireInvoke,
+//   - porcupine, partitioned per key (long keys cut into pieces at points
+//     where the cut is exact, see excPieces), on a mutex model whose state
+//     is the current holder: each hold is an Enter operation over [AcquireInvoke,
 //     AcquireComplete] (legal iff the lock is free; makes the hold the
 //     holder) and an Exit operation over [EndOfUse, ReleaseComplete] (legal
 //     iff the hold is the holder; frees the lock). Porcupine treats
@@ -33,9 +34,10 @@ import (
 // result is Inconclusive, unless the sweep-line found pairs, which are a
 // definite violation on their own. Skipped when the history has no holds.
 //
-// On a violation, porcupine's visualisation of the violated keys is written
-// to o.VisualizationPath (if set), with nemesis windows, crashes, lost
-// leases and the overlapping intervals as annotations.
+// On a violation, porcupine's visualisation of the pieces with overlapping
+// holds (up to 10) is written to o.VisualizationPath (if set), with nemesis
+// windows, crashes, lost leases and the overlapping intervals as
+// annotations.
 func Exclusion(h history.Header, ops []history.Operation, o Options) Result {
 	r, _ := exclusion(h, ops, o)
 	return r
@@ -45,8 +47,11 @@ func Exclusion(h history.Header, ops []history.Operation, o Options) Result {
 type excInput struct {
 	enter bool
 	id    int // index of the hold in the holds slice, plus 1 (0 means free)
+	piece int
 	hold  Hold
 }
+
+func (in excInput) pieceOf() int { return in.piece }
 
 // excState is the mutex model's state: the id of the holder, 0 when free.
 type excState int
@@ -60,10 +65,8 @@ func (s excState) step(in excInput) (bool, excState) {
 
 func exclusionModel() porcupine.Model {
 	return porcupine.Model{
-		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-			return partitionBy(ops, func(op porcupine.Operation) string { return op.Input.(excInput).hold.Key })
-		},
-		Init: func() interface{} { return excState(0) },
+		Partition: partitionByPiece,
+		Init:      func() interface{} { return excState(0) },
 		Step: func(state, input, _ interface{}) (bool, interface{}) {
 			ok, next := state.(excState).step(input.(excInput))
 			return ok, next
@@ -93,48 +96,77 @@ func exclusionModel() porcupine.Model {
 	}
 }
 
-// partitionBy splits ops by key, keys in sorted order, keeping each
-// partition in history order.
-func partitionBy(ops []porcupine.Operation, key func(porcupine.Operation) string) [][]porcupine.Operation {
-	idx := map[string]int{}
+// excPieces cuts each key's holds into pieces for porcupine (see
+// pieces.go): holds sorted by AcquireComplete, a new piece starts at hold B
+// once the current piece has at least minHolds holds and every earlier hold
+// of the key ended its use by B's grant (EndOfUse <= B.AcquireComplete).
+//
+// The cut is exact. In the mutex model a set of holds is linearizable iff
+// no two conflict (A.AcquireComplete < B.EndOfUse && B.AcquireComplete <
+// A.EndOfUse): if none conflict, ordering holds by (AcquireComplete,
+// EndOfUse) and linearizing each Enter at its acquire completion and each
+// Exit at its end of use respects every interval (AcquireInvoke <=
+// AcquireComplete <= EndOfUse <= ReleaseComplete) and porcupine's
+// call-before-return order at equal times; if A and B conflict, neither
+// A's Exit can precede B's Enter nor B's Exit A's Enter. Holds on either
+// side of a cut never conflict, so the key is linearizable iff every piece
+// is. TestPorcupineAgreesWithSweep checks this on random histories, with
+// and without cuts.
+func excPieces(hs []Hold, minHolds int) [][]int {
+	byKey := map[string][]int{}
 	var keys []string
-	var parts [][]porcupine.Operation
-	for _, op := range ops {
-		k := key(op)
-		i, ok := idx[k]
-		if !ok {
-			i = len(parts)
-			idx[k] = i
-			keys = append(keys, k)
-			parts = append(parts, nil)
+	for i, h := range hs {
+		if _, ok := byKey[h.Key]; !ok {
+			keys = append(keys, h.Key)
 		}
-		parts[i] = append(parts[i], op)
+		byKey[h.Key] = append(byKey[h.Key], i)
 	}
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
+	sort.Strings(keys)
+	var pieces [][]int
+	for _, k := range keys {
+		idx := byKey[k]
+		sort.SliceStable(idx, func(x, y int) bool {
+			a, b := hs[idx[x]], hs[idx[y]]
+			if a.AcquireComplete != b.AcquireComplete {
+				return a.AcquireComplete < b.AcquireComplete
+			}
+			return a.EndOfUse < b.EndOfUse
+		})
+		var cur []int
+		var end int64
+		for _, b := range idx {
+			if len(cur) >= minHolds && end <= hs[b].AcquireComplete {
+				pieces = append(pieces, cur)
+				cur = nil
+			}
+			if len(cur) == 0 || hs[b].EndOfUse > end {
+				end = hs[b].EndOfUse
+			}
+			cur = append(cur, b)
+		}
+		if len(cur) > 0 {
+			pieces = append(pieces, cur)
+		}
 	}
-	sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
-	sorted := make([][]porcupine.Operation, len(parts))
-	for i, j := range order {
-		sorted[i] = parts[j]
-	}
-	return sorted
+	return pieces
 }
 
-// exclusionOps turns holds into porcupine operations, two per hold.
-func exclusionOps(hs []Hold, keep func(key string) bool) []porcupine.Operation {
-	ops := make([]porcupine.Operation, 0, 2*len(hs))
-	for i, h := range hs {
-		if keep != nil && !keep(h.Key) {
-			continue
+// exclusionOps turns each piece of holds into porcupine operations, an Enter
+// and an Exit per hold.
+func exclusionOps(hs []Hold, pieces [][]int) [][]porcupine.Operation {
+	out := make([][]porcupine.Operation, len(pieces))
+	for p, piece := range pieces {
+		ops := make([]porcupine.Operation, 0, 2*len(piece))
+		for _, i := range piece {
+			h := hs[i]
+			ops = append(ops,
+				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: true, id: i + 1, piece: p, hold: h}, Call: h.AcquireInvoke, Return: h.AcquireComplete},
+				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: false, id: i + 1, piece: p, hold: h}, Call: h.EndOfUse, Return: h.ReleaseComplete},
+			)
 		}
-		ops = append(ops,
-			porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: true, id: i + 1, hold: h}, Call: h.AcquireInvoke, Return: h.AcquireComplete},
-			porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: false, id: i + 1, hold: h}, Call: h.EndOfUse, Return: h.ReleaseComplete},
-		)
+		out[p] = ops
 	}
-	return ops
+	return out
 }
 
 // overlap is a conflicting pair of holds: indices into the holds slice, a
@@ -203,7 +235,9 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	nKeys := countKeys(hs)
 	n, kept, badKeys := sweepOverlaps(hs)
 	model := exclusionModel()
-	porc := porcupine.CheckOperationsTimeout(model, exclusionOps(hs, nil), o.timeout())
+	pieces := excPieces(hs, o.minPieceHolds())
+	pops := exclusionOps(hs, pieces)
+	porc := porcupine.CheckOperationsTimeout(model, flatten(pops), o.timeout())
 
 	r := Result{Violations: n}
 	for _, p := range kept {
@@ -218,31 +252,55 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 		r.Message = fmt.Sprintf("%d holds on %d keys, no overlap (porcupine and sweep-line agree)", len(hs), nKeys)
 	case porc == porcupine.Illegal && n > 0:
 		r.Status = Violated
-		r.Message = fmt.Sprintf("%d overlapping pairs of holds on %d of %d keys (porcupine: illegal)", n, len(badKeys), nKeys)
+		r.Message = fmt.Sprintf("%s on %d of %d keys (porcupine: illegal)", pairs(n), len(badKeys), nKeys)
 	case porc == porcupine.Unknown && n == 0:
 		r.Status = Inconclusive
 		r.Message = fmt.Sprintf("porcupine timed out after %s on %d holds; the sweep-line found no overlap", o.timeout(), len(hs))
 	case porc == porcupine.Unknown:
 		r.Status = Violated
-		r.Message = fmt.Sprintf("%d overlapping pairs of holds on %d of %d keys (sweep-line; porcupine timed out after %s)", n, len(badKeys), nKeys, o.timeout())
+		r.Message = fmt.Sprintf("%s on %d of %d keys (sweep-line; porcupine timed out after %s)", pairs(n), len(badKeys), nKeys, o.timeout())
 	case porc == porcupine.Illegal:
 		r.Status = Inconclusive
 		r.Message = "checker disagreement (bug): porcupine finds the holds illegal, the sweep-line finds no overlapping pair"
 	default:
 		r.Status = Inconclusive
-		r.Message = fmt.Sprintf("checker disagreement (bug): porcupine finds the holds linearizable, the sweep-line finds %d overlapping pairs", n)
+		r.Message = fmt.Sprintf("checker disagreement (bug): porcupine finds the holds linearizable, the sweep-line finds %s", pairs(n))
 	}
 	if o.VisualizationPath == "" || r.Status == OK || porc == porcupine.Unknown && n == 0 {
 		return r, ""
 	}
-	var keep func(string) bool
-	if len(badKeys) > 0 {
-		keep = func(k string) bool { return badKeys[k] }
+	// Show the pieces with overlapping pairs, or those porcupine rejects.
+	pieceOf := make([]int, len(hs))
+	for p, piece := range pieces {
+		for _, i := range piece {
+			pieceOf[i] = p
+		}
 	}
+	var show []int
+	seen := map[int]bool{}
+	for _, p := range kept {
+		if piece := pieceOf[p.a]; !seen[piece] && len(show) < maxVizPieces {
+			seen[piece] = true
+			show = append(show, piece)
+		}
+	}
+	if len(show) == 0 {
+		show = illegalPieces(model, pops, o.timeout(), maxVizPieces)
+	}
+	var vops [][]porcupine.Operation
+	shownKeys := map[string]bool{}
+	for _, p := range show {
+		vops = append(vops, pops[p])
+		shownKeys[hs[pieces[p][0]].Key] = true
+	}
+	keep := func(k string) bool { return shownKeys[k] }
 	var notes []porcupine.Annotation
-	for i, p := range kept {
-		if i == maxDetails {
+	for _, p := range kept {
+		if len(notes) == maxDetails {
 			break
+		}
+		if !seen[pieceOf[p.a]] {
+			continue
 		}
 		a, b := hs[p.a], hs[p.b]
 		notes = append(notes, porcupine.Annotation{
@@ -254,12 +312,20 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 			BackgroundColor: "#f4a6a6",
 		})
 	}
-	path, err := visualize(model, exclusionOps(hs, keep), ops, keep, notes, o.VisualizationPath, o.timeout())
+	path, err := visualize(model, flatten(vops), ops, keep, notes, o.VisualizationPath, o.timeout())
 	if err != nil {
 		r.Details = append(r.Details, "visualization not written: "+err.Error())
 		return r, ""
 	}
 	return r, path
+}
+
+// pairs says how many overlapping pairs of holds there are.
+func pairs(n int) string {
+	if n == 1 {
+		return "1 overlapping pair of holds"
+	}
+	return fmt.Sprintf("%d overlapping pairs of holds", n)
 }
 
 func countKeys(hs []Hold) int {

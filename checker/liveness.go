@@ -38,7 +38,7 @@ type LivenessFigures struct {
 // Result.Violations counts such keys. Skipped when the history has no
 // probes; the figures are computed either way.
 func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
-	f := livenessFigures(ops)
+	f, faults := livenessFigures(ops)
 	bad := map[string]bool{}
 	var r Result
 	probed := map[string]bool{}
@@ -57,7 +57,7 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 			if op.Error != "" {
 				why = ": " + op.Error
 			}
-			r.Details = append(r.Details, fmt.Sprintf("%s: not acquirable within TTL+1s after the run (PTTL %d ms, probe %s%s) at %s ms", op.Key, op.Value, op.Result, why, ms(op.Invoke)))
+			r.Details = append(r.Details, fmt.Sprintf("%s: not acquirable within TTL+1s (%d ms) after the run (PTTL %d ms, probe %s%s) at %s ms", op.Key, h.TTLMs+1000, op.Value, op.Result, why, ms(op.Invoke)))
 		}
 	}
 	for k := range bad {
@@ -66,14 +66,22 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 	sort.Strings(f.Deadlocked)
 	r.Details = capDetails(r.Details, len(r.Details))
 	r.Violations = len(bad)
-	gap := fmt.Sprintf("longest gap between grants %.1f ms, recovery %.1f ms", f.LongestUnavailableMs, f.RecoveryMs)
+	gap := fmt.Sprintf("longest gap between grants %.3f ms", f.LongestUnavailableMs)
+	switch {
+	case !faults:
+		gap += ", no nemesis"
+	case f.RecoveryMs < 0:
+		gap += ", no grant after the last fault"
+	default:
+		gap += fmt.Sprintf(", recovery %.3f ms after the last fault", f.RecoveryMs)
+	}
 	switch {
 	case len(probed) == 0:
 		r.Status = Skipped
 		r.Message = "no post-run probes; " + gap
 	case len(bad) > 0:
 		r.Status = Violated
-		r.Message = fmt.Sprintf("%d of %d probed keys deadlocked or not acquirable after the run; %s", len(bad), len(probed), gap)
+		r.Message = fmt.Sprintf("%d of %d probed keys are deadlocked or not acquirable after the run; %s", len(bad), len(probed), gap)
 	default:
 		r.Status = OK
 		r.Message = fmt.Sprintf("%d probed keys acquirable after the run, none without TTL; %s", len(probed), gap)
@@ -81,7 +89,8 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 	return r, f
 }
 
-func livenessFigures(ops []history.Operation) LivenessFigures {
+// livenessFigures computes the figures and whether the run had a nemesis window.
+func livenessFigures(ops []history.Operation) (LivenessFigures, bool) {
 	var f LivenessFigures
 	first, last := int64(Inf), int64(-1)
 	nemesisEnd := int64(-1)
@@ -138,7 +147,7 @@ func livenessFigures(ops []history.Operation) LivenessFigures {
 		longest = max(longest, last-prev)
 	}
 	f.LongestUnavailableMs = toMs(longest)
-	return f
+	return f, nemesisEnd >= 0
 }
 
 func toMs(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }

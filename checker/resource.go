@@ -17,7 +17,8 @@ const (
 
 // Resource checks the protected resource's operations (Read and Write, every
 // key) one by one with porcupine, partitioned per key since each key guards
-// its own resource value, which starts at 0. A critical section is not
+// its own resource value, which starts at 0 (long keys are cut into pieces
+// at points where the cut is exact, see resourcePieces). A critical section is not
 // atomic, so it is never modelled as one operation.
 //
 // The model's state is (value, highest fencing token seen):
@@ -49,18 +50,24 @@ const (
 // the model forbids) and 0 when it finds one. A porcupine timeout is
 // Inconclusive. Skipped when the history has no resource operations.
 //
-// On a violation, porcupine's visualisation is written next to
-// o.VisualizationPath (see Options), with the history's nemesis windows as
-// annotations.
+// On a violation, porcupine's visualisation of the pieces it rejects (up to
+// 10) is written next to o.VisualizationPath (see Options), with the
+// history's nemesis windows as annotations.
 func Resource(h history.Header, ops []history.Operation, o Options) Result {
 	r, _ := resource(h, ops, o)
 	return r
 }
 
-// resInput is a resource operation's input; resOutput its outcome.
+// resInput is a resource operation's input; resOutput its outcome. An init
+// input starts a piece (see resourcePieces) in state init.
 type resInput struct {
-	op history.Operation
+	op    history.Operation
+	piece int
+	start bool
+	init  resState
 }
+
+func (in resInput) pieceOf() int { return in.piece }
 
 type resOutput struct {
 	result history.Result
@@ -83,6 +90,9 @@ func (m resModel) fenced(op history.Operation) bool {
 }
 
 func (m resModel) step(s resState, in resInput, out resOutput) (bool, resState) {
+	if in.start {
+		return true, in.init
+	}
 	op := in.op
 	fenced := m.fenced(op)
 	stale := fenced && op.Fence < s.highest
@@ -112,10 +122,8 @@ func (m resModel) step(s resState, in resInput, out resOutput) (bool, resState) 
 
 func (m resModel) porcupine() porcupine.Model {
 	return porcupine.Model{
-		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-			return partitionBy(ops, func(op porcupine.Operation) string { return op.Input.(resInput).op.Key })
-		},
-		Init: func() interface{} { return resState{} },
+		Partition: partitionByPiece,
+		Init:      func() interface{} { return resState{} },
 		Step: func(state, input, output interface{}) (bool, interface{}) {
 			ok, next := m.step(state.(resState), input.(resInput), output.(resOutput))
 			return ok, next
@@ -125,7 +133,11 @@ func (m resModel) porcupine() porcupine.Model {
 			return uint64(s.value)*0x9e3779b97f4a7c15 ^ uint64(s.highest)
 		},
 		DescribeOperation: func(input, output interface{}) string {
-			op, out := input.(resInput).op, output.(resOutput)
+			in, out := input.(resInput), output.(resOutput)
+			op := in.op
+			if in.start {
+				return fmt.Sprintf("%s continues: value=%d highest=%d", op.Key, in.init.value, in.init.highest)
+			}
 			fence := ""
 			if m.fenced(op) || op.Fence != 0 {
 				fence = fmt.Sprintf(" fence=%d", op.Fence)
@@ -154,25 +166,86 @@ func (m resModel) porcupine() porcupine.Model {
 	}
 }
 
-// resourceOps turns the history's resource operations on kept keys (all if
-// keep is nil) into porcupine operations; info operations never return.
-func resourceOps(ops []history.Operation, keep func(key string) bool) []porcupine.Operation {
-	var pops []porcupine.Operation
-	for _, op := range ops {
-		if op.Kind != history.Read && op.Kind != history.Write || keep != nil && !keep(op.Key) {
+// resourcePieces turns the history's resource operations into porcupine
+// operations (info operations never return), cut into pieces (see
+// pieces.go) per key, keys in sorted order. With operations in invoke
+// order, a new piece starts at operation X once the current piece has at
+// least minOps operations, every operation so far has returned before X was
+// invoked, and the state at that point is determined: highest is the
+// largest token of the accepted fenced operations so far (a maximum does not
+// depend on order), and the value is the one written by the piece's last
+// accepted write if every other accepted write of the piece returned before
+// it was invoked (it is then last in every linearization), or the value the
+// piece started with if it has no accepted write. The new piece starts with
+// a synthetic operation that sets that state. The cut is exact: every
+// linearization orders the pieces one after the other, and if the pieces
+// before a cut are linearizable they end in that state.
+func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcupine.Operation {
+	byKey := map[string][]int{}
+	var keys []string
+	for i, op := range ops {
+		if op.Kind != history.Read && op.Kind != history.Write {
 			continue
 		}
-		out := resOutput{result: op.Result}
-		if op.Kind == history.Read && op.Result == history.OK {
-			out.value = op.Value
+		if _, ok := byKey[op.Key]; !ok {
+			keys = append(keys, op.Key)
 		}
-		ret := op.Complete
-		if op.Result == history.Info {
-			ret = Inf
-		}
-		pops = append(pops, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op}, Call: op.Invoke, Output: out, Return: ret})
+		byKey[op.Key] = append(byKey[op.Key], i)
 	}
-	return pops
+	sort.Strings(keys)
+	var pieces [][]porcupine.Operation
+	for _, k := range keys {
+		idx := byKey[k]
+		sort.SliceStable(idx, func(x, y int) bool { return ops[idx[x]].Invoke < ops[idx[y]].Invoke })
+		var (
+			cur        []porcupine.Operation
+			lastReturn int64 = -1 // latest return in the piece
+			highest    int64      // highest accepted fenced token so far
+			value      int64      // value at the start of the piece
+			last       *history.Operation
+			othersDone int64 = -1 // latest completion of the piece's other accepted writes
+		)
+		for _, i := range idx {
+			op := ops[i]
+			determined := last == nil || othersDone < last.Invoke
+			if len(cur) >= minOps && lastReturn < op.Invoke && determined {
+				if last != nil {
+					value = last.Value
+				}
+				pieces = append(pieces, cur)
+				cur = []porcupine.Operation{{
+					ClientId: op.Stream,
+					Input:    resInput{op: history.Operation{Key: k}, piece: len(pieces), start: true, init: resState{value: value, highest: highest}},
+					Output:   resOutput{result: history.OK},
+					Call:     lastReturn, Return: lastReturn,
+				}}
+				last, othersDone = nil, -1
+			}
+			out := resOutput{result: op.Result}
+			if op.Kind == history.Read && op.Result == history.OK {
+				out.value = op.Value
+			}
+			ret := op.Complete
+			if op.Result == history.Info {
+				ret = Inf
+			}
+			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op, piece: len(pieces)}, Call: op.Invoke, Output: out, Return: ret})
+			lastReturn = max(lastReturn, ret)
+			if op.Result == history.OK && m.fenced(op) {
+				highest = max(highest, op.Fence)
+			}
+			if op.Kind == history.Write && op.Result == history.OK {
+				if last != nil {
+					othersDone = max(othersDone, last.Complete)
+				}
+				last = &ops[i]
+			}
+		}
+		if len(cur) > 0 {
+			pieces = append(pieces, cur)
+		}
+	}
+	return pieces
 }
 
 // lostUpdate is an accepted write whose read value was not the current
@@ -272,7 +345,8 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	}
 	m := resModel{mode: mode}
 	model := m.porcupine()
-	porc := porcupine.CheckOperationsTimeout(model, resourceOps(ops, nil), o.timeout())
+	pieces := m.resourcePieces(ops, o.minPieceOps())
+	porc := porcupine.CheckOperationsTimeout(model, flatten(pieces), o.timeout())
 	lost := replayLostUpdates(ops)
 
 	counts := fmt.Sprintf("%d reads and %d writes on %d keys (fencing %s; %d rejected, %d unknown)", reads, writes, len(keys), mode, rejected, unknown)
@@ -284,7 +358,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 		return r, ""
 	case porcupine.Unknown:
 		r.Status = Inconclusive
-		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost updates", o.timeout(), counts, len(lost))
+		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost update(s)", o.timeout(), counts, len(lost))
 		return r, ""
 	}
 	r.Status = Violated
@@ -302,18 +376,25 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	}
 	r.Details = capDetails(r.Details, len(lost))
 	if len(lost) > 0 {
-		r.Message = fmt.Sprintf("%d lost updates on %d of %d keys: %s", len(lost), len(badKeys), len(keys), counts)
+		r.Message = fmt.Sprintf("%d lost update(s) on %d of %d keys: %s", len(lost), len(badKeys), len(keys), counts)
 	} else {
 		r.Message = "not linearizable (a stale read or a fencing decision the model forbids; no lost update in completion order): " + counts
 	}
 	if o.VisualizationPath == "" {
 		return r, ""
 	}
-	var keep func(string) bool
-	if len(badKeys) > 0 {
-		keep = func(k string) bool { return badKeys[k] }
+	// Show the pieces porcupine rejects.
+	var vops [][]porcupine.Operation
+	shownKeys := map[string]bool{}
+	for _, p := range illegalPieces(model, pieces, o.timeout(), maxVizPieces) {
+		vops = append(vops, pieces[p])
+		shownKeys[pieces[p][0].Input.(resInput).op.Key] = true
 	}
-	path, err := visualize(model, resourceOps(ops, keep), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())
+	if len(vops) == 0 {
+		vops = pieces
+	}
+	keep := func(k string) bool { return len(shownKeys) == 0 || shownKeys[k] }
+	path, err := visualize(model, flatten(vops), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())
 	if err != nil {
 		r.Details = append(r.Details, "visualization not written: "+err.Error())
 		return r, ""

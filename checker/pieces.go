@@ -1,0 +1,79 @@
+package checker
+
+import (
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Porcupine's search keeps a bitset of the linearized operations of a
+// partition per cached state, so time and memory grow with the square of a
+// partition's size (40 000 holds on one key: seconds and gigabytes). Each
+// key's history is therefore cut into pieces at points where the cut is
+// exact, i.e. the whole key is linearizable iff every piece is, and each
+// piece is one porcupine partition. Short pieces are merged with the next
+// one (merging adjacent pieces is always exact) so that a piece has at least
+// a minimum number of operations.
+
+// Minimum piece sizes. Tests lower them to 1 to cut as often as possible.
+const (
+	minPieceHolds = 64  // exclusion: holds per piece
+	minPieceOps   = 128 // resource: operations per piece
+)
+
+// pieced is the input of an operation cut into pieces: the piece it
+// belongs to, numbered from 0 in the order pieces are built.
+type pieced interface{ pieceOf() int }
+
+// partitionByPiece is the porcupine Partition function for inputs that
+// implement pieced: one partition per piece, in piece order.
+func partitionByPiece(ops []porcupine.Operation) [][]porcupine.Operation {
+	var parts [][]porcupine.Operation
+	for _, op := range ops {
+		p := op.Input.(pieced).pieceOf()
+		for len(parts) <= p {
+			parts = append(parts, nil)
+		}
+		parts[p] = append(parts[p], op)
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// flatten joins pieces into one history for porcupine.
+func flatten(pieces [][]porcupine.Operation) []porcupine.Operation {
+	var n int
+	for _, p := range pieces {
+		n += len(p)
+	}
+	ops := make([]porcupine.Operation, 0, n)
+	for _, p := range pieces {
+		ops = append(ops, p...)
+	}
+	return ops
+}
+
+// illegalPieces checks pieces one by one and returns the indices of up to
+// limit pieces porcupine finds illegal, within timeout in all.
+func illegalPieces(model porcupine.Model, pieces [][]porcupine.Operation, timeout time.Duration, limit int) []int {
+	deadline := time.Now().Add(timeout)
+	var bad []int
+	for i, p := range pieces {
+		left := time.Until(deadline)
+		if left <= 0 || len(bad) == limit {
+			break
+		}
+		if porcupine.CheckOperationsTimeout(model, p, left) == porcupine.Illegal {
+			bad = append(bad, i)
+		}
+	}
+	return bad
+}
+
+// maxVizPieces bounds the pieces shown in a visualisation.
+const maxVizPieces = 10
