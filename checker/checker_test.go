@@ -103,6 +103,14 @@ func TestCheckRecordedHistories(t *testing.T) {
 	}
 }
 
+func TestResourceUnknownFencingMode(t *testing.T) {
+	h, ops := load(t, "clean-sequential.jsonl")
+	h.Fencing = "sometimes"
+	if r := Resource(h, ops, Options{}); r.Status != Inconclusive {
+		t.Errorf("fencing %q: %s (%s), want inconclusive", h.Fencing, r.Status, r.Message)
+	}
+}
+
 func TestHolds(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	tests := []struct {
@@ -205,6 +213,13 @@ func TestVisualization(t *testing.T) {
 				t.Errorf("%s does not mention %q", filepath.Base(file), s)
 			}
 		}
+	}
+
+	// An unwritable path is reported, not fatal.
+	blocked := filepath.Join(dir, "viz", "overlap.html", "x.html")
+	r = Check(h, ops, Options{VisualizationPath: blocked})
+	if r.Visualization != "" || r.Exclusion.Status != Violated || !strings.Contains(r.Exclusion.Message, "visualization not written") {
+		t.Errorf("unwritable path: Visualization %q, exclusion %s: %s", r.Visualization, r.Exclusion.Status, r.Exclusion.Message)
 	}
 
 	// No violation, no file.

@@ -76,7 +76,11 @@ func exclusionModel() porcupine.Model {
 			in := input.(excInput)
 			h := in.hold
 			if in.enter {
-				return fmt.Sprintf("c%d h%d enter %s tok=%s fence=%d", h.Client, h.Hold, h.Key, h.Token, h.Fence)
+				fence := ""
+				if h.Fence != 0 {
+					fence = fmt.Sprintf(" fence=%d", h.Fence)
+				}
+				return fmt.Sprintf("c%d h%d enter %s tok=%s%s", h.Client, h.Hold, h.Key, h.Token, fence)
 			}
 			end := "released"
 			switch {
@@ -87,6 +91,7 @@ func exclusionModel() porcupine.Model {
 			}
 			return fmt.Sprintf("c%d h%d exit %s (%s)", h.Client, h.Hold, h.Key, end)
 		},
+		DescribeOperationMetadata: describeSpan,
 		DescribeState: func(state interface{}) string {
 			if state.(excState) == 0 {
 				return "free"
@@ -160,8 +165,10 @@ func exclusionOps(hs []Hold, pieces [][]int) [][]porcupine.Operation {
 		for _, i := range piece {
 			h := hs[i]
 			ops = append(ops,
-				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: true, id: i + 1, piece: p, hold: h}, Call: h.AcquireInvoke, Return: h.AcquireComplete},
-				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: false, id: i + 1, piece: p, hold: h}, Call: h.EndOfUse, Return: h.ReleaseComplete},
+				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: true, id: i + 1, piece: p, hold: h},
+					Call: h.AcquireInvoke, Return: h.AcquireComplete, Metadata: span{"acquire", h.AcquireInvoke, h.AcquireComplete}},
+				porcupine.Operation{ClientId: h.Stream, Input: excInput{enter: false, id: i + 1, piece: p, hold: h},
+					Call: h.EndOfUse, Return: h.ReleaseComplete, Metadata: span{"end of use to release", h.EndOfUse, h.ReleaseComplete}},
 			)
 		}
 		out[p] = ops
@@ -314,7 +321,7 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	}
 	path, err := visualize(model, flatten(vops), ops, keep, notes, o.VisualizationPath, o.timeout())
 	if err != nil {
-		r.Details = append(r.Details, "visualization not written: "+err.Error())
+		r.Message += "; visualization not written: " + err.Error()
 		return r, ""
 	}
 	return r, path

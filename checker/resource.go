@@ -156,6 +156,7 @@ func (m resModel) porcupine() porcupine.Model {
 			}
 			return fmt.Sprintf("c%d h%d write %s %d→%d%s -> %s", op.Client, op.Hold, op.Key, op.Prev, op.Value, fence, res)
 		},
+		DescribeOperationMetadata: describeSpan,
 		DescribeState: func(state interface{}) string {
 			s := state.(resState)
 			if m.mode == fencingOff {
@@ -229,7 +230,8 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 			if op.Result == history.Info {
 				ret = Inf
 			}
-			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op, piece: len(pieces)}, Call: op.Invoke, Output: out, Return: ret})
+			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op, piece: len(pieces)},
+				Call: op.Invoke, Output: out, Return: ret, Metadata: span{string(op.Kind), op.Invoke, ret}})
 			lastReturn = max(lastReturn, ret)
 			if op.Result == history.OK && m.fenced(op) {
 				highest = max(highest, op.Fence)
@@ -396,7 +398,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	keep := func(k string) bool { return len(shownKeys) == 0 || shownKeys[k] }
 	path, err := visualize(model, flatten(vops), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())
 	if err != nil {
-		r.Details = append(r.Details, "visualization not written: "+err.Error())
+		r.Message += "; visualization not written: " + err.Error()
 		return r, ""
 	}
 	return r, path

@@ -80,3 +80,19 @@ func resourcePath(path string) string {
 	}
 	return strings.TrimSuffix(path, ext) + "-resource" + ext
 }
+
+// span is an operation's metadata for the visualisation: what the interval
+// is and its bounds in ns since run start.
+type span struct {
+	what      string
+	call, ret int64
+}
+
+// describeSpan is porcupine's DescribeOperationMetadata: the interval in ms.
+func describeSpan(meta interface{}) string {
+	s, ok := meta.(span)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s [%s, %s] ms since run start", s.what, ms(s.call), ms(s.ret))
+}
