@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -42,7 +41,7 @@ type Profile struct {
 // scenario once, short runs: the CI gate, under 3 minutes on 2 cores) and
 // "full" (three seeds, longer runs, and a client sweep).
 func Profiles() []Profile {
-	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: 1500 * time.Millisecond}
+	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: 1500 * time.Millisecond, Reentrancy: 3}
 	full := base
 	full.Duration = 4 * time.Second
 	return []Profile{
@@ -212,5 +211,3 @@ func sortRuns(rs []results.Run) {
 		return rs[i].Seed < rs[j].Seed
 	})
 }
-
-var _ = errors.New

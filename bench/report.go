@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,9 @@ func Report(dir string, f *results.File, sweep []results.Run) error {
 	}
 	var refs []results.PlotRef
 	add := func(title, name string, err error) error {
+		if errors.Is(err, plots.ErrNoData) {
+			return nil // nothing to draw: leave the plot out
+		}
 		if err != nil {
 			return fmt.Errorf("report: plot %s: %w", name, err)
 		}

@@ -69,6 +69,9 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, workload.Config, error)
 	}
 	w := s.Workload
 	w.Seed = s.Seed
+	if !st.Info().Claims.Reentrant {
+		w.Reentrancy = 1 // nesting applies to reentrant strategies only
+	}
 	w.Policy = st.Info().Policy
 	if s.Policy != nil {
 		w.Policy = *s.Policy

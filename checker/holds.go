@@ -65,6 +65,13 @@ func isOutermost(op history.Operation) bool { return op.Depth <= 1 }
 // outermost release and of a crash, and raised to the acquire's completion if
 // a malformed history would put it earlier. A crash ends the hold with an
 // unbounded release (Inf); so does a release with outcome unknown, or none.
+// An acquire with Hold 0 (a foreign history without hold ids) has nothing
+// linked: its use ends at its completion and its release is unknown.
+//
+// A Lost signal or a validity deadline does not end a hold by itself: a
+// client that honours them stops using the resource, which shows as an
+// earlier end of use; a client that ignores them keeps using it, and that use
+// counts.
 func Holds(ops []history.Operation) []Hold {
 	type links struct {
 		lastUse        int64 // completion of the last resource op, -1 if none

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,10 +16,41 @@ import (
 // HTML to path, annotated with the history's nemesis windows, the crashes and
 // lost leases on the keys keep accepts (all if keep is nil), and extra. It
 // returns path, or an error naming it.
+//
+// Porcupine draws one row per ClientId from 0 to the largest, and streams
+// are numbered over the whole run, so the streams shown are renumbered
+// 0..n-1 in order; operation labels name the client ("c3").
 func visualize(model porcupine.Model, pops []porcupine.Operation, ops []history.Operation, keep func(key string) bool, extra []porcupine.Annotation, path string, timeout time.Duration) (string, error) {
-	_, info := porcupine.CheckOperationsVerbose(model, pops, timeout)
-	info.AddAnnotations(annotations(ops, keep))
-	info.AddAnnotations(extra)
+	row := map[int]int{}
+	var streams []int
+	for _, op := range pops {
+		if _, ok := row[op.ClientId]; !ok {
+			row[op.ClientId] = 0
+			streams = append(streams, op.ClientId)
+		}
+	}
+	sort.Ints(streams)
+	for i, s := range streams {
+		row[s] = i
+	}
+	shown := make([]porcupine.Operation, len(pops))
+	for i, op := range pops {
+		op.ClientId = row[op.ClientId]
+		shown[i] = op
+	}
+	var notes []porcupine.Annotation
+	for _, a := range append(annotations(ops, keep), extra...) {
+		if a.Tag == "" {
+			r, ok := row[a.ClientId]
+			if !ok {
+				continue // a client event on a stream not shown
+			}
+			a.ClientId = r
+		}
+		notes = append(notes, a)
+	}
+	_, info := porcupine.CheckOperationsVerbose(model, shown, timeout)
+	info.AddAnnotations(notes)
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", fmt.Errorf("checker: visualization folder: %w", err)

@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/workload"
+)
+
+// named are the pairs the issues name: canaries that must find their
+// violation, and must-hold pairs that must show none, in every seeded run.
+var named = map[string]bool{
+	"set-nx-px/long-cs": true, "token-lua/long-cs": true, "token-lua/gc-pause": true,
+	"fenced/gc-pause": true, "naive/crash-between": true,
+	"watchdog/long-cs": true, "redlock/long-cs": true, "reentrant/baseline": true,
+}
+
+// seedsFor is 20 for named pairs and 2 for the rest of the matrix;
+// LOCKBENCH_SEEDS=N sets every pair to N.
+func seedsFor(pair string) int {
+	if v, err := strconv.Atoi(os.Getenv("LOCKBENCH_SEEDS")); err == nil && v > 0 {
+		return v
+	}
+	if named[pair] {
+		return 20
+	}
+	return 2
+}
+
+// TestVerdictMatrix runs every pair of the verdict table against real
+// redis-server processes with short runs (TTL 50 ms) and asserts the
+// observed verdict matches the expectation in every seeded run: canaries
+// find their violation, must-hold pairs show none.
+func TestVerdictMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server for every pair; skipped with -short")
+	}
+	out := t.TempDir()
+	for _, p := range Matrix() {
+		pair := p.Strategy + "/" + p.Scenario
+		if p.Summary() == "at-risk" {
+			continue
+		}
+		t.Run(strings.ReplaceAll(pair, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond, Reentrancy: 3}
+			for seed := int64(1); seed <= int64(seedsFor(pair)); seed++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				r, err := Run(ctx, Spec{Strategy: p.Strategy, Scenario: p.Scenario, Seed: seed, Workload: w, OutDir: out})
+				cancel()
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				if !r.AsExpected {
+					t.Errorf("seed %d: %s (history %s/%s)", seed, strings.Join(r.Unexpected, "; "), out, r.History)
+				}
+				if p.Summary() == "must-hold" && r.Grants == 0 {
+					t.Errorf("seed %d: no grant at all: a must-hold pair must still grant", seed)
+				}
+				if p.Strategy == "reentrant" && r.Verdict.Reentrancy != "ok" {
+					t.Errorf("seed %d: reentrancy check %s, want ok (nesting depth 3)", seed, r.Verdict.Reentrancy)
+				}
+			}
+		})
+	}
+}
