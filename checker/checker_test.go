@@ -215,6 +215,20 @@ func TestVisualization(t *testing.T) {
 		}
 	}
 
+	// Streams are renumbered so the viewer draws no empty rows.
+	far := make([]history.Operation, len(ops))
+	for i, op := range ops {
+		op.Stream += 1000
+		far[i] = op
+	}
+	farPath := filepath.Join(dir, "far.html")
+	if r := Check(h, far, Options{VisualizationPath: farPath}); r.Visualization != farPath {
+		t.Fatalf("far streams: Visualization = %q", r.Visualization)
+	}
+	if b, err := os.ReadFile(farPath); err != nil || strings.Contains(string(b), `"ClientId":100`) || !strings.Contains(string(b), `"ClientId":1,`) {
+		t.Errorf("far streams: rows not renumbered to 0..1 (err %v)", err)
+	}
+
 	// An unwritable path is reported, not fatal.
 	blocked := filepath.Join(dir, "viz", "overlap.html", "x.html")
 	r = Check(h, ops, Options{VisualizationPath: blocked})
