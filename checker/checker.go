@@ -6,9 +6,9 @@
 // The contract is the "Checkers" section of DESIGN.md. In short:
 //
 //   - Exclusion: per key, no two holds overlap. A hold (see Holds) runs from
-//     its acquire to the end of its use. Porcupine (Jepsen's Knossos-style
-//     linearizability checker, github.com/anishathalye/porcupine) checks a
-//     mutex model in which every hold is an Enter operation over [acquire
+//     its acquire to the end of its use. Porcupine
+//     (github.com/anishathalye/porcupine, a linearizability checker on the
+//     Wing–Gong–Lowe search, as in Jepsen's Knossos) checks a mutex model in which every hold is an Enter operation over [acquire
 //     invoke, acquire complete] and an Exit operation over [end of use,
 //     release complete or +inf]; a sweep-line over the same intervals runs
 //     beside it and counts the overlapping pairs. The two must agree.
