@@ -8,10 +8,11 @@
 //   - Exclusion: per key, no two holds overlap. A hold (see Holds) runs from
 //     its acquire to the end of its use. Porcupine
 //     (github.com/anishathalye/porcupine, a linearizability checker on the
-//     Wing–Gong–Lowe search, as in Jepsen's Knossos) checks a mutex model in which every hold is an Enter operation over [acquire
-//     invoke, acquire complete] and an Exit operation over [end of use,
-//     release complete or +inf]; a sweep-line over the same intervals runs
-//     beside it and counts the overlapping pairs. The two must agree.
+//     Wing–Gong–Lowe search, as in Jepsen's Knossos) checks a mutex model
+//     in which every hold is an Enter operation over [acquire invoke,
+//     acquire complete] and an Exit operation over [end of use, release
+//     complete or +inf]; a sweep-line over the same intervals runs beside it
+//     and counts the overlapping pairs. The two must agree.
 //   - Resource: porcupine checks the protected resource's reads and writes
 //     one by one against a register with a fencing check; an accepted write
 //     whose read value is not the current value is a lost update.
