@@ -103,7 +103,18 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	}
 	var specs []Spec
 	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
 		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			}
+			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
+				continue
+			}
 			for seed := int64(1); seed <= int64(p.Seeds); seed++ {
 				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: p.Workload})
 			}
@@ -130,7 +141,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			return f, err
 		}
 		if f.Redis == "" {
-			f.Redis = redisVersion(o.Cluster)
+			f.Redis = r.Redis
 		}
 		if i < len(specs) {
 			f.Runs = append(f.Runs, r)
@@ -187,16 +198,6 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 		pol = append(pol, "honour-lost")
 	}
 	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
-}
-
-// redisVersion asks the redis-server binary for its version ("" if unknown).
-func redisVersion(o cluster.Options) string {
-	c, err := cluster.Start(context.Background(), cluster.Topology{Kind: cluster.Single}, o)
-	if err != nil {
-		return ""
-	}
-	defer c.Stop()
-	return c.RedisVersion()
 }
 
 // sortRuns orders runs by scenario, strategy, seed.

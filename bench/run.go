@@ -56,38 +56,60 @@ type Spec struct {
 	Command string
 }
 
-// Resolved returns the spec's strategy, scenario and full workload config,
-// or an error wrapping ErrUsage that names the bad input and the valid choices.
-func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, workload.Config, error) {
+// Resolved returns the spec's strategy, scenario, the scenario's setup for
+// the strategy and the full workload config (the setup's client count, TTL
+// and minimum duration applied), or an error wrapping ErrUsage that names
+// the bad input and the valid choices.
+func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
+	fail := func(err error) (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
+		return nil, chaos.Scenario{}, chaos.Setup{}, workload.Config{}, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	st, err := impl.Lookup(s.Strategy)
 	if err != nil {
-		return nil, chaos.Scenario{}, workload.Config{}, fmt.Errorf("%w: %v", ErrUsage, err)
+		return fail(err)
 	}
 	sc, err := chaos.Lookup(s.Scenario)
 	if err != nil {
-		return nil, chaos.Scenario{}, workload.Config{}, fmt.Errorf("%w: %v", ErrUsage, err)
+		return fail(err)
 	}
+	info := st.Info()
+	if ok, why := sc.AppliesTo(info); !ok {
+		return fail(fmt.Errorf("scenario %s does not apply to strategy %s: %s", s.Scenario, s.Strategy, why))
+	}
+	setup := sc.SetupFor(info)
 	w := s.Workload
 	w.Seed = s.Seed
-	if !st.Info().Claims.Reentrant {
+	if !info.Claims.Reentrant {
 		w.Reentrancy = 1 // nesting applies to reentrant strategies only
 	}
-	w.Policy = st.Info().Policy
+	if setup.Clients > 0 {
+		w.Clients = setup.Clients
+	}
+	if setup.TTL > 0 {
+		w.TTL = setup.TTL
+		w.CS = workload.CSDist{} // defaults follow the TTL
+		w.Retry = workload.Retry{}
+		w.SafetyMargin = 0
+	}
+	if w.Duration < setup.MinDuration {
+		w.Duration = setup.MinDuration
+	}
+	w.Policy = info.Policy
 	if s.Policy != nil {
 		w.Policy = *s.Policy
 	}
 	w.Fencing = s.Fencing
 	if w.Fencing == "" {
 		w.Fencing = workload.FencingOff
-		if st.Info().Claims.Fencing {
+		if info.Claims.Fencing {
 			w.Fencing = workload.FencingWrites
 		}
 	}
 	w, err = w.WithDefaults()
 	if err != nil {
-		return nil, chaos.Scenario{}, workload.Config{}, fmt.Errorf("%w: %v", ErrUsage, err)
+		return fail(err)
 	}
-	return st, sc, w, nil
+	return st, sc, setup, w, nil
 }
 
 // Topology returns the cluster topology a strategy needs.
@@ -109,32 +131,57 @@ func HistoryName(strategy, scenario string, seed int64) string {
 // a violation is a result, not an error. Every Redis process the run
 // started is stopped before Run returns, also on error or panic.
 func Run(ctx context.Context, s Spec) (results.Run, error) {
-	st, sc, w, err := s.Resolved()
+	st, sc, setup, w, err := s.Resolved()
 	if err != nil {
 		return results.Run{}, err
+	}
+	info := st.Info()
+	topo := Topology(st)
+	if setup.Topology.Kind != "" {
+		topo = setup.Topology
 	}
 	exp := Expected(s.Strategy, s.Scenario)
 	out := results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
 		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
-		Config: runConfig(w, Topology(st)),
+		Config: runConfig(w, topo),
 	}
 	histPath := filepath.Join(s.OutDir, out.History)
 	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
 		return out, fmt.Errorf("%w: results folder: %v", cluster.ErrEnvironment, err)
 	}
 
-	c, err := cluster.Start(ctx, Topology(st), s.Cluster)
+	copts := s.Cluster
+	if setup.Persistence != "" {
+		copts.Persistence = setup.Persistence
+	}
+	if setup.ClockShim && copts.ClockShim == "" {
+		if copts.ClockShim, err = ClockShim(ctx); err != nil {
+			return out, err
+		}
+	}
+	c, err := cluster.Start(ctx, topo, copts)
 	if err != nil {
 		return out, fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
 	}
 	defer c.Stop()
+	nodes := c.Nodes()
+	if n := info.Nodes; n >= 1 && n < len(nodes) {
+		nodes = nodes[:n] // a single-node strategy talks to the primary only
+	}
+	var links *chaos.Links
+	if setup.Proxies {
+		if links, err = chaos.NewLinks(ctx, w.Clients, nodes); err != nil {
+			return out, err
+		}
+		defer links.Close()
+	}
 
 	clock := history.NewClock()
 	hw, err := history.Create(histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
-		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: st.Info().Claims.Reentrant,
+		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: info.Claims.Reentrant,
 		Started: clock.Start().UTC().Format(time.RFC3339Nano),
 	})
 	if err != nil {
@@ -143,15 +190,32 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	defer hw.Close()
 
 	var cmds atomic.Int64
+	dial := newDialer(w, &cmds)
 	env := workload.Env{
 		Strategy: st,
-		Nodes:    redisClients(c.Addrs(), w, &cmds),
 		History:  hw,
 		Clock:    clock,
 		IDs:      &history.IDs{},
 		Resource: workload.NewResource(w.Fencing),
 	}
-	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed})
+	switch {
+	case setup.Sentinel:
+		env.Nodes = func(int) ([]redis.UniversalClient, error) {
+			return []redis.UniversalClient{dial.sentinel(c.MasterName(), c.SentinelAddrs())}, nil
+		}
+	case links != nil:
+		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+			return dial.nodes(links.Addrs(client, len(nodes))), nil
+		}
+	default:
+		addrs := make([]string, len(nodes))
+		for i, n := range nodes {
+			addrs[i] = n.Addr()
+		}
+		env.Nodes = func(int) ([]redis.UniversalClient, error) { return dial.nodes(addrs), nil }
+	}
+	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
+		Info: info, Clients: w.Clients, Cluster: c, Links: links})
 	env.Faults = nem
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
@@ -166,12 +230,17 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if nemErr != nil && !errors.Is(nemErr, context.Canceled) {
 		return out, fmt.Errorf("nemesis %s: %w", s.Scenario, nemErr)
 	}
+	if err := nem.Heal(ctx); err != nil {
+		return out, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
+	}
 	if err := workload.Probe(ctx, w, env); err != nil {
 		return out, err
 	}
 	if err := hw.Close(); err != nil {
 		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
+	out.Redis = c.RedisVersion()
+	links.Close()
 	if err := c.Stop(); err != nil {
 		return out, fmt.Errorf("stop redis: %w", err)
 	}
@@ -183,7 +252,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	vis := strings.TrimSuffix(histPath, ".jsonl") + ".html"
 	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
-	Fill(&out, rep, exp, s.OutDir)
+	Fill(&out, ops, rep, exp, s.OutDir)
 	out.Faults = FaultsOf(ops)
 
 	out.Grants = stats.Grants
@@ -205,7 +274,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 // Fill sets a run's verdict, violations, liveness figures, faults and
 // AsExpected from a checker report. outDir makes the visualisation path
 // relative. Used by Run and by `lockbench check`.
-func Fill(out *results.Run, rep checker.Report, exp Expectation, outDir string) {
+func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
 	out.Verdict = results.Verdict{
 		Exclusion:  string(rep.Exclusion.Status),
 		Resource:   string(rep.Resource.Status),
@@ -225,6 +294,7 @@ func Fill(out *results.Run, rep checker.Report, exp Expectation, outDir string) 
 	out.Liveness = results.LivenessFigures{
 		LongestUnavailableMs: f.LongestUnavailableMs, RecoveryMs: f.RecoveryMs,
 		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
+		GrantsDuringFaults: GrantsDuringFaults(ops),
 	}
 	if rep.Visualization != "" {
 		if rel, err := filepath.Rel(outDir, rep.Visualization); err == nil {
@@ -245,6 +315,12 @@ func Fill(out *results.Run, rep checker.Report, exp Expectation, outDir string) 
 	judge("exclusion", exp.Exclusion, rep.Exclusion)
 	judge("resource", exp.Resource, rep.Resource)
 	judge("liveness", exp.Liveness, rep.Liveness)
+	switch g := out.Liveness.GrantsDuringFaults; {
+	case exp.DuringFaults == "grants" && g == 0:
+		out.Unexpected = append(out.Unexpected, "availability: must keep granting during the fault but granted nothing")
+	case exp.DuringFaults == "no-grants" && g > 0:
+		out.Unexpected = append(out.Unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
+	}
 	// Fencing tokens and reentrancy counts are strategy promises: a strategy
 	// that claims them must keep them in every scenario.
 	for _, x := range []struct {
@@ -256,6 +332,30 @@ func Fill(out *results.Run, rep checker.Report, exp Expectation, outDir string) 
 		}
 	}
 	out.AsExpected = len(out.Unexpected) == 0
+}
+
+// GrantsDuringFaults counts the grants (outermost acquires with result ok)
+// invoked and completed inside one nemesis window that lasts at least 1 ms.
+func GrantsDuringFaults(ops []history.Operation) int {
+	var ws [][2]int64
+	for _, op := range ops {
+		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
+			ws = append(ws, [2]int64{op.Invoke, op.Complete})
+		}
+	}
+	n := 0
+	for _, op := range ops {
+		if op.Kind != history.Acquire || op.Result != history.OK || op.Depth > 1 || op.Client < 0 {
+			continue
+		}
+		for _, w := range ws {
+			if op.Invoke >= w[0] && op.Complete <= w[1] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // FaultsOf returns the nemesis windows of a history in ms since run start.
@@ -288,27 +388,46 @@ func runConfig(w workload.Config, t cluster.Topology) results.RunConfig {
 	}
 }
 
-// redisClients returns workload.Env.Nodes: one go-redis client per node for
-// each logical client, with short timeouts and no hidden retries (a retry
-// inside go-redis would hide an operation from the history), counting
-// commands into cmds.
-func redisClients(addrs []string, w workload.Config, cmds *atomic.Int64) func(int) ([]redis.UniversalClient, error) {
-	return func(int) ([]redis.UniversalClient, error) {
-		out := make([]redis.UniversalClient, len(addrs))
-		for i, a := range addrs {
-			c := redis.NewClient(&redis.Options{
-				Addr:               a,
-				PoolSize:           4,
-				MaxRetries:         -1,
-				DialTimeout:        w.OpTimeout,
-				ReadTimeout:        w.OpTimeout,
-				WriteTimeout:       w.OpTimeout,
-				DialerRetries:      1,
-				DialerRetryTimeout: time.Millisecond,
-			})
-			c.AddHook(countHook{cmds})
-			out[i] = c
-		}
-		return out, nil
+// dialer builds go-redis clients with short timeouts and no hidden retries
+// (a retry inside go-redis would hide an operation from the history),
+// counting commands into cmds.
+type dialer struct {
+	w    workload.Config
+	cmds *atomic.Int64
+}
+
+func newDialer(w workload.Config, cmds *atomic.Int64) dialer { return dialer{w, cmds} }
+
+func (d dialer) nodes(addrs []string) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, len(addrs))
+	for i, a := range addrs {
+		c := redis.NewClient(&redis.Options{
+			Addr: a, PoolSize: 4, MaxRetries: -1,
+			DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
+			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+		})
+		c.AddHook(countHook{d.cmds})
+		out[i] = c
 	}
+	return out
+}
+
+func (d dialer) sentinel(master string, sentinels []string) redis.UniversalClient {
+	c := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1,
+		DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
+	})
+	c.AddHook(countHook{d.cmds})
+	return c
+}
+
+// ClockShim builds (once per machine, cached in the user cache folder) the
+// clock-offset LD_PRELOAD library the clock-jump scenarios need and returns
+// its path. Errors wrap cluster.ErrEnvironment (e.g. gcc missing).
+func ClockShim(ctx context.Context) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return cluster.BuildClockShim(ctx, filepath.Join(dir, "lockbench"))
 }

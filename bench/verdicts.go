@@ -31,6 +31,11 @@ type Expectation struct {
 	Resource  Expect
 	Liveness  Expect
 	Reason    string
+	// DuringFaults is what availability the pair must show while a fault
+	// window is open: "" (not judged), "grants" (it must keep granting:
+	// at least one grant invoked and completed inside a fault window) or
+	// "no-grants" (it must grant nothing inside a fault window).
+	DuringFaults string
 }
 
 // Summary is the pair's one-word expectation: "must-break" if any check
@@ -55,15 +60,32 @@ func (e Expectation) Checks() map[string]string {
 	return map[string]string{"exclusion": string(e.Exclusion), "resource": string(e.Resource), "liveness": string(e.Liveness)}
 }
 
-func safe(reason string) Expectation { return Expectation{Hold, Hold, Hold, reason} }
-func broken(reason string) Expectation {
-	return Expectation{Break, Break, Hold, reason}
+func safe(reason string) Expectation {
+	return Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Reason: reason}
 }
-func fencedOnly(reason string) Expectation { return Expectation{Break, Hold, Hold, reason} }
+func broken(reason string) Expectation {
+	return Expectation{Exclusion: Break, Resource: Break, Liveness: Hold, Reason: reason}
+}
+func fencedOnly(reason string) Expectation {
+	return Expectation{Exclusion: Break, Resource: Hold, Liveness: Hold, Reason: reason}
+}
 
-// verdictTable is the verdict matrix: scenario → strategy → expectation. A
-// pair missing from it is at risk ("no expectation recorded").
+// verdictTable is the verdict matrix: scenario → strategy → expectation,
+// merged from one function per scenario family. A pair missing from it is at
+// risk ("no expectation recorded"); a pair whose scenario does not apply to
+// the strategy is left out.
 func verdictTable() map[string]map[string]Expectation {
+	all := map[string]map[string]Expectation{}
+	for _, part := range []map[string]map[string]Expectation{clientVerdicts(), processVerdicts(), failoverVerdicts(), networkVerdicts()} {
+		for sc, m := range part {
+			all[sc] = m
+		}
+	}
+	return all
+}
+
+// clientVerdicts covers the baseline and the client-side scenarios.
+func clientVerdicts() map[string]map[string]Expectation {
 	return map[string]map[string]Expectation{
 		"baseline": {
 			"naive":     safe("critical sections are far shorter than the TTL and nobody crashes: every strategy must be exclusive"),
@@ -99,7 +121,7 @@ func verdictTable() map[string]map[string]Expectation {
 			"redislock": broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
 		},
 		"crash-between": {
-			"naive":     {Hold, Hold, Break, "the client dies after SETNX and before EXPIRE: the key never expires, a deadlock"},
+			"naive":     {Exclusion: Hold, Resource: Hold, Liveness: Break, Reason: "the client dies after SETNX and before EXPIRE: the key never expires, a deadlock"},
 			"set-nx-px": safe("the holder dies inside its CS; SET NX PX set the TTL atomically, so the key expires and others go on"),
 			"token-lua": safe("the holder dies inside its CS; the key expires after the TTL"),
 			"watchdog":  safe("the holder dies with its watchdog; the key expires after the TTL"),
@@ -118,7 +140,7 @@ func Expected(strategy, scenario string) Expectation {
 	if e, ok := verdictTable()[scenario][strategy]; ok {
 		return e
 	}
-	return Expectation{AtRisk, AtRisk, AtRisk, fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)}
+	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Reason: fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)}
 }
 
 // Pair is one row of the verdict matrix.

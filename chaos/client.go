@@ -60,7 +60,8 @@ func GCPause() Scenario {
 		}}
 }
 
-func (p *clientPause) Run(context.Context) error { return nil }
+func (p *clientPause) Run(context.Context) error  { return nil }
+func (p *clientPause) Heal(context.Context) error { return nil }
 
 func (p *clientPause) At(ctx context.Context, ev workload.Event) error {
 	switch ev.Point {
@@ -111,7 +112,8 @@ func LongCS() Scenario {
 		}}
 }
 
-func (s *slowCS) Run(context.Context) error { return nil }
+func (s *slowCS) Run(context.Context) error  { return nil }
+func (s *slowCS) Heal(context.Context) error { return nil }
 
 func (s *slowCS) At(ctx context.Context, ev workload.Event) error {
 	if ev.Point != workload.PointInCS || !s.take() {
@@ -142,7 +144,8 @@ func CrashBetween() Scenario {
 		}}
 }
 
-func (c *crashBetween) Run(context.Context) error { return nil }
+func (c *crashBetween) Run(context.Context) error  { return nil }
+func (c *crashBetween) Heal(context.Context) error { return nil }
 
 func (c *crashBetween) At(ctx context.Context, ev workload.Event) error {
 	want := workload.PointInCS

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -35,8 +37,31 @@ type Scenario struct {
 	Kind Kind
 	// Summary says in one line what is done and when.
 	Summary string
+	// Applies reports whether the scenario applies to a strategy, and if
+	// not, why (e.g. a Redlock-only scenario for a single-node lock). nil:
+	// it applies to every strategy.
+	Applies func(in impl.Info) (ok bool, why string)
+	// Setup says what the run's cluster and clients must look like for a
+	// strategy. nil: the strategy's default topology, direct connections.
+	Setup func(in impl.Info) Setup
 	// New builds the nemesis of one run.
 	New func(env Env) Nemesis
+}
+
+// AppliesTo reports whether s applies to a strategy, with the reason if not.
+func (s Scenario) AppliesTo(in impl.Info) (bool, string) {
+	if s.Applies == nil {
+		return true, ""
+	}
+	return s.Applies(in)
+}
+
+// SetupFor returns s's Setup for a strategy.
+func (s Scenario) SetupFor(in impl.Info) Setup {
+	if s.Setup == nil {
+		return Setup{}
+	}
+	return s.Setup(in)
 }
 
 // Env is what a nemesis may use in one run.
@@ -50,14 +75,25 @@ type Env struct {
 	History workload.Recorder
 	// Seed seeds the nemesis's random choices.
 	Seed int64
+	// Info describes the strategy under test (claims, nodes).
+	Info impl.Info
+	// Clients is the number of workload clients.
+	Clients int
+	// Cluster is the run's Redis topology: the nemesis's handles on the nodes.
+	Cluster *cluster.Cluster
+	// Links are the per-(client, node) proxies when Setup.Proxies is set; nil otherwise.
+	Links *Links
 }
 
 // Nemesis injects one run's faults. At is called by every client at every
 // lock event (see workload.Faults); Run runs timed faults until ctx ends and
-// returns at once when there are none.
+// returns at once when there are none; Heal, called after the workload and
+// before the liveness probe, undoes what is still broken (restarts killed
+// nodes, restores links) so the probe sees the healed system.
 type Nemesis interface {
 	workload.Faults
 	Run(ctx context.Context) error
+	Heal(ctx context.Context) error
 }
 
 // triggers returns n trigger times spread over the run (ns since run
@@ -115,7 +151,8 @@ func Lookup(name string) (Scenario, error) {
 // quiet is a Nemesis with no faults.
 type quiet struct{ workload.NoFaults }
 
-func (quiet) Run(context.Context) error { return nil }
+func (quiet) Run(context.Context) error  { return nil }
+func (quiet) Heal(context.Context) error { return nil }
 
 // Baseline runs the workload without faults.
 func Baseline() Scenario {

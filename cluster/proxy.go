@@ -67,7 +67,11 @@ func (p *Proxy) Name() string { return p.name }
 func (p *Proxy) Addr() string { return p.addr }
 
 // Upstream returns the address the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.upstream }
+func (p *Proxy) Upstream() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.upstream
+}
 
 // errClosed is returned by methods called after Close.
 var errClosed = errors.New("cluster: proxy closed")
@@ -107,6 +111,31 @@ func (p *Proxy) Restore() error {
 		return fmt.Errorf("%w: cluster: restore proxy %s on %s: %v", ErrEnvironment, p.name, p.addr, err)
 	}
 	p.cut = false
+	return nil
+}
+
+// SetUpstream points the proxy at another upstream ("host:port"), as a
+// virtual IP moves to a promoted replica at failover: open connections are
+// closed (clients reconnect and reach the new upstream), the listening
+// address stays the same. A cut proxy stays cut and forwards to the new
+// upstream once restored.
+func (p *Proxy) SetUpstream(upstream string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	p.p.Stop()
+	p.p.Lock()
+	p.p.Upstream = upstream
+	p.p.Unlock()
+	p.upstream = upstream
+	if p.cut {
+		return nil
+	}
+	if err := p.p.Start(); err != nil {
+		return fmt.Errorf("%w: cluster: proxy %s: restart on %s for upstream %s: %v", ErrEnvironment, p.name, p.addr, upstream, err)
+	}
 	return nil
 }
 

@@ -91,6 +91,8 @@ type Run struct {
 	DurationS float64 `json:"duration_s"`
 	// Command reproduces this run alone.
 	Command string `json:"command"`
+	// Redis is the redis-server version the run used.
+	Redis string `json:"redis,omitempty"`
 	// Error is set when the run could not complete (environment failure).
 	Error string `json:"error,omitempty"`
 }
@@ -123,6 +125,8 @@ type LivenessFigures struct {
 	// FailedShare is the share of acquire attempts that failed; InfoShare of those with unknown outcome.
 	FailedShare float64 `json:"failed_share"`
 	InfoShare   float64 `json:"info_share"`
+	// GrantsDuringFaults counts grants invoked and completed inside a fault window.
+	GrantsDuringFaults int `json:"grants_during_faults"`
 	// Deadlocked lists keys left without a TTL or not acquirable within TTL + 1 s after the run.
 	Deadlocked []string `json:"deadlocked,omitempty"`
 }

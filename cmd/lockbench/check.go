@@ -42,7 +42,7 @@ error names the line).`,
 			exp := bench.Expected(h.Strategy, h.Scenario)
 			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, Expected: exp.Summary(),
 				ExpectedChecks: exp.Checks(), Reason: exp.Reason, History: path}
-			bench.Fill(&r, rep, exp, filepath.Dir(path))
+			bench.Fill(&r, ops, rep, exp, filepath.Dir(path))
 			r.Faults = bench.FaultsOf(ops)
 			w := cmd.OutOrStdout()
 			if asJSON {

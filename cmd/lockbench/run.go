@@ -58,7 +58,7 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
 				Command: spec.Command, Started: time.Now().UTC().Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
-				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
+				Redis: r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
 			}
 			if err := results.Write(f.out, file); err != nil {
 				return err
@@ -156,7 +156,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	default:
 		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", bench.ErrUsage, f.policy)
 	}
-	if _, _, _, err := s.Resolved(); err != nil {
+	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
 	s.Command = "lockbench " + strings.Join(os.Args[1:], " ")

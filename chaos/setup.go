@@ -1,0 +1,169 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Setup is what a scenario needs from the cluster and the clients for one
+// strategy. The zero value is the strategy's default topology with direct
+// connections.
+type Setup struct {
+	// Topology replaces the strategy's default topology when its Kind is set.
+	Topology cluster.Topology
+	// Persistence of the Redis nodes (default none).
+	Persistence cluster.Persistence
+	// ClockShim starts the nodes with the clock-offset preload, so
+	// Node.SetClockOffset works.
+	ClockShim bool
+	// Proxies routes every (client, node) link through its own TCP proxy
+	// (Env.Links), so the nemesis can cut off or slow one client from one
+	// node, or move a node's address (failover). The harness's probe gets
+	// its own links (client -1). Never set for a performance baseline.
+	Proxies bool
+	// Sentinel makes clients find the primary through the cluster's
+	// Sentinels (go-redis failover client) instead of a fixed address.
+	Sentinel bool
+	// Clients fixes the number of clients (0: the workload's).
+	Clients int
+	// TTL fixes the lock TTL (0: the workload's), for faults slower than a
+	// short TTL (Sentinel needs seconds to fail over).
+	TTL time.Duration
+	// MinDuration raises the run's duration to at least this.
+	MinDuration time.Duration
+}
+
+// Links holds the proxies of a run with Setup.Proxies: one per (client,
+// node). It is safe for concurrent use after construction.
+type Links struct {
+	mu      sync.Mutex
+	proxies map[[2]int]*cluster.Proxy
+}
+
+// NewLinks starts one proxy per (client, node) for clients -1 (the probe)
+// to clients-1, each forwarding to the node's address. On error every
+// proxy started is closed.
+func NewLinks(ctx context.Context, clients int, nodes []*cluster.Node) (*Links, error) {
+	l := &Links{proxies: map[[2]int]*cluster.Proxy{}}
+	for c := -1; c < clients; c++ {
+		for i, n := range nodes {
+			p, err := cluster.NewProxy(ctx, fmt.Sprintf("c%d-%s", c, n.Name()), n.Addr())
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			l.proxies[[2]int{c, i}] = p
+		}
+	}
+	return l, nil
+}
+
+// Link returns client's proxy to node i (nil if none).
+func (l *Links) Link(client, node int) *cluster.Proxy {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.proxies[[2]int{client, node}]
+}
+
+// Addrs returns the addresses client connects to, one per node.
+func (l *Links) Addrs(client, nodes int) []string {
+	out := make([]string, nodes)
+	for i := range out {
+		out[i] = l.Link(client, i).Addr()
+	}
+	return out
+}
+
+// each applies f to every proxy of node i (all clients, the probe too).
+func (l *Links) each(node int, f func(*cluster.Proxy) error) error {
+	l.mu.Lock()
+	var ps []*cluster.Proxy
+	for k, p := range l.proxies {
+		if k[1] == node {
+			ps = append(ps, p)
+		}
+	}
+	l.mu.Unlock()
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, f(p))
+	}
+	return errors.Join(errs...)
+}
+
+// Cut partitions client from the given nodes (indexes).
+func (l *Links) Cut(client int, nodes ...int) error {
+	var errs []error
+	for _, n := range nodes {
+		if p := l.Link(client, n); p != nil {
+			errs = append(errs, p.Cut())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Restore undoes Cut for client and the given nodes.
+func (l *Links) Restore(client int, nodes ...int) error {
+	var errs []error
+	for _, n := range nodes {
+		if p := l.Link(client, n); p != nil {
+			errs = append(errs, p.Restore())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RestoreAll restores every link and removes every latency.
+func (l *Links) RestoreAll() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	var ps []*cluster.Proxy
+	for _, p := range l.proxies {
+		ps = append(ps, p)
+	}
+	l.mu.Unlock()
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.Restore(), p.SetLatency(0), p.Blackhole(false))
+	}
+	return errors.Join(errs...)
+}
+
+// SetLatency adds d each way on every client's link to node i (0 removes it).
+func (l *Links) SetLatency(node int, d time.Duration) error {
+	return l.each(node, func(p *cluster.Proxy) error { return p.SetLatency(d) })
+}
+
+// MoveNode points every client's link for node i at addr (a promoted
+// replica), closing open connections: the failover of a virtual IP.
+func (l *Links) MoveNode(node int, addr string) error {
+	return l.each(node, func(p *cluster.Proxy) error { return p.SetUpstream(addr) })
+}
+
+// Close closes every proxy.
+func (l *Links) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, p := range l.proxies {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// quorum reports whether a strategy needs several independent nodes.
+func quorum(in impl.Info) bool { return in.Claims.Quorum || in.Nodes > 1 }
