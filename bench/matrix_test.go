@@ -13,10 +13,16 @@ import (
 
 // named are the pairs the issues name: canaries that must find their
 // violation, and must-hold pairs that must show none, in every seeded run.
-var named = map[string]bool{
-	"set-nx-px/long-cs": true, "token-lua/long-cs": true, "token-lua/gc-pause": true,
-	"fenced/gc-pause": true, "naive/crash-between": true,
-	"watchdog/long-cs": true, "redlock/long-cs": true, "reentrant/baseline": true,
+func named() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range append(append(append([]string{
+		"set-nx-px/long-cs", "token-lua/long-cs", "token-lua/gc-pause",
+		"fenced/gc-pause", "naive/crash-between",
+		"watchdog/long-cs", "redlock/long-cs", "reentrant/baseline",
+	}, processNamed()...), failoverNamed()...), networkNamed()...) {
+		m[p] = true
+	}
+	return m
 }
 
 // seedsFor is 20 for named pairs and 2 for the rest of the matrix;
@@ -25,7 +31,7 @@ func seedsFor(pair string) int {
 	if v, err := strconv.Atoi(os.Getenv("LOCKBENCH_SEEDS")); err == nil && v > 0 {
 		return v
 	}
-	if named[pair] {
+	if named()[pair] {
 		return 20
 	}
 	return 2

@@ -4,3 +4,9 @@ package bench
 func networkVerdicts() map[string]map[string]Expectation {
 	return map[string]map[string]Expectation{}
 }
+
+// networkNamed lists the "strategy/scenario" pairs of this family that the
+// issues name: TestVerdictMatrix runs them with 20 seeds (others with 2).
+func networkNamed() []string {
+	return nil
+}

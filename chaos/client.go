@@ -10,6 +10,11 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
+// clientScenarios are the client-side faults.
+func clientScenarios() []Scenario {
+	return []Scenario{LongCS(), GCPause(), CrashBetween()}
+}
+
 // pauses is how many client pauses or slow critical sections a run gets,
 // spread over the run by triggers.
 const pauses = 3

@@ -119,14 +119,16 @@ func newRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x6e656d65736973)) // "nemesis"
 }
 
-// All returns every scenario, in report order.
+// All returns every scenario, in report order: the baseline, then one
+// family per file (client.go, process.go, failover.go, network.go). A new
+// scenario is one constructor plus one line in its family's list.
 func All() []Scenario {
-	return []Scenario{
-		Baseline(),
-		LongCS(),
-		GCPause(),
-		CrashBetween(),
-	}
+	all := []Scenario{Baseline()}
+	all = append(all, clientScenarios()...)
+	all = append(all, processScenarios()...)
+	all = append(all, failoverScenarios()...)
+	all = append(all, networkScenarios()...)
+	return all
 }
 
 // Names returns the scenario names in report order.
