@@ -153,7 +153,8 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err := results.Write(o.OutDir, f); err != nil {
 		return f, err
 	}
-	if err := Report(o.OutDir, f, sweepRuns); err != nil {
+	f.Sweep = sweepRuns
+	if err := Report(o.OutDir, f); err != nil {
 		return f, err
 	}
 	return f, nil

@@ -15,9 +15,10 @@ import (
 
 // Report draws the plots of a results file from its runs and their saved
 // histories and writes report.md and index.html into dir. It runs offline on
-// saved files, so `lockbench report DIR` re-renders a finished bench. sweep
-// holds the client-sweep runs (nil: no throughput-vs-clients plot).
-func Report(dir string, f *results.File, sweep []results.Run) error {
+// saved files, so `lockbench report DIR` re-renders a finished bench. The
+// throughput-vs-clients plot is drawn from f.Sweep when it has runs.
+func Report(dir string, f *results.File) error {
+	sweep := f.Sweep
 	pd := filepath.Join(dir, "plots")
 	if err := os.MkdirAll(pd, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -142,6 +143,21 @@ func Timeline(ops []history.Operation, r results.Run, prefix string) error {
 	}
 	lo, hi := center-3*ttl, center+3*ttl+(r.Faults[0].EndMs-r.Faults[0].StartMs)
 	var iv []plots.Interval
+	var viol []float64
+	var maxEnd int64 = -1
+	for _, h := range holds { // sorted by acquire invoke; overlap = granted before an earlier hold's end of use
+		if h.Key != key {
+			continue
+		}
+		if maxEnd >= 0 && h.AcquireComplete < maxEnd {
+			if t := float64(h.AcquireComplete) / 1e6; t >= lo && t <= hi {
+				viol = append(viol, t)
+			}
+		}
+		if h.EndOfUse > maxEnd {
+			maxEnd = h.EndOfUse
+		}
+	}
 	for _, h := range holds {
 		s, e := float64(h.AcquireComplete)/1e6, float64(h.EndOfUse)/1e6
 		if h.Key != key || e < lo || s > hi {
@@ -155,5 +171,5 @@ func Timeline(ops []history.Operation, r results.Run, prefix string) error {
 			ws = append(ws, plots.Window{Name: fl.Name, StartMs: fl.StartMs, EndMs: fl.EndMs})
 		}
 	}
-	return plots.Timeline(key, iv, ws, nil, prefix)
+	return plots.Timeline(key, iv, ws, viol, prefix)
 }

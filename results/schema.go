@@ -24,6 +24,9 @@ type File struct {
 	// Strategies describes each strategy that ran: summary and claims.
 	Strategies []StrategyInfo `json:"strategies"`
 	Runs       []Run          `json:"runs"`
+	// Sweep holds the client-sweep runs (baseline at several client counts)
+	// behind the throughput-vs-clients plot; not part of the verdict matrix.
+	Sweep []Run `json:"sweep,omitempty"`
 }
 
 // Host describes the machine that ran the bench.

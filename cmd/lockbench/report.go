@@ -20,7 +20,7 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
-			if err := bench.Report(args[0], f, nil); err != nil {
+			if err := bench.Report(args[0], f); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(args[0], "report.md"))

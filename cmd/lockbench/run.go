@@ -63,7 +63,7 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if err := results.Write(f.out, file); err != nil {
 				return err
 			}
-			if err := bench.Report(f.out, file, nil); err != nil {
+			if err := bench.Report(f.out, file); err != nil {
 				return err
 			}
 			printRun(cmd, r)
