@@ -322,15 +322,19 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 		out.Unexpected = append(out.Unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
 	}
 	// Fencing tokens and reentrancy counts are strategy promises: a strategy
-	// that claims them must keep them in every scenario.
-	for _, x := range []struct {
-		name string
-		r    checker.Result
-	}{{"fencing", rep.Fencing}, {"reentrancy", rep.Reentrancy}} {
-		if x.r.Status == checker.Violated || x.r.Status == checker.Inconclusive {
-			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s is %s: %s", x.name, x.r.Status, x.r.Message))
+	// that claims them must keep them in every scenario, unless exp.Fencing
+	// expects otherwise (a fault that loses the fencing counter itself).
+	promise := func(name string, r checker.Result) {
+		if r.Status == checker.Violated || r.Status == checker.Inconclusive {
+			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s is %s: %s", name, r.Status, r.Message))
 		}
 	}
+	if exp.Fencing == "" || exp.Fencing == Hold {
+		promise("fencing", rep.Fencing)
+	} else {
+		judge("fencing", exp.Fencing, rep.Fencing)
+	}
+	promise("reentrancy", rep.Reentrancy)
 	out.AsExpected = len(out.Unexpected) == 0
 }
 

@@ -30,7 +30,12 @@ type Expectation struct {
 	Exclusion Expect
 	Resource  Expect
 	Liveness  Expect
-	Reason    string
+	// Fencing is what the fencing-token check must show; "" (the default)
+	// means it must hold for every strategy that issues fencing tokens (a
+	// strategy promise). Set it to Break where a fault loses the counter
+	// itself (e.g. a failover to a replica that never saw its INCR).
+	Fencing Expect
+	Reason  string
 	// DuringFaults is what availability the pair must show while a fault
 	// window is open: "" (not judged), "grants" (it must keep granting:
 	// at least one grant invoked and completed inside a fault window) or
@@ -42,7 +47,7 @@ type Expectation struct {
 // must break, "must-hold" if every check must hold, else "at-risk".
 func (e Expectation) Summary() string {
 	all := []Expect{e.Exclusion, e.Resource, e.Liveness}
-	for _, x := range all {
+	for _, x := range append(all, e.Fencing) {
 		if x == Break {
 			return "must-break"
 		}
@@ -55,9 +60,14 @@ func (e Expectation) Summary() string {
 	return "must-hold"
 }
 
-// Checks returns the expectation per check name, as in results.json.
+// Checks returns the expectation per check name, as in results.json
+// ("fencing" only when Fencing is set).
 func (e Expectation) Checks() map[string]string {
-	return map[string]string{"exclusion": string(e.Exclusion), "resource": string(e.Resource), "liveness": string(e.Liveness)}
+	m := map[string]string{"exclusion": string(e.Exclusion), "resource": string(e.Resource), "liveness": string(e.Liveness)}
+	if e.Fencing != "" {
+		m["fencing"] = string(e.Fencing)
+	}
+	return m
 }
 
 func safe(reason string) Expectation {
