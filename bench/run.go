@@ -395,10 +395,22 @@ func runConfig(w workload.Config, t cluster.Topology) results.RunConfig {
 // dialer builds go-redis clients with short timeouts and no hidden retries
 // (a retry inside go-redis would hide an operation from the history),
 // counting commands into cmds.
+//
+// go-redis's pool stops dialling once it has seen PoolSize failed dials in
+// its lifetime (the count is only reset by a background probe that retries
+// every second), so a client that met a killed node a few times would keep
+// failing for up to 1 s after the node is back: nodePoolSize raises that
+// threshold far above what a run reaches. A client has at most a couple of
+// commands in flight per node, so the pool never holds more connections
+// than before.
 type dialer struct {
 	w    workload.Config
 	cmds *atomic.Int64
 }
+
+// nodePoolSize is the go-redis PoolSize of a node client: the number of
+// failed dials after which its pool stops dialling (see dialer).
+const nodePoolSize = 1024
 
 func newDialer(w workload.Config, cmds *atomic.Int64) dialer { return dialer{w, cmds} }
 
@@ -406,7 +418,7 @@ func (d dialer) nodes(addrs []string) []redis.UniversalClient {
 	out := make([]redis.UniversalClient, len(addrs))
 	for i, a := range addrs {
 		c := redis.NewClient(&redis.Options{
-			Addr: a, PoolSize: 4, MaxRetries: -1,
+			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1,
 			DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
 			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 		})
