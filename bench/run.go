@@ -403,6 +403,11 @@ func runConfig(w workload.Config, t cluster.Topology) results.RunConfig {
 // threshold far above what a run reaches. A client has at most a couple of
 // commands in flight per node, so the pool never holds more connections
 // than before.
+//
+// ContextTimeoutEnabled makes go-redis honour context deadlines on the
+// socket (by default v9 ignores them and waits ReadTimeout): without it a
+// quorum strategy's per-node timeout (impl.Config.NodeTimeout) and the
+// watchdog's renewal timeout would not bound a call to a paused or slow node.
 type dialer struct {
 	w    workload.Config
 	cmds *atomic.Int64
@@ -418,7 +423,7 @@ func (d dialer) nodes(addrs []string) []redis.UniversalClient {
 	out := make([]redis.UniversalClient, len(addrs))
 	for i, a := range addrs {
 		c := redis.NewClient(&redis.Options{
-			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1,
+			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1, ContextTimeoutEnabled: true,
 			DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
 			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 		})
@@ -430,7 +435,7 @@ func (d dialer) nodes(addrs []string) []redis.UniversalClient {
 
 func (d dialer) sentinel(master string, sentinels []string) redis.UniversalClient {
 	c := redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1,
+		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
 		DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
 	})
 	c.AddHook(countHook{d.cmds})
