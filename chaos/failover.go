@@ -1,6 +1,517 @@
 package chaos
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
 // failoverScenarios are the replication faults: replica promotion with a lost write, Sentinel failover.
 func failoverScenarios() []Scenario {
+	return []Scenario{FailoverLostWrite(), SentinelFailover()}
+}
+
+// Timings of the sentinel-failover scenario. Sentinel promotes a replica
+// ~2.2 s after the primary dies (cluster.SentinelDownAfterMilliseconds 1000,
+// NOTES-redis-chaos.md) and contending clients come back within their
+// retry cap (TTL/5): the lease must outlast both, so that the struck client
+// is still inside it when the new primary grants the key to another client,
+// and the run must last until that grant.
+const (
+	// SentinelTTL is the lock TTL of sentinel-failover runs.
+	SentinelTTL = 4 * time.Second
+	// SentinelMinDuration is the shortest sentinel-failover run: the strike
+	// comes at the run's first release (after one critical section,
+	// TTL/20) and another client is granted ~2.2-3.2 s later.
+	SentinelMinDuration = 4 * time.Second
+	// sentinelWait bounds the nemesis's wait for the Sentinels' promotion.
+	sentinelWait = 15 * time.Second
+)
+
+// FailoverLostWrite loses a fresh lock at a failover. Single-node
+// strategies run on replicated:1 with every client behind its own proxy (a
+// virtual IP that moves at failover). The replica replicates through a
+// proxy too; at the first release after 20% of the run the nemesis cuts
+// that replication link, freezing the replica's copy. It strikes the next
+// grant made after the cut once the replica has no live copy of the key
+// (read on the replica, which still answers): the primary is SIGKILLed,
+// the replica promoted (REPLICAOF NO ONE) and every client's link moved to
+// it. The key is gone on the new primary, so another client is granted it
+// while the struck one, held at its grant until then (at most 0.7×TTL
+// after its acquire), is still inside its lease.
+//
+// Quorum strategies (redlock, redsync) run on their five independent nodes
+// plus a sixth that the nemesis makes a replica of one node (chosen by the
+// seed): that one node fails over as above while the others stay up. It
+// strikes only a grant whose token is on the failing node and on at least
+// quorum+1 nodes (read from the nodes), so losing one node leaves the
+// holder a majority: the quorum must hold. (A bare quorum losing a node is
+// node-restart's case.)
+//
+// Why a cut link rather than CLIENT PAUSE on the replica
+// (cluster.Node.HoldReplication): a pause also holds back the release of
+// the holder before the struck one, so the replica resurrects that
+// holder's key for up to a TTL; a paused replica cannot be read to check;
+// and the replica applies the held stream when the pause ends unless it is
+// promoted at that very moment (measured), which Sentinel never does.
+func FailoverLostWrite() Scenario {
+	return Scenario{Name: "failover-lost-write", Kind: Server,
+		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
+		Setup: func(in impl.Info) Setup {
+			if quorum(in) {
+				return Setup{Topology: cluster.Topology{Kind: cluster.Independent, Nodes: nodesOf(in) + 1}, Proxies: true}
+			}
+			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true}
+		},
+		New: func(env Env) Nemesis { return newFailover(env, false) },
+	}
+}
+
+// SentinelFailover kills the primary of replicated:1 watched by three
+// Sentinels, which detect it and promote the replica (~2.2 s); clients
+// follow through Sentinel (go-redis failover client). As in
+// FailoverLostWrite the replica replicates through a proxy whose link is
+// cut at the run's first release, and the next grant is struck, so the
+// failover also loses that fresh lock; with a TTL of SentinelTTL the struck
+// client, held at its grant until another client is granted the key (at
+// most 0.85×TTL after its acquire), is still inside its lease then. The
+// run's liveness figures give the recovery time (fault to next grant).
+func SentinelFailover() Scenario {
+	return Scenario{Name: "sentinel-failover", Kind: Server,
+		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
+		Applies: func(in impl.Info) (bool, string) {
+			if quorum(in) {
+				return false, "a quorum lock runs on independent primaries without replication: there is nothing for Sentinel to fail over"
+			}
+			return true, ""
+		},
+		Setup: func(impl.Info) Setup {
+			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, Sentinel: true,
+				TTL: SentinelTTL, MinDuration: SentinelMinDuration}
+		},
+		New: func(env Env) Nemesis { return newFailover(env, true) },
+	}
+}
+
+// nodesOf is the node count of a strategy (at least 1).
+func nodesOf(in impl.Info) int { return max(in.Nodes, 1) }
+
+// failover is the nemesis of both scenarios: Run routes replication
+// through a proxy, At cuts it at a release and strikes a later grant.
+type failover struct {
+	env      Env
+	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links
+	quorum   bool // one node of the strategy's N fails over
+	g        *grants
+
+	nodes    []*cluster.Node // the strategy's nodes, in link order
+	node     int             // index in nodes of the node that fails over
+	primary  *cluster.Node
+	replica  *cluster.Node
+	from     int64   // earliest cut, ns since run start
+	capShare float64 // the struck client waits until Start + capShare×TTL at most
+
+	mu       sync.Mutex
+	link     *cluster.Proxy // the replication link primary → replica, once Run made it
+	ready    bool           // the replica replicates through link
+	busy     bool           // an At call is cutting or checking a candidate
+	cutAt    time.Time      // when the link was cut (zero: not yet)
+	cutNs    int64          // the same, ns since run start
+	struck   bool           // a strike has begun (one per run)
+	killed   bool
+	promoted bool
+	moved    bool
+	clients  map[*cluster.Node]*redis.Client
+}
+
+func newFailover(env Env, sentinel bool) *failover {
+	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), g: newGrants(),
+		clients: map[*cluster.Node]*redis.Client{}}
+	all := env.Cluster.Nodes()
+	n := min(nodesOf(env.Info), len(all))
+	f.nodes = all[:n]
+	switch {
+	case f.quorum && len(all) > n:
+		f.node = newRand(env.Seed).IntN(n)
+		f.primary, f.replica = all[f.node], all[n]
+	case len(all) > 1:
+		f.primary, f.replica = all[0], all[1]
+	}
+	f.capShare = 0.7
+	if sentinel {
+		f.capShare = 0.85
+	} else {
+		f.from = triggers(env.Duration, 1)[0]
+	}
+	return f
+}
+
+func (f *failover) name() string {
+	if f.sentinel {
+		return "sentinel-failover"
+	}
+	return "failover-lost-write"
+}
+
+// Run puts a proxy on the replication link (REPLICAOF the proxy; for
+// quorum strategies this makes the spare node a replica of the failing
+// one) and waits until the replica is in sync through it. It has no timed
+// faults: it returns then, or with an error if the replica does not sync
+// within 10 s.
+func (f *failover) Run(ctx context.Context) error {
+	if f.primary == nil || f.replica == nil {
+		return fmt.Errorf("%s: needs a primary and a replica, the cluster has %d nodes", f.name(), len(f.env.Cluster.Nodes()))
+	}
+	link, err := cluster.NewProxy(ctx, fmt.Sprintf("repl-%s-%s", f.primary.Name(), f.replica.Name()), f.primary.Addr())
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.link = link
+	f.mu.Unlock()
+	host, port, err := net.SplitHostPort(link.Addr())
+	if err != nil {
+		return fmt.Errorf("%s: proxy address %q: %w", f.name(), link.Addr(), err)
+	}
+	if err := f.client(f.replica).Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		return endErr(ctx, fmt.Errorf("%s: %s REPLICAOF %s: %w", f.name(), f.replica.Name(), link.Addr(), err))
+	}
+	if err := waitSynced(ctx, f.replica, port); err != nil {
+		return endErr(ctx, fmt.Errorf("%s: %w", f.name(), err))
+	}
+	f.mu.Lock()
+	f.ready = true
+	f.mu.Unlock()
 	return nil
+}
+
+// endErr drops an error caused by the end of the run.
+func endErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// At feeds the grant watcher, cuts the replication link at the first
+// release after the trigger time, and strikes the first later grant once
+// the replica holds no live copy of the key.
+func (f *failover) At(ctx context.Context, ev workload.Event) error {
+	f.g.see(ev)
+	switch ev.Point {
+	case workload.PointReleased:
+		return f.cut()
+	case workload.PointAcquired:
+		if ev.Lease == nil || !f.claim(ev.Lease.Start) {
+			return nil
+		}
+		ok, err := f.candidate(ctx, ev)
+		f.mu.Lock()
+		f.busy, f.struck = false, ok && err == nil
+		f.mu.Unlock()
+		if err != nil || !ok {
+			return nil // not this grant; a later one may do
+		}
+		return f.strike(ctx, ev)
+	}
+	return nil
+}
+
+// cut cuts the replication link once, when the replica is in sync through
+// it and the trigger time has come. Called at a release, it usually freezes
+// the replica with the released key gone.
+func (f *failover) cut() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.ready || !f.cutAt.IsZero() || f.env.Clock.Now() < f.from {
+		return nil
+	}
+	if err := f.link.Cut(); err != nil {
+		return fmt.Errorf("%s: cut the replication link: %w", f.name(), err)
+	}
+	f.cutAt, f.cutNs = time.Now(), f.env.Clock.Now()
+	return nil
+}
+
+// claim reports whether a grant whose acquire began at start may be
+// checked as the one to strike, and marks the check busy.
+func (f *failover) claim(start time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy || f.struck || f.cutAt.IsZero() || !start.After(f.cutAt) {
+		return false
+	}
+	f.busy = true
+	return true
+}
+
+// candidate reports whether the grant ev is lost at the failover: the
+// replica holds no live copy of its key (read on the replica); for quorum
+// strategies also the holder keeps a majority after losing the failing
+// node.
+func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, error) {
+	s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token)
+	if err != nil || s != holderNone {
+		return false, err
+	}
+	if !f.quorum {
+		return true, nil
+	}
+	held, onFailing := 0, false
+	for i, n := range f.nodes {
+		s, err := f.holderOn(ctx, n, ev.Key, ev.Lease.Token)
+		if err != nil {
+			return false, err
+		}
+		if s == holderIt {
+			held++
+			onFailing = onFailing || i == f.node
+		}
+	}
+	return onFailing && held-1 >= len(f.nodes)/2+1, nil
+}
+
+// strike kills the primary, gets the replica promoted (by the nemesis or
+// by Sentinel), moves the links (no Sentinel), holds the struck client
+// until another client is granted the key (or its cap passes), and records
+// the fault window, from the cut to the promotion, with its evidence.
+func (f *failover) strike(ctx context.Context, ev workload.Event) error {
+	env := f.env
+	capUntil := ev.Lease.Start.Add(time.Duration(f.capShare * float64(env.TTL)))
+	other := make(chan bool, 1)
+	go func() { other <- f.g.waitOther(ctx, ev.Client, ev.Key, time.Until(capUntil)) }()
+
+	notes := []string{
+		fmt.Sprintf("replication link %s→%s cut at %.1f ms", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6),
+		fmt.Sprintf("client %d granted %s (hold %d) on %s after the cut; %s on %s", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderNone, f.replica.Name()),
+	}
+	pid := f.primary.PID()
+	killT := env.Clock.Now()
+	err := f.primary.Kill()
+	f.mu.Lock()
+	f.killed = err == nil
+	f.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.name(), err)
+	}
+	notes = append(notes, fmt.Sprintf("%s pid %d killed (%s)", f.primary.Name(), pid, procGone(pid)))
+
+	newPrimary := f.replica
+	if f.sentinel {
+		wctx, cancel := context.WithTimeout(ctx, sentinelWait)
+		p, err := env.Cluster.WaitPrimary(wctx, f.primary)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: sentinels did not promote a replica: %w", f.name(), err)
+		}
+		newPrimary = p
+		notes = append(notes, fmt.Sprintf("sentinels promoted %s %v after the kill (role %s)", p.Name(),
+			time.Duration(env.Clock.Now()-killT).Round(time.Millisecond), f.role(ctx, p)))
+	} else {
+		if err := f.promote(ctx); err != nil {
+			return err
+		}
+		notes = append(notes, fmt.Sprintf("%s promoted (role %s)", newPrimary.Name(), f.role(ctx, newPrimary)))
+		// Nobody reaches the new primary before the links move.
+		if s, err := f.holderOn(ctx, newPrimary, ev.Key, ev.Lease.Token); err == nil {
+			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, newPrimary.Name(), s))
+		}
+		if err := f.move(); err != nil {
+			return err
+		}
+		notes = append(notes, fmt.Sprintf("clients' links to node %d moved to %s", f.node+1, newPrimary.Name()))
+	}
+	end := env.Clock.Now()
+	if <-other {
+		notes = append(notes, fmt.Sprintf("client %d held until another client was granted %s, %v after its acquire",
+			ev.Client, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond)))
+	} else {
+		notes = append(notes, fmt.Sprintf("client %d held until its cap (%.2f×TTL after its acquire): nobody else was granted %s",
+			ev.Client, f.capShare, ev.Key))
+	}
+	recordWindow(env, f.cutNs, end, f.name()+": "+strings.Join(notes, "; "))
+	return nil
+}
+
+// promote promotes the replica (REPLICAOF NO ONE) once.
+func (f *failover) promote(ctx context.Context) error {
+	f.mu.Lock()
+	done := f.promoted
+	f.mu.Unlock()
+	if done {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := f.replica.Promote(pctx); err != nil {
+		return fmt.Errorf("%s: %w", f.name(), err)
+	}
+	f.mu.Lock()
+	f.promoted = true
+	f.mu.Unlock()
+	return nil
+}
+
+// move points every client's link to the failing node at the replica once.
+func (f *failover) move() error {
+	f.mu.Lock()
+	done := f.moved
+	f.mu.Unlock()
+	if done || f.env.Links == nil {
+		return nil
+	}
+	if err := f.env.Links.MoveNode(f.node, f.replica.Addr()); err != nil {
+		return fmt.Errorf("%s: move links to %s: %w", f.name(), f.replica.Name(), err)
+	}
+	f.mu.Lock()
+	f.moved = true
+	f.mu.Unlock()
+	return nil
+}
+
+// Heal leaves a healthy primary for the probe. After a strike it finishes
+// an interrupted failover (promote, move the links) or, with Sentinel,
+// waits until the Sentinels name the new primary; the killed primary stays
+// down (the probe does not need it). Without a strike it points the
+// replica straight at its primary again. It then closes the replication
+// proxy and the nemesis's own Redis clients.
+func (f *failover) Heal(ctx context.Context) error {
+	defer f.closeAll()
+	f.mu.Lock()
+	killed, link := f.killed, f.link
+	f.mu.Unlock()
+	switch {
+	case killed && f.sentinel:
+		wctx, cancel := context.WithTimeout(ctx, sentinelWait)
+		defer cancel()
+		if _, err := f.env.Cluster.WaitPrimary(wctx, f.primary); err != nil {
+			return fmt.Errorf("%s: heal: %w", f.name(), err)
+		}
+	case killed:
+		if err := f.promote(ctx); err != nil {
+			return err
+		}
+		return f.move()
+	case link != nil:
+		if err := f.replica.ReplicaOf(ctx, f.primary); err != nil {
+			return fmt.Errorf("%s: heal: %w", f.name(), err)
+		}
+	}
+	return nil
+}
+
+// client returns the nemesis's own direct client to n (not through a proxy).
+func (f *failover) client(n *cluster.Node) *redis.Client {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.clients[n]
+	if c == nil {
+		c = redis.NewClient(&redis.Options{Addr: n.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
+			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, DisableIdentity: true})
+		f.clients[n] = c
+	}
+	return c
+}
+
+// closeAll closes the replication proxy and the nemesis's clients.
+func (f *failover) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.link != nil {
+		f.link.Close()
+	}
+	for n, c := range f.clients {
+		c.Close()
+		delete(f.clients, n)
+	}
+}
+
+// What holderOn finds.
+const (
+	holderIt      = "held by the struck client"
+	holderNone    = "no live copy of the key"
+	holderAnother = "held by another owner"
+)
+
+// holderOn reads who holds key on n: the owner with token (a string key
+// with that value, or a reentrant hash with that field), nobody (a replica
+// reports a logically expired key as absent), or another owner.
+func (f *failover) holderOn(ctx context.Context, n *cluster.Node, key, token string) (string, error) {
+	rc := f.client(n)
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	typ, err := rc.Type(cctx, key).Result()
+	if err != nil {
+		return "", fmt.Errorf("%s: TYPE %s on %s: %w", f.name(), key, n.Name(), err)
+	}
+	var mine bool
+	switch typ {
+	case "none":
+		return holderNone, nil
+	case "string":
+		v, err := rc.Get(cctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			return holderNone, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: GET %s on %s: %w", f.name(), key, n.Name(), err)
+		}
+		mine = v == token
+	case "hash":
+		mine, err = rc.HExists(cctx, key, token).Result()
+		if err != nil {
+			return "", fmt.Errorf("%s: HEXISTS %s on %s: %w", f.name(), key, n.Name(), err)
+		}
+	}
+	if mine {
+		return holderIt, nil
+	}
+	return holderAnother, nil
+}
+
+// role is n's replication role for evidence ("master"), or the error text.
+func (f *failover) role(ctx context.Context, n *cluster.Node) string {
+	r, err := n.Role(ctx)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return r
+}
+
+// procGone says whether process pid is gone, from /proc.
+func procGone(pid int) string {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); errors.Is(err, os.ErrNotExist) {
+		return "gone"
+	}
+	return "still in /proc"
+}
+
+// waitSynced waits (at most 10 s) until replica replicates from port with
+// its link up and no sync in progress.
+func waitSynced(ctx context.Context, replica *cluster.Node, port string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		info, err := replica.Info(ctx, "replication")
+		if err == nil && info["master_port"] == port && info["master_link_status"] == "up" && info["master_sync_in_progress"] == "0" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to sync through port %s: %w (last: %v, %v)", replica.Name(), port, ctx.Err(), info, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
