@@ -1,12 +1,71 @@
 package bench
 
-// networkVerdicts covers the partitions, latency and clock jumps (proxies and the clock shim), and the random mix scenarios: scenario → strategy → expectation.
+// networkVerdicts covers the partitions, latency and clock jumps (proxies
+// and the clock shim), and the random mix scenarios: scenario → strategy →
+// expectation.
 func networkVerdicts() map[string]map[string]Expectation {
-	return map[string]map[string]Expectation{}
+	slow := func(reason string) Expectation {
+		e := safe(reason)
+		e.DuringFaults = "grants"
+		return e
+	}
+	mixed := func(reason string) Expectation {
+		return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Reason: reason}
+	}
+	return map[string]map[string]Expectation{
+		"partition-holder": {
+			"naive":     broken("cut off from Redis past the TTL, the holder still believes it holds: the key expires, another owner enters, the cut-off one writes on reconnect"),
+			"set-nx-px": broken("cut off from Redis past the TTL, the holder still believes it holds: the key expires, another owner enters, the cut-off one writes on reconnect"),
+			"token-lua": broken("cut off from Redis past the TTL, the holder still believes it holds: the key expires, another owner enters, the cut-off one writes on reconnect"),
+			"watchdog":  safe("renewals fail while cut off; Lost fires once TTL has passed since the last renewal, and the holder honours it before writing (Redisson's watchdog)"),
+			"reentrant": broken("no renewal, no check: the hash key expires while the holder is cut off, another owner enters, the cut-off one writes on reconnect"),
+			"redlock":   safe("the holder's validity deadline passes while it is cut off, and its check before writing drops the stale write (redis.io distlock)"),
+			"fenced":    fencedOnly("exclusion breaks when the key expires behind the cut-off holder, but the resource is reachable and rejects its older fencing token (Kleppmann 2016)"),
+			"redsync":   safe("the holder's validity (mutex.Until) passes while it is cut off, and its check before writing drops the stale write"),
+			"redislock": broken("no renewal by default, no check: the key expires while the holder is cut off, another owner enters, the cut-off one writes on reconnect"),
+		},
+		"latency": {
+			"naive":     slow("every client sees the same +100 ms round trip to the one node, so grants stay ordered: a late reply (+50 ms) shortens the lease to TTL−50 ms, still 190 ms longer than a hold"),
+			"set-nx-px": slow("every client sees the same delay: the DEL reaches the node 112 ms after the SET, while the owner's own key (TTL 250 ms) is still there"),
+			"token-lua": slow("every client sees the same delay: a reply 50 ms late shortens the lease to TTL−50 ms, far longer than a hold; an overlap would need one client's reply TTL−CS later than another's"),
+			"watchdog":  slow("every client sees the same delay and holds end long before the TTL; renewals time out (round trip > TTL/3) but Lost only fires after the TTL, past the hold"),
+			"reentrant": slow("every nested acquire and release reaches the node 100 ms after the previous one and renews the hash's TTL (250 ms): counts and exclusion stay intact, only slower"),
+			"redlock":   slow("the slow node times out (per-node timeout TTL/10 = 25 ms < 100 ms) and never counts; the other four keep granting with a quorum of three (redis.io distlock)"),
+			"fenced":    slow("every client sees the same delay: grants stay ordered and fencing tokens increase; slower, not unsafe"),
+			"redsync":   slow("the slow node times out (redsync's 0.05·TTL call timeout) and never counts; the other four keep granting with a quorum of three"),
+			"redislock": slow("every client sees the same delay: a reply 50 ms late shortens the lease to TTL−50 ms, far longer than a hold"),
+		},
+		"clock-jump": {
+			"naive":     broken("the server's clock jumps past the TTL: the key expires at once (Redis expires by the wall clock), another owner enters while the holder still works"),
+			"set-nx-px": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder still works"),
+			"token-lua": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder, within its lease, still works (Kleppmann 2016)"),
+			"watchdog":  {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Reason: "the jump expires the key at once; Lost fires only at the next renewal (every TTL/3), so the holder writes unless a renewal fell between the jump and its write"},
+			"reentrant": broken("the server's clock jumps past the TTL: the hash key expires at once, another owner enters while the holder still works"),
+			"redlock":   safe("one node of five jumps: the holder keeps its key on four, so no other client reaches a quorum of three"),
+			"fenced":    fencedOnly("the jump expires the key and another owner enters (exclusion breaks), but the resource rejects the holder's older fencing token"),
+			"redsync":   safe("one node of five jumps: the holder keeps its key on four, so no other client reaches a quorum of three"),
+			"redislock": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder still works"),
+		},
+		"redlock-clock-jump": {
+			"redlock": broken("A holds a bare quorum n1-n3; n3's clock jumps past the TTL and drops A's key; B (cut off from n1-n2) locks n3-n5 while A, within its validity, still writes (Kleppmann 2016)"),
+			"redsync": broken("A holds a bare quorum n1-n3; n3's clock jumps past the TTL and drops A's key; B locks n3-n5 while A, within mutex.Until, still writes (Kleppmann 2016)"),
+		},
+		"random": {
+			"naive":     {Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Reason: "a clock jump during a critical section lets another owner in; a cut or kill between SETNX and EXPIRE leaves a key without TTL (AOF keeps it): seed-dependent"},
+			"set-nx-px": mixed("a clock jump during a critical section expires the key and lets another owner in, and the holder's DEL then frees the newcomer's lock: seed-dependent"),
+			"token-lua": mixed("a clock jump during a critical section expires the key and lets another owner in; pauses, cuts and latency alone cannot (holds are far shorter than the TTL): seed-dependent"),
+			"watchdog":  mixed("a clock jump between two renewals expires the key before Lost can fire: seed-dependent"),
+			"reentrant": mixed("a clock jump expires the hash mid-hold; a pause or jump between nested acquires can also reset the count (reentrancy check): seed-dependent"),
+			"redlock":   mixed("every fault strikes one node or one client at a time, which a quorum of three of five survives; only timing across consecutive faults could break it"),
+			"fenced":    {Exclusion: AtRisk, Resource: Hold, Liveness: Hold, Reason: "a clock jump can let two owners overlap, but the resource rejects the older fencing token; AOF restarts keep the fencing counter"},
+			"redsync":   mixed("every fault strikes one node or one client at a time, which a quorum of three of five survives; only timing across consecutive faults could break it"),
+			"redislock": mixed("a clock jump during a critical section expires the key and lets another owner in: seed-dependent"),
+		},
+	}
 }
 
 // networkNamed lists the "strategy/scenario" pairs of this family that the
 // issues name: TestVerdictMatrix runs them with 20 seeds (others with 2).
 func networkNamed() []string {
-	return nil
+	return []string{"token-lua/clock-jump", "redlock/redlock-clock-jump", "fenced/partition-holder"}
 }

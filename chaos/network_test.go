@@ -1,0 +1,306 @@
+package chaos
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// netOps collects nemesis operations (a workload.Recorder).
+type netOps struct {
+	mu   sync.Mutex
+	list []history.Operation
+}
+
+func (o *netOps) Record(op history.Operation) {
+	o.mu.Lock()
+	o.list = append(o.list, op)
+	o.mu.Unlock()
+}
+
+func (o *netOps) notes() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var s []string
+	for _, op := range o.list {
+		s = append(s, op.Note)
+	}
+	return s
+}
+
+func netCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// netCluster starts a topology and stops it at the end of the test, also
+// on failure.
+func netCluster(t *testing.T, topo cluster.Topology, o cluster.Options) *cluster.Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts redis-server; skipped with -short")
+	}
+	c, err := cluster.Start(netCtx(t), topo, o)
+	if err != nil {
+		t.Fatalf("start cluster: %v", err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	return c
+}
+
+// netShim builds the clock shim in the user cache folder, as bench.ClockShim does.
+func netShim(t *testing.T) string {
+	t.Helper()
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	p, err := cluster.BuildClockShim(netCtx(t), filepath.Join(dir, "lockbench"))
+	if err != nil {
+		t.Fatalf("build clock shim: %v", err)
+	}
+	return p
+}
+
+func TestCycles(t *testing.T) {
+	acq := func(c int, key string) workload.Event {
+		return workload.Event{Client: c, Point: workload.PointAcquired, Key: key}
+	}
+	rel := func(c int, key string) workload.Event {
+		return workload.Event{Client: c, Point: workload.PointReleased, Key: key}
+	}
+	cases := []struct {
+		name     string
+		before   []workload.Event // seen before mark
+		after    []workload.Event // seen after mark
+		released bool
+		want     bool
+	}{
+		{"other granted", []workload.Event{acq(0, "k")}, []workload.Event{acq(1, "k")}, false, true},
+		{"other granted, not released", []workload.Event{acq(0, "k")}, []workload.Event{acq(1, "k")}, true, false},
+		{"other granted and released", []workload.Event{acq(0, "k")}, []workload.Event{acq(1, "k"), rel(1, "k")}, true, true},
+		{"grant before mark released after", []workload.Event{acq(1, "k")}, []workload.Event{rel(1, "k")}, true, false},
+		{"self only", nil, []workload.Event{acq(0, "k"), rel(0, "k")}, true, false},
+		{"other key", nil, []workload.Event{acq(1, "j"), rel(1, "j")}, false, false},
+		{"other points ignored", nil, []workload.Event{{Client: 1, Point: workload.PointInCS, Key: "k"}}, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCycles()
+			for _, ev := range tc.before {
+				c.see(ev)
+			}
+			since := c.mark()
+			go func() {
+				for _, ev := range tc.after {
+					c.see(ev)
+				}
+			}()
+			got := c.wait(context.Background(), 0, "k", since, tc.released, 200*time.Millisecond)
+			if got != tc.want {
+				t.Errorf("wait = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestClockJumpMovesTIME drives clocks.jump against a real redis-server
+// with the clock shim: the server's TIME reply moves by the jump, jumps add
+// up, and a key whose expiry the clock passes is gone at once.
+func TestClockJumpMovesTIME(t *testing.T) {
+	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{ClockShim: netShim(t)})
+	n := c.Nodes()[0]
+	ctx := netCtx(t)
+	rc := redis.NewClient(&redis.Options{Addr: n.Addr()})
+	defer rc.Close()
+	if err := rc.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	clk := newClocks()
+	for i, step := range []time.Duration{20 * time.Second, 3 * time.Second} {
+		j, err := clk.jump(ctx, n, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := j.Moved(); m < step || m > step+time.Second {
+			t.Errorf("jump %d: TIME moved %v, want %v (+ < 1s)", i, m, step)
+		}
+		if !strings.Contains(j.String(), "moved +") || !strings.Contains(j.String(), n.Name()) {
+			t.Errorf("jump %d: note %q lacks evidence", i, j)
+		}
+		if i == 0 {
+			if got := rc.Exists(ctx, "k").Val(); got != 0 {
+				t.Errorf("key with PX 10000 still there after a +20s jump")
+			}
+		}
+	}
+	if got, want := clk.off[n], 23*time.Second; got != want {
+		t.Errorf("cumulative offset %v, want %v", got, want)
+	}
+	now, err := serverTime(ctx, n.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := now.Sub(time.Now()); d < 22*time.Second || d > 24*time.Second {
+		t.Errorf("server clock ahead by %v, want about 23s", d)
+	}
+}
+
+// TestLinksCutAndLatency checks the primitives the partition and latency
+// scenarios rely on: a cut link refuses connects and comes back on
+// Restore; a latency of 50 ms each way adds about 100 ms to a PING.
+func TestLinksCutAndLatency(t *testing.T) {
+	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	ctx := netCtx(t)
+	l, err := NewLinks(ctx, 1, c.Nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Link(0, 0).Addr()
+	steps := []struct {
+		name    string
+		do      func() error
+		refused bool
+		minRTT  time.Duration
+		maxRTT  time.Duration
+	}{
+		{"direct", func() error { return nil }, false, 0, 50 * time.Millisecond},
+		{"cut", func() error { return l.Cut(0, 0) }, true, 0, 0},
+		{"restored", func() error { return l.Restore(0, 0) }, false, 0, 50 * time.Millisecond},
+		{"latency", func() error { return l.SetLatency(0, LatencyEachWay) }, false, 2 * LatencyEachWay, 2*LatencyEachWay + 80*time.Millisecond},
+		{"healed", l.RestoreAll, false, 0, 50 * time.Millisecond},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := refused(addr) == "connect refused"; got != s.refused {
+			t.Errorf("%s: refused = %v, want %v", s.name, got, s.refused)
+		}
+		if s.refused {
+			continue
+		}
+		rtt, err := pingRTT(ctx, addr)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if rtt < s.minRTT || rtt > s.maxRTT {
+			t.Errorf("%s: PING %v, want %v..%v", s.name, rtt, s.minRTT, s.maxRTT)
+		}
+	}
+}
+
+// TestRandomMixHeals drives the random mix on a real 5-node cluster for a
+// short while, cancels it mid-run and heals: every fault is recorded with
+// evidence, and afterwards every node runs unpaused and every link works.
+func TestRandomMixHeals(t *testing.T) {
+	c := netCluster(t, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, cluster.Options{ClockShim: netShim(t)})
+	ctx := netCtx(t)
+	l, err := NewLinks(ctx, 2, c.Nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := &netOps{}
+	in := impl.Info{Nodes: 5, Claims: impl.Claims{Quorum: true}}
+	env := Env{Strategy: "redlock", TTL: 20 * time.Millisecond, Duration: time.Second, Clock: history.NewClock(),
+		History: rec, Seed: 3, Info: in, Clients: 2, Cluster: c, Links: l}
+	nem := Random().New(env)
+	runCtx, stop := context.WithTimeout(ctx, 700*time.Millisecond)
+	defer stop()
+	if err := nem.Run(runCtx); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if err := nem.Heal(ctx); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	notes := rec.notes()
+	if len(notes) < 5 {
+		t.Fatalf("only %d faults in 700 ms: %q", len(notes), notes)
+	}
+	kinds := map[string]bool{}
+	for _, n := range notes {
+		kind, _, _ := strings.Cut(n, ":")
+		kinds[kind] = true
+		switch kind {
+		case "random/kill":
+			if !strings.Contains(n, "gone: true") {
+				t.Errorf("kill without evidence that the process was gone: %q", n)
+			}
+		case "random/pause":
+			if !strings.Contains(n, "state T") {
+				t.Errorf("pause without state T: %q", n)
+			}
+		case "random/partition":
+			if !strings.Contains(n, "connect refused") {
+				t.Errorf("cut link still accepts connects: %q", n)
+			}
+		case "random/clock-jump":
+			if !strings.Contains(n, "moved +") {
+				t.Errorf("jump without TIME evidence: %q", n)
+			}
+		}
+	}
+	if len(kinds) < 3 {
+		t.Errorf("only kinds %v in %q", kinds, notes)
+	}
+	for i, n := range c.Nodes() {
+		if s, err := n.ProcState(); err != nil || s == "T" {
+			t.Errorf("%s after heal: state %q, err %v", n.Name(), s, err)
+		}
+		for cl := -1; cl < 2; cl++ {
+			if _, err := pingRTT(ctx, l.Link(cl, i).Addr()); err != nil {
+				t.Errorf("link c%d-%s after heal: %v", cl, n.Name(), err)
+			}
+		}
+	}
+}
+
+func TestNetworkScenarioSetup(t *testing.T) {
+	single := impl.Info{Nodes: 1}
+	quorum := impl.Info{Nodes: 5, Claims: impl.Claims{Quorum: true}}
+	cases := []struct {
+		scenario string
+		in       impl.Info
+		applies  bool
+		want     Setup
+	}{
+		{"partition-holder", single, true, Setup{Proxies: true}},
+		{"latency", quorum, true, Setup{Proxies: true, TTL: LatencyTTL, MinDuration: latencyMinDuration}},
+		{"clock-jump", single, true, Setup{ClockShim: true}},
+		{"redlock-clock-jump", single, false, Setup{Proxies: true, Clients: 2, ClockShim: true}},
+		{"redlock-clock-jump", quorum, true, Setup{Proxies: true, Clients: 2, ClockShim: true}},
+		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.scenario, func(t *testing.T) {
+			s, err := Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Kind != Server || s.Summary == "" {
+				t.Errorf("kind %q summary %q", s.Kind, s.Summary)
+			}
+			ok, why := s.AppliesTo(tc.in)
+			if ok != tc.applies || (!ok && why == "") {
+				t.Errorf("applies = %v (%q), want %v", ok, why, tc.applies)
+			}
+			if got := s.SetupFor(tc.in); got != tc.want {
+				t.Errorf("setup %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
