@@ -1,12 +1,97 @@
 package bench
 
-// processVerdicts covers the node kills, restarts and pauses, Redlock minority and majority down scenarios: scenario → strategy → expectation.
+// processVerdicts covers the node kills, restarts and pauses, Redlock
+// minority and majority down scenarios: scenario → strategy → expectation.
+//
+// A restart without persistence loses every key of the node while their
+// owners still hold valid leases; a single-node lock has nothing else to
+// stand on, and Redlock loses the vote of the restarted node, which breaks a
+// bare quorum (redis.io distlock, "Performance, crash recovery and fsync";
+// Kleppmann 2016). The two fixes the distlock page gives, a restart delayed
+// past the TTL and AOF with fsync always, must hold. A pause keeps the keys
+// but lets their TTLs run out in wall time, and commands sent meanwhile run
+// after SIGCONT: a late unchecked DEL then frees the next owner's lock.
 func processVerdicts() map[string]map[string]Expectation {
-	return map[string]map[string]Expectation{}
+	lost := "the restart without persistence drops the lock while its holder is within its lease, and another client is granted it (redis.io distlock on crash recovery)"
+	delayed := "the node stays down past the TTL, so the held lock would have expired before the node can grant it again (redis.io distlock: delayed restarts)"
+	aof := "AOF with appendfsync always logs the grant before replying; the restarted node reloads the key with its absolute expiry and refuses others"
+	paused := "SIGSTOP keeps the key while its TTL runs out in wall time; nothing is granted until SIGCONT, and then only after the holder's lease has ended"
+	lateDel := "a DEL sent by the holder during the pause runs after SIGCONT, after the first queued SET NX: it deletes the next owner's lock and a third client is granted it (unchecked release)"
+	one := "one of five nodes paused: the other four still form a quorum, so grants go on; the paused node's queued commands leave at most stray keys that cannot make a second quorum"
+	return map[string]map[string]Expectation{
+		"node-restart": {
+			"naive":     {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"set-nx-px": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"token-lua": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"watchdog": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: lost + "; the next renewal finds the key gone and fires Lost, which stops the stale write only if it comes first (Redisson's watchdog cannot renew what the node forgot)"},
+			"reentrant": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"fenced": {Exclusion: Break, Resource: Hold, Liveness: Hold, Fencing: Break,
+				Reason: "the restart loses the lock and the fencing counter with it: the next holder's token restarts at 1 (fencing tokens must come from durable storage, Kleppmann 2016), so the resource rejects its writes and stays safe"},
+			"redislock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"redlock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 inside A's validity (Kleppmann 2016; the distlock page's own restart example); A's stale write depends on its validity check"},
+			"redsync": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 inside A's validity (Kleppmann 2016); A's stale write depends on its validity check"},
+		},
+		"node-restart-delayed": {
+			"naive":     safe(delayed),
+			"set-nx-px": safe(delayed),
+			"token-lua": safe(delayed),
+			"watchdog":  safe(delayed),
+			"reentrant": safe(delayed),
+			"fenced": {Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break,
+				Reason: delayed + "; but the restart still loses the fencing counter, so tokens restart at 1 and the resource rejects the new holders' writes (safe, not live)"},
+			"redislock": safe(delayed),
+			"redlock":   safe("n3 stays down past the TTL, so A's keys have expired before B can win n3-n5 (redis.io distlock: delayed restarts)"),
+			"redsync":   safe("n3 stays down past the TTL, so A's keys have expired before B can win n3-n5 (redis.io distlock: delayed restarts)"),
+		},
+		"node-restart-aof": {
+			"naive":     safe(aof),
+			"set-nx-px": safe(aof),
+			"token-lua": safe(aof),
+			"watchdog":  safe(aof),
+			"reentrant": safe(aof),
+			"fenced":    safe(aof + ", the fencing counter too"),
+			"redislock": safe(aof),
+			"redlock":   safe("n3 reloads A's key from its AOF (fsync always), so B, cut off from n1-n2, cannot win n3 (redis.io distlock: fsync=always)"),
+			"redsync":   safe("n3 reloads A's key from its AOF (fsync always), so B, cut off from n1-n2, cannot win n3"),
+		},
+		"node-pause": {
+			"naive":     {Exclusion: Break, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
+			"set-nx-px": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
+			"token-lua": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; the holder's late release is token-checked"},
+			"watchdog":  {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; queued renewals find the key expired and fire Lost"},
+			"reentrant": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants",
+				Reason: "depends on nesting: with depth ≥ 2 (bench, matrix test) the holder's nested HINCRBY is queued in the paused node and returns after SIGCONT, past the TTL, and its critical section then overlaps the next owner (a Redis call inside the hold acts as a client pause); with depth 1 it holds as token-lua does"},
+			"fenced":    {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; the fencing counter survives the pause"},
+			"redislock": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; the late release is token-checked"},
+			"redlock":   {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "grants", Reason: one},
+			"redsync":   {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "grants", Reason: one},
+		},
+		"redlock-minority-down": {
+			"redlock": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "grants",
+				Reason: "2 of 5 nodes down: the 3 left are a quorum, so Redlock keeps granting and stays exclusive (redis.io distlock: available while a majority is up)"},
+			"redsync": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "grants",
+				Reason: "2 of 5 nodes down: the 3 left are a quorum, so redsync keeps granting and stays exclusive"},
+		},
+		"redlock-majority-down": {
+			"redlock": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants",
+				Reason: "3 of 5 nodes down: no quorum, so nothing is granted while they are down (unavailability, reported in the liveness figures, not a safety violation); healed, the probe acquires again"},
+			"redsync": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants",
+				Reason: "3 of 5 nodes down: no quorum, so nothing is granted while they are down (reported in the liveness figures); healed, the probe acquires again"},
+		},
+	}
 }
 
 // processNamed lists the "strategy/scenario" pairs of this family that the
 // issues name: TestVerdictMatrix runs them with 20 seeds (others with 2).
 func processNamed() []string {
-	return nil
+	return []string{
+		"token-lua/node-restart",
+		"redlock/node-restart",
+		"redlock/node-restart-delayed",
+		"redlock/node-restart-aof",
+		"redlock/redlock-minority-down",
+	}
 }

@@ -1,6 +1,535 @@
 package chaos
 
-// processScenarios are the Redis process faults: node kills, restarts (immediate, delayed, AOF), pauses, Redlock minority and majority down.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// processScenarios are the Redis process faults: node kills, restarts
+// (immediate, delayed, AOF), pauses, Redlock minority and majority down.
 func processScenarios() []Scenario {
+	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown()}
+}
+
+// strikes is how many times a run's restart or pause hits a held lock,
+// spread over the run by triggers.
+const strikes = 2
+
+// The bare-quorum layout of the restart scenarios for quorum strategies
+// (Kleppmann 2016, "How to do distributed locking"; the redis.io distlock
+// page's section on persistence): client A is cut off from nodes 4-5, so it
+// can only win with nodes 1-3; client B is cut off from nodes 1-2, so it
+// can only win with nodes 3-5; node 3, shared by both quorums, is struck.
+const (
+	clientA    = 0
+	clientB    = 1
+	sharedNode = 2 // index of node 3
+)
+
+var (
+	cutFromA = []int{3, 4} // nodes 4-5
+	cutFromB = []int{0, 1} // nodes 1-2
+)
+
+// Timing of the restart scenarios. A kill and restart takes 10-30 ms and
+// the next grant comes after the other clients' retry back-off (up to TTL/5),
+// which must fit in the TTL/2 the struck client is kept: with a 50 ms TTL it
+// does not, reliably, so these runs use restartTTL, and restartMinDuration
+// leaves room for two strikes with a delayed restart (1.2×TTL) each.
+const (
+	restartTTL         = 200 * time.Millisecond
+	restartMinDuration = 600 * time.Millisecond
+)
+
+// restartSetup is the Setup of the restart scenarios: TTL restartTTL and at
+// least restartMinDuration; for quorum strategies two clients on per-link
+// proxies (the bare-quorum layout), else the strategy's default topology;
+// persistence p.
+func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
+	return func(in impl.Info) Setup {
+		s := Setup{Persistence: p, TTL: restartTTL, MinDuration: restartMinDuration}
+		if quorum(in) {
+			s.Proxies, s.Clients = true, 2
+		}
+		return s
+	}
+}
+
+// NodeRestart kills the node holding a fresh lock and restarts it at once
+// without persistence: the lock is gone while its owner still holds a valid
+// lease. For quorum strategies the struck node is node 3 of a bare quorum
+// (nodes 1-3), and client B, cut off from nodes 1-2, then wins nodes 3-5
+// (Kleppmann 2016; the redis.io distlock page's own warning).
+func NodeRestart() Scenario {
+	return Scenario{Name: "node-restart", Kind: Server,
+		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5; twice a run",
+		Setup:   restartSetup(cluster.PersistenceNone),
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false) }}
+}
+
+// NodeRestartDelayed is NodeRestart with the restart delayed past the TTL
+// (1.2×TTL after the kill): the Redlock spec's fix for restarts without
+// persistence ("delayed restarts", redis.io distlock page).
+func NodeRestartDelayed() Scenario {
+	return Scenario{Name: "node-restart-delayed", Kind: Server,
+		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
+		Setup:   restartSetup(cluster.PersistenceNone),
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true) }}
+}
+
+// NodeRestartAOF is NodeRestart on nodes with AOF and appendfsync always:
+// the restarted node reloads the lock key with its absolute expiry.
+func NodeRestartAOF() Scenario {
+	return Scenario{Name: "node-restart-aof", Kind: Server,
+		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
+		Setup:   restartSetup(cluster.PersistenceAOF),
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false) }}
+}
+
+// restartDelay is how long node-restart-delayed keeps a killed node down:
+// past the TTL, so every key it held would have expired anyway.
+func restartDelay(ttl time.Duration) time.Duration { return ttl + ttl/5 }
+
+// faultLog collects errors of fault actions taken inside At (whose errors
+// the workload ignores unless they are impl.ErrCrashed) and of background
+// goroutines, for Heal to return; and waits for those goroutines.
+type faultLog struct {
+	mu   sync.Mutex
+	errs []error
+	bg   sync.WaitGroup
+}
+
+func (f *faultLog) fail(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	f.errs = append(f.errs, err)
+	f.mu.Unlock()
+}
+
+func (f *faultLog) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return errors.Join(f.errs...)
+}
+
+// nodeRestart is the nemesis of the node-restart family.
+type nodeRestart struct {
+	onePerTrigger
+	faultLog
+	name    string
+	delayed bool
+	quorum  bool
+	seen    *grants
+}
+
+func newNodeRestart(env Env, name string, delayed bool) *nodeRestart {
+	r := &nodeRestart{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)},
+		name: name, delayed: delayed, quorum: quorum(env.Info), seen: newGrants()}
+	if r.quorum {
+		// For the whole run (before any client connects): A reaches only
+		// n1-n3, B only n3-n5.
+		if env.Links == nil {
+			r.fail(fmt.Errorf("%s: quorum layout needs per-link proxies (Setup.Proxies)", name))
+		} else {
+			r.fail(env.Links.Cut(clientA, cutFromA...))
+			r.fail(env.Links.Cut(clientB, cutFromB...))
+		}
+	}
+	return r
+}
+
+// Run returns the setup error, if any: the faults act at lock events.
+func (r *nodeRestart) Run(context.Context) error { return r.err() }
+
+// Heal waits for a delayed restart in flight, restarts any node left down,
+// and returns the errors of the run's fault actions. The quorum layout's
+// cut links stay cut: they belong to workload clients that have finished,
+// the probe has its own links, and a cut proxy's port, once released, may
+// have been taken by another process, so re-binding it could fail.
+func (r *nodeRestart) Heal(ctx context.Context) error {
+	r.bg.Wait()
+	return errors.Join(r.err(), healNodes(ctx, r.env))
+}
+
+// At strikes at the first grant after each trigger (quorum strategies:
+// client A's grant only): it SIGKILLs the lock's node and restarts it (at
+// once, or after restartDelay in the background), then keeps the holder
+// until another client is granted the key. The next strike waits until the
+// node is back.
+func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
+	r.seen.see(ev)
+	if ev.Point != workload.PointAcquired || (r.quorum && ev.Client != clientA) || !r.take() {
+		return nil
+	}
+	idx := 0
+	if r.quorum {
+		idx = sharedNode
+	}
+	n := r.env.Cluster.Nodes()[idx]
+	start := r.env.Clock.Now()
+	killed, err := killNode(n)
+	if err != nil {
+		r.fail(fmt.Errorf("%s: %w", r.name, err))
+		r.done()
+		return nil
+	}
+	struck := fmt.Sprintf("client %d hold %d on %s", ev.Client, ev.Hold, ev.Key)
+	if r.delayed {
+		held := make(chan string, 1)
+		r.bg.Add(1)
+		go func() {
+			defer r.bg.Done()
+			defer r.done()
+			err := n.Restart(context.WithoutCancel(ctx), restartDelay(r.env.TTL))
+			end := r.env.Clock.Now()
+			if err != nil {
+				r.fail(fmt.Errorf("%s: restart %s: %w", r.name, n.Name(), err))
+				return
+			}
+			recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; down %v, restarted empty as pid %d; %s; struck %s; %s",
+				r.name, killed, time.Duration(end-start).Round(time.Millisecond), n.PID(), keyState(ctx, n, ev.Key, ev.Lease), struck, <-held))
+		}()
+		held <- otherNote(holdForOther(ctx, r.seen, ev, r.env.TTL))
+		return nil
+	}
+	defer r.done()
+	if err := n.Restart(ctx, 0); err != nil {
+		r.fail(fmt.Errorf("%s: restart %s: %w", r.name, n.Name(), err))
+		return nil
+	}
+	end := r.env.Clock.Now()
+	state := keyState(ctx, n, ev.Key, ev.Lease)
+	other, who := holdForOther(ctx, r.seen, ev, r.env.TTL)
+	mode := "empty (no persistence)"
+	if r.name == "node-restart-aof" {
+		mode = "with AOF (appendfsync always)"
+	}
+	recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; restarted %s as pid %d in %v; %s; struck %s; %s",
+		r.name, killed, mode, n.PID(), time.Duration(end-start).Round(time.Millisecond), state, struck, otherNote(other, who)))
 	return nil
+}
+
+// holdForOther keeps a struck client until another client is granted its
+// key (seen by g), or until TTL/2 after the struck lease's acquire started
+// (TTL/2 from now without a lease): the struck client then still has half
+// its lease for its critical section, so an overlap with a second grant
+// happens while it is within its lease, not because the hold made it late.
+// It returns whether another client was granted and which one (-1 if none).
+func holdForOther(ctx context.Context, g *grants, ev workload.Event, ttl time.Duration) (bool, int) {
+	d := ttl / 2
+	if ev.Lease != nil && !ev.Lease.Start.IsZero() {
+		d = time.Until(ev.Lease.Start.Add(ttl / 2))
+	}
+	if d <= 0 || !g.waitOther(ctx, ev.Client, ev.Key, d) {
+		return false, -1
+	}
+	return true, g.lastClient(ev.Key)
+}
+
+// lastClient returns the client of the latest grant of key seen (-1 if none).
+func (g *grants) lastClient(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l, ok := g.last[key]; ok {
+		return l.client
+	}
+	return -1
+}
+
+func otherNote(other bool, who int) string {
+	if other {
+		return fmt.Sprintf("client %d granted the key during the hold", who)
+	}
+	return "no other grant during the hold"
+}
+
+// killNode SIGKILLs n and checks that its process is gone. It returns the
+// evidence, e.g. "n3 pid 4242 SIGKILLed (gone: no /proc/4242)", or an error
+// if the node was not running or its process is still there.
+func killNode(n *cluster.Node) (string, error) {
+	pid := n.PID()
+	if pid == 0 {
+		return "", fmt.Errorf("kill %s: node not running", n.Name())
+	}
+	if err := n.Kill(); err != nil {
+		return "", err
+	}
+	if !processGone(pid) {
+		return "", fmt.Errorf("kill %s: pid %d still present after SIGKILL", n.Name(), pid)
+	}
+	return fmt.Sprintf("%s pid %d SIGKILLed (gone: no /proc/%d)", n.Name(), pid, pid), nil
+}
+
+// processGone reports whether no process pid exists (its /proc entry is gone).
+func processGone(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// keyState reads key on n through a direct connection and describes it for
+// a nemesis note: "lb:k0 on n1: absent", "lb:k0 on n1: kept (PTTL 31ms,
+// the struck owner's token)", or the read error.
+func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
+	c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
+		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	typ, err := c.Type(ctx, key).Result()
+	if err != nil {
+		return fmt.Sprintf("%s on %s: unreadable (%v)", key, n.Name(), err)
+	}
+	if typ == "none" {
+		return fmt.Sprintf("%s on %s after restart: absent", key, n.Name())
+	}
+	pttl, _ := c.PTTL(ctx, key).Result()
+	owner := ""
+	if typ == "string" && l != nil {
+		if v, err := c.Get(ctx, key).Result(); err == nil {
+			owner = ", another owner's token"
+			if v == l.Token {
+				owner = ", the struck owner's token"
+			}
+		}
+	}
+	return fmt.Sprintf("%s on %s after restart: kept (PTTL %v%s)", key, n.Name(), pttl.Round(time.Millisecond), owner)
+}
+
+// healNodes restarts every node of the run that is not running and resumes
+// every paused one.
+func healNodes(ctx context.Context, env Env) error {
+	var errs []error
+	for _, n := range env.Cluster.Nodes() {
+		if !n.Running() {
+			errs = append(errs, n.Restart(ctx, 0))
+			continue
+		}
+		if s, err := n.ProcState(); err == nil && s == "T" {
+			errs = append(errs, n.Resume())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT. The
+// holder is kept until another client is granted (≤ TTL/2); after SIGCONT
+// the first client granted is kept likewise, so a command queued during the
+// pause that frees its lock (a late unchecked DEL) turns into two holders.
+// Quorum strategies: one of the five nodes (seeded) is paused.
+func NodePause() Scenario {
+	return Scenario{Name: "node-pause", Kind: Server,
+		Summary: "at a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; holder and first grantee after SIGCONT are each kept until another client is granted (≤ TTL/2); twice a run",
+		New: func(env Env) Nemesis {
+			return &nodePause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
+		}}
+}
+
+// nodePause is the nemesis of NodePause.
+type nodePause struct {
+	onePerTrigger
+	faultLog
+	seen *grants
+	seed int64
+
+	mu     sync.Mutex
+	strike int  // strikes so far (seeds the node choice)
+	after  bool // the next grant after a SIGCONT is to be held
+}
+
+// Run does nothing: the faults act at lock events.
+func (p *nodePause) Run(context.Context) error { return nil }
+
+// Heal waits for a pause in flight to end, resumes and restarts what is left
+// paused or down, and returns the errors of the run's fault actions.
+func (p *nodePause) Heal(ctx context.Context) error {
+	p.bg.Wait()
+	return errors.Join(p.err(), healNodes(ctx, p.env))
+}
+
+// At pauses a node at the first grant after each trigger (resumed 2×TTL
+// later in the background) and keeps the holder; after the SIGCONT it
+// keeps the first client granted.
+func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
+	p.seen.see(ev)
+	if ev.Point != workload.PointAcquired {
+		return nil
+	}
+	p.mu.Lock()
+	after := p.after
+	p.after = false
+	p.mu.Unlock()
+	if after {
+		t := p.env.Clock.Now()
+		other, who := holdForOther(ctx, p.seen, ev, p.env.TTL)
+		recordWindow(p.env, t, t, fmt.Sprintf("node-pause: client %d hold %d on %s, the first grant after SIGCONT, kept until another grant: %s",
+			ev.Client, ev.Hold, ev.Key, otherNote(other, who)))
+		return nil
+	}
+	if !p.take() {
+		return nil
+	}
+	nodes := p.env.Cluster.Nodes()
+	if n := p.env.Info.Nodes; n >= 1 && n < len(nodes) {
+		nodes = nodes[:n]
+	}
+	p.mu.Lock()
+	idx := 0
+	if len(nodes) > 1 {
+		idx = newRand(p.seed + int64(p.strike)).IntN(len(nodes))
+	}
+	p.strike++
+	p.mu.Unlock()
+	n := nodes[idx]
+	pid := n.PID()
+	start := p.env.Clock.Now()
+	if err := n.Pause(); err != nil {
+		p.fail(fmt.Errorf("node-pause: %w", err))
+		p.done()
+		return nil
+	}
+	state, err := n.ProcState()
+	if err != nil || state != "T" {
+		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))
+	}
+	d := 2 * p.env.TTL
+	held := make(chan string, 1)
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		defer p.done()
+		sleepCtx(ctx, d-time.Duration(p.env.Clock.Now()-start))
+		// The window ends at SIGCONT: a command queued during the pause
+		// completes after it, outside the window.
+		end := p.env.Clock.Now()
+		if err := n.Resume(); err != nil {
+			p.fail(fmt.Errorf("node-pause: %w", err))
+			return
+		}
+		after, _ := n.ProcState()
+		p.mu.Lock()
+		p.after = true
+		p.mu.Unlock()
+		recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
+			n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
+	}()
+	held <- otherNote(holdForOther(ctx, p.seen, ev, p.env.TTL))
+	return nil
+}
+
+// nodesDown kills k of the quorum strategy's nodes at a grant and keeps
+// them down until Heal.
+type nodesDown struct {
+	onePerTrigger
+	faultLog
+	name string
+	k    int
+
+	mu     sync.Mutex
+	killed []*cluster.Node
+	start  int64
+	notes  []string
+}
+
+func quorumOnly(in impl.Info) (bool, string) {
+	if quorum(in) {
+		return true, ""
+	}
+	return false, "kills nodes of a five-node quorum; the strategy uses a single node"
+}
+
+// RedlockMinorityDown kills 2 of 5 nodes (seeded) at the first grant after
+// 20% of the run and keeps them down until Heal: a quorum of 3 remains, so
+// Redlock must keep granting (redis.io distlock page: available as long as
+// a majority is up).
+func RedlockMinorityDown() Scenario {
+	return Scenario{Name: "redlock-minority-down", Kind: Server,
+		Summary: "quorum strategies: 2 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
+		Applies: quorumOnly,
+		New: func(env Env) Nemesis {
+			return &nodesDown{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, 1)}, name: "redlock-minority-down", k: 2}
+		}}
+}
+
+// RedlockMajorityDown kills 3 of 5 nodes (seeded) at the first grant after
+// 20% of the run and keeps them down until Heal: no quorum remains, so
+// Redlock must grant nothing meanwhile.
+func RedlockMajorityDown() Scenario {
+	return Scenario{Name: "redlock-majority-down", Kind: Server,
+		Summary: "quorum strategies: 3 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
+		Applies: quorumOnly,
+		New: func(env Env) Nemesis {
+			return &nodesDown{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, 1)}, name: "redlock-majority-down", k: 3}
+		}}
+}
+
+// Run does nothing: the fault acts at a lock event.
+func (d *nodesDown) Run(context.Context) error { return nil }
+
+// At kills k seeded nodes at the first grant after the trigger, in the
+// background so that the holder goes on at once. The window starts when the
+// last of them is gone.
+func (d *nodesDown) At(ctx context.Context, ev workload.Event) error {
+	if ev.Point != workload.PointAcquired || !d.take() {
+		return nil
+	}
+	nodes := d.env.Cluster.Nodes()
+	if n := d.env.Info.Nodes; n >= 1 && n < len(nodes) {
+		nodes = nodes[:n]
+	}
+	pick := newRand(d.env.Seed).Perm(len(nodes))[:min(d.k, len(nodes))]
+	sort.Ints(pick)
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		var killed []*cluster.Node
+		var notes []string
+		for _, i := range pick {
+			note, err := killNode(nodes[i])
+			if err != nil {
+				d.fail(fmt.Errorf("%s: %w", d.name, err))
+				continue
+			}
+			killed = append(killed, nodes[i])
+			notes = append(notes, note)
+		}
+		d.mu.Lock()
+		d.killed, d.start = killed, d.env.Clock.Now()
+		d.notes = append(notes, fmt.Sprintf("struck at client %d hold %d on %s", ev.Client, ev.Hold, ev.Key))
+		d.mu.Unlock()
+	}()
+	return nil // the trigger stays taken: one strike per run
+}
+
+// Heal closes the window (the nodes are down until now), restarts the
+// killed nodes empty and returns the errors of the run's fault actions.
+func (d *nodesDown) Heal(ctx context.Context) error {
+	d.bg.Wait()
+	d.mu.Lock()
+	killed, start, notes := d.killed, d.start, d.notes
+	d.mu.Unlock()
+	if len(killed) > 0 {
+		end := d.env.Clock.Now()
+		names := make([]string, len(killed))
+		for i, n := range killed {
+			names[i] = n.Name()
+		}
+		recordWindow(d.env, start, end, fmt.Sprintf("%s: %d of %d nodes down (%s): %s; restarted empty at heal",
+			d.name, len(killed), len(d.env.Cluster.Nodes()), strings.Join(names, ","), strings.Join(notes, "; ")))
+	}
+	return errors.Join(d.err(), healNodes(ctx, d.env))
 }

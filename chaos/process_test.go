@@ -1,0 +1,326 @@
+package chaos
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// recorder keeps the operations a nemesis records.
+type recorder struct {
+	mu  sync.Mutex
+	ops []history.Operation
+}
+
+func (r *recorder) Record(op history.Operation) {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+}
+
+// windows returns the nemesis operations that last at least 1 ms (fault
+// windows, not markers).
+func (r *recorder) windows() []history.Operation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []history.Operation
+	for _, op := range r.ops {
+		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// startCluster starts a real topology and stops it when the test ends.
+func startCluster(t *testing.T, topo cluster.Topology, p cluster.Persistence) *cluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, topo, cluster.Options{Persistence: p})
+	if err != nil {
+		t.Fatalf("start %s: %v", topo, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return c
+}
+
+// testEnv is a nemesis Env for one strategy on c, with a run of duration d
+// (short: the first trigger is due at once).
+func testEnv(t *testing.T, strategy string, c *cluster.Cluster, ttl time.Duration) (Env, *recorder) {
+	t.Helper()
+	st, err := impl.Lookup(strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	return Env{Strategy: strategy, TTL: ttl, Duration: time.Millisecond, Clock: history.NewClock(), History: rec,
+		Seed: 1, Info: st.Info(), Clients: 2, Cluster: c}, rec
+}
+
+// lockOn sets key to token with the TTL on n directly and returns a lease
+// for it, as a client's grant would.
+func lockOn(t *testing.T, n *cluster.Node, key, token string, ttl time.Duration) *impl.Lease {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+	defer c.Close()
+	start := time.Now()
+	if err := c.Set(context.Background(), key, token, ttl).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return &impl.Lease{Key: key, Token: token, Start: start, End: time.Now()}
+}
+
+// TestNodeRestartKillsForReal drives the restart nemesis at a grant on a
+// real redis-server: the old process must be gone (no /proc entry), a new
+// one must run on the same port, the lock key must be lost without
+// persistence and kept with AOF, a delayed restart must keep the node down
+// past the TTL, and the window's note must carry the evidence.
+func TestNodeRestartKillsForReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	const ttl = 100 * time.Millisecond
+	tests := []struct {
+		name     string
+		scenario Scenario
+		p        cluster.Persistence
+		wantKey  string // in the note: "absent" or "kept"
+		delayed  bool
+	}{
+		{"immediate", NodeRestart(), cluster.PersistenceNone, "absent", false},
+		{"aof", NodeRestartAOF(), cluster.PersistenceAOF, "kept (PTTL", false},
+		{"delayed", NodeRestartDelayed(), cluster.PersistenceNone, "absent", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := startCluster(t, cluster.Topology{Kind: cluster.Single}, tt.p)
+			env, rec := testEnv(t, "token-lua", c, ttl)
+			n := c.Nodes()[0]
+			oldPID := n.PID()
+			lease := lockOn(t, n, "lb:k0", "A", ttl)
+			nem := tt.scenario.New(env)
+			time.Sleep(time.Millisecond) // past the first trigger (20% of 1 ms)
+			ctx := context.Background()
+			begin := time.Now()
+			if err := nem.At(ctx, workload.Event{Client: 0, Point: workload.PointAcquired, Key: "lb:k0", Hold: 1, Lease: lease}); err != nil {
+				t.Fatal(err)
+			}
+			if !processGone(oldPID) {
+				t.Errorf("pid %d still present after the strike", oldPID)
+			}
+			if tt.delayed {
+				if n.Running() {
+					t.Errorf("delayed restart: node running again %v after the kill, want down for %v", time.Since(begin), restartDelay(ttl))
+				}
+			} else if pid := n.PID(); pid == 0 || pid == oldPID {
+				t.Errorf("after restart pid %d, want a new running process (old %d)", pid, oldPID)
+			}
+			if err := nem.Heal(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !n.Running() {
+				t.Fatal("node not running after Heal")
+			}
+			ws := rec.windows()
+			if len(ws) != 1 {
+				t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
+			}
+			note := ws[0].Note
+			for _, want := range []string{"pid " + strconv.Itoa(oldPID) + " SIGKILLed", "gone: no /proc/" + strconv.Itoa(oldPID), tt.wantKey} {
+				if !strings.Contains(note, want) {
+					t.Errorf("note %q lacks %q", note, want)
+				}
+			}
+			if d := time.Duration(ws[0].Complete - ws[0].Invoke); tt.delayed && d < restartDelay(ttl) {
+				t.Errorf("delayed restart window %v, want at least %v", d, restartDelay(ttl))
+			}
+		})
+	}
+}
+
+// TestNodePauseStopsForReal pauses a real redis-server at a grant: while
+// paused its process must be in state T and a command sent to it must not
+// complete before SIGCONT (it runs after it, NOTES-redis-chaos.md); after
+// Heal it must run again; the window's note must say "state T".
+func TestNodePauseStopsForReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	const ttl = 100 * time.Millisecond
+	c := startCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.PersistenceNone)
+	env, rec := testEnv(t, "token-lua", c, ttl)
+	n := c.Nodes()[0]
+	lease := lockOn(t, n, "lb:k0", "A", ttl)
+	nem := NodePause().New(env)
+	time.Sleep(time.Millisecond)
+	ctx := context.Background()
+
+	// The struck client is held (≤ TTL/2): check the process meanwhile.
+	struck := make(chan error, 1)
+	go func() {
+		struck <- nem.At(ctx, workload.Event{Client: 0, Point: workload.PointAcquired, Key: "lb:k0", Hold: 1, Lease: lease})
+	}()
+	deadline := time.Now().Add(ttl / 2)
+	for {
+		s, err := n.ProcState()
+		if err == nil && s == "T" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node state %q (%v) within TTL/2 of the strike, want T", s, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cl := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, ReadTimeout: 5 * time.Second})
+	defer cl.Close()
+	sent := time.Now()
+	if err := cl.Set(ctx, "late", "1", 0).Err(); err != nil {
+		t.Fatalf("SET sent during the pause: %v", err)
+	}
+	waited := time.Since(sent)
+	if err := <-struck; err != nil {
+		t.Fatal(err)
+	}
+	if err := nem.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := n.ProcState(); err != nil || s == "T" {
+		t.Errorf("after Heal state %q (%v), want running", s, err)
+	}
+	ws := rec.windows()
+	if len(ws) != 1 {
+		t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
+	}
+	w := ws[0]
+	if !strings.Contains(w.Note, "state T for") {
+		t.Errorf("note %q lacks the paused state", w.Note)
+	}
+	if d := time.Duration(w.Complete - w.Invoke); d < 2*ttl {
+		t.Errorf("pause window %v, want at least 2×TTL = %v", d, 2*ttl)
+	}
+	// The SET was sent while paused; it can only have completed after SIGCONT.
+	if end := env.Clock.Start().Add(time.Duration(w.Complete)); sent.Add(waited).Before(end) {
+		t.Errorf("SET sent during the pause completed %v before SIGCONT", end.Sub(sent.Add(waited)))
+	}
+}
+
+// TestNodesDownKillsForReal kills 2 and 3 of 5 real nodes at a grant: the
+// killed processes must be gone until Heal restarts them, and the window
+// must name them.
+func TestNodesDownKillsForReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	tests := []struct {
+		scenario Scenario
+		down     int
+	}{
+		{RedlockMinorityDown(), 2},
+		{RedlockMajorityDown(), 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario.Name, func(t *testing.T) {
+			c := startCluster(t, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, cluster.PersistenceNone)
+			env, rec := testEnv(t, "redlock", c, 50*time.Millisecond)
+			if ok, why := tt.scenario.AppliesTo(env.Info); !ok {
+				t.Fatalf("does not apply to redlock: %s", why)
+			}
+			pids := map[string]int{}
+			for _, n := range c.Nodes() {
+				pids[n.Name()] = n.PID()
+			}
+			nem := tt.scenario.New(env)
+			time.Sleep(time.Millisecond)
+			ctx := context.Background()
+			if err := nem.At(ctx, workload.Event{Client: 0, Point: workload.PointAcquired, Key: "lb:k0", Hold: 1}); err != nil {
+				t.Fatal(err)
+			}
+			// The kills run in the background: the holder goes on at once.
+			var down []string
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				down = down[:0]
+				for _, n := range c.Nodes() {
+					if !n.Running() {
+						down = append(down, n.Name())
+					}
+				}
+				if len(down) >= tt.down || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if len(down) != tt.down {
+				t.Fatalf("%d nodes down (%v), want %d", len(down), down, tt.down)
+			}
+			time.Sleep(5 * time.Millisecond)
+			for _, name := range down {
+				if !processGone(pids[name]) {
+					t.Errorf("%s pid %d still present", name, pids[name])
+				}
+			}
+			if err := nem.Heal(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range c.Nodes() {
+				if !n.Running() {
+					t.Errorf("%s not running after Heal", n.Name())
+				}
+			}
+			ws := rec.windows()
+			if len(ws) != 1 {
+				t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
+			}
+			for _, name := range down {
+				if want := name + " pid " + strconv.Itoa(pids[name]) + " SIGKILLed (gone"; !strings.Contains(ws[0].Note, want) {
+					t.Errorf("note %q lacks %q", ws[0].Note, want)
+				}
+			}
+		})
+	}
+}
+
+// TestProcessScenariosApply checks which strategies each scenario applies to
+// and the setup it asks for.
+func TestProcessScenariosApply(t *testing.T) {
+	for _, sc := range processScenarios() {
+		for _, name := range impl.Names() {
+			st, err := impl.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := st.Info()
+			ok, why := sc.AppliesTo(in)
+			q := in.Claims.Quorum
+			redlockOnly := strings.HasPrefix(sc.Name, "redlock-")
+			if ok != (q || !redlockOnly) {
+				t.Errorf("%s applies to %s: %v (%s)", sc.Name, name, ok, why)
+			}
+			if !ok && why == "" {
+				t.Errorf("%s/%s: no reason given", sc.Name, name)
+			}
+			s := sc.SetupFor(in)
+			restart := strings.HasPrefix(sc.Name, "node-restart")
+			if want := restart && q; s.Proxies != want || (s.Clients == 2) != want {
+				t.Errorf("%s/%s: setup %+v, want proxies and 2 clients: %v", sc.Name, name, s, want)
+			}
+			if want := sc.Name == "node-restart-aof"; (s.Persistence == cluster.PersistenceAOF) != want {
+				t.Errorf("%s/%s: persistence %q", sc.Name, name, s.Persistence)
+			}
+		}
+	}
+}
