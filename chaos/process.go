@@ -281,33 +281,41 @@ func processGone(pid int) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// keyState reads key on n through a direct connection and describes it for
-// a nemesis note: "lb:k0 on n1: absent", "lb:k0 on n1: kept (PTTL 31ms,
-// the struck owner's token)", or the read error.
+// keyState reads key on n through a direct connection right after a
+// restart and says whether the struck owner's lock survived, for a nemesis
+// note: "lb:k0 on n1 after restart: absent", "... lost (another owner's
+// lock, PTTL 196ms)" (a client was faster than this read), "... kept
+// (PTTL 31ms, the struck owner's token)", or why it could not tell.
 func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
 		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
+	prefix := fmt.Sprintf("%s on %s after restart: ", key, n.Name())
 	typ, err := c.Type(ctx, key).Result()
 	if err != nil {
-		return fmt.Sprintf("%s on %s: unreadable (%v)", key, n.Name(), err)
+		return prefix + fmt.Sprintf("unreadable (%v)", err)
 	}
 	if typ == "none" {
-		return fmt.Sprintf("%s on %s after restart: absent", key, n.Name())
+		return prefix + "absent"
 	}
 	pttl, _ := c.PTTL(ctx, key).Result()
-	owner := ""
-	if typ == "string" && l != nil {
-		if v, err := c.Get(ctx, key).Result(); err == nil {
-			owner = ", another owner's token"
-			if v == l.Token {
-				owner = ", the struck owner's token"
-			}
-		}
+	if l == nil {
+		return prefix + fmt.Sprintf("present (PTTL %v)", pttl.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%s on %s after restart: kept (PTTL %v%s)", key, n.Name(), pttl.Round(time.Millisecond), owner)
+	var mine bool
+	switch typ {
+	case "string": // SET k token
+		v, err := c.Get(ctx, key).Result()
+		mine = err == nil && v == l.Token
+	case "hash": // reentrant: one field per owner token
+		mine, _ = c.HExists(ctx, key, l.Token).Result()
+	}
+	if mine {
+		return prefix + fmt.Sprintf("kept (PTTL %v, the struck owner's token)", pttl.Round(time.Millisecond))
+	}
+	return prefix + fmt.Sprintf("lost (another owner's lock, PTTL %v)", pttl.Round(time.Millisecond))
 }
 
 // healNodes restarts every node of the run that is not running and resumes

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestProcessFaultsAreReal runs process-family pairs end to end and asserts,
+// from the recorded history file, that each fault really happened: the
+// nemesis notes carry the evidence the scenario gathered at injection time
+// (a killed pid whose /proc entry is gone, a paused pid in state T, the lock
+// key absent after a restart without persistence and kept with AOF), and
+// the struck lock met the fault while it was held.
+func TestProcessFaultsAreReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	gone := `n\d pid (\d+) SIGKILLed \(gone: no /proc/(\d+)\)`
+	tests := []struct {
+		strategy, scenario string
+		// want are regular expressions each fault window's note must match.
+		want []string
+		// windows is the least number of fault windows (≥ 1 ms long):
+		// a second strike needs a grant of the right client late in the run.
+		windows int
+	}{
+		{"token-lua", "node-restart", []string{gone, `restarted empty \(no persistence\) as pid \d+`, `lb:k0 on n1 after restart: (absent|lost \(another owner's lock)`}, 1},
+		{"token-lua", "node-restart-aof", []string{gone, `restarted with AOF`, `lb:k0 on n1 after restart: kept \(PTTL \d+ms, the struck owner's token\)`}, 1},
+		{"token-lua", "node-restart-delayed", []string{gone, `down \d+ms, restarted empty`}, 1},
+		{"redlock", "node-restart", []string{`n3 pid (\d+) SIGKILLed \(gone: no /proc/(\d+)\)`, `lb:k0 on n3 after restart: absent`, `struck client 0 `, `client 1 granted the key during the hold`}, 1},
+		{"token-lua", "node-pause", []string{`n1 pid \d+ SIGSTOPped: state T for \d+ms, then SIGCONT: state [RS]`}, 1},
+		{"redlock", "node-pause", []string{`n\d pid \d+ SIGSTOPped: state T for \d+ms`}, 1},
+		{"redlock", "redlock-minority-down", []string{`2 of 5 nodes down`, gone}, 1},
+		{"redsync", "redlock-majority-down", []string{`3 of 5 nodes down`, gone}, 1},
+	}
+	out := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.strategy+"_"+tt.scenario, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
+			r, err := Run(ctx, Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ops, err := history.Load(filepath.Join(out, r.History))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notes []string
+			for _, op := range ops {
+				if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
+					notes = append(notes, op.Note)
+				}
+			}
+			if len(notes) < tt.windows {
+				t.Fatalf("%d fault windows, want at least %d: %q", len(notes), tt.windows, notes)
+			}
+			for _, note := range notes {
+				if !strings.HasPrefix(note, tt.scenario+": ") {
+					t.Errorf("note %q does not name the scenario", note)
+				}
+				for _, re := range tt.want {
+					m := regexp.MustCompile(re).FindAllStringSubmatch(note, -1)
+					if m == nil {
+						t.Errorf("note %q does not match %q", note, re)
+					}
+					for _, g := range m {
+						if len(g) == 3 && g[1] != g[2] {
+							t.Errorf("note %q: killed pid %s but checked /proc/%s", note, g[1], g[2])
+						}
+					}
+				}
+			}
+			if len(r.Faults) < len(notes) {
+				t.Errorf("results list %d faults, history %d windows", len(r.Faults), len(notes))
+			}
+		})
+	}
+}
