@@ -123,12 +123,17 @@ type failover struct {
 	from     int64   // earliest cut, ns since run start
 	capShare float64 // the struck client waits until Start + capShare×TTL at most
 
+	relink chan struct{} // asks Run for a fresh replication link
+
 	mu       sync.Mutex
 	link     *cluster.Proxy // the replication link primary → replica, once Run made it
-	ready    bool           // the replica replicates through link
+	ready    bool           // the replica is in sync through link
 	busy     bool           // an At call is cutting or checking a candidate
-	cutAt    time.Time      // when the link was cut (zero: not yet)
-	cutNs    int64          // the same, ns since run start
+	cutting  string         // the key of a cut being checked
+	dirty    bool           // a grant of that key came in during the check
+	armed    bool           // the link is cut, the replica has no live copy of cutKey
+	cutKey   string         // the key whose next grant is struck
+	cutNs    int64          // when the link was cut, ns since run start
 	struck   bool           // a strike has begun (one per run)
 	killed   bool
 	promoted bool
@@ -138,7 +143,7 @@ type failover struct {
 
 func newFailover(env Env, sentinel bool) *failover {
 	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), g: newGrants(),
-		clients: map[*cluster.Node]*redis.Client{}}
+		relink: make(chan struct{}, 1), clients: map[*cluster.Node]*redis.Client{}}
 	all := env.Cluster.Nodes()
 	n := min(nodesOf(env.Info), len(all))
 	f.nodes = all[:n]
@@ -167,29 +172,50 @@ func (f *failover) name() string {
 
 // Run puts a proxy on the replication link (REPLICAOF the proxy; for
 // quorum strategies this makes the spare node a replica of the failing
-// one) and waits until the replica is in sync through it. It has no timed
-// faults: it returns then, or with an error if the replica does not sync
-// within 10 s.
+// one) and waits until the replica is in sync through it; then, until ctx
+// ends, it gives the replica a fresh link whenever At asks (a cut that
+// froze the replica with a live copy of the key). It returns nil when ctx
+// ends, or an error if the replica does not sync within 10 s.
 func (f *failover) Run(ctx context.Context) error {
 	if f.primary == nil || f.replica == nil {
-		return fmt.Errorf("%s: needs a primary and a replica, the cluster has %d nodes", f.name(), len(f.env.Cluster.Nodes()))
+		return fmt.Errorf("needs a primary and a replica, the cluster has %d nodes", len(f.env.Cluster.Nodes()))
 	}
+	for {
+		if err := f.newLink(ctx); err != nil {
+			return endErr(ctx, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.relink:
+		}
+	}
+}
+
+// newLink starts a proxy to the primary, points the replica at it (a
+// partial resync: same replication id) and waits until it is in sync, then
+// closes the previous link and marks the new one ready.
+func (f *failover) newLink(ctx context.Context) error {
 	link, err := cluster.NewProxy(ctx, fmt.Sprintf("repl-%s-%s", f.primary.Name(), f.replica.Name()), f.primary.Addr())
 	if err != nil {
 		return err
 	}
 	f.mu.Lock()
+	old := f.link
 	f.link = link
 	f.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
 	host, port, err := net.SplitHostPort(link.Addr())
 	if err != nil {
-		return fmt.Errorf("%s: proxy address %q: %w", f.name(), link.Addr(), err)
+		return fmt.Errorf("proxy address %q: %w", link.Addr(), err)
 	}
 	if err := f.client(f.replica).Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		return endErr(ctx, fmt.Errorf("%s: %s REPLICAOF %s: %w", f.name(), f.replica.Name(), link.Addr(), err))
+		return fmt.Errorf("%s REPLICAOF %s: %w", f.replica.Name(), link.Addr(), err)
 	}
 	if err := waitSynced(ctx, f.replica, port); err != nil {
-		return endErr(ctx, fmt.Errorf("%s: %w", f.name(), err))
+		return err
 	}
 	f.mu.Lock()
 	f.ready = true
@@ -206,51 +232,86 @@ func endErr(ctx context.Context, err error) error {
 }
 
 // At feeds the grant watcher, cuts the replication link at the first
-// release after the trigger time, and strikes the first later grant once
-// the replica holds no live copy of the key.
+// release after the trigger time that leaves the frozen replica without a
+// live copy of the released key, and strikes that key's next grant.
 func (f *failover) At(ctx context.Context, ev workload.Event) error {
 	f.g.see(ev)
+	var err error
 	switch ev.Point {
 	case workload.PointReleased:
-		return f.cut()
+		err = f.cut(ctx, ev.Key)
 	case workload.PointAcquired:
-		if ev.Lease == nil || !f.claim(ev.Lease.Start) {
+		if ev.Lease == nil || !f.claim(ev.Key) {
 			return nil
 		}
-		ok, err := f.candidate(ctx, ev)
+		var ok bool
+		ok, err = f.candidate(ctx, ev)
 		f.mu.Lock()
 		f.busy, f.struck = false, ok && err == nil
 		f.mu.Unlock()
-		if err != nil || !ok {
-			return nil // not this grant; a later one may do
+		if ok && err == nil {
+			err = f.strike(ctx, ev)
 		}
-		return f.strike(ctx, ev)
+	}
+	if err != nil && ctx.Err() == nil {
+		// The workload ignores At's errors: leave them in the history.
+		t := f.env.Clock.Now()
+		recordWindow(f.env, t, t, fmt.Sprintf("%s: error: %v", f.name(), err))
 	}
 	return nil
 }
 
-// cut cuts the replication link once, when the replica is in sync through
-// it and the trigger time has come. Called at a release, it usually freezes
-// the replica with the released key gone.
-func (f *failover) cut() error {
+// cut cuts the replication link once the replica is in sync through it and
+// the trigger time has come, at a release of key: the replica freezes with
+// the key gone, and the key's next grant is the first write the replica
+// misses, the one to strike. If the replica still holds a live copy of the
+// key (another client's grant got through before the cut, or naive's
+// SETNX without its EXPIRE), or a grant of the key came in while this was
+// checked (a write lost before the struck one), it asks Run for a fresh
+// link and a later release tries again.
+func (f *failover) cut(ctx context.Context, key string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.ready || !f.cutAt.IsZero() || f.env.Clock.Now() < f.from {
+	if !f.ready || f.busy || f.struck || f.armed || f.env.Clock.Now() < f.from {
+		f.mu.Unlock()
 		return nil
 	}
-	if err := f.link.Cut(); err != nil {
-		return fmt.Errorf("%s: cut the replication link: %w", f.name(), err)
+	f.busy, f.cutting, f.dirty = true, key, false
+	link := f.link
+	f.mu.Unlock()
+	err := link.Cut()
+	ns := f.env.Clock.Now()
+	var s string
+	if err == nil {
+		s, err = f.holderOn(ctx, f.replica, key, "")
 	}
-	f.cutAt, f.cutNs = time.Now(), f.env.Clock.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.busy, f.cutting = false, ""
+	if err == nil && s == holderNone && !f.dirty {
+		f.armed, f.cutKey, f.cutNs = true, key, ns
+		return nil
+	}
+	f.ready = false
+	select {
+	case f.relink <- struct{}{}:
+	default:
+	}
+	if err != nil {
+		return fmt.Errorf("cut the replication link: %w", err)
+	}
 	return nil
 }
 
-// claim reports whether a grant whose acquire began at start may be
-// checked as the one to strike, and marks the check busy.
-func (f *failover) claim(start time.Time) bool {
+// claim reports whether a grant of key may be checked as the one to
+// strike, and marks the check busy. A grant of a key whose cut is being
+// checked makes that cut dirty.
+func (f *failover) claim(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.busy || f.struck || f.cutAt.IsZero() || !start.After(f.cutAt) {
+	if f.cutting == key {
+		f.dirty = true
+	}
+	if f.busy || f.struck || !f.armed || key != f.cutKey {
 		return false
 	}
 	f.busy = true
@@ -304,7 +365,7 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 	f.killed = err == nil
 	f.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.name(), err)
+		return err
 	}
 	notes = append(notes, fmt.Sprintf("%s pid %d killed (%s)", f.primary.Name(), pid, procGone(pid)))
 
@@ -314,7 +375,7 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		p, err := env.Cluster.WaitPrimary(wctx, f.primary)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s: sentinels did not promote a replica: %w", f.name(), err)
+			return fmt.Errorf("sentinels did not promote a replica: %w", err)
 		}
 		newPrimary = p
 		notes = append(notes, fmt.Sprintf("sentinels promoted %s %v after the kill (role %s)", p.Name(),
@@ -356,7 +417,7 @@ func (f *failover) promote(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := f.replica.Promote(pctx); err != nil {
-		return fmt.Errorf("%s: %w", f.name(), err)
+		return err
 	}
 	f.mu.Lock()
 	f.promoted = true
@@ -373,7 +434,7 @@ func (f *failover) move() error {
 		return nil
 	}
 	if err := f.env.Links.MoveNode(f.node, f.replica.Addr()); err != nil {
-		return fmt.Errorf("%s: move links to %s: %w", f.name(), f.replica.Name(), err)
+		return fmt.Errorf("move links to %s: %w", f.replica.Name(), err)
 	}
 	f.mu.Lock()
 	f.moved = true
@@ -397,7 +458,7 @@ func (f *failover) Heal(ctx context.Context) error {
 		wctx, cancel := context.WithTimeout(ctx, sentinelWait)
 		defer cancel()
 		if _, err := f.env.Cluster.WaitPrimary(wctx, f.primary); err != nil {
-			return fmt.Errorf("%s: heal: %w", f.name(), err)
+			return fmt.Errorf("no primary after the sentinel failover: %w", err)
 		}
 	case killed:
 		if err := f.promote(ctx); err != nil {
@@ -406,7 +467,7 @@ func (f *failover) Heal(ctx context.Context) error {
 		return f.move()
 	case link != nil:
 		if err := f.replica.ReplicaOf(ctx, f.primary); err != nil {
-			return fmt.Errorf("%s: heal: %w", f.name(), err)
+			return err
 		}
 	}
 	return nil
@@ -454,7 +515,7 @@ func (f *failover) holderOn(ctx context.Context, n *cluster.Node, key, token str
 	defer cancel()
 	typ, err := rc.Type(cctx, key).Result()
 	if err != nil {
-		return "", fmt.Errorf("%s: TYPE %s on %s: %w", f.name(), key, n.Name(), err)
+		return "", fmt.Errorf("TYPE %s on %s: %w", key, n.Name(), err)
 	}
 	var mine bool
 	switch typ {
@@ -466,13 +527,13 @@ func (f *failover) holderOn(ctx context.Context, n *cluster.Node, key, token str
 			return holderNone, nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("%s: GET %s on %s: %w", f.name(), key, n.Name(), err)
+			return "", fmt.Errorf("GET %s on %s: %w", key, n.Name(), err)
 		}
 		mine = v == token
 	case "hash":
 		mine, err = rc.HExists(cctx, key, token).Result()
 		if err != nil {
-			return "", fmt.Errorf("%s: HEXISTS %s on %s: %w", f.name(), key, n.Name(), err)
+			return "", fmt.Errorf("HEXISTS %s on %s: %w", key, n.Name(), err)
 		}
 	}
 	if mine {
