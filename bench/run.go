@@ -172,7 +172,11 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	var links *chaos.Links
 	if setup.Proxies {
-		if links, err = chaos.NewLinks(ctx, w.Clients, nodes); err != nil {
+		var only []int // nil: every node
+		if setup.ProxyNode > 0 {
+			only = []int{setup.ProxyNode - 1}
+		}
+		if links, err = chaos.NewLinksOf(ctx, w.Clients, nodes, only); err != nil {
 			return out, err
 		}
 		defer links.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,12 @@ type Setup struct {
 	// node, or move a node's address (failover). The harness's probe gets
 	// its own links (client -1). Never set for a performance baseline.
 	Proxies bool
+	// ProxyNode, with Proxies, puts proxies in front of node nN only (N =
+	// ProxyNode, 1-based like the node names, in the strategy's node
+	// order); the other nodes are dialled directly. 0: every node. Proxies
+	// cost CPU and a dial per connection, so a scenario that acts on one
+	// node of five proxies that one only.
+	ProxyNode int
 	// Sentinel makes clients find the primary through the cluster's
 	// Sentinels (go-redis failover client) instead of a fixed address.
 	Sentinel bool
@@ -44,15 +51,30 @@ type Setup struct {
 type Links struct {
 	mu      sync.Mutex
 	proxies map[[2]int]*cluster.Proxy
+	direct  []string // node addresses, for nodes without proxies
 }
 
 // NewLinks starts one proxy per (client, node) for clients -1 (the probe)
 // to clients-1, each forwarding to the node's address. On error every
 // proxy started is closed.
 func NewLinks(ctx context.Context, clients int, nodes []*cluster.Node) (*Links, error) {
+	return NewLinksOf(ctx, clients, nodes, nil)
+}
+
+// NewLinksOf is NewLinks for the node indexes in only (nil: every node):
+// the other nodes get no proxy, Link returns nil for them and Addrs their
+// own address. On error every proxy started is closed.
+func NewLinksOf(ctx context.Context, clients int, nodes []*cluster.Node, only []int) (*Links, error) {
 	l := &Links{proxies: map[[2]int]*cluster.Proxy{}}
+	proxied := func(i int) bool { return only == nil || slices.Contains(only, i) }
+	for _, n := range nodes {
+		l.direct = append(l.direct, n.Addr())
+	}
 	for c := -1; c < clients; c++ {
 		for i, n := range nodes {
+			if !proxied(i) {
+				continue
+			}
 			p, err := cluster.NewProxy(ctx, fmt.Sprintf("c%d-%s", c, n.Name()), n.Addr())
 			if err != nil {
 				l.Close()
@@ -74,11 +96,16 @@ func (l *Links) Link(client, node int) *cluster.Proxy {
 	return l.proxies[[2]int{client, node}]
 }
 
-// Addrs returns the addresses client connects to, one per node.
+// Addrs returns the addresses client connects to, one per node: its proxy,
+// or the node itself when the node has none.
 func (l *Links) Addrs(client, nodes int) []string {
 	out := make([]string, nodes)
 	for i := range out {
-		out[i] = l.Link(client, i).Addr()
+		if p := l.Link(client, i); p != nil {
+			out[i] = p.Addr()
+		} else if i < len(l.direct) {
+			out[i] = l.direct[i]
+		}
 	}
 	return out
 }
