@@ -46,7 +46,29 @@ const (
 	RandomLatencyEachWay = 10 * time.Millisecond
 	// randomMinDuration is the random mix's minimum run time.
 	randomMinDuration = 1500 * time.Millisecond
+	// QuorumProxiedTTL is the lock TTL of quorum strategies in scenarios
+	// that put a proxy on every (client, node) link (partition-holder,
+	// random): 45 proxies cost CPU and a dial per connection, and Redlock's
+	// per-node timeout (TTL/10; redsync: 0.05·TTL for the whole call) must
+	// stay above the proxied round trip on a loaded machine. Measured: at a
+	// 50 ms TTL (5 ms timeout) four such runs side by side on 2 cores grant
+	// nothing, every acquire times out; at 100 ms each grants 27-46 times
+	// in 800 ms.
+	QuorumProxiedTTL = 100 * time.Millisecond
+	// partitionMinDuration fits two 2×TTL cuts (at 20% and 50%) and the
+	// recovery after them into a run at QuorumProxiedTTL.
+	partitionMinDuration = 800 * time.Millisecond
 )
+
+// proxiedSetup is the Setup of a scenario that proxies every link: quorum
+// strategies get QuorumProxiedTTL (see there) and at least minQuorum of
+// run time; single-node strategies keep the workload's TTL.
+func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
+	if !quorum(in) {
+		return Setup{Proxies: true}
+	}
+	return Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: minQuorum}
+}
 
 // nodeCount is how many nodes the strategy under test talks to: the
 // cluster's nodes, capped at Info.Nodes (as bench.Run does).
@@ -163,6 +185,13 @@ func (c *cycles) otherAfter(client int, key string, since int64, released bool) 
 		}
 	}
 	return false
+}
+
+// has reports otherAfter(client, key, since, released) now.
+func (c *cycles) has(client int, key string, since int64, released bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.otherAfter(client, key, since, released)
 }
 
 // wait waits until otherAfter(client, key, since, released) holds, timeout
@@ -299,11 +328,12 @@ func refused(addr string) string {
 
 // PartitionHolder cuts the holder off from Redis (every node; the
 // protected resource is in-process and stays reachable) right after its
-// resource read, for 2×TTL, twice a run.
+// resource read, for 2×TTL, at 20% and 50% of the run. Quorum strategies
+// run with QuorumProxiedTTL.
 func PartitionHolder() Scenario {
 	return Scenario{Name: "partition-holder", Kind: Server,
-		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile",
-		Setup:   func(impl.Info) Setup { return Setup{Proxies: true} },
+		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 100 ms)",
+		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
 		New: func(env Env) Nemesis {
 			// Triggers at 20% and 50% of the run: each cut (2×TTL and a
 			// little more) ends well before the run does, so the run shows
@@ -346,7 +376,7 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	d := 2 * env.TTL
 	sleepCtx(ctx, d)
 	extra := ""
-	if !p.seen.wait(ctx, ev.Client, ev.Key, since, false, 0) {
+	if !p.seen.has(ev.Client, ev.Key, since, false) {
 		t := env.Clock.Now()
 		ok := p.seen.wait(ctx, ev.Client, ev.Key, since, false, env.TTL)
 		extra = fmt.Sprintf(", then %.1fms more until another grant (granted: %v)", float64(env.Clock.Now()-t)/1e6, ok)
@@ -357,18 +387,16 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	return nil
 }
 
-// Latency adds LatencyEachWay in each direction on every link to one node
-// (for quorum strategies a seeded one of five) from 20% to 80% of the run,
-// with the TTL raised to LatencyTTL.
+// Latency adds LatencyEachWay in each direction on every link to node n1
+// (for quorum strategies one of five; only n1 gets proxies) from 20% to
+// 80% of the run, with the TTL raised to LatencyTTL.
 func Latency() Scenario {
 	return Scenario{Name: "latency", Kind: Server,
-		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to one node (Redlock: one of five), from 20% to 80% of the run; TTL 250 ms",
+		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL 250 ms",
 		Setup: func(impl.Info) Setup {
-			return Setup{Proxies: true, TTL: LatencyTTL, MinDuration: latencyMinDuration}
+			return Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}
 		},
-		New: func(env Env) Nemesis {
-			return &slowNode{env: env, node: newRand(env.Seed).IntN(nodeCount(env))}
-		}}
+		New: func(env Env) Nemesis { return &slowNode{env: env, node: 0} }}
 }
 
 // slowNode is a timed latency window on one node's links.
@@ -500,12 +528,45 @@ func (c *clockJump) At(ctx context.Context, ev workload.Event) error {
 	env := c.env
 	since := c.seen.mark()
 	start := env.Clock.Now()
+	held := ""
+	if n := nodeCount(env); n > 1 && ev.Lease != nil {
+		held = fmt.Sprintf(" holding %s", holderNodes(ctx, env.Cluster.Nodes()[:n], ev.Key, ev.Lease.Token))
+	}
 	j, err := c.clocks.jump(ctx, env.Cluster.Nodes()[c.node], 2*env.TTL)
 	c.errs.add(err)
 	other := c.seen.wait(ctx, ev.Client, ev.Key, since, true, env.TTL/2)
-	recordWindow(env, start, env.Clock.Now(), fmt.Sprintf("%s: %v; client %d (hold %d on %s) kept until another client was granted and released: %v",
-		c.name, j, ev.Client, ev.Hold, ev.Key, other))
+	recordWindow(env, start, env.Clock.Now(), fmt.Sprintf("%s: %v; client %d (hold %d on %s%s) kept until another client was granted and released: %v",
+		c.name, j, ev.Client, ev.Hold, ev.Key, held, other))
 	return nil
+}
+
+// holderNodes names the nodes whose key holds token ("n1,n2,n4"; "none"),
+// read with GET on connections of its own: which nodes a quorum holder
+// really holds when the fault strikes.
+func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) string {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	held := make([]bool, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1})
+			defer c.Close()
+			v, err := c.Get(ctx, key).Result()
+			held[i] = err == nil && v == token
+		})
+	}
+	wg.Wait()
+	var s []string
+	for i, h := range held {
+		if h {
+			s = append(s, nodes[i].Name())
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
 }
 
 // RedlockClockJump is Kleppmann's Redlock counter-example (2016): five
@@ -547,12 +608,15 @@ func newRedlockClockJump(env Env) Nemesis {
 // least 1.5 s: node kill and restart (no persistence: the node comes back
 // empty), pause and resume,
 // latency on a node's links, a client cut off from some nodes, and forward
-// clock jumps, one fault at a time with random gaps and durations.
+// clock jumps, one fault at a time with random gaps and durations. Quorum
+// strategies run with QuorumProxiedTTL.
 func Random() Scenario {
 	return Scenario{Name: "random", Kind: Server,
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
-		Setup: func(impl.Info) Setup {
-			return Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}
+		Setup: func(in impl.Info) Setup {
+			s := proxiedSetup(in, randomMinDuration)
+			s.ClockShim, s.MinDuration = true, randomMinDuration
+			return s
 		},
 		New: func(env Env) Nemesis {
 			return &randomMix{env: env, rng: newRand(env.Seed), clocks: newClocks()}

@@ -279,11 +279,13 @@ func TestNetworkScenarioSetup(t *testing.T) {
 		want     Setup
 	}{
 		{"partition-holder", single, true, Setup{Proxies: true}},
-		{"latency", quorum, true, Setup{Proxies: true, TTL: LatencyTTL, MinDuration: latencyMinDuration}},
+		{"latency", quorum, true, Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}},
 		{"clock-jump", single, true, Setup{ClockShim: true}},
 		{"redlock-clock-jump", single, false, Setup{Proxies: true, Clients: 2, ClockShim: true}},
 		{"redlock-clock-jump", quorum, true, Setup{Proxies: true, Clients: 2, ClockShim: true}},
-		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}},
+		{"partition-holder", quorum, true, Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: partitionMinDuration}},
+		{"random", single, true, Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}},
+		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, TTL: QuorumProxiedTTL, MinDuration: randomMinDuration}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {
