@@ -30,9 +30,12 @@ const strikes = 2
 
 // The bare-quorum layout of the restart scenarios for quorum strategies
 // (Kleppmann 2016, "How to do distributed locking"; the redis.io distlock
-// page's section on persistence): client A is cut off from nodes 4-5, so it
-// can only win with nodes 1-3; client B is cut off from nodes 1-2, so it
-// can only win with nodes 3-5; node 3, shared by both quorums, is struck.
+// page's section on persistence): client A (0) is cut off from nodes 4-5,
+// so it can only win with nodes 1-3; client B (1) is cut off from nodes 1-2,
+// so it can only win with nodes 3-5; node 3, in both quorums, is struck.
+// The layout is symmetric, so either client's grant is struck: with two
+// clients one often re-acquires right after its own release, and waiting
+// for A's grant alone could starve the scenario.
 const (
 	clientA    = 0
 	clientB    = 1
@@ -70,12 +73,13 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 
 // NodeRestart kills the node holding a fresh lock and restarts it at once
 // without persistence: the lock is gone while its owner still holds a valid
-// lease. For quorum strategies the struck node is node 3 of a bare quorum
-// (nodes 1-3), and client B, cut off from nodes 1-2, then wins nodes 3-5
-// (Kleppmann 2016; the redis.io distlock page's own warning).
+// lease. For quorum strategies the struck node is node 3 of a bare quorum:
+// A holds nodes 1-3 and B, cut off from nodes 1-2, then wins nodes 3-5, or
+// the other way round (Kleppmann 2016; the redis.io distlock page's own
+// warning).
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Server,
-		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5; twice a run",
+		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false) }}
 }
@@ -167,13 +171,15 @@ func (r *nodeRestart) Heal(ctx context.Context) error {
 }
 
 // At strikes at the first grant after each trigger (quorum strategies:
-// client A's grant only): it SIGKILLs the lock's node and restarts it (at
-// once, or after restartDelay in the background), then keeps the holder
-// until another client is granted the key. The next strike waits until the
+// a grant of A or B, which then holds a bare quorum): in the background it
+// SIGKILLs the lock's node and restarts it (at once, or after
+// restartDelay), while the holder is kept until another client is granted
+// the key or half its lease has passed, whichever comes first; a slow
+// restart never keeps the holder longer. The next strike waits until the
 // node is back.
 func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
 	r.seen.see(ev)
-	if ev.Point != workload.PointAcquired || (r.quorum && ev.Client != clientA) || !r.take() {
+	if ev.Point != workload.PointAcquired || (r.quorum && ev.Client != clientA && ev.Client != clientB) || !r.take() {
 		return nil
 	}
 	idx := 0
@@ -181,64 +187,66 @@ func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
 		idx = sharedNode
 	}
 	n := r.env.Cluster.Nodes()[idx]
+	held := make(chan string, 1)
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer r.done()
+		r.strike(context.WithoutCancel(ctx), n, ev, held)
+	}()
+	held <- otherNote(holdForOther(ctx, r.seen, ev, r.env.TTL, leaseStart(ev)))
+	return nil
+}
+
+// strike kills n, restarts it and records the window; held delivers the
+// note on the struck client's hold.
+func (r *nodeRestart) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
 	start := r.env.Clock.Now()
 	killed, err := killNode(n)
 	if err != nil {
 		r.fail(fmt.Errorf("%s: %w", r.name, err))
-		r.done()
-		return nil
+		return
 	}
-	struck := fmt.Sprintf("client %d hold %d on %s", ev.Client, ev.Hold, ev.Key)
-	if r.delayed {
-		held := make(chan string, 1)
-		r.bg.Add(1)
-		go func() {
-			defer r.bg.Done()
-			defer r.done()
-			err := n.Restart(context.WithoutCancel(ctx), restartDelay(r.env.TTL))
-			end := r.env.Clock.Now()
-			if err != nil {
-				r.fail(fmt.Errorf("%s: restart %s: %w", r.name, n.Name(), err))
-				return
-			}
-			recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; down %v, restarted empty as pid %d; %s; struck %s; %s",
-				r.name, killed, time.Duration(end-start).Round(time.Millisecond), n.PID(), keyState(ctx, n, ev.Key, ev.Lease), struck, <-held))
-		}()
-		held <- otherNote(holdForOther(ctx, r.seen, ev, r.env.TTL))
-		return nil
+	var delay time.Duration
+	mode := "empty (no persistence)"
+	switch {
+	case r.delayed:
+		delay = restartDelay(r.env.TTL)
+		mode = fmt.Sprintf("empty after a %v delay", delay)
+	case r.name == "node-restart-aof":
+		mode = "with AOF (appendfsync always)"
 	}
-	defer r.done()
-	if err := n.Restart(ctx, 0); err != nil {
+	if err := n.Restart(ctx, delay); err != nil {
 		r.fail(fmt.Errorf("%s: restart %s: %w", r.name, n.Name(), err))
-		return nil
+		return
 	}
 	end := r.env.Clock.Now()
 	state := keyState(ctx, n, ev.Key, ev.Lease)
-	other, who := holdForOther(ctx, r.seen, ev, r.env.TTL)
-	mode := "empty (no persistence)"
-	if r.name == "node-restart-aof" {
-		mode = "with AOF (appendfsync always)"
-	}
-	recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; restarted %s as pid %d in %v; %s; struck %s; %s",
-		r.name, killed, mode, n.PID(), time.Duration(end-start).Round(time.Millisecond), state, struck, otherNote(other, who)))
-	return nil
+	recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; restarted %s as pid %d, down %v; %s; struck client %d hold %d on %s; %s",
+		r.name, killed, mode, n.PID(), time.Duration(end-start).Round(time.Millisecond), state, ev.Client, ev.Hold, ev.Key, <-held))
 }
 
 // holdForOther keeps a struck client until another client is granted its
-// key (seen by g), or until TTL/2 after the struck lease's acquire started
-// (TTL/2 from now without a lease): the struck client then still has half
-// its lease for its critical section, so an overlap with a second grant
-// happens while it is within its lease, not because the hold made it late.
-// It returns whether another client was granted and which one (-1 if none).
-func holdForOther(ctx context.Context, g *grants, ev workload.Event, ttl time.Duration) (bool, int) {
-	d := ttl / 2
-	if ev.Lease != nil && !ev.Lease.Start.IsZero() {
-		d = time.Until(ev.Lease.Start.Add(ttl / 2))
-	}
+// key (seen by g), or until TTL/2 after from: the struck client then still
+// has half its lease for its critical section, so an overlap with a second
+// grant happens while it is within its lease, not because the hold made it
+// late. It returns whether another client was granted and which one (-1 if
+// none).
+func holdForOther(ctx context.Context, g *grants, ev workload.Event, ttl time.Duration, from time.Time) (bool, int) {
+	d := time.Until(from.Add(ttl / 2))
 	if d <= 0 || !g.waitOther(ctx, ev.Client, ev.Key, d) {
 		return false, -1
 	}
 	return true, g.lastClient(ev.Key)
+}
+
+// leaseStart is when the event's lease began (its acquire was called), or
+// now when the event carries none.
+func leaseStart(ev workload.Event) time.Time {
+	if ev.Lease != nil && !ev.Lease.Start.IsZero() {
+		return ev.Lease.Start
+	}
+	return time.Now()
 }
 
 // lastClient returns the client of the latest grant of key seen (-1 if none).
@@ -347,6 +355,9 @@ func NodePause() Scenario {
 		}}
 }
 
+// pauseAfterGrant is how long after the struck grant the node is paused.
+func pauseAfterGrant(ttl time.Duration) time.Duration { return ttl / 10 }
+
 // nodePause is the nemesis of NodePause.
 type nodePause struct {
 	onePerTrigger
@@ -369,9 +380,10 @@ func (p *nodePause) Heal(ctx context.Context) error {
 	return errors.Join(p.err(), healNodes(ctx, p.env))
 }
 
-// At pauses a node at the first grant after each trigger (resumed 2×TTL
-// later in the background) and keeps the holder; after the SIGCONT it
-// keeps the first client granted.
+// At pauses a node shortly after the first grant after each trigger (in
+// the background: paused TTL/10 after the grant, resumed 2×TTL later) and
+// keeps the holder until another grant or half its lease; after the SIGCONT
+// it keeps the first client granted likewise.
 func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
 	if ev.Point != workload.PointAcquired {
@@ -382,8 +394,14 @@ func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.after = false
 	p.mu.Unlock()
 	if after {
+		// Its acquire was likely sent during the pause and ran at SIGCONT:
+		// the key's TTL started then, so count from the grant's return.
 		t := p.env.Clock.Now()
-		other, who := holdForOther(ctx, p.seen, ev, p.env.TTL)
+		from := time.Now()
+		if ev.Lease != nil && !ev.Lease.End.IsZero() {
+			from = ev.Lease.End
+		}
+		other, who := holdForOther(ctx, p.seen, ev, p.env.TTL, from)
 		recordWindow(p.env, t, t, fmt.Sprintf("node-pause: client %d hold %d on %s, the first grant after SIGCONT, kept until another grant: %s",
 			ev.Client, ev.Hold, ev.Key, otherNote(other, who)))
 		return nil
@@ -403,40 +421,50 @@ func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.strike++
 	p.mu.Unlock()
 	n := nodes[idx]
-	pid := n.PID()
-	start := p.env.Clock.Now()
-	if err := n.Pause(); err != nil {
-		p.fail(fmt.Errorf("node-pause: %w", err))
-		p.done()
-		return nil
-	}
-	state, err := n.ProcState()
-	if err != nil || state != "T" {
-		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))
-	}
-	d := 2 * p.env.TTL
 	held := make(chan string, 1)
 	p.bg.Add(1)
 	go func() {
 		defer p.bg.Done()
 		defer p.done()
-		sleepCtx(ctx, d-time.Duration(p.env.Clock.Now()-start))
-		// The window ends at SIGCONT: a command queued during the pause
-		// completes after it, outside the window.
-		end := p.env.Clock.Now()
-		if err := n.Resume(); err != nil {
-			p.fail(fmt.Errorf("node-pause: %w", err))
-			return
-		}
-		after, _ := n.ProcState()
-		p.mu.Lock()
-		p.after = true
-		p.mu.Unlock()
-		recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
-			n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
+		p.pause(context.WithoutCancel(ctx), n, ev, held)
 	}()
-	held <- otherNote(holdForOther(ctx, p.seen, ev, p.env.TTL))
+	held <- otherNote(holdForOther(ctx, p.seen, ev, p.env.TTL, leaseStart(ev)))
 	return nil
+}
+
+// pause stops n for 2×TTL, resumes it, arms the hold of the next grant and
+// records the window; held delivers the note on the struck client's hold.
+func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
+	// Let the server serve a few more commands and go back to waiting
+	// before it stops. Stopped right after replying to the holder, it may
+	// not have polled again, and the holder's connection, still first in
+	// its ready list, would have its queued release served first after
+	// SIGCONT, before the other clients' queued acquires.
+	sleepCtx(ctx, pauseAfterGrant(p.env.TTL))
+	pid := n.PID()
+	start := p.env.Clock.Now()
+	if err := n.Pause(); err != nil {
+		p.fail(fmt.Errorf("node-pause: %w", err))
+		return
+	}
+	state, err := n.ProcState()
+	if err != nil || state != "T" {
+		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))
+	}
+	sleepCtx(ctx, 2*p.env.TTL-time.Duration(p.env.Clock.Now()-start))
+	// The window ends at SIGCONT: a command queued during the pause
+	// completes after it, outside the window.
+	end := p.env.Clock.Now()
+	if err := n.Resume(); err != nil {
+		p.fail(fmt.Errorf("node-pause: %w", err))
+		return
+	}
+	after, _ := n.ProcState()
+	p.mu.Lock()
+	p.after = true
+	p.mu.Unlock()
+	recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
+		n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
 }
 
 // nodesDown kills k of the quorum strategy's nodes at a grant and keeps
