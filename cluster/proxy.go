@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +44,8 @@ const (
 )
 
 // NewProxy starts a proxy named name (used in logs only) listening on
-// 127.0.0.1 at a free port and forwarding every accepted connection to
+// 127.0.0.1 at a free port (below the ephemeral port range where possible,
+// see listenCandidates) and forwarding every accepted connection to
 // upstream ("host:port"). The upstream is dialled per client connection, so
 // the proxy may be created before the upstream runs. ctx is checked before
 // starting; the proxy lives until Close.
@@ -49,14 +54,45 @@ func NewProxy(ctx context.Context, name, upstream string) (*Proxy, error) {
 		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
 	}
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	p := toxiproxy.NewProxy(server, name, "127.0.0.1:0", upstream)
-	if err := p.Start(); err != nil {
+	var p *toxiproxy.Proxy
+	var err error
+	for _, listen := range listenCandidates() {
+		p = toxiproxy.NewProxy(server, name, listen, upstream)
+		if err = p.Start(); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: cluster: proxy %s: listen: %v", ErrEnvironment, name, err)
 	}
 	p.Lock()
 	addr := p.Listen // the real address once listening
 	p.Unlock()
 	return &Proxy{name: name, upstream: upstream, addr: addr, p: p}, nil
+}
+
+// listenCandidates are the addresses NewProxy tries in turn: a few random
+// ports below the kernel's ephemeral range, then any free port. A port
+// below that range is never handed out as the local port of an outgoing
+// connection, so while a proxy is cut (not listening) no client of this or
+// another process can take its port and Restore can bind it again; a port
+// from the ephemeral range (port 0) could be taken meanwhile.
+func listenCandidates() []string {
+	lo := 32768 // Linux's default start of net.ipv4.ip_local_port_range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				lo = v
+			}
+		}
+	}
+	var out []string
+	if base := 10000; lo-base >= 1000 {
+		for range 8 {
+			out = append(out, net.JoinHostPort("127.0.0.1", strconv.Itoa(base+rand.IntN(lo-base))))
+		}
+	}
+	return append(out, "127.0.0.1:0")
 }
 
 // Name returns the name given to NewProxy.
