@@ -43,14 +43,17 @@ const (
 // FailoverLostWrite loses a fresh lock at a failover. Single-node
 // strategies run on replicated:1 with every client behind its own proxy (a
 // virtual IP that moves at failover). The replica replicates through a
-// proxy too; at the first release after 20% of the run the nemesis cuts
-// that replication link, freezing the replica's copy. It strikes the next
-// grant made after the cut once the replica has no live copy of the key
-// (read on the replica, which still answers): the primary is SIGKILLed,
-// the replica promoted (REPLICAOF NO ONE) and every client's link moved to
-// it. The key is gone on the new primary, so another client is granted it
-// while the struck one, held at its grant until then (at most 0.7×TTL
-// after its acquire), is still inside its lease.
+// proxy too; at the first release after 20% of the run that leaves the
+// replica without a live copy of the key (read on the replica, which still
+// answers), the nemesis cuts that replication link, freezing the replica.
+// It strikes the key's next grant, the first write the replica misses: the
+// primary is SIGKILLed, the replica promoted (REPLICAOF NO ONE) and every
+// client's link moved to it. The key is gone on the new primary, so
+// another client B is granted it while the struck client A, held at its
+// grant, is still inside its lease. A goes on once B has read the
+// protected resource, and B's write waits for A's read (see race), so the
+// two holders' critical sections overlap the same way in every run; A is
+// released 0.9×TTL after its acquire at the latest.
 //
 // Quorum strategies (redlock, redsync) run on their five independent nodes
 // plus a sixth that the nemesis makes a replica of n1: n1 fails over as
@@ -85,9 +88,10 @@ func FailoverLostWrite() Scenario {
 // FailoverLostWrite the replica replicates through a proxy whose link is
 // cut at the run's first release, and the next grant is struck, so the
 // failover also loses that fresh lock; with a TTL of SentinelTTL the struck
-// client, held at its grant until another client is granted the key (at
-// most 0.85×TTL after its acquire), is still inside its lease then. The
-// run's liveness figures give the recovery time (fault to next grant).
+// client, held at its grant as in FailoverLostWrite (at most 0.9×TTL after
+// its acquire), is still inside its lease when the next holder is granted
+// the key on the new primary. The run's liveness figures give the
+// unavailability and the recovery time (fault to next grant).
 func SentinelFailover() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Server,
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
@@ -125,14 +129,14 @@ type failover struct {
 	env      Env
 	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links
 	quorum   bool // one node of the strategy's N fails over
-	g        *grants
+	race     *race
 
 	nodes    []*cluster.Node // the strategy's nodes, in link order
 	node     int             // index in nodes of the node that fails over
 	primary  *cluster.Node
 	replica  *cluster.Node
 	from     int64   // earliest cut, ns since run start
-	capShare float64 // the struck client waits until Start + capShare×TTL at most
+	capShare float64 // the struck client waits until its lease's Start + capShare×TTL at most
 
 	relink chan struct{} // asks Run for a fresh replication link
 
@@ -153,7 +157,7 @@ type failover struct {
 }
 
 func newFailover(env Env, sentinel bool) *failover {
-	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), g: newGrants(),
+	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), race: newRace(),
 		relink: make(chan struct{}, 1), clients: map[*cluster.Node]*redis.Client{}}
 	all := env.Cluster.Nodes()
 	n := min(nodesOf(env.Info), len(all))
@@ -165,10 +169,8 @@ func newFailover(env Env, sentinel bool) *failover {
 	case len(all) > 1:
 		f.primary, f.replica = all[0], all[1]
 	}
-	f.capShare = 0.7
-	if sentinel {
-		f.capShare = 0.85
-	} else {
+	f.capShare = 0.9
+	if !sentinel {
 		f.from = triggers(env.Duration, 1)[0]
 	}
 	return f
@@ -246,11 +248,17 @@ func endErr(ctx context.Context, err error) error {
 // release after the trigger time that leaves the frozen replica without a
 // live copy of the released key, and strikes that key's next grant.
 func (f *failover) At(ctx context.Context, ev workload.Event) error {
-	f.g.see(ev)
+	if err := f.race.at(ctx, ev); err != nil {
+		return nil // the run is ending
+	}
 	var err error
 	switch ev.Point {
 	case workload.PointReleased:
-		err = f.cut(ctx, ev.Key)
+		token := ""
+		if ev.Lease != nil {
+			token = ev.Lease.Token
+		}
+		err = f.cut(ctx, ev.Key, token)
 	case workload.PointAcquired:
 		if ev.Lease == nil || !f.claim(ev.Key) {
 			return nil
@@ -280,14 +288,24 @@ func (f *failover) At(ctx context.Context, ev workload.Event) error {
 // SETNX without its EXPIRE), or a grant of the key came in while this was
 // checked (a write lost before the struck one), it asks Run for a fresh
 // link and a later release tries again.
-func (f *failover) cut(ctx context.Context, key string) error {
+func (f *failover) cut(ctx context.Context, key, token string) error {
 	f.mu.Lock()
 	if !f.ready || f.busy || f.struck || f.armed || f.env.Clock.Now() < f.from {
 		f.mu.Unlock()
 		return nil
 	}
-	f.busy, f.cutting, f.dirty = true, key, false
+	f.busy = true
 	link := f.link
+	f.mu.Unlock()
+	// The release's DEL is on its way to the replica: let it land first.
+	wait := time.Now().Add(max(f.env.TTL/10, 2*time.Millisecond))
+	for time.Now().Before(wait) {
+		if s, err := f.holderOn(ctx, f.replica, key, token); err != nil || s != holderIt {
+			break
+		}
+	}
+	f.mu.Lock()
+	f.cutting, f.dirty = key, false
 	f.mu.Unlock()
 	err := link.Cut()
 	ns := f.env.Clock.Now()
@@ -357,14 +375,12 @@ func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, erro
 
 // strike kills the primary, gets the replica promoted (by the nemesis or
 // by Sentinel), moves the links (no Sentinel), holds the struck client
-// until another client is granted the key (or its cap passes), and records
-// the fault window, from the cut to the promotion, with its evidence.
+// until the key's next holder has read the resource (see race; at most
+// until capShare×TTL after its acquire), and records the fault window,
+// from the cut to the promotion, with its evidence.
 func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 	env := f.env
-	capUntil := ev.Lease.Start.Add(time.Duration(f.capShare * float64(env.TTL)))
-	other := make(chan bool, 1)
-	go func() { other <- f.g.waitOther(ctx, ev.Client, ev.Key, time.Until(capUntil)) }()
-
+	f.race.start(ev.Client, ev.Key, ev.Lease.Start.Add(time.Duration(f.capShare*float64(env.TTL))), env.TTL/4)
 	notes := []string{
 		fmt.Sprintf("replication link %s→%s cut at %.1f ms", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6),
 		fmt.Sprintf("client %d granted %s (hold %d) on %s after the cut; %s on %s", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderNone, f.replica.Name()),
@@ -406,11 +422,11 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		notes = append(notes, fmt.Sprintf("clients' links to node %d moved to %s", f.node+1, newPrimary.Name()))
 	}
 	end := env.Clock.Now()
-	if <-other {
-		notes = append(notes, fmt.Sprintf("client %d held until another client was granted %s, %v after its acquire",
-			ev.Client, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond)))
+	if b, ok := f.race.waitOther(ctx); ok {
+		notes = append(notes, fmt.Sprintf("client %d held until client %d, granted %s on the new primary, had read the resource, %v after its acquire; client %d's write waited for client %d's read",
+			ev.Client, b, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond), b, ev.Client))
 	} else {
-		notes = append(notes, fmt.Sprintf("client %d held until its cap (%.2f×TTL after its acquire): nobody else was granted %s",
+		notes = append(notes, fmt.Sprintf("client %d held until its cap (%.2f×TTL after its acquire): no other client was granted %s and read the resource by then",
 			ev.Client, f.capShare, ev.Key))
 	}
 	recordWindow(env, f.cutNs, end, f.name()+": "+strings.Join(notes, "; "))

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestFailoverFaultsAreReal runs the failover family through Run against
+// real redis-server processes and checks the recorded history's evidence:
+// one fault window per run, whose note says the primary's process was
+// SIGKILLed and gone from /proc, the promoted node reported role master,
+// the struck key had no live copy where the failover went (the write was
+// lost), and who was held until when; with Sentinel the unavailability
+// covers Sentinel's detection (down-after 1 s).
+func TestFailoverFaultsAreReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server; skipped with -short")
+	}
+	killed := regexp.MustCompile(`n\d pid \d+ killed \(gone\)`)
+	cases := []struct {
+		strategy, scenario string
+		want               []string
+		minUnavailableMs   float64
+	}{
+		{"token-lua", "failover-lost-write", []string{
+			"replication link n1→n2 cut", "n2 promoted (role master)",
+			"lb:k0 on new primary n2: no live copy of the key", "clients' links to node 1 moved to n2",
+			"had read the resource"}, 0},
+		{"redlock", "failover-lost-write", []string{
+			"replication link n1→n6 cut", "n6 promoted (role master)",
+			"lb:k0 on new primary n6: no live copy of the key", "clients' links to node 1 moved to n6",
+			"held until its cap"}, 0},
+		{"token-lua", "sentinel-failover", []string{
+			"replication link n1→n2 cut", "sentinels promoted n2", "(role master)", "had read the resource"}, 1000},
+	}
+	out := t.TempDir()
+	for _, tc := range cases {
+		t.Run(tc.strategy+"_"+tc.scenario, func(t *testing.T) {
+			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			r, err := Run(ctx, Spec{Strategy: tc.strategy, Scenario: tc.scenario, Seed: 1, Workload: w, OutDir: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.AsExpected {
+				t.Errorf("unexpected verdict: %s", strings.Join(r.Unexpected, "; "))
+			}
+			if len(r.Faults) != 1 {
+				t.Fatalf("%d fault windows, want 1: %+v", len(r.Faults), r.Faults)
+			}
+			f := r.Faults[0]
+			if f.Name != tc.scenario || f.EndMs <= f.StartMs {
+				t.Errorf("fault window %q [%v, %v] ms", f.Name, f.StartMs, f.EndMs)
+			}
+			if !killed.MatchString(f.Note) {
+				t.Errorf("note lacks the killed primary's pid gone from /proc: %q", f.Note)
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(f.Note, s) {
+					t.Errorf("note lacks %q: %q", s, f.Note)
+				}
+			}
+			if got := r.Liveness.LongestUnavailableMs; got < tc.minUnavailableMs {
+				t.Errorf("longest unavailability %.0f ms, want at least %.0f ms (Sentinel's down-after)", got, tc.minUnavailableMs)
+			}
+			t.Logf("%s; unavailable %.0f ms, recovery %.0f ms after the fault", f.Note, r.Liveness.LongestUnavailableMs, r.Liveness.RecoveryMs)
+		})
+	}
+}
