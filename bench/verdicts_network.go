@@ -35,7 +35,7 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"set-nx-px": slow("every client sees the same delay: the DEL reaches the node 112 ms after the SET, while the owner's own key (TTL 250 ms) is still there"),
 			"token-lua": slow("every client sees the same delay: a reply 50 ms late shortens the lease to TTL−50 ms, far longer than a hold; an overlap would need one client's reply TTL−CS later than another's"),
 			"watchdog":  slow("every client sees the same delay and holds end long before the TTL; renewals time out (round trip > TTL/3) but Lost only fires after the TTL, past the hold"),
-			"reentrant": slow("every nested acquire and release reaches the node 100 ms after the previous one and renews the hash's TTL (250 ms): counts and exclusion stay intact, only slower"),
+			"reentrant": safe("every nested acquire and release reaches the node 100 ms after the previous one and renews the hash's TTL (250 ms): counts and exclusion stay intact; a hold of depth 3 takes six round trips (600 ms), so the window may see no new grant"),
 			"redlock":   slow("the slow node times out (per-node timeout TTL/10 = 25 ms < 100 ms) and never counts; the other four keep granting with a quorum of three (redis.io distlock)"),
 			"fenced":    slow("every client sees the same delay: grants stay ordered and fencing tokens increase; slower, not unsafe"),
 			"redsync":   slow("the slow node times out (redsync's 0.05·TTL call timeout) and never counts; the other four keep granting with a quorum of three"),
@@ -64,7 +64,7 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"reentrant": mixed("a clock jump expires the hash mid-hold; a pause, jump or restart between nested acquires re-creates the hash at count 1 (reentrancy check): seed-dependent"),
 			"redlock":   mixed(quorumMix),
 			"fenced":    {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Fencing: AtRisk, Reason: "a clock jump lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"},
-			"redsync":   mixed(quorumMix + "; redsync's whole-call timeout (0.05·TTL = 2.5 ms) through 45 proxies also makes many acquires unknown"),
+			"redsync":   mixed(quorumMix),
 			"redislock": mixed("a clock jump during a critical section expires the key and lets another owner in: seed-dependent"),
 		},
 	}

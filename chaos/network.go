@@ -44,20 +44,30 @@ const (
 	// RandomLatencyEachWay is the delay a random-mix latency fault adds in
 	// each direction: 20 ms per round trip, under half the matrix's 50 ms TTL.
 	RandomLatencyEachWay = 10 * time.Millisecond
-	// randomMinDuration is the random mix's minimum run time.
-	randomMinDuration = 1500 * time.Millisecond
+	// randomMinDuration is the random mix's minimum run time;
+	// randomQuorumMinDuration for quorum strategies, whose faults last
+	// longer with QuorumProxiedTTL.
+	randomMinDuration       = 1500 * time.Millisecond
+	randomQuorumMinDuration = 3 * time.Second
 	// QuorumProxiedTTL is the lock TTL of quorum strategies in scenarios
 	// that put a proxy on every (client, node) link (partition-holder,
-	// random): 45 proxies cost CPU and a dial per connection, and Redlock's
+	// random): proxies cost CPU and a dial per connection, and Redlock's
 	// per-node timeout (TTL/10; redsync: 0.05·TTL for the whole call) must
-	// stay above the proxied round trip on a loaded machine. Measured: at a
-	// 50 ms TTL (5 ms timeout) four such runs side by side on 2 cores grant
-	// nothing, every acquire times out; at 100 ms each grants 27-46 times
-	// in 800 ms.
-	QuorumProxiedTTL = 100 * time.Millisecond
-	// partitionMinDuration fits two 2×TTL cuts (at 20% and 50%) and the
+	// stay above the proxied round trip on a loaded machine. Measured on 2
+	// cores with six such runs side by side: at a 50 ms TTL and 8 clients
+	// every acquire times out; at 100 ms with 4 clients redsync still
+	// grants nothing in four of five runs; at 200 ms with 4 clients every
+	// run grants 59-85 times.
+	QuorumProxiedTTL = 200 * time.Millisecond
+	// quorumProxiedClients is the client count of quorum strategies behind
+	// proxies on every link: 4 clients × 5 nodes (and the probe) keep the
+	// proxies' goroutines and the split votes of 8 contending clients from
+	// starving the per-node timeouts on a loaded machine.
+	quorumProxiedClients = 4
+	// partitionMinDuration fits two 2×TTL cuts (at 20% and 50%, each
+	// followed by up to one TTL of waiting for another grant) and the
 	// recovery after them into a run at QuorumProxiedTTL.
-	partitionMinDuration = 800 * time.Millisecond
+	partitionMinDuration = 1600 * time.Millisecond
 )
 
 // proxiedSetup is the Setup of a scenario that proxies every link: quorum
@@ -67,7 +77,7 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 	if !quorum(in) {
 		return Setup{Proxies: true}
 	}
-	return Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: minQuorum}
+	return Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: minQuorum, Clients: quorumProxiedClients}
 }
 
 // nodeCount is how many nodes the strategy under test talks to: the
@@ -329,10 +339,10 @@ func refused(addr string) string {
 // PartitionHolder cuts the holder off from Redis (every node; the
 // protected resource is in-process and stays reachable) right after its
 // resource read, for 2×TTL, at 20% and 50% of the run. Quorum strategies
-// run with QuorumProxiedTTL.
+// run with QuorumProxiedTTL and quorumProxiedClients.
 func PartitionHolder() Scenario {
 	return Scenario{Name: "partition-holder", Kind: Server,
-		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 100 ms)",
+		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 200 ms, 4 clients)",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
 		New: func(env Env) Nemesis {
 			// Triggers at 20% and 50% of the run: each cut (2×TTL and a
@@ -609,13 +619,17 @@ func newRedlockClockJump(env Env) Nemesis {
 // empty), pause and resume,
 // latency on a node's links, a client cut off from some nodes, and forward
 // clock jumps, one fault at a time with random gaps and durations. Quorum
-// strategies run with QuorumProxiedTTL.
+// strategies run with QuorumProxiedTTL and quorumProxiedClients for at
+// least 3 s.
 func Random() Scenario {
 	return Scenario{Name: "random", Kind: Server,
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Setup: func(in impl.Info) Setup {
-			s := proxiedSetup(in, randomMinDuration)
-			s.ClockShim, s.MinDuration = true, randomMinDuration
+			s := proxiedSetup(in, randomQuorumMinDuration)
+			s.ClockShim = true
+			if s.MinDuration == 0 {
+				s.MinDuration = randomMinDuration
+			}
 			return s
 		},
 		New: func(env Env) Nemesis {
@@ -643,16 +657,19 @@ func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Int64N(int64(hi-lo)))
 }
 
-// Run injects faults until ctx ends. Each fault is undone before the next
-// starts (also when ctx ends mid-fault), so Heal only has to check.
+// Run injects faults until ctx ends or no fault (at most 3×TTL) would end
+// before 90% of the run, so the run shows its recovery. Each fault is
+// undone before the next starts (also when ctx ends mid-fault), so Heal
+// only has to check.
 func (m *randomMix) Run(ctx context.Context) error {
 	env := m.env
 	ttl := env.TTL
 	n := nodeCount(env)
 	nodes := env.Cluster.Nodes()[:n]
+	last := int64(env.Duration*9/10 - 3*ttl)
 	for {
 		sleepCtx(ctx, between(m.rng, ttl/2, 2*ttl))
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || env.Clock.Now() > last {
 			return nil
 		}
 		kind := randomKinds[m.rng.IntN(len(randomKinds))]

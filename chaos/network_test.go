@@ -283,9 +283,9 @@ func TestNetworkScenarioSetup(t *testing.T) {
 		{"clock-jump", single, true, Setup{ClockShim: true}},
 		{"redlock-clock-jump", single, false, Setup{Proxies: true, Clients: 2, ClockShim: true}},
 		{"redlock-clock-jump", quorum, true, Setup{Proxies: true, Clients: 2, ClockShim: true}},
-		{"partition-holder", quorum, true, Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: partitionMinDuration}},
+		{"partition-holder", quorum, true, Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: partitionMinDuration, Clients: quorumProxiedClients}},
 		{"random", single, true, Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}},
-		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, TTL: QuorumProxiedTTL, MinDuration: randomMinDuration}},
+		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, TTL: QuorumProxiedTTL, MinDuration: randomQuorumMinDuration, Clients: quorumProxiedClients}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {
