@@ -187,13 +187,17 @@ func Matrix() []Pair {
 }
 
 // MatrixMarkdown renders the verdict matrix as a Markdown table, one row per
-// pair (the README embeds it; a test keeps the two in sync).
+// pair (the README embeds it; a test keeps the two in sync). The "during
+// faults" column is the availability the pair must show while a fault is
+// on; "fencing" is blank where the default applies (tokens must increase
+// for strategies that issue them).
 func MatrixMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| scenario | strategy | expected | exclusion | resource | liveness | why |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | strategy | expected | exclusion | resource | liveness | fencing | during faults | why |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range Matrix() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness, p.Reason)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Scenario, p.Strategy, p.Summary(),
+			p.Exclusion, p.Resource, p.Liveness, p.Fencing, p.DuringFaults, p.Reason)
 	}
 	return b.String()
 }
