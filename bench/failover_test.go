@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -15,13 +18,16 @@ import (
 // one fault window per run, whose note says the primary's process was
 // SIGKILLed and gone from /proc, the promoted node reported role master,
 // the struck key had no live copy where the failover went (the write was
-// lost), and who was held until when; with Sentinel the unavailability
-// covers Sentinel's detection (down-after 1 s).
+// lost), and who was held until when; the struck client's write went
+// through (it was still inside its lease, or for Redlock its validity
+// time); with Sentinel the unavailability covers Sentinel's detection
+// (down-after 1 s).
 func TestFailoverFaultsAreReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server; skipped with -short")
 	}
 	killed := regexp.MustCompile(`n\d pid \d+ killed \(gone\)`)
+	struck := regexp.MustCompile(`granted lb:k0 \(hold (\d+)\)`)
 	cases := []struct {
 		strategy, scenario string
 		want               []string
@@ -65,6 +71,22 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 				if !strings.Contains(f.Note, s) {
 					t.Errorf("note lacks %q: %q", s, f.Note)
 				}
+			}
+			m := struck.FindStringSubmatch(f.Note)
+			if m == nil {
+				t.Fatalf("note names no struck hold: %q", f.Note)
+			}
+			hold, _ := strconv.ParseInt(m[1], 10, 64)
+			_, ops, err := history.Load(filepath.Join(out, r.History))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wrote := false
+			for _, op := range ops {
+				wrote = wrote || op.Kind == history.Write && op.Hold == hold && op.Result == history.OK
+			}
+			if !wrote {
+				t.Errorf("the struck hold %d made no accepted write", hold)
 			}
 			if got := r.Liveness.LongestUnavailableMs; got < tc.minUnavailableMs {
 				t.Errorf("longest unavailability %.0f ms, want at least %.0f ms (Sentinel's down-after)", got, tc.minUnavailableMs)

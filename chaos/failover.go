@@ -170,6 +170,11 @@ func newFailover(env Env, sentinel bool) *failover {
 		f.primary, f.replica = all[0], all[1]
 	}
 	f.capShare = 0.9
+	if f.quorum {
+		// Nobody else gets a quorum: release the holder early enough to
+		// write inside its validity time (TTL minus drift and margin).
+		f.capShare = 0.5
+	}
 	if !sentinel {
 		f.from = triggers(env.Duration, 1)[0]
 	}
