@@ -16,23 +16,23 @@ func processVerdicts() map[string]map[string]Expectation {
 	delayed := "the node stays down past the TTL, so the held lock would have expired before the node can grant it again (redis.io distlock: delayed restarts)"
 	aof := "AOF with appendfsync always logs the grant before replying; the restarted node reloads the key with its absolute expiry and refuses others"
 	paused := "SIGSTOP keeps the key while its TTL runs out in wall time; nothing is granted until SIGCONT, and then only after the holder's lease has ended"
-	lateDel := "a DEL sent by the holder during the pause runs after SIGCONT, after the first queued SET NX: it deletes the next owner's lock and a third client is granted it (unchecked release)"
+	lateDel := "the holder's DEL, sent during the pause, runs after SIGCONT behind the first queued SET NX and deletes that new owner's lock, so another client (often the old holder) is granted it too: the unchecked release of the seeds' simple locks"
 	one := "one of five nodes paused: the other four still form a quorum, so grants go on; the paused node's queued commands leave at most stray keys that cannot make a second quorum"
 	return map[string]map[string]Expectation{
 		"node-restart": {
-			"naive":     {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
-			"set-nx-px": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
-			"token-lua": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"naive":     {Exclusion: Break, Resource: Break, Liveness: Hold, Reason: lost + "; both read before either writes: a lost update"},
+			"set-nx-px": {Exclusion: Break, Resource: Break, Liveness: Hold, Reason: lost + "; both read before either writes: a lost update"},
+			"token-lua": {Exclusion: Break, Resource: Break, Liveness: Hold, Reason: lost + "; both read before either writes: a lost update"},
 			"watchdog": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
 				Reason: lost + "; the next renewal finds the key gone and fires Lost, which stops the stale write only if it comes first (Redisson's watchdog cannot renew what the node forgot)"},
-			"reentrant": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
+			"reentrant": {Exclusion: Break, Resource: Break, Liveness: Hold, Reason: lost + "; both read before either writes: a lost update"},
 			"fenced": {Exclusion: Break, Resource: Hold, Liveness: Hold, Fencing: Break,
 				Reason: "the restart loses the lock and the fencing counter with it: the next holder's token restarts at 1 (fencing tokens must come from durable storage, Kleppmann 2016), so the resource rejects its writes and stays safe"},
-			"redislock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: lost + "; the lost update needs both writes after both reads"},
-			"redlock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
-				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 inside A's validity (Kleppmann 2016; the distlock page's own restart example); A's stale write depends on its validity check"},
-			"redsync": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
-				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 inside A's validity (Kleppmann 2016); A's stale write depends on its validity check"},
+			"redislock": {Exclusion: Break, Resource: Break, Liveness: Hold, Reason: lost + "; both read before either writes: a lost update"},
+			"redlock": {Exclusion: Break, Resource: Break, Liveness: Hold,
+				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 well inside A's validity, so A's validity check passes and both write (Kleppmann 2016; the distlock page's own restart example)"},
+			"redsync": {Exclusion: Break, Resource: Break, Liveness: Hold,
+				Reason: "A holds the bare quorum n1-n3; n3 restarts empty and B, cut off from n1-n2, wins n3-n5 well inside A's validity (mutex.Until), so both write (Kleppmann 2016)"},
 		},
 		"node-restart-delayed": {
 			"naive":     safe(delayed),
@@ -58,10 +58,10 @@ func processVerdicts() map[string]map[string]Expectation {
 			"redsync":   safe("n3 reloads A's key from its AOF (fsync always), so B, cut off from n1-n2, cannot win n3"),
 		},
 		"node-pause": {
-			"naive":     {Exclusion: Break, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
-			"set-nx-px": {Exclusion: Break, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
+			"naive":     {Exclusion: Break, Resource: Break, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
+			"set-nx-px": {Exclusion: Break, Resource: Break, Liveness: Hold, DuringFaults: "no-grants", Reason: lateDel},
 			"token-lua": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; the holder's late release is token-checked"},
-			"watchdog":  {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; queued renewals find the key expired and fire Lost"},
+			"watchdog":  {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; renewals to the paused node time out, and Lost fires once the TTL has passed"},
 			"reentrant": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, DuringFaults: "no-grants",
 				Reason: "depends on nesting: with depth ≥ 2 (bench, matrix test) the holder's nested HINCRBY is queued in the paused node and returns after SIGCONT, past the TTL, and its critical section then overlaps the next owner (a Redis call inside the hold acts as a client pause); with depth 1 it holds as token-lua does"},
 			"fenced":    {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants", Reason: paused + "; the fencing counter survives the pause"},
