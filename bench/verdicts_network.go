@@ -16,7 +16,7 @@ func networkVerdicts() map[string]map[string]Expectation {
 	// holder with exactly three of five nodes; seed 3 of clock-jump shows
 	// a holder on n2,n3,n4, n4 jumping and another client locking it.
 	quorumJump := Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold,
-		Reason: "safe while the holder has four or five nodes; when contention left it a bare quorum of three and the jumped node is one of them, another client locks that node plus the two free ones (Kleppmann 2016)"}
+		Reason: "safe while the holder has four or five nodes; when contention left it a bare quorum of three and the jumped node is one of them, another client locks that node plus the two free ones (Kleppmann 2016; measured: violated in 4 of 10 seeds, redsync 3 of 10)"}
 	quorumMix := "one node or one client at a time is faulty, but a clock jump or an empty restart on a node of a bare quorum of three (left by split votes) lets a second client in (Kleppmann 2016)"
 	return map[string]map[string]Expectation{
 		"partition-holder": {
@@ -45,7 +45,7 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"naive":     broken("the server's clock jumps past the TTL: the key expires at once (Redis expires by the wall clock), another owner enters while the holder still works"),
 			"set-nx-px": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder still works"),
 			"token-lua": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder, within its lease, still works (Kleppmann 2016)"),
-			"watchdog":  {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Reason: "the jump expires the key at once; Lost fires only at the next renewal (every TTL/3), so the holder writes unless a renewal fell between the jump and its write"},
+			"watchdog":  {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Reason: "the jump expires the key at once; Lost fires only at the next renewal (every TTL/3), so the holder writes unless a renewal fell between the jump and its write (measured: violated in 10 of 10 seeds of three jumps, not certain per jump)"},
 			"reentrant": broken("the server's clock jumps past the TTL: the hash key expires at once, another owner enters while the holder still works"),
 			"redlock":   quorumJump,
 			"fenced":    fencedOnly("the jump expires the key and another owner enters (exclusion breaks), but the resource rejects the holder's older fencing token"),
