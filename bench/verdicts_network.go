@@ -31,7 +31,7 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"redislock": broken("no renewal by default, no check: the key expires while the holder is cut off, another owner enters, the cut-off one writes on reconnect"),
 		},
 		"latency": {
-			"naive":     slow("every client sees the same +100 ms round trip to the one node, so grants stay ordered: a late reply (+50 ms) shortens the lease to TTL−50 ms, still 190 ms longer than a hold"),
+			"naive":     slow("every client sees the same +100 ms round trip to the one node, so grants stay ordered: a late reply (+50 ms) shortens the lease to TTL−50 ms, still far longer than a 12.5 ms critical section"),
 			"set-nx-px": slow("every client sees the same delay: the DEL reaches the node 112 ms after the SET, while the owner's own key (TTL 250 ms) is still there"),
 			"token-lua": slow("every client sees the same delay: a reply 50 ms late shortens the lease to TTL−50 ms, far longer than a hold; an overlap would need one client's reply TTL−CS later than another's"),
 			"watchdog":  slow("every client sees the same delay and holds end long before the TTL; renewals time out (round trip > TTL/3) but Lost only fires after the TTL, past the hold"),
