@@ -16,7 +16,7 @@ func processVerdicts() map[string]map[string]Expectation {
 	delayed := "the node stays down past the TTL, so the held lock would have expired before the node can grant it again (redis.io distlock: delayed restarts)"
 	aof := "AOF with appendfsync always logs the grant before replying; the restarted node reloads the key with its absolute expiry and refuses others"
 	paused := "SIGSTOP keeps the key while its TTL runs out in wall time; nothing is granted until SIGCONT, and then only after the holder's lease has ended"
-	lateDel := "the holder's DEL, sent during the pause, runs after SIGCONT behind the first queued SET NX and deletes that new owner's lock, so another client (often the old holder) is granted it too: the unchecked release of the seeds' simple locks"
+	lateDel := "the holder's DEL, sent during the pause, runs after SIGCONT behind the first queued SET NX and deletes that new owner's lock; the old holder, acquiring again at once, is granted it too: the unchecked release of the seeds' simple locks"
 	one := "one of five nodes paused: the other four still form a quorum, so grants go on; the paused node's queued commands leave at most stray keys that cannot make a second quorum"
 	return map[string]map[string]Expectation{
 		"node-restart": {

@@ -342,14 +342,16 @@ func healNodes(ctx context.Context, env Env) error {
 	return errors.Join(errs...)
 }
 
-// NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT. The
-// holder is kept until another client is granted (≤ TTL/2); after SIGCONT
-// the first client granted is kept likewise, so a command queued during the
-// pause that frees its lock (a late unchecked DEL) turns into two holders.
-// Quorum strategies: one of the five nodes (seeded) is paused.
+// NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT.
+// The holder is kept until another client is granted or half its lease has
+// passed; nothing else is held. Commands sent during the pause run after
+// SIGCONT: the others' queued acquires first (the node is paused TTL/10
+// after the grant, so the holder's connection is not first in line), then
+// the holder's queued release. Quorum strategies: one of the five nodes
+// (seeded) is paused.
 func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Server,
-		Summary: "at a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; holder and first grantee after SIGCONT are each kept until another client is granted (≤ TTL/2); twice a run",
+		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
 		New: func(env Env) Nemesis {
 			return &nodePause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
 		}}
@@ -366,8 +368,7 @@ type nodePause struct {
 	seed int64
 
 	mu     sync.Mutex
-	strike int  // strikes so far (seeds the node choice)
-	after  bool // the next grant after a SIGCONT is to be held
+	strike int // strikes so far (seeds the node choice)
 }
 
 // Run does nothing: the faults act at lock events.
@@ -382,28 +383,10 @@ func (p *nodePause) Heal(ctx context.Context) error {
 
 // At pauses a node shortly after the first grant after each trigger (in
 // the background: paused TTL/10 after the grant, resumed 2×TTL later) and
-// keeps the holder until another grant or half its lease; after the SIGCONT
-// it keeps the first client granted likewise.
+// keeps the holder until another grant or half its lease.
 func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
 	if ev.Point != workload.PointAcquired {
-		return nil
-	}
-	p.mu.Lock()
-	after := p.after
-	p.after = false
-	p.mu.Unlock()
-	if after {
-		// Its acquire was likely sent during the pause and ran at SIGCONT:
-		// the key's TTL started then, so count from the grant's return.
-		t := p.env.Clock.Now()
-		from := time.Now()
-		if ev.Lease != nil && !ev.Lease.End.IsZero() {
-			from = ev.Lease.End
-		}
-		other, who := holdForOther(ctx, p.seen, ev, p.env.TTL, from)
-		recordWindow(p.env, t, t, fmt.Sprintf("node-pause: client %d hold %d on %s, the first grant after SIGCONT, kept until another grant: %s",
-			ev.Client, ev.Hold, ev.Key, otherNote(other, who)))
 		return nil
 	}
 	if !p.take() {
@@ -432,8 +415,8 @@ func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	return nil
 }
 
-// pause stops n for 2×TTL, resumes it, arms the hold of the next grant and
-// records the window; held delivers the note on the struck client's hold.
+// pause stops n for 2×TTL, resumes it and records the window; held
+// delivers the note on the struck client's hold.
 func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
 	// Let the server serve a few more commands and go back to waiting
 	// before it stops. Stopped right after replying to the holder, it may
@@ -460,9 +443,6 @@ func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Even
 		return
 	}
 	after, _ := n.ProcState()
-	p.mu.Lock()
-	p.after = true
-	p.mu.Unlock()
 	recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
 		n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
 }
