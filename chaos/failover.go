@@ -249,9 +249,11 @@ func endErr(ctx context.Context, err error) error {
 	return err
 }
 
-// At feeds the grant watcher, cuts the replication link at the first
-// release after the trigger time that leaves the frozen replica without a
-// live copy of the released key, and strikes that key's next grant.
+// At orders the struck client and the next holder (race), cuts the
+// replication link at the first release after the trigger time that leaves
+// the frozen replica without a live copy of the released key, and strikes
+// that key's next grant. It always returns nil: errors are recorded in the
+// history as zero-length nemesis operations ("...: error: ...").
 func (f *failover) At(ctx context.Context, ev workload.Event) error {
 	if err := f.race.at(ctx, ev); err != nil {
 		return nil // the run is ending
