@@ -161,13 +161,11 @@ func newNodeRestart(env Env, name string, delayed bool) *nodeRestart {
 func (r *nodeRestart) Run(context.Context) error { return r.err() }
 
 // Heal waits for a delayed restart in flight, restarts any node left down,
-// and returns the errors of the run's fault actions. The quorum layout's
-// cut links stay cut: they belong to workload clients that have finished,
-// the probe has its own links, and a cut proxy's port, once released, may
-// have been taken by another process, so re-binding it could fail.
+// restores the quorum layout's cut links and returns the errors of the
+// run's fault actions.
 func (r *nodeRestart) Heal(ctx context.Context) error {
 	r.bg.Wait()
-	return errors.Join(r.err(), healNodes(ctx, r.env))
+	return errors.Join(r.err(), healNodes(ctx, r.env), r.env.Links.RestoreAll())
 }
 
 // At strikes at the first grant after each trigger (quorum strategies:
