@@ -41,16 +41,24 @@ type Profile struct {
 // scenario once, short runs: the CI gate, under 3 minutes on 2 cores) and
 // "full" (three seeds, longer runs, and a client sweep).
 func Profiles() []Profile {
-	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: 1500 * time.Millisecond, Reentrancy: 3}
+	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: time.Second, Reentrancy: 3}
 	full := base
 	full.Duration = 4 * time.Second
 	return []Profile{
-		{Name: "ci", Summary: "every strategy under every scenario, one seed, 1.5 s runs: the CI gate",
-			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 1, Workload: base},
+		{Name: "ci", Summary: "every strategy under the baseline, the client-side faults and one scenario of each server-side kind (process, replication, network, clock), one seed, 1 s runs: the CI gate",
+			Strategies: impl.Names(), Scenarios: CIScenarios(), Seeds: 1, Workload: base},
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 2, 4, 8, 16, 32}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
 	}
+}
+
+// CIScenarios are the ci profile's scenarios: the baseline, every
+// client-side scenario and one of each server-side kind, plus the
+// Redlock-specific canary.
+func CIScenarios() []string {
+	return []string{"baseline", "long-cs", "gc-pause", "crash-between",
+		"node-restart", "failover-lost-write", "partition-holder", "clock-jump", "redlock-clock-jump"}
 }
 
 // LookupProfile finds a profile; the error (wrapping ErrUsage) lists the valid names.

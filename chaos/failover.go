@@ -70,7 +70,7 @@ const (
 // and the replica applies the held stream when the pause ends unless it is
 // promoted at that very moment (measured), which Sentinel never does.
 func FailoverLostWrite() Scenario {
-	return Scenario{Name: "failover-lost-write", Kind: Server,
+	return Scenario{Name: "failover-lost-write", Kind: Replication,
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
@@ -93,7 +93,7 @@ func FailoverLostWrite() Scenario {
 // the key on the new primary. The run's liveness figures give the
 // unavailability and the recovery time (fault to next grant).
 func SentinelFailover() Scenario {
-	return Scenario{Name: "sentinel-failover", Kind: Server,
+	return Scenario{Name: "sentinel-failover", Kind: Replication,
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
 		Applies: func(in impl.Info) (bool, string) {
 			if quorum(in) {

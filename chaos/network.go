@@ -341,7 +341,7 @@ func refused(addr string) string {
 // resource read, for 2×TTL, at 20% and 50% of the run. Quorum strategies
 // run with QuorumProxiedTTL and quorumProxiedClients.
 func PartitionHolder() Scenario {
-	return Scenario{Name: "partition-holder", Kind: Server,
+	return Scenario{Name: "partition-holder", Kind: Network,
 		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 200 ms, 4 clients)",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
 		New: func(env Env) Nemesis {
@@ -401,7 +401,7 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 // (for quorum strategies one of five; only n1 gets proxies) from 20% to
 // 80% of the run, with the TTL raised to LatencyTTL.
 func Latency() Scenario {
-	return Scenario{Name: "latency", Kind: Server,
+	return Scenario{Name: "latency", Kind: Network,
 		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL 250 ms",
 		Setup: func(impl.Info) Setup {
 			return Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}
@@ -467,7 +467,7 @@ func jumpWait(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
 // held, three times a run: single-node strategies' only node, one seeded
 // node of five for quorum strategies.
 func ClockJump() Scenario {
-	return Scenario{Name: "clock-jump", Kind: Server,
+	return Scenario{Name: "clock-jump", Kind: Clock,
 		Summary: "right after the holder's read the server's wall clock jumps +2×TTL (quorum strategies: one node of five); the holder waits until another client was granted and released (at most 0.7×TTL), then writes; three times a run",
 		Setup:   func(impl.Info) Setup { return Setup{ClockShim: true} },
 		New: func(env Env) Nemesis {
@@ -594,7 +594,7 @@ func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) 
 // from nodes 1-2, until 90% of the run; when A holds nodes 1-3, node 3's clock jumps
 // past the TTL, its key expires, and B locks nodes 3-5 while A still holds.
 func RedlockClockJump() Scenario {
-	return Scenario{Name: "redlock-clock-jump", Kind: Server,
+	return Scenario{Name: "redlock-clock-jump", Kind: Clock,
 		Summary: "five nodes, two clients: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
 		Applies: func(in impl.Info) (bool, string) {
 			if !in.Claims.Quorum || in.Nodes < 5 {
@@ -632,7 +632,7 @@ func newRedlockClockJump(env Env) Nemesis {
 // strategies run with QuorumProxiedTTL and quorumProxiedClients for at
 // least 3 s.
 func Random() Scenario {
-	return Scenario{Name: "random", Kind: Server,
+	return Scenario{Name: "random", Kind: Mixed,
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Setup: func(in impl.Info) Setup {
 			s := proxiedSetup(in, randomQuorumMinDuration)

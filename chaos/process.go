@@ -78,7 +78,7 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // the other way round (Kleppmann 2016; the redis.io distlock page's own
 // warning).
 func NodeRestart() Scenario {
-	return Scenario{Name: "node-restart", Kind: Server,
+	return Scenario{Name: "node-restart", Kind: Process,
 		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false) }}
@@ -88,7 +88,7 @@ func NodeRestart() Scenario {
 // (1.2×TTL after the kill): the Redlock spec's fix for restarts without
 // persistence ("delayed restarts", redis.io distlock page).
 func NodeRestartDelayed() Scenario {
-	return Scenario{Name: "node-restart-delayed", Kind: Server,
+	return Scenario{Name: "node-restart-delayed", Kind: Process,
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true) }}
@@ -97,7 +97,7 @@ func NodeRestartDelayed() Scenario {
 // NodeRestartAOF is NodeRestart on nodes with AOF and appendfsync always:
 // the restarted node reloads the lock key with its absolute expiry.
 func NodeRestartAOF() Scenario {
-	return Scenario{Name: "node-restart-aof", Kind: Server,
+	return Scenario{Name: "node-restart-aof", Kind: Process,
 		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
 		Setup:   restartSetup(cluster.PersistenceAOF),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false) }}
@@ -348,7 +348,7 @@ func healNodes(ctx context.Context, env Env) error {
 // the holder's queued release. Quorum strategies: one of the five nodes
 // (seeded) is paused.
 func NodePause() Scenario {
-	return Scenario{Name: "node-pause", Kind: Server,
+	return Scenario{Name: "node-pause", Kind: Process,
 		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
 		New: func(env Env) Nemesis {
 			return &nodePause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
@@ -471,7 +471,7 @@ func quorumOnly(in impl.Info) (bool, string) {
 // Redlock must keep granting (redis.io distlock page: available as long as
 // a majority is up).
 func RedlockMinorityDown() Scenario {
-	return Scenario{Name: "redlock-minority-down", Kind: Server,
+	return Scenario{Name: "redlock-minority-down", Kind: Process,
 		Summary: "quorum strategies: 2 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -483,7 +483,7 @@ func RedlockMinorityDown() Scenario {
 // 20% of the run and keeps them down until Heal: no quorum remains, so
 // Redlock must grant nothing meanwhile.
 func RedlockMajorityDown() Scenario {
-	return Scenario{Name: "redlock-majority-down", Kind: Server,
+	return Scenario{Name: "redlock-majority-down", Kind: Process,
 		Summary: "quorum strategies: 3 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {

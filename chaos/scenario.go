@@ -24,9 +24,13 @@ type Kind string
 
 // Kinds.
 const (
-	None   Kind = "none"   // no fault: the baseline
-	Client Kind = "client" // client-side: pauses, crashes, slow critical sections
-	Server Kind = "server" // server-side: Redis processes, network, clocks
+	None        Kind = "none"        // no fault: the baseline
+	Client      Kind = "client"      // client-side: pauses, crashes, slow critical sections
+	Process     Kind = "process"     // server-side: Redis processes killed, restarted, paused
+	Replication Kind = "replication" // server-side: replica promotion, Sentinel failover
+	Network     Kind = "network"     // server-side: partitions and latency through proxies
+	Clock       Kind = "clock"       // server-side: the server's wall clock jumps
+	Mixed       Kind = "mixed"       // several kinds, seeded
 )
 
 // Scenario is a named recipe of faults.
