@@ -1,0 +1,85 @@
+package history
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestWriteLoadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	w, err := Create(path, Header{Strategy: "token-lua", Scenario: "baseline", Seed: 7, TTLMs: 100, Fencing: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				w.Record(Operation{Client: c, Kind: Acquire, Key: "k", Invoke: int64(i), Complete: int64(i + 1), Result: OK, Hold: int64(c*1000 + i)})
+			}
+		}()
+	}
+	wg.Wait()
+	if w.Len() != 800 {
+		t.Errorf("Len %d, want 800", w.Len())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, ops, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.SchemaVersion != SchemaVersion || h.Strategy != "token-lua" || h.Seed != 7 {
+		t.Errorf("header %+v", h)
+	}
+	if len(ops) != 800 {
+		t.Errorf("%d operations, want 800", len(ops))
+	}
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	header := `{"schema_version":1,"strategy":"s","scenario":"x","seed":1,"clients":1,"keys":1,"ttl_ms":100,"fencing":"off"}`
+	good := `{"client":0,"stream":0,"kind":"acquire","key":"k","invoke_ns":1,"complete_ns":2,"result":"ok"}`
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"empty", "", "empty file"},
+		{"bad header", "{not json\n", "line 1"},
+		{"wrong version", `{"schema_version":2}` + "\n", "schema_version 2"},
+		{"cut line", header + "\n" + good + "\n" + `{"client":0,"kind":` + "\n", "line 3"},
+		{"unknown kind", header + "\n" + strings.Replace(good, "acquire", "grab", 1) + "\n", `line 2: unknown kind "grab"`},
+		{"unknown result", header + "\n" + strings.Replace(good, `"ok"`, `"maybe"`, 1) + "\n", "line 2: unknown result"},
+		{"time backwards", header + "\n" + strings.Replace(good, `"complete_ns":2`, `"complete_ns":0`, 1) + "\n", "line 2: complete_ns 0 is before invoke_ns 1"},
+		{"unknown field", header + "\n" + strings.Replace(good, `"key"`, `"kee"`, 1) + "\n", `line 2: json: unknown field "kee"`},
+	} {
+		_, _, err := Parse(strings.NewReader(tc.text))
+		if err == nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want ErrCorrupt naming %q", tc.name, err, tc.want)
+		}
+	}
+	if _, ops, err := Parse(strings.NewReader(header + "\n" + good + "\n\n")); err != nil || len(ops) != 1 {
+		t.Errorf("valid history: %v, %d ops", err, len(ops))
+	}
+}
+
+func TestClock(t *testing.T) {
+	c := NewClock()
+	a := c.Now()
+	b := c.Now()
+	if b < a || a < 0 {
+		t.Errorf("clock went backwards: %d then %d", a, b)
+	}
+	if c.At(c.Start()) != 0 {
+		t.Error("At(Start) != 0")
+	}
+	var ids IDs
+	if ids.NextHold() != 1 || ids.NextHold() != 2 || ids.NextStream() != 0 {
+		t.Error("ids do not start at hold 1, stream 0")
+	}
+}
