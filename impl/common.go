@@ -97,6 +97,28 @@ func prepare(strategy string, cfg Config, nodes int) (Config, error) {
 	return cfg.withDefaults(), nil
 }
 
+// single is the state every single-node Locker shares: its validated
+// config, its one node and its token source.
+type single struct {
+	cfg    Config
+	node   redis.UniversalClient
+	tokens *tokens
+}
+
+// newSingle validates cfg for a single-node strategy (exactly one node),
+// applies the defaults and builds the shared state.
+func newSingle(strategy string, cfg Config) (single, error) {
+	cfg, err := prepare(strategy, cfg, 1)
+	if err != nil {
+		return single{}, err
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return single{}, err
+	}
+	return single{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+}
+
 // tokens makes the owner tokens of one Locker: "owner:nonce:n" with a random
 // nonce per Locker and n counting grants, so tokens never repeat, not even
 // for a client restarted under the same Owner.

@@ -37,21 +37,15 @@ func (fenced) Info() Info {
 
 // New returns a fenced Locker on cfg.Nodes[0] (exactly one node).
 func (s fenced) New(cfg Config) (Locker, error) {
-	cfg, err := prepare(s.Name(), cfg, 1)
+	sg, err := newSingle(s.Name(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTokens(cfg.Owner)
-	if err != nil {
-		return nil, err
-	}
-	return &fencedLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+	return &fencedLocker{single: sg}, nil
 }
 
 type fencedLocker struct {
-	cfg    Config
-	node   redis.UniversalClient
-	tokens *tokens
+	single
 }
 
 // Acquire sets the key and increments its fencing counter in one script.

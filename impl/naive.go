@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // naive is SETNX then PEXPIRE in two round trips, released by DEL.
@@ -25,21 +23,15 @@ func (naive) Info() Info {
 
 // New returns a naive Locker on cfg.Nodes[0] (exactly one node).
 func (s naive) New(cfg Config) (Locker, error) {
-	cfg, err := prepare(s.Name(), cfg, 1)
+	sg, err := newSingle(s.Name(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTokens(cfg.Owner)
-	if err != nil {
-		return nil, err
-	}
-	return &naiveLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+	return &naiveLocker{single: sg}, nil
 }
 
 type naiveLocker struct {
-	cfg    Config
-	node   redis.UniversalClient
-	tokens *tokens
+	single
 }
 
 // Acquire runs SETNX, calls the Hook at PointAfterSetNX, then PEXPIRE. A

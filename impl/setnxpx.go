@@ -2,8 +2,6 @@ package impl
 
 import (
 	"context"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // setNXPXStrategy is SET k v NX PX ttl, released by DEL.
@@ -24,21 +22,15 @@ func (setNXPXStrategy) Info() Info {
 
 // New returns a set-nx-px Locker on cfg.Nodes[0] (exactly one node).
 func (s setNXPXStrategy) New(cfg Config) (Locker, error) {
-	cfg, err := prepare(s.Name(), cfg, 1)
+	sg, err := newSingle(s.Name(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTokens(cfg.Owner)
-	if err != nil {
-		return nil, err
-	}
-	return &setNXPXLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+	return &setNXPXLocker{single: sg}, nil
 }
 
 type setNXPXLocker struct {
-	cfg    Config
-	node   redis.UniversalClient
-	tokens *tokens
+	single
 }
 
 // Acquire runs SET key token NX PX ttl: a lease, ErrNotAcquired if the key

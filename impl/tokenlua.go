@@ -25,21 +25,15 @@ func (tokenLua) Info() Info {
 
 // New returns a token-lua Locker on cfg.Nodes[0] (exactly one node).
 func (s tokenLua) New(cfg Config) (Locker, error) {
-	cfg, err := prepare(s.Name(), cfg, 1)
+	sg, err := newSingle(s.Name(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTokens(cfg.Owner)
-	if err != nil {
-		return nil, err
-	}
-	return &tokenLuaLocker{cfg: cfg, node: cfg.Nodes[0], tokens: t}, nil
+	return &tokenLuaLocker{single: sg}, nil
 }
 
 type tokenLuaLocker struct {
-	cfg    Config
-	node   redis.UniversalClient
-	tokens *tokens
+	single
 }
 
 // Acquire runs SET key token NX PX ttl: a lease, ErrNotAcquired if the key
