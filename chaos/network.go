@@ -108,28 +108,6 @@ func nodeNames(env Env, idx []int) string {
 	return strings.Join(s, ",")
 }
 
-// errs collects errors of fault primitives that fail inside At (where a
-// client cannot report them); Heal returns them.
-type errs struct {
-	mu   sync.Mutex
-	list []error
-}
-
-func (e *errs) add(err error) {
-	if err == nil {
-		return
-	}
-	e.mu.Lock()
-	e.list = append(e.list, err)
-	e.mu.Unlock()
-}
-
-func (e *errs) join() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return errors.Join(e.list...)
-}
-
 // cycles watches the clients' grants (PointAcquired) and releases
 // (PointReleased) so a nemesis can hold the client it struck until another
 // client has been granted the same key, or granted it and released it (its
@@ -357,14 +335,14 @@ func PartitionHolder() Scenario {
 type partitionHolder struct {
 	onePerTrigger
 	seen *cycles
-	errs errs
+	errs faultLog
 }
 
 func (p *partitionHolder) Run(context.Context) error { return nil }
 
 // Heal restores every link and returns the errors of the run's cuts.
 func (p *partitionHolder) Heal(context.Context) error {
-	return errors.Join(p.errs.join(), p.env.Links.RestoreAll())
+	return errors.Join(p.errs.err(), p.env.Links.RestoreAll())
 }
 
 // At cuts the client off at its first PointInCS after a trigger, keeps it
@@ -381,7 +359,7 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	all := indexes(nodeCount(env))
 	since := p.seen.mark()
 	start := env.Clock.Now()
-	p.errs.add(env.Links.Cut(ev.Client, all...))
+	p.errs.fail(env.Links.Cut(ev.Client, all...))
 	evidence := refused(env.Links.Link(ev.Client, 0).Addr())
 	d := 2 * env.TTL
 	sleepCtx(ctx, d)
@@ -391,7 +369,7 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 		ok := p.seen.wait(ctx, ev.Client, ev.Key, since, false, env.TTL)
 		extra = fmt.Sprintf(", then %.1fms more until another grant (granted: %v)", float64(env.Clock.Now()-t)/1e6, ok)
 	}
-	p.errs.add(env.Links.Restore(ev.Client, all...))
+	p.errs.fail(env.Links.Restore(ev.Client, all...))
 	recordWindow(env, start, env.Clock.Now(), fmt.Sprintf("partition-holder: client %d (hold %d on %s) cut off from %s for %v%s (%s)",
 		ev.Client, ev.Hold, ev.Key, nodeNames(env, all), d, extra, evidence))
 	return nil
@@ -485,7 +463,7 @@ type clockJump struct {
 	node   int // index of the node whose clock jumps
 	client int // only this client is struck; -1: any
 	name   string
-	errs   errs
+	errs   faultLog
 	// cut, when set, undoes redlock-clock-jump's partitions (at 90% of
 	// the run, or at Heal).
 	cut     func() error
@@ -510,7 +488,7 @@ func (c *clockJump) Run(ctx context.Context) error {
 // returns the errors of the run's jumps. Clock offsets stay: a clock that
 // jumped forward keeps running at the normal rate.
 func (c *clockJump) Heal(context.Context) error {
-	return errors.Join(c.heal(), c.errs.join())
+	return errors.Join(c.heal(), c.errs.err())
 }
 
 // isHealed reports whether redlock-clock-jump's partitions are over: no
@@ -552,7 +530,7 @@ func (c *clockJump) At(ctx context.Context, ev workload.Event) error {
 		held = fmt.Sprintf(" holding %s", holderNodes(ctx, env.Cluster.Nodes()[:n], ev.Key, ev.Lease.Token))
 	}
 	j, err := c.clocks.jump(ctx, env.Cluster.Nodes()[c.node], 2*env.TTL)
-	c.errs.add(err)
+	c.errs.fail(err)
 	left := jumpWait(env.TTL) - time.Duration(env.Clock.Now()-start)
 	other := c.seen.wait(ctx, ev.Client, ev.Key, since, true, max(left, 0))
 	recordWindow(env, start, env.Clock.Now(), fmt.Sprintf("%s: %v; client %d (hold %d on %s%s) kept until another client was granted and released: %v",
@@ -616,7 +594,7 @@ func newRedlockClockJump(env Env) Nemesis {
 	c := &clockJump{onePerTrigger: onePerTrigger{env: env, times: times},
 		seen: newCycles(), clocks: newClocks(), node: 2, client: 0, name: "redlock-clock-jump"}
 	l := env.Links
-	c.errs.add(errors.Join(l.Cut(0, 3, 4), l.Cut(1, 0, 1)))
+	c.errs.fail(errors.Join(l.Cut(0, 3, 4), l.Cut(1, 0, 1)))
 	c.cutFrom = env.Clock.Now()
 	c.cutNote = fmt.Sprintf("redlock-clock-jump partition: client 0 cut off from n4,n5 (%s), client 1 from n1,n2 (%s)",
 		refused(l.Link(0, 3).Addr()), refused(l.Link(1, 0).Addr()))

@@ -107,30 +107,6 @@ func NodeRestartAOF() Scenario {
 // past the TTL, so every key it held would have expired anyway.
 func restartDelay(ttl time.Duration) time.Duration { return ttl + ttl/5 }
 
-// faultLog collects errors of fault actions taken inside At (whose errors
-// the workload ignores unless they are impl.ErrCrashed) and of background
-// goroutines, for Heal to return; and waits for those goroutines.
-type faultLog struct {
-	mu   sync.Mutex
-	errs []error
-	bg   sync.WaitGroup
-}
-
-func (f *faultLog) fail(err error) {
-	if err == nil {
-		return
-	}
-	f.mu.Lock()
-	f.errs = append(f.errs, err)
-	f.mu.Unlock()
-}
-
-func (f *faultLog) err() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return errors.Join(f.errs...)
-}
-
 // nodeRestart is the nemesis of the node-restart family.
 type nodeRestart struct {
 	onePerTrigger

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -62,4 +63,28 @@ func (g *grants) waitOther(ctx context.Context, client int, key string, timeout 
 			return false
 		}
 	}
+}
+
+// faultLog collects errors of fault actions taken inside At (whose errors
+// the workload ignores unless they are impl.ErrCrashed) and of background
+// goroutines, for Heal to return; and waits for those goroutines.
+type faultLog struct {
+	mu   sync.Mutex
+	errs []error
+	bg   sync.WaitGroup
+}
+
+func (f *faultLog) fail(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	f.errs = append(f.errs, err)
+	f.mu.Unlock()
+}
+
+func (f *faultLog) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return errors.Join(f.errs...)
 }
