@@ -186,6 +186,21 @@ func Matrix() []Pair {
 	return out
 }
 
+// NotApplicable returns the (strategy, scenario) pairs whose scenario does
+// not apply to the strategy (e.g. Redlock-only faults for a single-node
+// lock), with the reason, in report order. They never run.
+func NotApplicable() []Pair {
+	var out []Pair
+	for _, sc := range chaos.All() {
+		for _, st := range impl.All() {
+			if ok, why := sc.AppliesTo(st.Info()); !ok {
+				out = append(out, Pair{Strategy: st.Name(), Scenario: sc.Name, Expectation: Expectation{Reason: "not applicable: " + why}})
+			}
+		}
+	}
+	return out
+}
+
 // MatrixMarkdown renders the verdict matrix as a Markdown table, one row per
 // pair (the README embeds it; a test keeps the two in sync). The "during
 // faults" column is the availability the pair must show while a fault is
@@ -198,6 +213,9 @@ func MatrixMarkdown() string {
 	for _, p := range Matrix() {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Scenario, p.Strategy, p.Summary(),
 			p.Exclusion, p.Resource, p.Liveness, p.Fencing, p.DuringFaults, p.Reason)
+	}
+	for _, na := range NotApplicable() {
+		fmt.Fprintf(&b, "| %s | %s | n/a | | | | | | %s |\n", na.Scenario, na.Strategy, na.Reason)
 	}
 	return b.String()
 }
