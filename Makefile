@@ -8,7 +8,7 @@ PROFILE ?= ci
 .PHONY: bench test build deps vet clean
 
 bench: deps build
-	./$(BIN) bench --profile $(PROFILE) --out $(OUT)
+	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
 
 test: deps vet
 	$(GO) test -count=1 -timeout 9m ./...

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -95,12 +96,12 @@ type Options struct {
 func Bench(ctx context.Context, o Options) (*results.File, error) {
 	p := o.Profile
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: results folder %s: %v", cluster.ErrEnvironment, o.OutDir, err)
+		return nil, OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Profile: p.Name,
 		Command: o.Command, Started: time.Now().UTC().Format(time.RFC3339),
-		Host: results.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()},
+		Host: ThisHost(),
 	}
 	for _, name := range p.Strategies {
 		st, err := impl.Lookup(name)
@@ -137,7 +138,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		}
 	}
 	total := len(specs) + len(sweep)
-	var sweepRuns []results.Run
+	var overloaded []error
 	for i, s := range append(specs, sweep...) {
 		s.OutDir, s.Cluster = o.OutDir, o.Cluster
 		s.Command = RunCommand(s)
@@ -145,7 +146,13 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
 		}
 		r, err := Run(ctx, s)
-		if err != nil {
+		if errors.Is(err, ErrOverloaded) {
+			overloaded = append(overloaded, err) // keep the run, with its Error, and go on
+		} else if err != nil {
+			// Keep what finished (an interrupted bench still leaves a report).
+			if werr := finish(o.OutDir, f); werr != nil {
+				err = errors.Join(err, werr)
+			}
 			return f, err
 		}
 		if f.Redis == "" {
@@ -154,18 +161,30 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if i < len(specs) {
 			f.Runs = append(f.Runs, r)
 		} else {
-			sweepRuns = append(sweepRuns, r)
+			f.Sweep = append(f.Sweep, r)
 		}
 	}
-	f.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := results.Write(o.OutDir, f); err != nil {
+	if err := finish(o.OutDir, f); err != nil {
 		return f, err
 	}
-	f.Sweep = sweepRuns
-	if err := Report(o.OutDir, f); err != nil {
-		return f, err
+	if len(overloaded) > 0 {
+		return f, fmt.Errorf("%d runs with an unexpected verdict on an overloaded machine (results and report written): %w", len(overloaded), overloaded[0])
 	}
 	return f, nil
+}
+
+// ThisHost describes the machine lockbench runs on.
+func ThisHost() results.Host {
+	return results.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+}
+
+// finish stamps the end time and writes results.json, the plots and the report.
+func finish(dir string, f *results.File) error {
+	f.Finished = time.Now().UTC().Format(time.RFC3339)
+	if err := results.Write(dir, f); err != nil {
+		return err
+	}
+	return Report(dir, f)
 }
 
 // Unexpected returns the runs whose verdicts contradict their expectation.

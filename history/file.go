@@ -82,9 +82,12 @@ func (w *Writer) Close() error {
 func Load(path string) (Header, []Operation, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Header{}, nil, fmt.Errorf("history: open %s: %w", path, err)
+		return Header{}, nil, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return Header{}, nil, fmt.Errorf("history: %s is a folder, not a history file (histories are in <results>/histories/*.jsonl)", path)
+	}
 	return Parse(f)
 }
 
@@ -102,11 +105,17 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 			continue
 		}
 		if line == 1 {
+			if bytes.Contains(b, []byte(`"runs"`)) || string(b) == "{" {
+				return h, nil, fmt.Errorf("%w: line 1 is not a history header (a history has one JSON object per line); if this is a results.json, use lockbench report DIR", ErrCorrupt)
+			}
 			if err := strictUnmarshal(b, &h); err != nil {
 				return h, nil, fmt.Errorf("%w: line 1 (header): %v", ErrCorrupt, err)
 			}
 			if h.SchemaVersion != SchemaVersion {
 				return h, nil, fmt.Errorf("%w: line 1: schema_version %d, this lockbench reads %d", ErrCorrupt, h.SchemaVersion, SchemaVersion)
+			}
+			if h.TTLMs < 0 || h.Clients < 0 || h.Keys < 0 {
+				return h, nil, fmt.Errorf("%w: line 1: negative ttl_ms, clients or keys in the header", ErrCorrupt)
 			}
 			continue
 		}

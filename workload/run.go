@@ -54,6 +54,11 @@ type Stats struct {
 	Elapsed time.Duration
 	// Crashed counts clients that died at a fault point.
 	Crashed int
+	// MaxOverrun is the largest amount by which a critical section's wait
+	// overran its planned duration: the harness's own scheduling delay (an
+	// overloaded machine), not a fault. Verdicts of runs with an overrun
+	// near the TTL are not trustworthy.
+	MaxOverrun time.Duration
 }
 
 // Run runs cfg's clients until cfg.Duration has passed (clients finish the
@@ -112,6 +117,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		if c.crashed {
 			st.Crashed++
 		}
+		st.MaxOverrun = max(st.MaxOverrun, c.maxOverrun)
 	}
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("workload: interrupted: %w", err)
@@ -134,9 +140,10 @@ type client struct {
 	key     string // key being acquired or held, for strategy hooks
 	crashed bool
 
-	grants    int
-	attempts  map[history.Result]int
-	latencies []float64
+	grants     int
+	attempts   map[history.Result]int
+	latencies  []float64
+	maxOverrun time.Duration
 }
 
 func newClient(id int, cfg Config, env Env) (*client, error) {
@@ -409,7 +416,10 @@ func (c *client) criticalSection(ctx context.Context, key string, hold int64, l 
 	if !c.at(ctx, PointInCS, key, hold, l) {
 		return false
 	}
-	sleep(ctx, c.cfg.CS.Sample(c.rng))
+	d := c.cfg.CS.Sample(c.rng)
+	t0 := time.Now()
+	sleep(ctx, d)
+	c.maxOverrun = max(c.maxOverrun, time.Since(t0)-d)
 	if reason := c.stopReason(l); reason != "" {
 		return true // the client gives up its CS without writing
 	}

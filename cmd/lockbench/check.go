@@ -15,6 +15,16 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
+// oneArg requires exactly one positional argument, named in the error.
+func oneArg(name string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("%w: want one argument, %s (usage: lockbench %s %s)", bench.ErrUsage, name, c.Name(), name)
+		}
+		return nil
+	}
+}
+
 func newCheckCmd() *cobra.Command {
 	var timeout time.Duration
 	var asJSON bool
@@ -30,7 +40,7 @@ is written next to the file.
 Exit codes: 0 as expected, 1 unexpected, 2 unreadable or corrupt file (the
 error names the line).`,
 		Example: "  lockbench check lockbench-out/bench/histories/token-lua-gc-pause-1.jsonl",
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg("HISTORY.jsonl"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			h, ops, err := history.Load(path)
@@ -44,6 +54,9 @@ error names the line).`,
 				ExpectedChecks: exp.Checks(), Reason: exp.Reason, History: path}
 			bench.Fill(&r, ops, rep, exp, filepath.Dir(path))
 			r.Faults = bench.FaultsOf(ops)
+			if err := bench.FromHistory(&r, h, ops); err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				b, _ := json.MarshalIndent(r, "", "  ")
@@ -70,6 +83,12 @@ error names the line).`,
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
+	c.PreRunE = func(*cobra.Command, []string) error {
+		if timeout <= 0 {
+			return fmt.Errorf("%w: --timeout must be positive", bench.ErrUsage)
+		}
+		return nil
+	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict as a results.json run object")
 	return c
 }

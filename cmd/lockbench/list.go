@@ -26,9 +26,16 @@ func newListCmd() *cobra.Command {
 				return nil
 			}
 			if matrix {
-				fmt.Fprintln(w, "SCENARIO\tSTRATEGY\tEXPECTED\tEXCLUSION\tRESOURCE\tLIVENESS\tWHY")
+				fmt.Fprintln(w, "SCENARIO\tSTRATEGY\tEXPECTED\tEXCLUSION\tRESOURCE\tLIVENESS\tFENCING\tDURING FAULTS\tWHY")
+				dash := func(s string) string {
+					if s == "" {
+						return "-"
+					}
+					return s
+				}
 				for _, p := range bench.Matrix() {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness, p.Reason)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness,
+						dash(string(p.Fencing)), dash(p.DuringFaults), p.Reason)
 				}
 				return nil
 			}
@@ -54,5 +61,6 @@ func newListCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&matrix, "matrix", false, "print the verdict matrix: what each (strategy, scenario) pair must show, and why")
 	c.Flags().BoolVar(&markdown, "markdown", false, "print the verdict matrix as a Markdown table (as in the README)")
+	c.MarkFlagsMutuallyExclusive("matrix", "markdown")
 	return c
 }

@@ -14,7 +14,7 @@ func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR",
 		Short: "Re-render report.md, index.html and the plots from DIR/results.json and its histories",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := results.Load(filepath.Join(args[0], "results.json"))
 			if err != nil {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,23 +43,31 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, args[0], args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := f.spec(cmd)
 			if err != nil {
 				return err
 			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return fmt.Errorf("%w: --out %s: %v", bench.ErrUsage, f.out, err)
+				return bench.OutDirError(f.out, err)
 			}
-			r, err := bench.Run(cmd.Context(), spec)
-			if err != nil {
-				return err
+			notices(cmd, spec, &f)
+			started := time.Now().UTC().Format(time.RFC3339)
+			r, runErr := bench.Run(cmd.Context(), spec)
+			if runErr != nil && !errors.Is(runErr, bench.ErrOverloaded) {
+				return runErr
 			}
 			st, _ := impl.Lookup(spec.Strategy)
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
-				Command: spec.Command, Started: time.Now().UTC().Format(time.RFC3339), Finished: time.Now().UTC().Format(time.RFC3339),
+				Command: spec.Command, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
+				Host:  bench.ThisHost(),
 				Redis: r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
 			}
 			if err := results.Write(f.out, file); err != nil {
@@ -66,8 +76,11 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if err := bench.Report(f.out, file); err != nil {
 				return err
 			}
-			printRun(cmd, r)
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", f.out+"/report.md")
+			printRun(cmd, f.out, r)
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
+			if runErr != nil {
+				return runErr
+			}
 			if !r.AsExpected {
 				return fmt.Errorf("%w: %s/%s: %s", errUnexpected, r.Strategy, r.Scenario, strings.Join(r.Unexpected, "; "))
 			}
@@ -114,8 +127,24 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	default:
 		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", bench.ErrUsage, f.csKind)
 	}
-	if f.duration <= 0 || f.ttl <= 0 || f.clients <= 0 || f.keys <= 0 || f.reentrancy <= 0 || f.opTimeout <= 0 {
-		return bench.Spec{}, fmt.Errorf("%w: --duration, --ttl, --clients, --keys, --reentrancy and --op-timeout must be positive", bench.ErrUsage)
+	for _, x := range []struct {
+		name string
+		bad  bool
+	}{
+		{"--duration", f.duration <= 0}, {"--ttl", f.ttl <= 0}, {"--clients", f.clients <= 0}, {"--keys", f.keys <= 0},
+		{"--reentrancy", f.reentrancy <= 0}, {"--op-timeout", f.opTimeout <= 0}, {"--check-timeout", f.checkLimit <= 0},
+	} {
+		if x.bad {
+			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", bench.ErrUsage, x.name)
+		}
+	}
+	for _, x := range []struct {
+		name string
+		d    time.Duration
+	}{{"--think", f.think}, {"--cs-min", f.csMin}, {"--cs-max", f.csMax}} {
+		if x.d < 0 {
+			return bench.Spec{}, fmt.Errorf("%w: %s %v is negative", bench.ErrUsage, x.name, x.d)
+		}
 	}
 	w := workload.Config{
 		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, TTL: f.ttl, Duration: f.duration,
@@ -163,8 +192,27 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	return s, nil
 }
 
-// printRun prints one run's verdict beside its expectation.
-func printRun(cmd *cobra.Command, r results.Run) {
+// notices tells, one line each on stderr, where the run will not do what
+// the flags say: a scenario that fixes its own clients, TTL or duration, or
+// nesting asked of a strategy that cannot nest.
+func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
+	st, sc, _, w, err := spec.Resolved()
+	if err != nil {
+		return
+	}
+	e := cmd.ErrOrStderr()
+	if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
+		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; your flags said %d, %v, %v)\n",
+			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, f.clients, f.ttl, f.duration)
+	}
+	if f.reentrancy > 1 && !st.Info().Claims.Reentrant {
+		fmt.Fprintf(e, "note: --reentrancy %d ignored: %s is not reentrant (only reentrant strategies nest)\n", f.reentrancy, st.Name())
+	}
+}
+
+// printRun prints one run's verdict beside its expectation; out is the
+// results folder the run's paths are relative to.
+func printRun(cmd *cobra.Command, out string, r results.Run) {
 	mark := "as expected"
 	if !r.AsExpected {
 		mark = "UNEXPECTED: " + strings.Join(r.Unexpected, "; ")
@@ -173,6 +221,12 @@ func printRun(cmd *cobra.Command, r results.Run) {
 		r.Strategy, r.Scenario, r.Seed, r.Expected, r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness,
 		r.Violations, r.Grants, r.ThroughputPerS, r.AcquireLatencyMs.P99, mark)
 	if r.Visualization != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "  porcupine visualisation: %s\n", r.Visualization)
+		fmt.Fprintf(cmd.OutOrStdout(), "  porcupine visualisation: %s\n", filepath.Join(out, r.Visualization))
+	}
+	if r.Expected == "at-risk" {
+		fmt.Fprintf(cmd.OutOrStdout(), "  not gated: %s\n", r.Reason)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", r.Error)
 	}
 }
