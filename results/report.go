@@ -30,9 +30,12 @@ type PlotRef struct {
 
 // WriteReport renders f as dir/report.md and dir/index.html, creating dir if
 // needed. Both hold the command that reproduces the bench, host, tool and
-// Redis versions, the unexpected results (first, if any), the verdict matrix
-// (strategies × scenarios, expected against observed, with each pair's
-// reason), a performance table (median and min–max over seeds), liveness
+// Redis versions, the unexpected results (first, if any), what each strategy
+// kept (strategies × scenarios, the observed outcome per check in plain
+// words, the worst over seeds, and a summary line per strategy), the harness
+// gate matrix (expected against observed, with each pair's reason), a
+// performance table (median and min–max over seeds, with each pair's
+// clients and TTL, and what contention bounds throughput), liveness
 // figures, faults per run, the strategies with their claims and default usage
 // policy, links to every history and porcupine visualisation, and the plots.
 // Links and images are relative paths, so the folder can be moved or served as
@@ -79,6 +82,14 @@ type view struct {
 	Scenarios  []string
 	Matrix     []matrixRow
 	Notes      []matrixNote
+	// Kept is the "What each strategy kept" table: observed outcomes in
+	// plain words, rows in Matrix's order, columns Scenarios.
+	Kept []keptRow
+	// Contention describes each run configuration (clients, keys, CS,
+	// retry) under the performance table.
+	Contention []string
+	// OneKey is true when some run used a single key (full contention).
+	OneKey     bool
 	Summaries  []Summary
 	Runs       []runView
 	Faulted    []runView
@@ -187,6 +198,11 @@ func buildView(f *File, plots []PlotRef) view {
 			row.Cells = append(row.Cells, c)
 		}
 		v.Matrix = append(v.Matrix, row)
+	}
+	v.Kept = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries)
+	v.Contention = contentionNotes(f.Runs)
+	for _, r := range f.Runs {
+		v.OneKey = v.OneKey || r.Config.Keys == 1
 	}
 	return v
 }

@@ -42,6 +42,8 @@ func TestReportContents(t *testing.T) {
 		"no grant after the faults",
 		"checks nothing",
 		"must-hold", "must-break", "at-risk", "Exit codes",
+		"130 interrupted",
+		"not that the lock is safe",
 	}
 	for _, want := range common {
 		if !strings.Contains(md, want) {
@@ -81,7 +83,7 @@ func TestReportContents(t *testing.T) {
 	}
 	// Unexpected results come before the matrix.
 	for name, doc := range map[string]string{"report.md": md, "index.html": html} {
-		u, m := strings.Index(doc, "Unexpected results (1)"), strings.Index(doc, "Verdict matrix")
+		u, m := strings.Index(doc, "Unexpected results (1)"), strings.Index(doc, "Harness gate: expected vs observed")
 		if u < 0 || m < 0 || u > m {
 			t.Errorf("%s: unexpected results at %d, matrix at %d: want unexpected first", name, u, m)
 		}
@@ -159,6 +161,134 @@ func TestEscapeMarkdown(t *testing.T) {
 	for _, tt := range codes {
 		if got := markdownCode(tt.in); got != tt.want {
 			t.Errorf("markdownCode(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestKeptCells(t *testing.T) {
+	ok := Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
+	run := func(v Verdict, mod ...func(*Run)) Run {
+		r := Run{Verdict: v, Config: RunConfig{TTLMs: 100}, ExpectedChecks: map[string]string{"exclusion": "hold"}}
+		for _, m := range mod {
+			m(&r)
+		}
+		return r
+	}
+	with := func(f func(*Verdict)) Verdict {
+		v := ok
+		f(&v)
+		return v
+	}
+	fault := func(ms float64, grants int) func(*Run) {
+		return func(r *Run) {
+			r.Faults = []Fault{{Name: "pause", StartMs: 100, EndMs: 100 + ms}}
+			r.Liveness.GrantsDuringFaults = grants
+		}
+	}
+	fenced := with(func(v *Verdict) { v.Exclusion = "violated"; v.Fencing = "ok" })
+	lost := with(func(v *Verdict) { v.Exclusion = "violated"; v.Resource = "violated" })
+	tests := []struct {
+		name      string
+		runs      []Run
+		text, cls string
+	}{
+		{"all held", []Run{run(ok)}, "safe", keptSafe},
+		{"fenced: exclusion broken, resource safe", []Run{run(fenced)}, "exclusion broken, resource safe", keptPartial},
+		{"lost updates", []Run{run(lost)}, "broken: lost updates", keptBroken},
+		{"deadlock", []Run{run(with(func(v *Verdict) { v.Liveness = "violated" }))}, "broken: deadlock", keptBroken},
+		{"fencing counter lost, resource safe", []Run{run(with(func(v *Verdict) { v.Exclusion = "violated"; v.Fencing = "violated" }))},
+			"exclusion broken, fencing tokens not increasing, resource safe", keptPartial},
+		{"fencing counter lost and lost updates", []Run{run(with(func(v *Verdict) { v.Resource = "violated"; v.Fencing = "violated" }))},
+			"broken: lost updates, fencing tokens not increasing", keptBroken},
+		{"exclusion broken, resource unchecked", []Run{run(with(func(v *Verdict) { v.Exclusion = "violated"; v.Resource = "skipped" }))},
+			"broken: exclusion broken (resource not checked)", keptBroken},
+		{"inconclusive", []Run{run(with(func(v *Verdict) { v.Exclusion = "inconclusive" }))}, "exclusion check inconclusive", keptPartial},
+		{"no grants during a fault of a TTL", []Run{run(ok, fault(200, 0))}, "safe; no grants during the fault", keptSafe},
+		{"short fault without grants says nothing", []Run{run(ok, fault(20, 0))}, "safe", keptSafe},
+		{"grants during the fault", []Run{run(ok, fault(200, 3))}, "safe", keptSafe},
+		{"at risk, nothing seen", []Run{run(ok, func(r *Run) { r.ExpectedChecks["exclusion"] = "at-risk" })}, "no violation seen (at risk)", keptPartial},
+		{"worst of seeds", []Run{run(ok), run(lost), run(ok)}, "broken: lost updates (1 of 3 seeds)", keptBroken},
+		{"worst of seeds, per check", []Run{run(fenced), run(with(func(v *Verdict) { v.Liveness = "violated" }))},
+			"broken: deadlock (1 of 2 seeds)", keptBroken},
+		{"every seed broken", []Run{run(lost), run(lost)}, "broken: lost updates", keptBroken},
+		{"a seed failed", []Run{run(ok), run(ok, func(r *Run) { r.Error = "port in use" })}, "safe (1 of 2 seeds failed to run)", keptSafe},
+		{"no seed ran", []Run{run(ok, func(r *Run) { r.Error = "port in use" })}, "did not run (error)", keptFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := keptOf(tt.runs)
+			if c.Text != tt.text || c.Class != tt.cls {
+				t.Errorf("keptOf = %q (%s), want %q (%s)", c.Text, c.Class, tt.text, tt.cls)
+			}
+		})
+	}
+}
+
+func TestReportKept(t *testing.T) {
+	f := sampleFile()
+	fenced := f.Runs[4] // token-lua × pause-holder: exclusion and resource violated
+	fenced.Strategy = "fenced"
+	fenced.Verdict = Verdict{Exclusion: "violated", Resource: "ok", Liveness: "ok", Fencing: "ok"}
+	f.Runs = append(f.Runs, fenced)
+	dir := t.TempDir()
+	if err := WriteReport(dir, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	md, html := read(ReportMarkdown), read(ReportHTML)
+	common := []string{
+		"What each strategy kept",
+		"Harness gate: expected vs observed",
+		"token-lua: safe under 1 of 2 scenarios (baseline); loses updates under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1000 grants/s, acquire p50 1.50 ms, p99 10.0 ms",
+		"fenced: safe under 0 of 1 scenarios; breaks exclusion but the resource stays safe under pause-holder",
+		"8 clients, 1 key, CS fixed(5ms), retry exponential:2ms:20ms (8 runs): one holder per key at a time allows at most 200 grants/s",
+		"With 1 key all clients contend for the same lock",
+	}
+	for _, want := range common {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	mdWant := []string{
+		"| fenced | n/a | exclusion broken, resource safe |",
+		"| token-lua | safe | broken: lost updates |",
+		"| set-nx-px | safe | broken: lost updates; no grants during the fault |", // its pause lasts 3 TTLs
+		"| strategy | scenario | seeds | clients | TTL ms | throughput/s |",
+		"| token-lua | baseline | 3 | 8 | 100 | 1000 (900–1200) |",
+	}
+	for _, want := range mdWant {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	htmlWant := []string{
+		`<tr><th>fenced</th><td class="none">n/a</td><td class="partial">exclusion broken, resource safe</td></tr>`,
+		`<td class="broken">broken: lost updates</td>`,
+		`<td class="safe">safe</td>`,
+		`<th>clients</th><th>TTL ms</th>`,
+	}
+	for _, want := range htmlWant {
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	// The kept table comes before the harness gate.
+	for name, doc := range map[string]string{"report.md": md, "index.html": html} {
+		k, g := strings.Index(doc, "What each strategy kept</"), strings.Index(doc, "Harness gate: expected vs observed</")
+		if name == "report.md" {
+			k, g = strings.Index(doc, "## What each strategy kept"), strings.Index(doc, "## Harness gate")
+		}
+		if k < 0 || g < 0 || k > g {
+			t.Errorf("%s: kept table at %d, harness gate at %d: want kept first", name, k, g)
 		}
 	}
 }

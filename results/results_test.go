@@ -24,7 +24,7 @@ func sampleFile() *File {
 			Acquires:         map[string]int{"ok": int(tput * 5), "fail": 3, "info": 1},
 			AcquireLatencyMs: Latency{P50: 1.5, P90: 3, P99: tput / 100, Max: 42, Samples: 100},
 			Liveness:         LivenessFigures{LongestUnavailableMs: 120, RecoveryMs: -1, FailedShare: 0.25, InfoShare: 0.01},
-			Config:           RunConfig{Clients: 8, Keys: 1, TTLMs: 100, DurationMs: 5000, Topology: "single"},
+			Config:           RunConfig{Clients: 8, Keys: 1, TTLMs: 100, DurationMs: 5000, CSMs: "fixed(5ms)", Retry: "exponential:2ms:20ms", Topology: "single"},
 			Checks:           map[string]string{"exclusion": "no overlap", "resource": "linearizable"},
 			History:          "histories/" + scenario + " seed.jsonl",
 			Command:          "lockbench run --strategy " + strategy + " --scenario " + scenario,

@@ -91,6 +91,12 @@ type Summary struct {
 	Seeds      int `json:"seeds"`
 	AsExpected int `json:"as_expected"`
 	Errors     int `json:"errors,omitempty"`
+	// Clients, Keys, TTLMs (ms) and CS (the critical-section distribution)
+	// are the first run's configuration; a scenario may fix its own.
+	Clients int     `json:"clients"`
+	Keys    int     `json:"keys"`
+	TTLMs   float64 `json:"ttl_ms"`
+	CS      string  `json:"cs,omitempty"`
 	// Observed counts runs by observed outcome (see Observed): "held",
 	// "violated", "inconclusive", "error".
 	Observed map[string]int `json:"observed"`
@@ -176,6 +182,10 @@ func summarize(rs []Run) Summary {
 		Expected: rs[0].Expected,
 		Reason:   rs[0].Reason,
 		Seeds:    len(rs),
+		Clients:  rs[0].Config.Clients,
+		Keys:     rs[0].Config.Keys,
+		TTLMs:    rs[0].Config.TTLMs,
+		CS:       rs[0].Config.CSMs,
 		Observed: map[string]int{},
 	}
 	var tput, p50, p99, maxL, rt, grants, failed, info, unavail []float64
