@@ -2,16 +2,16 @@ package plots
 
 import (
 	"fmt"
-	"math"
+	"image/color"
 
 	"github.com/lockbench/lockbench/results"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
 // Throughput draws a bar per strategy: the median of grants per second over
-// the given runs (its seeds), with min–max error bars. Runs are grouped by
+// the given runs (its seeds), with min–max error bars where the seeds differ;
+// the title says which (see spreadBars). Runs are grouped by
 // strategy only, so the caller passes comparable runs (e.g. one fault-free
 // scenario); runs with an Error are left out. It returns an error wrapping
 // ErrNoData when no run completed, else errors from writing the files.
@@ -22,11 +22,12 @@ func Throughput(runs []results.Run, prefix string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("%w: throughput: no completed run", ErrNoData)
 	}
-	return spreadBars("Throughput per strategy (median over seeds, bars: min–max)", "grants/s", names, spreads, prefix)
+	return spreadBars("Throughput per strategy", "grants/s", names, spreads, prefix)
 }
 
 // RoundTrips draws a bar per strategy: the median of Redis commands sent per
-// grant over the given runs, with min–max error bars. Runs with an Error or
+// grant over the given runs, with min–max error bars where the seeds differ.
+// Runs with an Error or
 // reporting 0 round trips (unknown) are left out. It returns an error
 // wrapping ErrNoData when no run has the figure, else errors from writing
 // the files.
@@ -37,7 +38,7 @@ func RoundTrips(runs []results.Run, prefix string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("%w: round trips: no run reports round trips per grant", ErrNoData)
 	}
-	return spreadBars("Redis round trips per grant (median over seeds, bars: min–max)", "Redis commands per grant", names, spreads, prefix)
+	return spreadBars("Redis round trips per grant", "Redis commands per grant", names, spreads, prefix)
 }
 
 // byStrategy groups the values value picks from completed runs by strategy,
@@ -76,20 +77,22 @@ func (s spreadPoints) YError(i int) (float64, float64) {
 }
 
 // spreadBars draws one bar per name at its spread's median, with min–max
-// error bars where some spread has a range.
+// error bars where some spread has a range. The title gets what the bars
+// show: "(median over seeds, bars: min–max)" with a range, "(median over N
+// seeds)" without one, "(one seed)" when every bar is a single run.
 func spreadBars(title, yLabel string, names []string, spreads []results.Spread, prefix string) error {
-	p := newPlot(title, "strategy", yLabel)
 	vals := make(plotter.Values, len(spreads))
 	ranged := false
 	for i, s := range spreads {
 		vals[i] = s.Median
 		ranged = ranged || s.Min != s.Max
 	}
+	p := newPlot(title+" "+seedsNote(spreads, ranged), "strategy", yLabel)
 	bars, err := plotter.NewBarChart(vals, barWidth(len(names), 1))
 	if err != nil {
 		return fmt.Errorf("plots: %w", err)
 	}
-	bars.Color = plotutil.Color(0)
+	bars.Color = seriesColor(0)
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	if ranged {
@@ -111,6 +114,38 @@ func spreadBars(title, yLabel string, names []string, spreads []results.Spread, 
 	return save(p, prefix)
 }
 
+// seedsNote says what a bar over spreads shows: "(one seed)" when every
+// spread is one value, "(median over seeds, bars: min–max)" when ranged (some
+// spread has a range, drawn as error bars), else "(median over N seeds)" or
+// "(median over 2–3 seeds)".
+func seedsNote(spreads []results.Spread, ranged bool) string {
+	lo, hi := 0, 0
+	for i, s := range spreads {
+		if i == 0 || s.N < lo {
+			lo = s.N
+		}
+		hi = max(hi, s.N)
+	}
+	switch {
+	case hi <= 1:
+		return "(one seed)"
+	case ranged:
+		return "(median over seeds, bars: min–max)"
+	case lo == hi:
+		return fmt.Sprintf("(median over %d seeds)", hi)
+	}
+	return fmt.Sprintf("(median over %d–%d seeds)", lo, hi)
+}
+
+// percentileColors shade p50 to max from light to dark blue (ColorBrewer
+// "Blues"): the four figures are ordered, so their colours are too.
+var percentileColors = [...]color.Color{
+	color.RGBA{0x9e, 0xca, 0xe1, 0xff},
+	color.RGBA{0x42, 0x92, 0xc6, 0xff},
+	color.RGBA{0x08, 0x51, 0x9c, 0xff},
+	color.RGBA{0x08, 0x30, 0x6b, 0xff},
+}
+
 // barWidth is the width of each of perGroup bars side by side in one of n
 // categories across the plot, so a group fills about 70% of its slot.
 func barWidth(n, perGroup int) vg.Length {
@@ -127,7 +162,9 @@ func percentileOf(l results.Latency, i int) float64 {
 
 // LatencyPercentiles draws, per strategy, four bars side by side: the p50,
 // p90, p99 and maximum of successful acquire latency in ms (the median of
-// each over the given runs), on a logarithmic Y axis over whole decades.
+// each over the given runs), on a logarithmic Y axis over whole decades, from
+// the decade at or below the smallest figure to the one at or above the
+// largest; the legend is right of the plot.
 // Runs with an Error or without latency samples are left out; a figure of 0
 // ms is drawn as an empty bar. It returns an error wrapping ErrNoData when no
 // run has latency samples, else errors from writing the files.
@@ -150,10 +187,14 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("%w: latency percentiles: no run with latency samples", ErrNoData)
 	}
-	p := newPlot("Acquire latency percentiles (median over seeds)", "strategy", "latency (ms, log scale)")
 	w := barWidth(len(names), len(percentileNames))
 	medians := make([][]float64, len(percentileNames))
 	lo, hi := 0.0, 0.0
+	seeds := make([]results.Spread, 0, len(names)) // for the title: how many seeds per strategy
+	for _, n := range names {
+		seeds = append(seeds, results.Spread{N: len(groups[n][0])})
+	}
+	p := newPlot("Acquire latency percentiles "+seedsNote(seeds, false), "strategy", "latency (ms, log scale)")
 	for i := range percentileNames {
 		medians[i] = make([]float64, len(names))
 		for j, n := range names {
@@ -170,8 +211,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 	if hi == 0 { // every latency was 0 ms: nothing to place on a log axis
 		return fmt.Errorf("%w: latency percentiles: every latency is 0 ms", ErrNoData)
 	}
-	// Keep the top quarter of the axis free for the legend.
-	axis := newLogAxis(lo, headroomLog(lo, hi, 0.25))
+	axis := newLogAxis(lo, hi) // up to the decade at or above the largest value
 	for i, pn := range percentileNames {
 		vals := make(plotter.Values, len(names))
 		for j := range names {
@@ -181,23 +221,14 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 		if err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
-		bars.Color = plotutil.Color(i)
+		bars.Color = percentileColors[i]
 		bars.LineStyle.Width = 0
 		bars.Offset = (vg.Length(i) - vg.Length(len(percentileNames)-1)/2) * w
 		p.Add(bars)
 		p.Legend.Add(pn, bars)
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Centimeter / 4
 	axis.apply(&p.Y)
 	nominalX(p, names)
-	return save(p, prefix)
-}
-
-// headroomLog returns the top of a log axis over [lo, hi] (both positive)
-// that leaves the fraction free (0 ≤ free < 1) of the axis above hi.
-func headroomLog(lo, hi, free float64) float64 {
-	span := math.Log10(hi) - math.Floor(math.Log10(lo))
-	return hi * math.Pow(10, span*free/(1-free))
+	return saveLegendRight(p, prefix)
 }

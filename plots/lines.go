@@ -21,10 +21,11 @@ const maxCDFPoints = 2000
 // latency x (ms, logarithmic axis over whole decades), the share of acquires
 // that took at most x. series maps a strategy name to its latency samples in
 // ms; samples that are not positive and finite are left out (a log axis
-// cannot place them). Lines are drawn in name order, each from at most 2000
-// evenly spaced order statistics (the largest sample always included). It
-// returns an error wrapping ErrNoData when no series has a positive sample,
-// else errors from writing the files.
+// cannot place them). Lines are drawn in name order, each in its own colour
+// (ten distinct ones) and dash pattern, each from at most 2000 evenly spaced
+// order statistics (the largest sample always included); the legend is right
+// of the plot, so it covers no line. It returns an error wrapping ErrNoData
+// when no series has a positive sample, else errors from writing the files.
 func LatencyCDF(series map[string][]float64, prefix string) error {
 	p := newPlot("Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency")
 	lo, hi := math.Inf(1), 0.0
@@ -64,18 +65,16 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 			return fmt.Errorf("plots: %w", err)
 		}
 		l.StepStyle = plotter.PostStep
-		l.Color = plotutil.Color(i)
+		l.Color = seriesColor(i)
 		l.Dashes = plotutil.Dashes(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(name, l)
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Centimeter / 2
 	p.Y.Min, p.Y.Max = 0, 1
 	axis.apply(&p.X)
-	return save(p, prefix)
+	return saveLegendRight(p, prefix)
 }
 
 // XY is one point of ThroughputVsClients: X clients, Y grants per second.
@@ -87,7 +86,8 @@ type XY struct {
 // second (Y, from 0) against the number of clients (X). points maps a
 // strategy name to its points, in any order (they are sorted by X); points
 // with a NaN or infinite coordinate are left out. Lines are drawn in name
-// order. It returns an error wrapping ErrNoData when no point is left, else
+// order, in distinct colours, dashes and markers; the legend is right of the
+// plot. It returns an error wrapping ErrNoData when no point is left, else
 // errors from writing the files.
 func ThroughputVsClients(points map[string][]XY, prefix string) error {
 	p := newPlot("Throughput against clients", "clients", "grants/s")
@@ -113,10 +113,10 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 		if err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
-		l.Color = plotutil.Color(i)
+		l.Color = seriesColor(i)
 		l.Dashes = plotutil.Dashes(i)
 		l.Width = vg.Points(1.5)
-		s.Color = plotutil.Color(i)
+		s.Color = seriesColor(i)
 		s.Shape = plotutil.Shape(i)
 		s.Radius = vg.Points(3)
 		p.Add(l, s)
@@ -127,9 +127,6 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 		return fmt.Errorf("%w: throughput against clients: no finite point", ErrNoData)
 	}
 	p.Add(plotter.NewGrid())
-	// Throughput rises and levels off: the bottom right is the free corner.
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Centimeter / 2
 	if len(xs) <= 12 { // a tick at each number of clients measured
 		slices.Sort(xs)
 		var ticks []plot.Tick
@@ -146,7 +143,7 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 	if p.X.Min == p.X.Max {
 		p.X.Min, p.X.Max = p.X.Min-1, p.X.Max+1
 	}
-	return save(p, prefix)
+	return saveLegendRight(p, prefix)
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -13,12 +13,14 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -44,8 +46,8 @@ var ErrNoData = errors.New("plots: no data")
 // sans is the typeface of every text in the plots.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// newPlot returns a plot with a title, axis labels (units included) and sans
-// fonts sized for a 16 × 10 cm figure.
+// newPlot returns a plot with a title, axis labels (units included), sans
+// fonts sized for a 16 × 10 cm figure and linearTicks on both axes.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
 	setFont := func(s *text.Style, size vg.Length) {
@@ -59,25 +61,121 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
 		setFont(&ax.Label.TextStyle, 10)
 		setFont(&ax.Tick.Label, 9)
+		ax.Tick.Marker = linearTicks{}
 	}
 	setFont(&p.Legend.TextStyle, 9)
 	return p
 }
 
+// palette is the colour of series i (i mod 10): the ten colours of
+// matplotlib's "tab10" (Tableau 10), distinct from one another. Lines also
+// vary their dashes (plotutil.Dashes), so series stay apart in grey print too.
+var palette = [...]color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // blue
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // orange
+	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // green
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // red
+	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // purple
+	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // brown
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, // pink
+	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // grey
+	color.RGBA{0xbc, 0xbd, 0x22, 0xff}, // olive
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff}, // cyan
+}
+
+// seriesColor is the colour of series i: palette[i mod 10].
+func seriesColor(i int) color.Color {
+	return palette[((i%len(palette))+len(palette))%len(palette)]
+}
+
 // save writes p to prefix.png and prefix.svg, creating the folder of prefix
 // if needed.
 func save(p *plot.Plot, prefix string) error {
+	return saveWith(p.Draw, prefix)
+}
+
+// saveLegendRight is save with p's legend drawn in a column right of the
+// plot, its top level with the top of the axes, so it never covers data.
+// It takes the legend out of p.
+func saveLegendRight(p *plot.Plot, prefix string) error {
+	leg := p.Legend
+	p.Legend = plot.NewLegend() // no entries: p.Draw draws no legend
+	leg.Top, leg.Left = true, true
+	leg.XOffs, leg.YOffs = 0, 0
+	gap := vg.Centimeter / 4
+	top := p.Title.Padding
+	if p.Title.Text != "" {
+		top += p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y
+	}
+	return saveWith(func(c draw.Canvas) {
+		r := leg.Rectangle(c)
+		w := r.Max.X - r.Min.X + 2*gap
+		p.Draw(draw.Crop(c, 0, -w, 0, 0))
+		leg.Draw(draw.Crop(c, c.Max.X-c.Min.X-w+gap, 0, 0, -top))
+	}, prefix)
+}
+
+// saveWith renders with drawFn to prefix.png and prefix.svg, creating the
+// folder of prefix if needed.
+func saveWith(drawFn func(draw.Canvas), prefix string) error {
 	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
 		return fmt.Errorf("plots: create folder: %w", err)
 	}
 	png := vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(PNGDPI))
-	p.Draw(draw.New(png))
+	drawFn(draw.New(png))
 	if err := writeFile(prefix+".png", vgimg.PngCanvas{Canvas: png}); err != nil {
 		return err
 	}
 	svg := vgsvg.New(Width, Height)
-	p.Draw(draw.New(svg))
+	drawFn(draw.New(svg))
 	return writeFile(prefix+".svg", svg)
+}
+
+// linearTicks marks a linear axis at 1, 2 or 5 times a power of ten, about
+// five labelled ticks over the range, with an unlabelled tick halfway
+// between; every label of an axis has the same number of decimals, the
+// fewest the step needs (0 for steps of 1 and above), so an axis never mixes
+// "0.00" and "300".
+type linearTicks struct{}
+
+// Ticks returns the ticks for the range [lo, hi] (plot.Ticker).
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return nil
+	}
+	step := niceStep((hi - lo) / 5)
+	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks []plot.Tick
+	first := math.Ceil(lo/step-1e-9) * step
+	if minor := first - step/2; minor >= lo {
+		ticks = append(ticks, plot.Tick{Value: minor})
+	}
+	for v := first; v <= hi+step*1e-9; v += step {
+		v = math.Round(v/step) * step // no accumulated error
+		label := strconv.FormatFloat(v, 'f', decimals, 64)
+		if label == "-0" || strings.Trim(label, "-0.") == "" {
+			label = strconv.FormatFloat(0, 'f', decimals, 64)
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		if minor := v + step/2; minor <= hi {
+			ticks = append(ticks, plot.Tick{Value: minor})
+		}
+	}
+	return ticks
+}
+
+// niceStep is the smallest of 1, 2 or 5 times a power of ten at least raw (> 0).
+func niceStep(raw float64) float64 {
+	if !(raw > 0) {
+		return 1
+	}
+	p := math.Pow10(int(math.Floor(math.Log10(raw))))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // writeFile writes a rendered canvas to path; on error it removes the file.

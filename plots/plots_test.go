@@ -3,11 +3,13 @@ package plots
 import (
 	"bytes"
 	"errors"
+	"image/color"
 	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,17 +133,27 @@ func TestPlots(t *testing.T) {
 			return LatencyCDF(map[string][]float64{"a": {0, -1, math.NaN(), math.Inf(1)}}, p)
 		}, true},
 		{"timeline", func(p string) error {
-			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610}, p)
+			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610}, p, nil)
 		}, false},
-		{"timeline faults only", func(p string) error { return Timeline("k", nil, []Window{{"partition", 10, 20}}, nil, p) }, false},
+		{"timeline zoomed with title", func(p string) error {
+			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610, 1800},
+				p, &TimelineOptions{Title: "fenced under gc-pause (seed 1): holders of lock:0", FromMs: 300, ToMs: 900})
+		}, false},
+		{"timeline zoom past the data", func(p string) error {
+			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: -100, ToMs: 1e6})
+		}, false},
+		{"timeline window holds nothing", func(p string) error {
+			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: 5000, ToMs: 6000})
+		}, true},
+		{"timeline faults only", func(p string) error { return Timeline("k", nil, []Window{{"partition", 10, 20}}, nil, p, nil) }, false},
 		{"timeline many clients", func(p string) error {
 			var hs []Interval
 			for c := range 64 {
 				hs = append(hs, Interval{Client: c * 3, StartMs: float64(c * 10), EndMs: float64(c*10 + 8)})
 			}
-			return Timeline(strings.Repeat("long-key-", 10), hs, nil, []float64{math.NaN()}, p)
+			return Timeline(strings.Repeat("long-key-", 10), hs, nil, []float64{math.NaN()}, p, nil)
 		}, false},
-		{"timeline empty", func(p string) error { return Timeline("k", nil, nil, nil, p) }, true},
+		{"timeline empty", func(p string) error { return Timeline("k", nil, nil, nil, p, nil) }, true},
 		{"throughput vs clients", func(p string) error {
 			return ThroughputVsClients(map[string][]XY{
 				"token-lua": {{8, 1650}, {1, 900}, {2, 1500}, {4, 1700}},
@@ -180,6 +192,8 @@ func TestLogAxis(t *testing.T) {
 		{1, 10, logAxis{0, 1}},
 		{5, 5, logAxis{0, 1}},
 		{0.1, 0.1, logAxis{-1, 0}},
+		{0.05, 902, logAxis{-2, 3}}, // ends at the decade above the largest value
+		{0.05, 1000, logAxis{-2, 3}},
 	}
 	for _, tt := range tests {
 		a := newLogAxis(tt.lo, tt.hi)
@@ -204,5 +218,125 @@ func TestSaveError(t *testing.T) {
 	err := Throughput(sampleRuns(), filepath.Join(file, "plot"))
 	if err == nil || errors.Is(err, ErrNoData) {
 		t.Fatalf("err = %v, want a file-system error", err)
+	}
+}
+
+func TestLinearTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []string // the labels, in order
+	}{
+		{0, 500, []string{"0", "100", "200", "300", "400", "500"}},
+		{0, 706, []string{"0", "200", "400", "600"}},
+		{106, 706, []string{"200", "400", "600"}},
+		{0, 1, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
+		{0, 0.05, []string{"0.00", "0.01", "0.02", "0.03", "0.04", "0.05"}},
+		{-10, 10, []string{"-10", "-5", "0", "5", "10"}},
+		{3, 3, nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range (linearTicks{}).Ticks(tt.lo, tt.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+			if tk.Value < tt.lo || tk.Value > tt.hi {
+				t.Errorf("Ticks(%v, %v): tick at %v is outside the range", tt.lo, tt.hi, tk.Value)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Ticks(%v, %v) labels = %q, want %q", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+func TestPalette(t *testing.T) {
+	seen := map[color.Color]int{}
+	for i := range 10 {
+		c := seriesColor(i)
+		if j, ok := seen[c]; ok {
+			t.Errorf("series %d and %d share a colour", j, i)
+		}
+		seen[c] = i
+	}
+	if seriesColor(10) != seriesColor(0) || seriesColor(-1) != seriesColor(9) {
+		t.Error("seriesColor does not cycle over the palette")
+	}
+}
+
+func TestSeedsNote(t *testing.T) {
+	tests := []struct {
+		spreads []results.Spread
+		ranged  bool
+		want    string
+	}{
+		{[]results.Spread{{N: 1}, {N: 1}}, false, "(one seed)"},
+		{[]results.Spread{{N: 3}, {N: 3}}, true, "(median over seeds, bars: min–max)"},
+		{[]results.Spread{{N: 3}, {N: 3}}, false, "(median over 3 seeds)"},
+		{[]results.Spread{{N: 2}, {N: 3}}, false, "(median over 2–3 seeds)"},
+	}
+	for _, tt := range tests {
+		if got := seedsNote(tt.spreads, tt.ranged); got != tt.want {
+			t.Errorf("seedsNote(%v, %v) = %q, want %q", tt.spreads, tt.ranged, got, tt.want)
+		}
+	}
+}
+
+// TestTitles checks what the plots say in their SVG text: no min–max claim
+// without a spread, the caller's timeline title and zoom window, and the
+// latency axis ending at the decade above the largest value.
+func TestTitles(t *testing.T) {
+	dir := outDir(t)
+	svg := func(prefix string) string {
+		t.Helper()
+		data, err := os.ReadFile(prefix + ".svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	oneSeed := sampleRuns()
+	var seed1 []results.Run
+	for _, r := range oneSeed {
+		if r.Seed == 1 {
+			seed1 = append(seed1, r)
+		}
+	}
+	tests := []struct {
+		name          string
+		draw          func(prefix string) error
+		want, notWant []string
+	}{
+		{"throughput one seed", func(p string) error { return Throughput(seed1, p) },
+			[]string{"Throughput per strategy (one seed)"}, []string{"min–max"}},
+		{"throughput three seeds", func(p string) error { return Throughput(sampleRuns(), p) },
+			[]string{"Throughput per strategy (median over seeds, bars: min–max)"}, nil},
+		{"latency percentiles", func(p string) error { return LatencyPercentiles(seed1, p) },
+			// largest max is 40+8·20 = 200 ms: the axis ends at 1000, not beyond.
+			[]string{"Acquire latency percentiles (one seed)", ">1000<"}, []string{">10000<"}},
+		{"timeline default title", func(p string) error { return Timeline("lb:k0", sampleHolds(), nil, nil, p, nil) },
+			[]string{"Holders of key &#34;lb:k0&#34; over time", "time since run start (ms)<"}, []string{"window"}},
+		{"timeline title and window", func(p string) error {
+			return Timeline("lb:k0", sampleHolds(), nil, nil, p, &TimelineOptions{Title: "fenced under gc-pause (seed 1)", FromMs: 106, ToMs: 706})
+		}, []string{"fenced under gc-pause (seed 1)", "time since run start (ms), window 106–706 ms", ">200<", ">600<"}, []string{"Holders of key", ">200.00<"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			if err := tt.draw(prefix); err != nil {
+				t.Fatal(err)
+			}
+			doc := svg(prefix)
+			for _, w := range tt.want {
+				if !strings.Contains(doc, w) {
+					t.Errorf("SVG lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(doc, w) {
+					t.Errorf("SVG contains %q", w)
+				}
+			}
+		})
 	}
 }

@@ -36,13 +36,34 @@ var (
 	violateColor = color.RGBA{R: 0xd0, G: 0x10, B: 0x10, A: 0xff}
 )
 
+// TimelineOptions are the optional settings of Timeline; a nil
+// *TimelineOptions means every default.
+type TimelineOptions struct {
+	// Title is the plot's title. Default: `Holders of key "KEY" over time`.
+	// A title longer than 80 characters is cut with an ellipsis.
+	Title string
+	// FromMs and ToMs zoom on a window of the run, in ms since run start:
+	// holds and fault windows are cut to it, violations outside it left out,
+	// and the X axis label names the window shown. FromMs below 0 is taken as
+	// 0, and ToMs beyond the last finite time given is cut to it. Default
+	// (both 0, or ToMs ≤ FromMs): no zoom, the axis spans every time given,
+	// from 0. A window holding nothing gives ErrNoData.
+	FromMs, ToMs float64
+
+	_ struct{} // keyed literals only
+}
+
 // Timeline draws who held key over time: one row per client (in client
 // order), a bar per hold, fault windows shaded across every row and labelled
 // with their name above it, and a red dashed line with a marker at the bottom
-// at each violation time (ms since run start). It returns an error wrapping
-// ErrNoData when holds, faults and violationsAtMs are all empty, else errors
-// from writing the files.
-func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []float64, prefix string) error {
+// at each violation time (ms since run start). opts sets the title and a
+// zoom window (nil: defaults, see TimelineOptions). It returns an error
+// wrapping ErrNoData when holds, faults and violationsAtMs are all empty, or
+// all outside the zoom window, else errors from writing the files.
+func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []float64, prefix string, opts *TimelineOptions) error {
+	if opts == nil {
+		opts = &TimelineOptions{}
+	}
 	if len(holds) == 0 && len(faults) == 0 && len(violationsAtMs) == 0 {
 		return fmt.Errorf("%w: timeline of key %q: no hold, fault or violation", ErrNoData, key)
 	}
@@ -65,6 +86,17 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 	for _, v := range violationsAtMs {
 		see(v)
 	}
+	zoomed := opts.ToMs > opts.FromMs
+	if zoomed {
+		from, to := max(opts.FromMs, 0), min(opts.ToMs, tMax)
+		if to > from {
+			holds, faults, violationsAtMs = clipToWindow(holds, faults, violationsAtMs, from, to)
+		}
+		if to <= from || len(holds) == 0 && len(faults) == 0 && len(violationsAtMs) == 0 {
+			return fmt.Errorf("%w: timeline of key %q: no hold, fault or violation in %s–%s ms", ErrNoData, key, formatMs(opts.FromMs), formatMs(opts.ToMs))
+		}
+		tMin, tMax = from, to
+	}
 	if tMax <= tMin {
 		tMax = tMin + 1
 	}
@@ -85,11 +117,22 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 	rows := max(len(clients), 1)
 	yLo, yHi := -0.5, float64(rows)-0.5
 
-	title := key
-	if r := []rune(title); len(r) > 40 { // leave room for the legend beside the title
-		title = string(r[:39]) + "…"
+	title := opts.Title
+	if title == "" {
+		k := key
+		if r := []rune(k); len(r) > 40 {
+			k = string(r[:39]) + "…"
+		}
+		title = fmt.Sprintf("Holders of key %s over time", strconv.Quote(k))
 	}
-	p := newPlot(fmt.Sprintf("Holders of key %s over time", strconv.Quote(title)), "time since run start (ms)", "client")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:79]) + "…"
+	}
+	xLabel := "time since run start (ms)"
+	if zoomed {
+		xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(tMin), formatMs(tMax))
+	}
+	p := newPlot(title, xLabel, "client")
 	// Fault windows first, so holds draw over them.
 	var labels plotter.XYLabels
 	for i, f := range faults {
@@ -115,8 +158,9 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 		labels.Labels = append(labels.Labels, f.Name)
 	}
 
-	// Holds: one polygon per client, a ring per hold.
-	rings := make([][]plotter.XYer, rows)
+	// Holds: one polygon each, so overlapping holds of one client (a stale
+	// holder and its next grant) fill whole whatever the fill rule.
+	legendDone := false
 	for _, h := range holds {
 		start, end := h.StartMs, h.EndMs
 		if !finite(start) {
@@ -126,22 +170,18 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 			end = tMax
 		}
 		end = max(end, start+sliver)
-		y := float64(row[h.Client])
-		rings[row[h.Client]] = append(rings[row[h.Client]], rect(start, end, y-0.35, y+0.35))
-	}
-	for i, rs := range rings {
-		if len(rs) == 0 {
-			continue
-		}
-		poly, err := plotter.NewPolygon(rs...)
+		i := row[h.Client]
+		y := float64(i)
+		poly, err := plotter.NewPolygon(rect(start, end, y-0.35, y+0.35))
 		if err != nil {
-			return fmt.Errorf("plots: holds of client %d: %w", clients[i], err)
+			return fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
 		}
 		poly.Color = holdColors[i%2]
 		poly.LineStyle.Width = 0
 		p.Add(poly)
-		if i == 0 {
+		if !legendDone {
 			p.Legend.Add("hold", poly)
+			legendDone = true
 		}
 	}
 
@@ -202,6 +242,54 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 	p.X.Min, p.X.Max = tMin, tMax
 	p.Legend.Top, p.Legend.Left = true, false
 	return save(p, prefix)
+}
+
+// clipToWindow cuts holds and faults to [from, to] (ms; holds and faults
+// wholly outside are left out) and leaves out violations outside it.
+func clipToWindow(holds []Interval, faults []Window, violationsAtMs []float64, from, to float64) ([]Interval, []Window, []float64) {
+	var hs []Interval
+	for _, h := range holds {
+		end := h.EndMs
+		if math.IsNaN(end) {
+			end = math.Inf(1)
+		}
+		if !finite(h.StartMs) || h.StartMs > to || max(end, h.StartMs) < from {
+			continue
+		}
+		h.StartMs, h.EndMs = max(h.StartMs, from), min(end, to)
+		hs = append(hs, h)
+	}
+	var fs []Window
+	for _, f := range faults {
+		start, end := f.StartMs, f.EndMs
+		if !finite(start) {
+			start = from
+		}
+		if math.IsNaN(end) {
+			end = math.Inf(1)
+		}
+		if start > to || end < from {
+			continue
+		}
+		f.StartMs, f.EndMs = max(start, from), min(end, to)
+		fs = append(fs, f)
+	}
+	var vs []float64
+	for _, v := range violationsAtMs {
+		if v >= from && v <= to {
+			vs = append(vs, v)
+		}
+	}
+	return hs, fs, vs
+}
+
+// formatMs writes a time in ms, whole from 10 ms up ("106", "704") and with
+// at most one decimal below ("2.5").
+func formatMs(v float64) string {
+	if math.Abs(v) >= 10 {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
 // rect is the closed rectangle [x0, x1] × [y0, y1] as a polygon ring.
