@@ -171,5 +171,5 @@ func Timeline(ops []history.Operation, r results.Run, prefix string) error {
 			ws = append(ws, plots.Window{Name: fl.Name, StartMs: fl.StartMs, EndMs: fl.EndMs})
 		}
 	}
-	return plots.Timeline(key, iv, ws, viol, prefix)
+	return plots.Timeline(key, iv, ws, viol, prefix, &plots.TimelineOptions{Title: fmt.Sprintf("%s under %s (seed %d): holders of %s", r.Strategy, r.Scenario, r.Seed, key), FromMs: lo, ToMs: hi})
 }
