@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -62,7 +63,14 @@ func TestVerdictMatrix(t *testing.T) {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
 				if !r.AsExpected {
-					t.Errorf("seed %d: %s (history %s/%s)", seed, strings.Join(r.Unexpected, "; "), out, r.History)
+					var notes []string
+					for _, f := range r.Faults {
+						notes = append(notes, fmt.Sprintf("[%.1f-%.1f ms] %s", f.StartMs, f.EndMs, f.Note))
+					}
+					if len(notes) == 0 {
+						notes = append(notes, "no fault was injected")
+					}
+					t.Errorf("seed %d: %s\n  faults: %s", seed, strings.Join(r.Unexpected, "; "), strings.Join(notes, "\n          "))
 				}
 				if p.Summary() == "must-hold" && r.Grants == 0 {
 					t.Errorf("seed %d: no grant at all: a must-hold pair must still grant", seed)
