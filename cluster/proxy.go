@@ -68,7 +68,40 @@ func NewProxy(ctx context.Context, name, upstream string) (*Proxy, error) {
 	p.Lock()
 	addr := p.Listen // the real address once listening
 	p.Unlock()
+	proxyPorts.hold(addr)
 	return &Proxy{name: name, upstream: upstream, addr: addr, p: p}, nil
+}
+
+// proxyPorts are the ports of this process's live proxies, cut or not. A
+// cut proxy does not listen, so without this record a new proxy of the same
+// process (parallel runs create hundreds) could pick its port and the cut
+// proxy's Restore would fail with "address already in use" (seen under the
+// parallel verdict matrix). It is process-wide state on purpose: the port
+// space it mirrors is process-wide too.
+var proxyPorts = portSet{m: map[string]bool{}}
+
+// portSet is a set of "host:port" addresses, safe for concurrent use.
+type portSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *portSet) hold(addr string) {
+	s.mu.Lock()
+	s.m[addr] = true
+	s.mu.Unlock()
+}
+
+func (s *portSet) release(addr string) {
+	s.mu.Lock()
+	delete(s.m, addr)
+	s.mu.Unlock()
+}
+
+func (s *portSet) held(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[addr]
 }
 
 // listenCandidates are the addresses NewProxy tries in turn: a few random
@@ -88,8 +121,11 @@ func listenCandidates() []string {
 	}
 	var out []string
 	if base := 10000; lo-base >= 1000 {
-		for range 8 {
-			out = append(out, net.JoinHostPort("127.0.0.1", strconv.Itoa(base+rand.IntN(lo-base))))
+		for len(out) < 8 {
+			a := net.JoinHostPort("127.0.0.1", strconv.Itoa(base+rand.IntN(lo-base)))
+			if !proxyPorts.held(a) { // a cut proxy of ours owns it
+				out = append(out, a)
+			}
 		}
 	}
 	return append(out, "127.0.0.1:0")
@@ -266,5 +302,6 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	p.p.Stop()
+	proxyPorts.release(p.addr)
 	return nil
 }
