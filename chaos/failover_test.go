@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +16,6 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// foOps collects the nemesis's operations (a workload.Recorder).
-type foOps struct {
-	mu   sync.Mutex
-	list []history.Operation
-}
-
-func (o *foOps) Record(op history.Operation) {
-	o.mu.Lock()
-	o.list = append(o.list, op)
-	o.mu.Unlock()
-}
-
-func (o *foOps) ops() []history.Operation {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]history.Operation(nil), o.list...)
-}
 
 // foState reads the nemesis state the test waits for.
 func foState(f *failover) (ready, armed, struck bool) {
@@ -81,7 +62,7 @@ func TestFailoverLostWriteReal(t *testing.T) {
 	}
 	t.Cleanup(func() { links.Close() })
 	ttl := 2 * time.Second
-	rec := &foOps{}
+	rec := &recorder{}
 	tokenLua, err := impl.Lookup("token-lua")
 	if err != nil {
 		t.Fatal(err)

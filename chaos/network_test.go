@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,28 +15,6 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// netOps collects nemesis operations (a workload.Recorder).
-type netOps struct {
-	mu   sync.Mutex
-	list []history.Operation
-}
-
-func (o *netOps) Record(op history.Operation) {
-	o.mu.Lock()
-	o.list = append(o.list, op)
-	o.mu.Unlock()
-}
-
-func (o *netOps) notes() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var s []string
-	for _, op := range o.list {
-		s = append(s, op.Note)
-	}
-	return s
-}
 
 func netCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -214,7 +191,7 @@ func TestRandomMixHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	rec := &netOps{}
+	rec := &recorder{}
 	in := impl.Info{Nodes: 5, Claims: impl.Claims{Quorum: true}}
 	env := Env{Strategy: "redlock", TTL: 20 * time.Millisecond, Duration: time.Second, Clock: history.NewClock(),
 		History: rec, Seed: 3, Info: in, Clients: 2, Cluster: c, Links: l}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,32 +14,6 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// recorder keeps the operations a nemesis records.
-type recorder struct {
-	mu  sync.Mutex
-	ops []history.Operation
-}
-
-func (r *recorder) Record(op history.Operation) {
-	r.mu.Lock()
-	r.ops = append(r.ops, op)
-	r.mu.Unlock()
-}
-
-// windows returns the nemesis operations that last at least 1 ms (fault
-// windows, not markers).
-func (r *recorder) windows() []history.Operation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []history.Operation
-	for _, op := range r.ops {
-		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
-			out = append(out, op)
-		}
-	}
-	return out
-}
 
 // startCluster starts a real topology and stops it when the test ends.
 func startCluster(t *testing.T, topo cluster.Topology, p cluster.Persistence) *cluster.Cluster {
