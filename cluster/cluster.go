@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -133,6 +134,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 	}
 	c := &Cluster{topo: t, opts: o, stopCh: make(chan struct{})}
 	if o.Dir == "" {
+		removeStale(os.TempDir(), time.Now().Add(-staleAfter))
 		d, err := os.MkdirTemp("", "lockbench-cluster-")
 		if err != nil {
 			return nil, fmt.Errorf("%w: cluster: make temp dir: %v", ErrEnvironment, err)
@@ -329,5 +331,44 @@ func (c *Cluster) stopped() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// staleAfter is how old a temporary cluster folder must be before
+// removeStale may take it.
+const staleAfter = 10 * time.Minute
+
+// removeStale removes temporary cluster folders (lockbench-cluster-* in
+// tmp) last modified before cutoff that no running process works in: the
+// leftovers of a lockbench killed with SIGKILL, whose servers Pdeathsig
+// took down but whose folders no Stop removed. Best effort: errors are
+// ignored.
+func removeStale(tmp string, cutoff time.Time) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-cluster-*"))
+	if len(dirs) == 0 {
+		return
+	}
+	busy := map[string]bool{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil {
+			busy[cwd] = true
+		}
+	}
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil || !st.IsDir() || st.ModTime().After(cutoff) {
+			continue
+		}
+		inUse := false
+		for cwd := range busy {
+			if cwd == d || strings.HasPrefix(cwd, d+string(filepath.Separator)) {
+				inUse = true
+				break
+			}
+		}
+		if !inUse {
+			os.RemoveAll(d)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -140,5 +142,34 @@ func TestKill(t *testing.T) {
 	}
 	if err := n.Kill(); err != nil {
 		t.Errorf("second Kill: %v", err)
+	}
+}
+
+// TestRemoveStale removes an old, unused cluster folder and keeps a fresh
+// one and one a process works in.
+func TestRemoveStale(t *testing.T) {
+	tmp := t.TempDir()
+	old := filepath.Join(tmp, "lockbench-cluster-old")
+	fresh := filepath.Join(tmp, "lockbench-cluster-fresh")
+	busy := filepath.Join(tmp, "lockbench-cluster-busy")
+	for _, d := range []string{old, fresh, busy} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	os.Chtimes(old, long, long)
+	os.Chtimes(busy, long, long)
+	cmd := exec.Command("sleep", "30")
+	cmd.Dir = busy
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	removeStale(tmp, time.Now().Add(-staleAfter))
+	for d, want := range map[string]bool{old: false, fresh: true, busy: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(d), err == nil, want)
+		}
 	}
 }

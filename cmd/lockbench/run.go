@@ -54,6 +54,9 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if err != nil {
 				return err
 			}
+			if old, err := results.Load(filepath.Join(f.out, results.FileName)); err == nil && old.Profile != "run" {
+				return fmt.Errorf("%w: --out %s holds the results of a bench (profile %s); a run would replace them: choose another --out", bench.ErrUsage, f.out, old.Profile)
+			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
 				return bench.OutDirError(f.out, err)
 			}
