@@ -161,15 +161,26 @@ func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
 		idx = sharedNode
 	}
 	n := r.env.Cluster.Nodes()[idx]
-	held := make(chan string, 1)
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		defer r.done()
-		r.strike(context.WithoutCancel(ctx), n, ev, held)
-	}()
-	held <- otherNote(holdForOther(ctx, r.seen, ev, r.env.TTL, leaseStart(ev)))
+	strikeAside(ctx, &r.faultLog, &r.onePerTrigger, r.seen, ev, func(ctx context.Context, held <-chan string) {
+		r.strike(ctx, n, ev, held)
+	})
 	return nil
+}
+
+// strikeAside runs fault in the background, so a slow kill, restart or
+// pause never keeps the holder longer, while the struck client (ev) is
+// held until another client is granted its key or half its lease has
+// passed; fault receives the note on that hold through held. The trigger
+// is done when fault returns; Heal waits for it (faultLog.bg).
+func strikeAside(ctx context.Context, f *faultLog, o *onePerTrigger, seen *grants, ev workload.Event, fault func(ctx context.Context, held <-chan string)) {
+	held := make(chan string, 1)
+	f.bg.Add(1)
+	go func() {
+		defer f.bg.Done()
+		defer o.done()
+		fault(context.WithoutCancel(ctx), held)
+	}()
+	held <- otherNote(holdForOther(ctx, seen, ev, o.env.TTL, leaseStart(ev)))
 }
 
 // strike kills n, restarts it and records the window; held delivers the
@@ -378,14 +389,9 @@ func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.strike++
 	p.mu.Unlock()
 	n := nodes[idx]
-	held := make(chan string, 1)
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
-		defer p.done()
-		p.pause(context.WithoutCancel(ctx), n, ev, held)
-	}()
-	held <- otherNote(holdForOther(ctx, p.seen, ev, p.env.TTL, leaseStart(ev)))
+	strikeAside(ctx, &p.faultLog, &p.onePerTrigger, p.seen, ev, func(ctx context.Context, held <-chan string) {
+		p.pause(ctx, n, ev, held)
+	})
 	return nil
 }
 
