@@ -140,6 +140,12 @@ type Config struct {
 	NodeTimeout time.Duration
 	// RenewEvery is the watchdog's renewal period. Default: TTL/3.
 	RenewEvery time.Duration
+	// OnRenew, if set, is told of every renewal a strategy makes (watchdog):
+	// the key and token, when the call started and returned (client clock),
+	// and its outcome: nil (extended), ErrNotHeld (the key was gone or
+	// another owner's), or another error (unknown). It runs on the renewal
+	// goroutine and must not block.
+	OnRenew func(key, token string, invoke, complete time.Time, err error)
 }
 
 // Lease is a granted lock, as the client sees it.

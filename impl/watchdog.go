@@ -123,6 +123,13 @@ func (l *watchdogLocker) renew(ctx context.Context, lease *Lease, lost chan<- st
 		cctx, cancel := context.WithTimeout(ctx, l.cfg.RenewEvery)
 		n, err := scriptRenew.Run(cctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
 		cancel()
+		if l.cfg.OnRenew != nil && ctx.Err() == nil {
+			outcome := err
+			if err == nil && n != 1 {
+				outcome = ErrNotHeld
+			}
+			l.cfg.OnRenew(lease.Key, lease.Token, invoke, l.cfg.Now(), outcome)
+		}
 		switch {
 		case err == nil && n == 1:
 			deadline = invoke.Add(l.cfg.TTL)

@@ -138,6 +138,7 @@ type client struct {
 
 	mu      sync.Mutex
 	key     string // key being acquired or held, for strategy hooks
+	holdID  int64  // the hold in progress (0 between holds), for renewals
 	crashed bool
 
 	grants     int
@@ -161,11 +162,12 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
 	}
 	c.locker, err = env.Strategy.New(impl.Config{
-		Nodes: nodes,
-		TTL:   cfg.TTL,
-		Owner: fmt.Sprintf("c%d-%d", id, cfg.Seed),
-		Now:   env.Now,
-		Hook:  c.hook,
+		Nodes:   nodes,
+		TTL:     cfg.TTL,
+		Owner:   fmt.Sprintf("c%d-%d", id, cfg.Seed),
+		Now:     env.Now,
+		Hook:    c.hook,
+		OnRenew: c.onRenew,
 	})
 	if err != nil {
 		c.close()
@@ -193,6 +195,26 @@ func (c *client) hook(ctx context.Context, p impl.Point) error {
 		return impl.ErrCrashed
 	}
 	return c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key})
+}
+
+// onRenew records a strategy's renewal (watchdog) as an extend operation.
+// It runs on the renewal goroutine, so it records on stream -1, outside the
+// client's stream; times are converted from the client clock's durations.
+func (c *client) onRenew(key, token string, invoke, complete time.Time, err error) {
+	c.mu.Lock()
+	hold := c.holdID
+	c.mu.Unlock()
+	done := c.now()
+	op := history.Operation{Client: c.id, Stream: -1, Kind: history.Extend, Key: key, Hold: hold, Token: token,
+		Invoke: done - int64(complete.Sub(invoke)), Complete: done}
+	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	c.env.History.Record(op)
+}
+
+func (c *client) setHold(h int64) {
+	c.mu.Lock()
+	c.holdID = h
+	c.mu.Unlock()
 }
 
 func (c *client) setKey(k string) {
@@ -354,6 +376,8 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 	}
 	c.grants++
 	c.latencies = append(c.latencies, float64(time.Since(first))/float64(time.Millisecond))
+	c.setHold(hold)
+	defer c.setHold(0)
 	if l.Lost != nil {
 		done := make(chan struct{})
 		defer close(done)
