@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -226,17 +225,4 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 		pol = append(pol, "honour-lost")
 	}
 	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
-}
-
-// sortRuns orders runs by scenario, strategy, seed.
-func sortRuns(rs []results.Run) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		if rs[i].Scenario != rs[j].Scenario {
-			return rs[i].Scenario < rs[j].Scenario
-		}
-		if rs[i].Strategy != rs[j].Strategy {
-			return rs[i].Strategy < rs[j].Strategy
-		}
-		return rs[i].Seed < rs[j].Seed
-	})
 }

@@ -192,7 +192,7 @@ func TestClockOffset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return st.Sub(time.Now())
+		return time.Until(st)
 	}
 	if d := serverAhead(rc); d.Abs() > time.Second {
 		t.Fatalf("with offset 0 the server is %v off", d)

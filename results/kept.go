@@ -21,9 +21,6 @@ const (
 	keptFailed  = "failed"  // the run could not complete
 )
 
-// keptRank orders the classes from best to worst.
-var keptRank = map[string]int{keptSafe: 0, keptPartial: 1, keptBroken: 2, keptFailed: 3}
-
 // outcome is what the checkers observed in one run, or the worst of several
 // runs (seeds) merged with or.
 type outcome struct {
