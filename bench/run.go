@@ -314,7 +314,7 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	}
 	f := rep.Figures
 	out.Liveness = results.LivenessFigures{
-		LongestUnavailableMs: f.LongestUnavailableMs, RecoveryMs: f.RecoveryMs,
+		LongestUnavailableMs: f.LongestUnavailableMs, UnavailableMsByKey: f.UnavailableMsByKey, RecoveryMs: f.RecoveryMs,
 		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
 		GrantsDuringFaults: GrantsDuringFaults(ops),
 	}

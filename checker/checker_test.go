@@ -175,11 +175,11 @@ func TestLivenessFigures(t *testing.T) {
 	}{
 		// Grants at 1 and 4.5 ms in a run from 0 to 6.5 ms; the nemesis
 		// window ends at 3 ms, the next grant is at 4.5 ms.
-		{"clean-sequential.jsonl", LivenessFigures{LongestUnavailableMs: 3.5, RecoveryMs: 1.5, FailedShare: 1.0 / 3}},
+		{"clean-sequential.jsonl", LivenessFigures{LongestUnavailableMs: 3.5, UnavailableMsByKey: map[string]float64{"k0": 3.5}, RecoveryMs: 1.5, FailedShare: 1.0 / 3}},
 		// Grants at 1 and 4 ms in a run to 12 ms; no grant after the pause ends at 8 ms.
-		{"overlap.jsonl", LivenessFigures{LongestUnavailableMs: 8, RecoveryMs: -1}},
+		{"overlap.jsonl", LivenessFigures{LongestUnavailableMs: 8, UnavailableMsByKey: map[string]float64{"k0": 8}, RecoveryMs: -1}},
 		// k0 was never granted: the whole run (0..5 ms) is unavailable.
-		{"deadlock-probe.jsonl", LivenessFigures{LongestUnavailableMs: 5, FailedShare: 2.0 / 3, InfoShare: 1.0 / 3, Deadlocked: []string{"k0"}}},
+		{"deadlock-probe.jsonl", LivenessFigures{LongestUnavailableMs: 5, UnavailableMsByKey: map[string]float64{"k0": 5}, FailedShare: 2.0 / 3, InfoShare: 1.0 / 3, Deadlocked: []string{"k0"}}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {

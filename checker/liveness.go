@@ -17,6 +17,8 @@ type LivenessFigures struct {
 	// first grant and from the last grant to the run's last operation
 	// (probes excluded), in ms. A key never granted counts the whole run.
 	LongestUnavailableMs float64 `json:"longest_unavailable_ms"`
+	// UnavailableMsByKey is the same figure for each key, in ms.
+	UnavailableMsByKey map[string]float64 `json:"unavailable_ms_by_key,omitempty"`
 	// RecoveryMs is the time from the end of the last nemesis window to the
 	// next grant of any key, in ms; -1 if no grant follows it, 0 if the run
 	// had no nemesis window.
@@ -140,11 +142,17 @@ func livenessFigures(ops []history.Operation) (LivenessFigures, bool) {
 		g := grants[k]
 		sort.Slice(g, func(i, j int) bool { return g[i] < g[j] })
 		prev := first
+		var kl int64
 		for _, t := range g {
-			longest = max(longest, t-prev)
+			kl = max(kl, t-prev)
 			prev = t
 		}
-		longest = max(longest, last-prev)
+		kl = max(kl, last-prev)
+		if f.UnavailableMsByKey == nil {
+			f.UnavailableMsByKey = map[string]float64{}
+		}
+		f.UnavailableMsByKey[k] = toMs(kl)
+		longest = max(longest, kl)
 	}
 	f.LongestUnavailableMs = toMs(longest)
 	return f, nemesisEnd >= 0

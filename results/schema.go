@@ -123,6 +123,8 @@ type Latency struct {
 type LivenessFigures struct {
 	// LongestUnavailableMs is the longest time, over all keys, between two grants of a key, in ms.
 	LongestUnavailableMs float64 `json:"longest_unavailable_ms"`
+	// UnavailableMsByKey is the longest time between two grants of each key, in ms.
+	UnavailableMsByKey map[string]float64 `json:"unavailable_ms_by_key,omitempty"`
 	// RecoveryMs is the time from the end of the last fault to the next grant, in ms (-1: no grant after it; 0: no fault).
 	RecoveryMs float64 `json:"recovery_ms"`
 	// FailedShare is the share of acquire attempts that failed; InfoShare of those with unknown outcome.
