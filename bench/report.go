@@ -107,7 +107,7 @@ func AcquireLatencies(ops []history.Operation) []float64 {
 	first := map[int]int64{}
 	var out []float64
 	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 {
+		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 || op.Node != "" {
 			continue
 		}
 		t, ok := first[op.Client]

@@ -377,7 +377,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 			first = op.Invoke
 		}
 		last = max(last, op.Complete)
-		if op.Kind == history.Acquire && op.Depth <= 1 {
+		if op.Kind == history.Acquire && op.Depth <= 1 && op.Node == "" {
 			out.Acquires[string(op.Result)]++
 		}
 	}
@@ -426,7 +426,7 @@ func GrantsDuringFaults(ops []history.Operation) int {
 	}
 	n := 0
 	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Result != history.OK || op.Depth > 1 || op.Client < 0 {
+		if op.Kind != history.Acquire || op.Result != history.OK || op.Depth > 1 || op.Client < 0 || op.Node != "" {
 			continue
 		}
 		for _, w := range ws {

@@ -98,15 +98,33 @@ func (l *redlockLocker) describe(rs []nodeResult) string {
 }
 
 // onAll runs fn on every node in parallel, each under its own NodeTimeout,
-// and waits for all of them.
-func (l *redlockLocker) onAll(ctx context.Context, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) []nodeResult {
+// waits for all of them, and reports each node's call to cfg.OnNodeCall
+// (call is "acquire" or "release"; a false ok is reported as no, the
+// sentinel error of that call).
+func (l *redlockLocker) onAll(ctx context.Context, call, key, token string, fn func(ctx context.Context, c redis.UniversalClient) (bool, error)) []nodeResult {
 	rs := make([]nodeResult, len(l.cfg.Nodes))
 	var wg sync.WaitGroup
 	for i, c := range l.cfg.Nodes {
 		wg.Go(func() {
 			nctx, cancel := context.WithTimeout(ctx, l.cfg.NodeTimeout)
 			defer cancel()
+			invoke := l.cfg.Now()
 			rs[i].ok, rs[i].err = fn(nctx, c)
+			if l.cfg.OnNodeCall != nil {
+				no := ErrNotAcquired
+				if call == "release" {
+					no = ErrNotHeld
+				}
+				outcome := rs[i].err
+				switch {
+				case outcome == nil && !rs[i].ok:
+					outcome = no
+				case outcome != nil && notSent(outcome):
+					// never sent: certainly no effect on this node
+					outcome = fmt.Errorf("command never sent (%v): %w", outcome, no)
+				}
+				l.cfg.OnNodeCall(l.cfg.NodeNames[i], call, key, token, invoke, l.cfg.Now(), outcome)
+			}
 		})
 	}
 	wg.Wait()
@@ -127,7 +145,7 @@ func (l *redlockLocker) onAll(ctx context.Context, fn func(ctx context.Context, 
 func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	start := l.cfg.Now()
 	token := l.tokens.next()
-	rs := l.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	rs := l.onAll(ctx, "acquire", key, token, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return setNXPX(ctx, c, key, token, l.cfg.TTL)
 	})
 	end := l.cfg.Now()
@@ -139,7 +157,7 @@ func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 	}
 	// Unlock every node, also those that failed or timed out: their SET may
 	// have landed. Best effort, even if ctx has ended.
-	l.onAll(context.WithoutCancel(ctx), func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	l.onAll(context.WithoutCancel(ctx), "release", key, token, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return compareAndDelete(ctx, c, key, token)
 	})
 	n := len(rs)
@@ -165,7 +183,7 @@ func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 	if lease == nil {
 		return 0, fmt.Errorf("redlock: release of a nil lease: %w", ErrNotHeld)
 	}
-	rs := l.onAll(ctx, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	rs := l.onAll(ctx, "release", lease.Key, lease.Token, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return compareAndDelete(ctx, c, lease.Key, lease.Token)
 	})
 	released, unknown := tally(rs, false)

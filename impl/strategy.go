@@ -146,6 +146,13 @@ type Config struct {
 	// another owner's), or another error (unknown). It runs on the renewal
 	// goroutine and must not block.
 	OnRenew func(key, token string, invoke, complete time.Time, err error)
+	// OnNodeCall, if set, is told of every per-node call of a quorum
+	// strategy (redlock): the node's name, the call ("acquire" or
+	// "release"), key and token, when it started and returned (client
+	// clock), and its outcome: nil (set or deleted), ErrNotAcquired or
+	// ErrNotHeld (the node said no), or another error (unknown). It runs on
+	// the per-node goroutines, concurrently, and must not block.
+	OnNodeCall func(node, call, key, token string, invoke, complete time.Time, err error)
 }
 
 // Lease is a granted lock, as the client sees it.

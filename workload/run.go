@@ -162,12 +162,13 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
 	}
 	c.locker, err = env.Strategy.New(impl.Config{
-		Nodes:   nodes,
-		TTL:     cfg.TTL,
-		Owner:   fmt.Sprintf("c%d-%d", id, cfg.Seed),
-		Now:     env.Now,
-		Hook:    c.hook,
-		OnRenew: c.onRenew,
+		Nodes:      nodes,
+		TTL:        cfg.TTL,
+		Owner:      fmt.Sprintf("c%d-%d", id, cfg.Seed),
+		Now:        env.Now,
+		Hook:       c.hook,
+		OnRenew:    c.onRenew,
+		OnNodeCall: c.onNodeCall,
 	})
 	if err != nil {
 		c.close()
@@ -208,6 +209,22 @@ func (c *client) onRenew(key, token string, invoke, complete time.Time, err erro
 	op := history.Operation{Client: c.id, Stream: -1, Kind: history.Extend, Key: key, Hold: hold, Token: token,
 		Invoke: done - int64(complete.Sub(invoke)), Complete: done}
 	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	c.env.History.Record(op)
+}
+
+// onNodeCall records one per-node call of a quorum strategy as an acquire
+// or release operation with Node set (checkers use whole-lock operations
+// only; these show which nodes granted). It runs on per-node goroutines, so
+// it records on stream -1.
+func (c *client) onNodeCall(node, call, key, token string, invoke, complete time.Time, err error) {
+	done := c.now()
+	op := history.Operation{Client: c.id, Stream: -1, Kind: history.Acquire, Key: key, Node: node, Token: token,
+		Invoke: done - int64(complete.Sub(invoke)), Complete: done}
+	fail := impl.ErrNotAcquired
+	if call == "release" {
+		op.Kind, fail = history.Release, impl.ErrNotHeld
+	}
+	op.Result, op.Error = resultOf(err, fail)
 	c.env.History.Record(op)
 }
 
