@@ -118,25 +118,11 @@ func exclusionModel() porcupine.Model {
 // is. TestPorcupineAgreesWithSweep checks this on random histories, with
 // and without cuts.
 func excPieces(hs []Hold, minHolds int) [][]int {
-	byKey := map[string][]int{}
-	var keys []string
-	for i, h := range hs {
-		if _, ok := byKey[h.Key]; !ok {
-			keys = append(keys, h.Key)
-		}
-		byKey[h.Key] = append(byKey[h.Key], i)
-	}
-	sort.Strings(keys)
+	keys, byKey := holdsByKey(hs)
 	var pieces [][]int
 	for _, k := range keys {
 		idx := byKey[k]
-		sort.SliceStable(idx, func(x, y int) bool {
-			a, b := hs[idx[x]], hs[idx[y]]
-			if a.AcquireComplete != b.AcquireComplete {
-				return a.AcquireComplete < b.AcquireComplete
-			}
-			return a.EndOfUse < b.EndOfUse
-		})
+		sortByGrant(hs, idx)
 		var cur []int
 		var end int64
 		for _, b := range idx {
@@ -189,25 +175,11 @@ const maxKeptOverlaps = 1000
 // later hold's acquire completion, per key in sorted key order) and the
 // keys with at least one pair.
 func sweepOverlaps(hs []Hold) (n int, kept []overlap, keys map[string]bool) {
-	byKey := map[string][]int{}
-	var names []string
-	for i, h := range hs {
-		if _, ok := byKey[h.Key]; !ok {
-			names = append(names, h.Key)
-		}
-		byKey[h.Key] = append(byKey[h.Key], i)
-	}
-	sort.Strings(names)
+	names, byKey := holdsByKey(hs)
 	keys = map[string]bool{}
 	for _, k := range names {
 		idx := byKey[k]
-		sort.SliceStable(idx, func(x, y int) bool {
-			a, b := hs[idx[x]], hs[idx[y]]
-			if a.AcquireComplete != b.AcquireComplete {
-				return a.AcquireComplete < b.AcquireComplete
-			}
-			return a.EndOfUse < b.EndOfUse
-		})
+		sortByGrant(hs, idx)
 		var active []int
 		for _, b := range idx {
 			hb := hs[b]
@@ -360,4 +332,30 @@ func capDetails(d []string, total int) []string {
 	}
 	keep := min(len(d), maxDetails-1)
 	return append(d[:keep:keep], fmt.Sprintf("... and %d more", total-keep))
+}
+
+// holdsByKey groups the indexes of hs by key (each group in hs's order) and
+// returns the keys sorted.
+func holdsByKey(hs []Hold) (keys []string, byKey map[string][]int) {
+	byKey = map[string][]int{}
+	for i, h := range hs {
+		if _, ok := byKey[h.Key]; !ok {
+			keys = append(keys, h.Key)
+		}
+		byKey[h.Key] = append(byKey[h.Key], i)
+	}
+	sort.Strings(keys)
+	return keys, byKey
+}
+
+// sortByGrant orders idx (indexes into hs) by acquire completion, then end
+// of use.
+func sortByGrant(hs []Hold, idx []int) {
+	sort.SliceStable(idx, func(x, y int) bool {
+		a, b := hs[idx[x]], hs[idx[y]]
+		if a.AcquireComplete != b.AcquireComplete {
+			return a.AcquireComplete < b.AcquireComplete
+		}
+		return a.EndOfUse < b.EndOfUse
+	})
 }

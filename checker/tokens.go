@@ -33,15 +33,7 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 		}
 		return Result{Status: Skipped, Message: msg}
 	}
-	byKey := map[string][]int{}
-	var keys []string
-	for i, hd := range hs {
-		if _, ok := byKey[hd.Key]; !ok {
-			keys = append(keys, hd.Key)
-		}
-		byKey[hd.Key] = append(byKey[hd.Key], i)
-	}
-	sort.Strings(keys)
+	keys, byKey := holdsByKey(hs)
 	var r Result
 	for _, k := range keys {
 		byInvoke := byKey[k] // Holds sorts by AcquireInvoke
