@@ -29,6 +29,13 @@ type onePerTrigger struct {
 	busy  bool
 }
 
+// Run and Heal do nothing: a nemesis that acts only at lock events (At)
+// gets them by embedding onePerTrigger.
+func (o *onePerTrigger) Run(context.Context) error { return nil }
+
+// Heal does nothing; see Run.
+func (o *onePerTrigger) Heal(context.Context) error { return nil }
+
 // take reports whether the caller gets the next due trigger.
 func (o *onePerTrigger) take() bool {
 	o.mu.Lock()
@@ -64,9 +71,6 @@ func GCPause() Scenario {
 			return &clientPause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)}, paused: map[int]chan struct{}{}}
 		}}
 }
-
-func (p *clientPause) Run(context.Context) error  { return nil }
-func (p *clientPause) Heal(context.Context) error { return nil }
 
 func (p *clientPause) At(ctx context.Context, ev workload.Event) error {
 	switch ev.Point {
@@ -117,9 +121,6 @@ func LongCS() Scenario {
 		}}
 }
 
-func (s *slowCS) Run(context.Context) error  { return nil }
-func (s *slowCS) Heal(context.Context) error { return nil }
-
 func (s *slowCS) At(ctx context.Context, ev workload.Event) error {
 	if ev.Point != workload.PointInCS || !s.take() {
 		return nil
@@ -148,9 +149,6 @@ func CrashBetween() Scenario {
 			return &crashBetween{onePerTrigger{env: env, times: triggers(env.Duration, 1)}}
 		}}
 }
-
-func (c *crashBetween) Run(context.Context) error  { return nil }
-func (c *crashBetween) Heal(context.Context) error { return nil }
 
 func (c *crashBetween) At(ctx context.Context, ev workload.Event) error {
 	want := workload.PointInCS
