@@ -28,8 +28,12 @@ type Env struct {
 	Nodes func(client int) ([]redis.UniversalClient, error)
 	// Faults is the client-side nemesis; nil: none.
 	Faults Faults
-	// History receives every operation.
+	// History receives every operation. Required unless NoHistory.
 	History Recorder
+	// NoHistory runs without recording any operation (History is ignored):
+	// only for measuring what recording costs (lockbench perf); such a run
+	// cannot be checked.
+	NoHistory bool
 	// Clock stamps operations.
 	Clock *history.Clock
 	// IDs hands out hold and stream ids.
@@ -73,6 +77,12 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	}
 	if env.Faults == nil {
 		env.Faults = NoFaults{}
+	}
+	switch {
+	case env.NoHistory:
+		env.History = discard{}
+	case env.History == nil:
+		return Stats{}, errors.New("workload: Env.History is nil: give a recorder (e.g. a *history.Writer), or set NoHistory to run unrecorded")
 	}
 	if env.Now == nil {
 		env.Now = time.Now
@@ -125,9 +135,15 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	return st, nil
 }
 
+// discard is the Recorder of an unrecorded run (Env.NoHistory).
+type discard struct{}
+
+func (discard) Record(history.Operation) {}
+
 // client is one closed-loop client: one owner, its own Redis clients.
 type client struct {
 	id     int
+	ownKey string // the client's key when cfg.OwnKeys
 	cfg    Config
 	env    Env
 	rng    *rand.Rand
@@ -157,6 +173,9 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1)),
 		stream:   env.IDs.NextStream(),
 		attempts: map[history.Result]int{},
+	}
+	if cfg.OwnKeys {
+		c.ownKey = cfg.Key(id)
 	}
 	if cfg.Zipf && cfg.Keys > 1 {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
@@ -241,6 +260,9 @@ func (c *client) setKey(k string) {
 }
 
 func (c *client) pickKey() string {
+	if c.ownKey != "" {
+		return c.ownKey
+	}
 	if c.cfg.Keys <= 1 {
 		return c.cfg.Key(0)
 	}
