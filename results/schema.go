@@ -98,6 +98,13 @@ type Run struct {
 	Redis string `json:"redis,omitempty"`
 	// Error is set when the run could not complete (environment failure).
 	Error string `json:"error,omitempty"`
+	// ServerCPU is redis-server's CPU busy during the run, in cores (INFO
+	// cpu used_cpu_sys+used_cpu_user delta / wall time; 0.95 = 95% of one
+	// core); 0 when not measured (lockbench perf measures it).
+	ServerCPU float64 `json:"server_cpu,omitempty"`
+	// ClientCPU is the load generator's CPU busy during the run, in cores
+	// (getrusage; for redis-benchmark its child rusage); 0 when not measured.
+	ClientCPU float64 `json:"client_cpu,omitempty"`
 }
 
 // Verdict is the observed status per check.
