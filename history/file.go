@@ -187,7 +187,8 @@ func Load(path string) (Header, []Operation, error) {
 // Parse reads a history from r; see Load.
 func Parse(r io.Reader) (Header, []Operation, error) {
 	var h Header
-	var ops []Operation
+	var ops, chunk []Operation
+	var chunks [][]Operation
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
 	line := 0
@@ -219,7 +220,26 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 		if err := op.validate(); err != nil {
 			return h, nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, line, err)
 		}
-		ops = append(ops, op)
+		// Chunks of fixed capacity, joined once at the end: appending to one
+		// slice would copy every operation again at each doubling.
+		if len(chunk) == cap(chunk) {
+			if len(chunk) > 0 {
+				chunks = append(chunks, chunk)
+			}
+			chunk = make([]Operation, 0, parseChunk)
+		}
+		chunk = append(chunk, op)
+	}
+	chunks = append(chunks, chunk)
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	if n > 0 {
+		ops = make([]Operation, 0, n)
+		for _, c := range chunks {
+			ops = append(ops, c...)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return h, nil, fmt.Errorf("%w: after line %d: %v", ErrCorrupt, line, err)
@@ -229,6 +249,9 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 	}
 	return h, ops, nil
 }
+
+// parseChunk is how many operations Parse collects per chunk.
+const parseChunk = 4096
 
 func strictUnmarshal(b []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(b))

@@ -242,13 +242,19 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			}
 			d := min(max(rb.Elapsed, time.Second), 10*time.Second)
 			name := fmt.Sprintf("perf-c%d-r%d", n, round+1)
-			rec, err := m.lockbench(ctx, workload.Config{Clients: n, OwnKeys: true, Duration: d}, name)
-			if err != nil {
-				return r, err
-			}
-			unrec, err := m.lockbench(ctx, workload.Config{Clients: n, OwnKeys: true, Duration: d}, "")
-			if err != nil {
-				return r, err
+			// Recorded and unrecorded alternate which goes first, so that
+			// a drift in the machine's load does not favour one.
+			var rec, unrec Measure
+			for i := range 2 {
+				w := workload.Config{Clients: n, OwnKeys: true, Duration: d}
+				if (i+round)%2 == 0 {
+					rec, err = m.lockbench(ctx, w, name)
+				} else {
+					unrec, err = m.lockbench(ctx, w, "")
+				}
+				if err != nil {
+					return r, err
+				}
 			}
 			cmp.Rounds = append(cmp.Rounds, [3]Measure{rb, rec, unrec})
 		}
@@ -396,11 +402,13 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		Clock:    history.NewClock(),
 		IDs:      &history.IDs{},
 		Nodes: func(int) ([]redis.UniversalClient, error) {
-			// One client per logical client; it has one command in flight,
-			// so a pool of 2 (one spare for a strategy's renewals) suffices.
+			// One go-redis client per logical client, configured as bench's
+			// runs configure theirs (so perf measures what a run costs). It
+			// has one command in flight, so its pool holds one connection.
 			return []redis.UniversalClient{redis.NewClient(&redis.Options{
 				Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
 				DialTimeout: full.OpTimeout, ReadTimeout: full.OpTimeout, WriteTimeout: full.OpTimeout,
+				DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 			})}, nil
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ func newPerfCmd() *cobra.Command {
 		o       perf.Options
 		out     string
 		clients []int
+		profile string
 	)
 	c := &cobra.Command{
 		Use:   "perf [flags]",
@@ -57,6 +59,17 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			}
 			o.Clients, o.OutDir = clients, out
 			o.Logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return fmt.Errorf("%w: --cpuprofile: %v", bench.ErrUsage, err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			rep, runErr := perf.Run(cmd.Context(), o)
 			if len(rep.Comparisons) == 0 && runErr != nil {
@@ -86,5 +99,6 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 	fl.DurationVar(&o.SweepDuration, "sweep-duration", time.Second, "length of each sweep point")
 	fl.BoolVar(&o.Check, "check", true, "check the recorded histories (exclusion, resource) and time the check")
 	fl.StringVar(&out, "out", "lockbench-out/perf", "results folder")
+	fl.StringVar(&profile, "cpuprofile", "", "write lockbench's CPU profile (go tool pprof) to this file")
 	return c
 }
