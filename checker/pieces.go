@@ -28,12 +28,24 @@ type pieced interface{ pieceOf() int }
 // partitionByPiece is the porcupine Partition function for inputs that
 // implement pieced: one partition per piece, in piece order.
 func partitionByPiece(ops []porcupine.Operation) [][]porcupine.Operation {
-	var parts [][]porcupine.Operation
+	var sizes []int
 	for _, op := range ops {
 		p := op.Input.(pieced).pieceOf()
-		for len(parts) <= p {
-			parts = append(parts, nil)
+		for len(sizes) <= p {
+			sizes = append(sizes, 0)
 		}
+		sizes[p]++
+	}
+	// One backing array for every partition, each sized exactly.
+	all := make([]porcupine.Operation, len(ops))
+	parts := make([][]porcupine.Operation, len(sizes))
+	off := 0
+	for p, n := range sizes {
+		parts[p] = all[off : off : off+n]
+		off += n
+	}
+	for _, op := range ops {
+		p := op.Input.(pieced).pieceOf()
 		parts[p] = append(parts[p], op)
 	}
 	out := parts[:0]
