@@ -225,7 +225,7 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	model := exclusionModel()
 	pieces := excPieces(hs, o.minPieceHolds())
 	pops := exclusionOps(hs, pieces)
-	porc := porcupine.CheckOperationsTimeout(model, flatten(pops), o.timeout())
+	porc := checkPieces(model, pops, o.timeout())
 
 	r := Result{Violations: n}
 	for _, p := range kept {

@@ -70,6 +70,36 @@ func flatten(pieces [][]porcupine.Operation) []porcupine.Operation {
 	return ops
 }
 
+// batchOps is how many operations checkPieces hands porcupine at once.
+const batchOps = 1 << 16
+
+// checkPieces checks pieces (independent partitions) with porcupine in
+// batches of about batchOps operations, within timeout in all: Illegal as
+// soon as a batch is, Unknown if a batch runs out of time (or none is left),
+// Ok when every batch is. Porcupine checks the partitions of one call in
+// parallel but builds its search state for all of them first, so one call
+// on a long history holds that state for every partition at once; batches
+// bound it (the verdict is the same: partitions are independent).
+func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
+	deadline := time.Now().Add(timeout)
+	for start := 0; start < len(pieces); {
+		end, n := start, 0
+		for end < len(pieces) && (n == 0 || n+len(pieces[end]) <= batchOps) {
+			n += len(pieces[end])
+			end++
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return porcupine.Unknown
+		}
+		if res := porcupine.CheckOperationsTimeout(model, flatten(pieces[start:end]), left); res != porcupine.Ok {
+			return res
+		}
+		start = end
+	}
+	return porcupine.Ok
+}
+
 // illegalPieces checks pieces one by one and returns the indices of up to
 // limit pieces porcupine finds illegal, within timeout in all.
 func illegalPieces(model porcupine.Model, pieces [][]porcupine.Operation, timeout time.Duration, limit int) []int {

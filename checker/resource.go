@@ -358,7 +358,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	m := resModel{mode: mode}
 	model := m.porcupine()
 	pieces := m.resourcePieces(ops, o.minPieceOps())
-	porc := porcupine.CheckOperationsTimeout(model, flatten(pieces), o.timeout())
+	porc := checkPieces(model, pieces, o.timeout())
 	lost := replayLostUpdates(ops)
 
 	counts := fmt.Sprintf("%d reads and %d writes on %d keys (fencing %s; %d rejected, %d unknown)", reads, writes, len(keys), mode, rejected, unknown)
