@@ -107,6 +107,10 @@ type Measure struct {
 	// ClientCPU is the load generator's CPU busy in cores: lockbench's own
 	// (getrusage RUSAGE_SELF) or redis-benchmark's (its rusage as a child).
 	ClientCPU float64
+	// OtherCPU is what the rest of the machine used meanwhile, in cores
+	// (/proc/stat busy time minus ServerCPU and ClientCPU): other
+	// processes competing for the same cores make every figure noisier.
+	OtherCPU float64
 	// History is the recorded history file (lockbench with recording), relative to OutDir.
 	History string
 	// Check is the exclusion verdict on the history ("" when not checked),
@@ -289,7 +293,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			if err := ctrl.FlushAll(ctx).Err(); err != nil {
 				return r, fmt.Errorf("perf: FLUSHALL: %w", err)
 			}
-			w := workload.Config{Clients: n, Keys: 1, Duration: o.SweepDuration, Retry: workload.Retry{Kind: "spin"}}
+			// A 5 s operation timeout: with hundreds of clients on a busy
+			// machine, the default 500 ms makes calls time out, and each
+			// timeout closes its connection and dials again, which loads
+			// the server further (a collapse seen at 1024 clients).
+			w := workload.Config{Clients: n, Keys: 1, Duration: o.SweepDuration, Retry: workload.Retry{Kind: "spin"}, OpTimeout: 5 * time.Second}
 			if keys == "own" {
 				w.OwnKeys = true
 			}
@@ -307,14 +315,18 @@ func Run(ctx context.Context, o Options) (Report, error) {
 }
 
 // limit names what bounds a measurement: the server when redis-server (one
-// thread) is busy ≥ 90% of a core, the machine when server and client
-// together use ≥ 90% of every core, else round trips (both wait on the
-// network: latency-bound).
+// thread) is busy ≥ 90% of a core; the machine when everything running
+// (server, client and other processes) uses ≥ 90% of every core, "shared"
+// when other processes took ≥ 0.5 core of it; else round trips (client and
+// server wait on each other: latency-bound).
 func limit(m Measure) string {
+	cores := float64(runtime.NumCPU())
 	switch {
 	case m.ServerCPU >= 0.9:
 		return "server"
-	case m.ServerCPU+m.ClientCPU >= 0.9*float64(runtime.NumCPU()):
+	case m.ServerCPU+m.ClientCPU+m.OtherCPU >= 0.9*cores && m.OtherCPU >= 0.5:
+		return fmt.Sprintf("machine CPU, shared (others %.1f cores)", m.OtherCPU)
+	case m.ServerCPU+m.ClientCPU+m.OtherCPU >= 0.9*cores:
 		return "machine CPU"
 	default:
 		return "round trips"
@@ -344,6 +356,7 @@ func (m *meter) redisBenchmark(ctx context.Context, n, req int) (Measure, string
 		return Measure{}, line, err
 	}
 	cmd := exec.CommandContext(ctx, m.o.RedisBenchmark, args...)
+	busy0 := machineBusy()
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
 	elapsed := time.Since(t0)
@@ -371,6 +384,7 @@ func (m *meter) redisBenchmark(ctx context.Context, n, req int) (Measure, string
 	if ps := cmd.ProcessState; ps != nil {
 		ms.ClientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / elapsed.Seconds()
 	}
+	ms.OtherCPU = max(0, (machineBusy()-busy0).Seconds()/elapsed.Seconds()-ms.ServerCPU-ms.ClientCPU)
 	return ms, line, nil
 }
 
@@ -435,7 +449,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 	if err != nil {
 		return Measure{}, err
 	}
-	cpu0 := selfCPU()
+	cpu0, busy0 := selfCPU(), machineBusy()
 	stats, err := workload.Run(ctx, w, env)
 	if err != nil {
 		return Measure{}, err
@@ -449,7 +463,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		}
 		elapsed += time.Since(t)
 	}
-	cpu := selfCPU() - cpu0
+	cpu, busy := selfCPU()-cpu0, machineBusy()-busy0
 	after, err := snapshot(ctx, m.ctrl)
 	if err != nil {
 		return Measure{}, err
@@ -461,6 +475,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
 		GrantsPerS: float64(stats.Grants) / elapsed.Seconds(), Grants: stats.Grants, Commands: cmds,
 		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall, History: rel,
+		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
 	}, nil
 }
 

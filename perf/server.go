@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,3 +89,33 @@ func selfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// machineBusy returns the CPU time every process of the machine has used
+// so far (all of /proc/stat's first line but idle and iowait), or 0 when
+// /proc/stat cannot be read.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest times are already in user
+			continue
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / userHZ
+}
+
+// userHZ is the unit of /proc/stat (USER_HZ, 100 on Linux).
+const userHZ = 100
