@@ -5,10 +5,16 @@ BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
 
-.PHONY: bench test build deps vet clean
+.PHONY: bench test build deps vet clean perf
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
+
+# make perf: lockbench's own cost against redis-benchmark on one redis-server,
+# recording on/off, and throughput vs clients 1..1024 (README "Performance").
+PERF_OUT ?= lockbench-out/perf
+perf: deps build
+	./$(BIN) perf --sweep --out $(PERF_OUT)
 
 test: deps vet
 	$(GO) test -count=1 -timeout 9m ./...

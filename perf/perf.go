@@ -55,10 +55,10 @@ type Options struct {
 	// Clients are the client counts compared with redis-benchmark. Default {50, 1}.
 	Clients []int
 	// Requests is redis-benchmark's -n for each client count. Default (0):
-	// 4000 per client, at least 50 000 and at most 500 000.
+	// 2000 per client, at least 20 000 and at most 200 000.
 	Requests int
 	// Repeat is the number of rounds per client count; figures are medians.
-	// Default 3.
+	// Default 5.
 	Repeat int
 	// Sweep adds the throughput-vs-clients sweep.
 	Sweep bool
@@ -118,6 +118,8 @@ type Measure struct {
 	Check  string
 	CheckS float64
 	Ops    int
+
+	exclusion, resource string // the statuses behind Check
 }
 
 // Stat is a median with its spread over rounds.
@@ -167,7 +169,7 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.Repeat == 0 {
-		o.Repeat = 3
+		o.Repeat = 5
 	}
 	if o.Repeat < 0 || o.Requests < 0 || o.SweepDuration < 0 {
 		return o, errors.New("perf: negative repeat, requests or sweep duration")
@@ -204,7 +206,7 @@ func (o Options) requests(c int) int {
 	if o.Requests > 0 {
 		return o.Requests
 	}
-	return min(max(4000*c, 50000), 500000)
+	return min(max(2000*c, 20000), 200000)
 }
 
 // Run starts one redis-server, runs the comparisons (and the sweep) on it
@@ -495,6 +497,7 @@ func checkHistory(outDir string, m *Measure) error {
 	m.CheckS = time.Since(t).Seconds()
 	m.Ops = len(ops)
 	m.Check = fmt.Sprintf("exclusion %s, resource %s", exc.Status, res.Status)
+	m.exclusion, m.resource = string(exc.Status), string(res.Status)
 	return nil
 }
 

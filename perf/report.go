@@ -114,7 +114,7 @@ func (r Report) Runs() (runs, sweep []results.Run) {
 		for i, rd := range c.Rounds {
 			for _, m := range rd {
 				run := toRun(m, fmt.Sprintf("perf-c%d", c.Clients), int64(i+1))
-				run.Checks["perf"] = fmt.Sprintf("round %d of %d; medians over rounds: lockbench %.0f cmd/s = %.1f%% of redis-benchmark's %.0f (target ≥%.0f%%); recording costs %.1f%% (target ≤%.0f%%)",
+				run.Checks["comparison"] = fmt.Sprintf("round %d of %d; medians over rounds: lockbench %.0f cmd/s = %.1f%% of redis-benchmark's %.0f (target ≥%.0f%%); recording costs %.1f%% (target ≤%.0f%%)",
 					i+1, len(c.Rounds), c.Lockbench.Median, c.Ratio.Median*100, c.RedisBenchmark.Median, target(c.Clients)*100, c.RecordingCost.Median*100, TargetRecordingCost*100)
 				runs = append(runs, run)
 			}
@@ -153,6 +153,7 @@ func toRun(m Measure, scenario string, round int64) results.Run {
 		run.Checks["perf"] = fmt.Sprintf("lockbench: %.0f commands/s served (INFO commandstats), %.0f grants/s", m.CommandsPerS, m.GrantsPerS)
 	}
 	if m.Check != "" {
+		run.Verdict.Exclusion, run.Verdict.Resource = m.exclusion, m.resource
 		run.Checks["checker"] = fmt.Sprintf("%s on %d operations in %.2f s", m.Check, m.Ops, m.CheckS)
 	}
 	return run

@@ -39,7 +39,7 @@ clients (1..1024) on one key and on a key per client, with the server's CPU
 Exit codes: 0 measured (a missed target is reported, not an error), 2 usage
 error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted.`,
 		Example: `  lockbench perf
-  lockbench perf --sweep --repeat 5
+  lockbench perf --sweep --repeat 9
   lockbench perf --clients 50 --requests 500000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -93,8 +93,8 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 	}
 	fl := c.Flags()
 	fl.IntSliceVar(&clients, "clients", []int{50, 1}, "client counts compared with redis-benchmark")
-	fl.IntVar(&o.Requests, "requests", 0, "redis-benchmark -n per client count (default 4000 per client, 50000..500000)")
-	fl.IntVar(&o.Repeat, "repeat", 3, "rounds per client count (figures are medians)")
+	fl.IntVar(&o.Requests, "requests", 0, "redis-benchmark -n per client count (default 2000 per client, 20000..200000)")
+	fl.IntVar(&o.Repeat, "repeat", 5, "rounds per client count (figures are medians)")
 	fl.BoolVar(&o.Sweep, "sweep", false, "add throughput vs clients 1..1024 on one key and on a key per client")
 	fl.DurationVar(&o.SweepDuration, "sweep-duration", time.Second, "length of each sweep point")
 	fl.BoolVar(&o.Check, "check", true, "check the recorded histories (exclusion, resource) and time the check")
