@@ -27,6 +27,8 @@ func TestSynthHistoryVerdicts(t *testing.T) {
 		{"clean many keys", synthSpec{ops: 2000, keys: 16, clients: 16, seed: 2}, OK},
 		{"planted one key", synthSpec{ops: 2000, keys: 1, clients: 16, plants: 3, seed: 3}, Violated},
 		{"planted many keys", synthSpec{ops: 2000, keys: 16, clients: 256, plants: 5, seed: 4}, Violated},
+		{"clean blocking", synthSpec{ops: 2000, keys: 1, clients: 64, seed: 5, blocking: true}, OK},
+		{"planted blocking", synthSpec{ops: 2000, keys: 1, clients: 64, plants: 4, seed: 6, blocking: true}, Violated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, ops, planted := synthHistory(tc.spec)
@@ -121,8 +123,11 @@ func vmHWM() uint64 {
 // result (porcupine ran out of its 60 s) is reported as the metric
 // inconclusive=1 with the checker's reason, not as a failure.
 func benchCheck(b *testing.B, check func(history.Header, []history.Operation, Options) Result, ops, keys, clients int) {
-	const plants = 10
-	h, hist, planted := synthHistory(synthSpec{ops: ops, keys: keys, clients: clients, plants: plants, seed: 7})
+	benchSpec(b, check, synthSpec{ops: ops, keys: keys, clients: clients, plants: 10, seed: 7})
+}
+
+func benchSpec(b *testing.B, check func(history.Header, []history.Operation, Options) Result, spec synthSpec) {
+	h, hist, planted := synthHistory(spec)
 	o := Options{Timeout: 60 * time.Second}
 	var heapPeak, rssPeak, heapBase uint64
 	inconclusive := 0.0
@@ -174,3 +179,14 @@ func BenchmarkExclusion(b *testing.B) { benchAll(b, Exclusion) }
 
 // BenchmarkResource measures Resource (porcupine and the lost-update replay).
 func BenchmarkResource(b *testing.B) { benchAll(b, Resource) }
+
+// BenchmarkContended checks the hard case: 100k operations on one
+// key from 256 clients whose acquires block until the key is free, so every
+// acquire is a hold and up to 256 acquires are pending at once (in the
+// synthetic histories of BenchmarkExclusion most contended acquires fail,
+// and failed acquires are not holds).
+func BenchmarkContended(b *testing.B) {
+	spec := synthSpec{ops: 100_000, keys: 1, clients: 256, plants: 10, seed: 7, blocking: true}
+	b.Run("exclusion", func(b *testing.B) { benchSpec(b, Exclusion, spec) })
+	b.Run("resource", func(b *testing.B) { benchSpec(b, Resource, spec) })
+}

@@ -16,6 +16,10 @@ type synthSpec struct {
 	clients int
 	plants  int // overlapping holds planted, each also a lost update
 	seed    uint64
+	// blocking makes an acquire that finds the key held wait for it (a
+	// blocking lock call) instead of failing: every acquire is a hold, and
+	// with many clients on a key up to all of them wait at once.
+	blocking bool
 }
 
 // synthClient is one simulated client: its clock (ns) and stream.
@@ -52,7 +56,8 @@ type synthKey struct {
 // linearised at its middle; granted iff the key's previous holder released
 // before that point, otherwise a failed acquire and a 20–200 µs backoff),
 // reads and writes the resource (value+1) in a 5–50 µs critical section
-// and releases. 1% of releases have an unknown outcome (info; the client
+// and releases (with spec.blocking, an acquire that finds the key held
+// waits until it is free instead). 1% of releases have an unknown outcome (info; the client
 // moves to a new stream), and 0.5% of acquires too (not holds). Then
 // spec.plants intruder holds are planted, each inside another hold's
 // critical section on the same key, reading the value that hold read and
@@ -93,6 +98,10 @@ func synthHistory(s synthSpec) (history.Header, []history.Operation, int) {
 			c.t = done + dur(20_000, 200_000)
 			cs.fix(c)
 			continue
+		}
+		if lin < keys[k].heldUntil && s.blocking {
+			lin = keys[k].heldUntil + dur(1_000, 20_000)
+			done = lin + rt/2
 		}
 		if lin < keys[k].heldUntil {
 			ops = append(ops, history.Operation{Client: c.id, Stream: c.stream, Kind: history.Acquire, Key: key, Invoke: inv, Complete: done, Result: history.Fail, Error: "held"})
