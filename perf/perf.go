@@ -138,6 +138,19 @@ type Comparison struct {
 	Ratio Stat
 	// RecordingCost is 1 - recorded/unrecorded command rate, per round.
 	RecordingCost Stat
+	// ClientUs are the load generators' CPU time per command in µs
+	// (ClientCPU / CommandsPerS): redis-benchmark, lockbench recorded and
+	// unrecorded. Unlike rates they hardly move when other processes take
+	// CPU, so they compare the tools on a busy machine.
+	ClientUs [3]Stat
+}
+
+// MeasureUs is m's client CPU time per command, in µs (0 without commands).
+func (m Measure) MeasureUs() float64 {
+	if m.CommandsPerS <= 0 {
+		return 0
+	}
+	return m.ClientCPU / m.CommandsPerS * 1e6
 }
 
 // SweepPoint is one sweep measurement.
@@ -504,7 +517,11 @@ func checkHistory(outDir string, m *Measure) error {
 // summarise computes the medians of cmp's rounds.
 func (cmp *Comparison) summarise() {
 	var rb, lb, un, ratio, cost []float64
+	var us [3][]float64
 	for _, r := range cmp.Rounds {
+		for i, m := range r {
+			us[i] = append(us[i], m.MeasureUs())
+		}
 		rb = append(rb, r[0].CommandsPerS)
 		lb = append(lb, r[1].CommandsPerS)
 		un = append(un, r[2].CommandsPerS)
@@ -517,6 +534,9 @@ func (cmp *Comparison) summarise() {
 	}
 	cmp.RedisBenchmark, cmp.Lockbench, cmp.Unrecorded = stat(rb), stat(lb), stat(un)
 	cmp.Ratio, cmp.RecordingCost = stat(ratio), stat(cost)
+	for i := range us {
+		cmp.ClientUs[i] = stat(us[i])
+	}
 }
 
 // stat returns the median, min and max of xs (zero for none).

@@ -53,6 +53,18 @@ func (r Report) Print(w io.Writer) {
 			last[1].ServerCPU, last[1].ClientCPU, last[1].OtherCPU)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "  client CPU per command (µs; CPU time / commands, robust to other load): the harness's cost beside redis-benchmark's")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\tredis-benchmark µs/cmd\tlockbench µs/cmd\tunrecorded µs/cmd\tlockbench / redis-benchmark\trecording µs/cmd\t")
+	for _, c := range r.Comparisons {
+		u := c.ClientUs
+		ratio, rec := 0.0, u[1].Median-u[2].Median
+		if u[0].Median > 0 {
+			ratio = u[1].Median / u[0].Median
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f×\t%.1f\t\n", c.Clients, us(u[0]), us(u[1]), us(u[2]), ratio, rec)
+	}
+	tw.Flush()
 	var others []float64
 	for _, c := range r.Comparisons {
 		for _, rd := range c.Rounds {
@@ -96,6 +108,10 @@ func (r Report) rounds() int {
 
 func rate(s Stat) string {
 	return fmt.Sprintf("%.0f [%.0f–%.0f]", s.Median, s.Min, s.Max)
+}
+
+func us(s Stat) string {
+	return fmt.Sprintf("%.1f [%.1f–%.1f]", s.Median, s.Min, s.Max)
 }
 
 func pct(s Stat) string {
