@@ -145,8 +145,8 @@ type Comparison struct {
 	ClientUs [3]Stat
 }
 
-// MeasureUs is m's client CPU time per command, in µs (0 without commands).
-func (m Measure) MeasureUs() float64 {
+// ClientUsPerCmd is m's client CPU time per command, in µs (0 without commands).
+func (m Measure) ClientUsPerCmd() float64 {
 	if m.CommandsPerS <= 0 {
 		return 0
 	}
@@ -520,7 +520,7 @@ func (cmp *Comparison) summarise() {
 	var us [3][]float64
 	for _, r := range cmp.Rounds {
 		for i, m := range r {
-			us[i] = append(us[i], m.MeasureUs())
+			us[i] = append(us[i], m.ClientUsPerCmd())
 		}
 		rb = append(rb, r[0].CommandsPerS)
 		lb = append(lb, r[1].CommandsPerS)
