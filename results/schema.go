@@ -114,7 +114,9 @@ type Latency struct {
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	// P999 is the 99.9th percentile.
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
 	// Samples is how many latencies went in.
 	Samples int `json:"samples"`
 }
