@@ -5,9 +5,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -37,7 +37,7 @@ func sampleRuns() []results.Run {
 		for seed := 1; seed <= 3; seed++ {
 			runs = append(runs, results.Run{
 				Strategy: n, Scenario: "baseline", Seed: int64(seed),
-				ThroughputPerS:     1000 + float64(i*100+seed*37),
+				ThroughputPerS:         1000 + float64(i*100+seed*37),
 				RoundTripsPerGrant:     2 + float64(i%3) + float64(seed)*0.1,
 				ClientCommandsPerGrant: 1.5 + float64(i%3),
 				AcquireLatencyMs: results.Latency{
