@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -276,4 +277,123 @@ func Timeline(ops []history.Operation, r results.Run, key, prefix string) error 
 		ToMs:     hi,
 		Strategy: r.Strategy,
 	})
+}
+
+// Outcome is the summary of a finished bench or run that `lockbench bench
+// --json` and `lockbench run --json` print on stdout: the verdict counts,
+// one cell per (strategy, scenario) pair, the unexpected runs with what
+// contradicted the verdict table and how to reproduce them, and the paths
+// of the results. Paths are the results folder joined with the file names.
+type Outcome struct {
+	// OK is true when every run's verdicts were as expected.
+	OK bool `json:"ok"`
+	// Command reproduces the bench or run; Profile is its profile ("run" for one run).
+	Command string `json:"command"`
+	Profile string `json:"profile"`
+	// Runs, AsExpected and Unexpected count the matrix's runs (the client
+	// sweep is not gated and not counted).
+	Runs       int `json:"runs"`
+	AsExpected int `json:"as_expected"`
+	Unexpected int `json:"unexpected"`
+	// Cells are the (strategy, scenario) pairs in the order they ran.
+	Cells []OutcomeCell `json:"cells"`
+	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
+	UnexpectedRuns []UnexpectedRun `json:"unexpected_runs"`
+	// Paths are where the results were written.
+	Paths OutcomePaths `json:"paths"`
+}
+
+// OutcomeCell is one (strategy, scenario) pair of an Outcome.
+type OutcomeCell struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	// Expected is "must-hold", "must-break" or "at-risk".
+	Expected string `json:"expected"`
+	// Observed counts the pair's runs by outcome: "held", "violated",
+	// "inconclusive", "error" (results.Observed).
+	Observed map[string]int `json:"observed"`
+	// Seeds is how many runs the pair had, AsExpected how many were as expected.
+	Seeds      int `json:"seeds"`
+	AsExpected int `json:"as_expected"`
+	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
+	Verdict string `json:"verdict"`
+}
+
+// UnexpectedRun is one run of an Outcome whose verdicts contradict the
+// verdict table.
+type UnexpectedRun struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	Seed     int64  `json:"seed"`
+	// Why lists what contradicted the expectation, one line each (and the
+	// run's error, if it could not complete).
+	Why []string `json:"why"`
+	// History and Visualization are file paths (Visualization empty if none).
+	History       string `json:"history"`
+	Visualization string `json:"visualization,omitempty"`
+	// Command reproduces the run alone.
+	Command string `json:"command"`
+}
+
+// OutcomePaths are the files of a results folder.
+type OutcomePaths struct {
+	Dir      string `json:"dir"`
+	Results  string `json:"results"`
+	Markdown string `json:"markdown"`
+	HTML     string `json:"html"`
+}
+
+// OutcomeOf summarises f, written to the folder dir, as an Outcome.
+func OutcomeOf(f *results.File, dir string) Outcome {
+	o := Outcome{Command: f.Command, Profile: f.Profile, Runs: len(f.Runs),
+		Cells: []OutcomeCell{}, UnexpectedRuns: []UnexpectedRun{},
+		Paths: OutcomePaths{Dir: dir, Results: filepath.Join(dir, results.FileName),
+			Markdown: filepath.Join(dir, results.ReportMarkdown), HTML: filepath.Join(dir, results.ReportHTML)}}
+	for _, s := range results.Summarize(f.Runs) {
+		v := "as-expected"
+		if s.AsExpected != s.Seeds {
+			v = "unexpected"
+		}
+		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
+			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v})
+	}
+	for _, r := range f.Runs {
+		if r.AsExpected {
+			o.AsExpected++
+			continue
+		}
+		why := slices.Clone(r.Unexpected)
+		if r.Error != "" {
+			why = append([]string{"error: " + r.Error}, why...)
+		}
+		u := UnexpectedRun{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Why: why,
+			History: filepath.Join(dir, r.History), Command: r.Command}
+		if r.Visualization != "" {
+			u.Visualization = filepath.Join(dir, r.Visualization)
+		}
+		o.UnexpectedRuns = append(o.UnexpectedRuns, u)
+	}
+	o.Unexpected = len(o.UnexpectedRuns)
+	o.OK = o.Unexpected == 0
+	return o
+}
+
+// VerdictLine is the one-line verdict of an Outcome, e.g. "9 runs, 8 as
+// expected, 1 unexpected (redlock/gc-pause seed 1); report:
+// out/report.md (also index.html)".
+func (o Outcome) VerdictLine() string {
+	var names []string
+	for _, u := range o.UnexpectedRuns {
+		names = append(names, fmt.Sprintf("%s/%s seed %d", u.Strategy, u.Scenario, u.Seed))
+	}
+	bad := ""
+	if len(names) > 0 {
+		const most = 5
+		if len(names) > most {
+			names = append(names[:most], fmt.Sprintf("%d more", len(names)-most))
+		}
+		bad = " (" + strings.Join(names, ", ") + ")"
+	}
+	return fmt.Sprintf("%d runs, %d as expected, %d unexpected%s; report: %s (also %s)",
+		o.Runs, o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
 }
