@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -38,8 +39,8 @@ func Throughput(runs []results.Run, prefix string) error {
 // colour at the median over the given runs of the Redis commands the
 // servers executed per grant (Run.RoundTripsPerGrant: INFO commandstats
 // deltas over every node, retries and commands run inside Lua scripts
-// included), with min–max error bars where the runs differ, and a black
-// cross at the median of the commands the clients sent per grant
+// included) on a logarithmic Y axis over whole decades, with min–max error
+// bars where the runs differ, and a black cross at the median of the commands the clients sent per grant
 // (Run.ClientCommandsPerGrant, the go-redis hook count: the cross-check).
 // Runs with an Error or reporting 0 (unknown) are left out. It returns an
 // error wrapping ErrNoData when no run has the server-side figure, else
@@ -49,18 +50,29 @@ func RoundTrips(runs []results.Run, prefix string) error {
 	if len(g.cells) == 0 {
 		return fmt.Errorf("%w: round trips: no run reports round trips per grant", ErrNoData)
 	}
-	p := newPlot("Redis commands per grant "+seedsNote(g.spreads(), g.ranged()), "scenario", "Redis commands per grant (count)")
+	p := newPlot("Redis commands per grant "+seedsNote(g.spreads(), g.ranged()), "scenario", "Redis commands per grant (count, log scale)")
+	client := groupRuns(runs, func(r results.Run) (float64, bool) {
+		return r.ClientCommandsPerGrant, r.ClientCommandsPerGrant > 0 && r.RoundTripsPerGrant > 0
+	})
+	// A retrying quorum strategy can send thousands of commands per grant
+	// where a single-node one sends two: a log axis shows both.
+	lo, hi := math.Inf(1), 0.0
+	for _, c := range []grouped{g, client} {
+		for _, s := range c.cells {
+			lo, hi = min(lo, s.Min, s.Median), max(hi, s.Max, s.Median)
+		}
+	}
+	axis := newLogAxis(lo, hi)
+	g = g.mapped(axis.pos)
 	at, err := g.draw(p)
 	if err != nil {
 		return err
 	}
-	client := groupRuns(runs, func(r results.Run) (float64, bool) {
-		return r.ClientCommandsPerGrant, r.ClientCommandsPerGrant > 0 && r.RoundTripsPerGrant > 0
-	})
+	axis.apply(&p.Y)
 	var pts plotter.XYs
 	for k, s := range client.cells {
 		if x, ok := at[k]; ok {
-			pts = append(pts, plotter.XY{X: x, Y: s.Median})
+			pts = append(pts, plotter.XY{X: x, Y: axis.pos(s.Median)})
 		}
 	}
 	if len(pts) > 0 {
@@ -74,7 +86,6 @@ func RoundTrips(runs []results.Run, prefix string) error {
 		sc.Radius = vg.Points(3.5)
 		p.Add(sc)
 		p.Legend.Add("sent by clients", sc)
-		p.Y.Max = max(p.Y.Max, g.top(client)*1.08)
 	}
 	return saveLegendRightSized(p, prefix, g.width(), Height)
 }
@@ -144,15 +155,16 @@ func (g grouped) ranged() bool {
 	return false
 }
 
-// top is the largest median or max of g and other.
-func (g grouped) top(other grouped) float64 {
-	t := 0.0
-	for _, c := range []grouped{g, other} {
-		for _, s := range c.cells {
-			t = max(t, s.Max, s.Median)
-		}
+// mapped returns g with f applied to every median, min and max (e.g. a
+// log axis's positions).
+func (g grouped) mapped(f func(float64) float64) grouped {
+	out := g
+	out.cells = make(map[cellKey]results.Spread, len(g.cells))
+	for k, s := range g.cells {
+		s.Median, s.Min, s.Max = f(s.Median), f(s.Min), f(s.Max)
+		out.cells[k] = s
 	}
-	return t
+	return out
 }
 
 // width of the figure: 20 cm (room for the title beside the legend), wider
@@ -213,7 +225,7 @@ func (g grouped) draw(p *plot.Plot) (map[cellKey]float64, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Y.Min = 0
-	p.Y.Max *= 1.08 // headroom above the tallest bar or error bar
+	p.Y.Max *= 1.08 // headroom above the tallest bar or error bar (a log axis sets its own range after)
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -50,9 +51,11 @@ error, 3 environment error.`,
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
 			done()
-			if err != nil {
+			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err
 			}
+			// An overloaded machine still finished every run: print the
+			// summary, then exit 3 with the error.
 			w := cmd.OutOrStdout()
 			sum := bench.OutcomeOf(f, out)
 			switch {
@@ -68,6 +71,9 @@ error, 3 environment error.`,
 					fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
 						u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
 				}
+			}
+			if err != nil {
+				return err
 			}
 			if !sum.OK {
 				return fmt.Errorf("%w: %d of %d runs", errUnexpected, sum.Unexpected, sum.Runs)
