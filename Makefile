@@ -5,7 +5,7 @@ BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
 
-.PHONY: bench test build deps vet clean perf
+.PHONY: bench test build deps deps-test vet clean perf
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
@@ -16,7 +16,7 @@ PERF_OUT ?= lockbench-out/perf
 perf: deps build
 	./$(BIN) perf --sweep --out $(PERF_OUT)
 
-test: deps vet
+test: deps-test vet
 	$(GO) test -count=1 -timeout 9m ./...
 
 build:
@@ -24,6 +24,10 @@ build:
 
 deps:
 	@./scripts/deps.sh
+
+# make test also needs chromium (the report test renders index.html headless).
+deps-test:
+	@./scripts/deps.sh --browser
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
