@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,15 @@ type Options struct {
 	OutDir string
 	// RedisBenchmark is the redis-benchmark binary. Default: looked up on PATH.
 	RedisBenchmark string
+	// ConnCheck keeps go-redis's connection health check, a recvfrom(MSG_PEEK)
+	// system call on every pool Get, i.e. before every command, as bench's
+	// runs do. Default false: perf's clients dial through a connection that
+	// hides its file descriptor from go-redis, which then skips the check
+	// (v9.23 has no option for it). The check only finds connections a
+	// server closed (a fault) before they are reused; perf injects no
+	// faults. In a chaos run it turns such a command into a definite
+	// not-sent failure instead of an unknown outcome, so bench keeps it.
+	ConnCheck bool
 	// Seed seeds the workload. Default 1.
 	Seed int64
 	// Logf receives progress lines; nil: silent.
@@ -168,6 +178,8 @@ type Report struct {
 	Redis string
 	// RedisBenchmarkCmd is the redis-benchmark command line of the first comparison.
 	RedisBenchmarkCmd string
+	// ConnCheck is Options.ConnCheck: whether lockbench's clients ran go-redis's health check.
+	ConnCheck bool
 	Comparisons       []Comparison
 	Sweep             []SweepPoint
 }
@@ -242,7 +254,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	node := c.Nodes()[0]
 	ctrl := redis.NewClient(&redis.Options{Addr: node.Addr(), PoolSize: 1, MaxRetries: -1})
 	defer ctrl.Close()
-	r := Report{Redis: c.RedisVersion()}
+	r := Report{Redis: c.RedisVersion(), ConnCheck: o.ConnCheck}
 	m := &meter{o: o, addr: node.Addr(), port: node.Port(), ctrl: ctrl}
 
 	for _, n := range o.Clients {
@@ -432,13 +444,18 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		IDs:      &history.IDs{},
 		Nodes: func(int) ([]redis.UniversalClient, error) {
 			// One go-redis client per logical client, configured as bench's
-			// runs configure theirs (so perf measures what a run costs). It
-			// has one command in flight, so its pool holds one connection.
-			return []redis.UniversalClient{redis.NewClient(&redis.Options{
+			// runs configure theirs (so perf measures what a run costs),
+			// except for the health check (see Options.ConnCheck). It has
+			// one command in flight, so its pool holds one connection.
+			o := &redis.Options{
 				Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
 				DialTimeout: full.OpTimeout, ReadTimeout: full.OpTimeout, WriteTimeout: full.OpTimeout,
 				DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-			})}, nil
+			}
+			if !m.o.ConnCheck {
+				o.Dialer = dialUnchecked
+			}
+			return []redis.UniversalClient{redis.NewClient(o)}, nil
 		},
 	}
 	tool := "lockbench-unrecorded"
@@ -492,6 +509,23 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall, History: rel,
 		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
 	}, nil
+}
+
+// uncheckedConn is a TCP connection that does not implement syscall.Conn:
+// go-redis's pool health check (connCheck) needs the file descriptor and
+// skips connections without one. Reads and writes still go through the
+// TCP connection and Go's netpoller.
+type uncheckedConn struct{ net.Conn }
+
+// dialUnchecked is the go-redis Dialer of perf's clients without
+// Options.ConnCheck.
+func dialUnchecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return uncheckedConn{c}, nil
 }
 
 // checkHistory loads a recorded history and checks exclusion and the

@@ -42,6 +42,11 @@ func (r Report) Print(w io.Writer) {
 		r.Redis, runtime.NumCPU(), r.rounds())
 	fmt.Fprintf(w, "  redis-benchmark rate = requests/s it reports (%s)\n", r.RedisBenchmarkCmd)
 	fmt.Fprintf(w, "  lockbench rate       = Redis commands/s the server served (SET NX PX + DEL, INFO commandstats delta), set-nx-px, a key per client, no CS wait\n")
+	if r.ConnCheck {
+		fmt.Fprintln(w, "  lockbench clients keep go-redis's per-command connection health check (--conn-check), as bench's runs do")
+	} else {
+		fmt.Fprintln(w, "  lockbench clients skip go-redis's per-command connection health check (a recvfrom syscall; --conn-check keeps it, as bench's runs do)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "clients\tredis-benchmark cmd/s\tlockbench cmd/s\tratio\ttarget\t\tunrecorded cmd/s\trecording cost\ttarget\t\tserver CPU\tlockbench CPU\tother CPU\t")
 	for _, c := range r.Comparisons {

@@ -97,6 +97,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 	fl.IntVar(&o.Repeat, "repeat", 5, "rounds per client count (figures are medians)")
 	fl.BoolVar(&o.Sweep, "sweep", false, "add throughput vs clients 1..1024 on one key and on a key per client")
 	fl.DurationVar(&o.SweepDuration, "sweep-duration", time.Second, "length of each sweep point")
+	fl.BoolVar(&o.ConnCheck, "conn-check", false, "keep go-redis's per-command connection health check (a recvfrom syscall per command), as bench's runs do")
 	fl.BoolVar(&o.Check, "check", true, "check the recorded histories (exclusion, resource) and time the check")
 	fl.StringVar(&out, "out", "lockbench-out/perf", "results folder")
 	fl.StringVar(&profile, "cpuprofile", "", "write lockbench's CPU profile (go tool pprof) to this file")
