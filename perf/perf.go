@@ -179,9 +179,9 @@ type Report struct {
 	// RedisBenchmarkCmd is the redis-benchmark command line of the first comparison.
 	RedisBenchmarkCmd string
 	// ConnCheck is Options.ConnCheck: whether lockbench's clients ran go-redis's health check.
-	ConnCheck bool
-	Comparisons       []Comparison
-	Sweep             []SweepPoint
+	ConnCheck   bool
+	Comparisons []Comparison
+	Sweep       []SweepPoint
 }
 
 func (o Options) withDefaults() (Options, error) {
