@@ -113,7 +113,7 @@ func TestWriterKeepsFirstWriteErrorAndNeverBlocks(t *testing.T) {
 	go w.drain()
 	// Far more operations than the queue holds: Record must not block
 	// forever once the file is broken.
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 100; i++ {
 		w.Record(Operation{Kind: Acquire, Result: OK, Invoke: int64(i), Complete: int64(i)})
 	}
 	err = w.Close()
