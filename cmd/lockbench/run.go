@@ -111,7 +111,34 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
 	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
+	libraryFlags(c)
 	return c
+}
+
+// libraryFlags adds one flag per library setting of the library adapters
+// (impl.Settings: --redsync-tries, --redislock-refresh, ...).
+func libraryFlags(c *cobra.Command) {
+	for _, s := range impl.Settings() {
+		c.Flags().String(s.Name, s.Default, s.Usage)
+		if s.Bool {
+			c.Flags().Lookup(s.Name).NoOptDefVal = "true"
+		}
+	}
+}
+
+// librarySettings returns the library flags given on the command line, by
+// name; nil if none.
+func librarySettings(cmd *cobra.Command) map[string]string {
+	var m map[string]string
+	for _, s := range impl.Settings() {
+		if fl := cmd.Flags().Lookup(s.Name); fl != nil && fl.Changed {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[s.Name] = fl.Value.String()
+		}
+	}
+	return m
 }
 
 // spec validates the flags into a bench.Spec; errors wrap bench.ErrUsage.
@@ -167,7 +194,8 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 		}
 		w.Retry = r
 	}
-	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit}
+	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
+		Library: librarySettings(cmd)}
 	if f.fencing != "" {
 		fm, err := workload.ParseFencing(f.fencing)
 		if err != nil {
