@@ -28,10 +28,11 @@ func failoverVerdicts() map[string]map[string]Expectation {
 				Reason: "the fencing counter's INCR is lost with the grant, so the next holder gets the same fencing token and the resource accepts both writes: fencing tokens need a store that survives failover (Kleppmann 2016)"},
 			"redislock": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold,
 				Reason: "bsm/redislock is SET NX PX on one primary, so the grant is lost with it; the next refresh (every TTL/3) on the promoted replica finds no key and fires Lost, which ends the hold before its write, often before the second client's grant (measured with lockbench run, 16 clients: exclusion broken in 1 of 4 runs, none with lost updates; watchdog 0 of 3 in the same hour; --redislock-refresh off breaks as token-lua)"},
-			"redsync-single": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold,
-				Reason: "the grant is lost with the primary as for token-lua, but redsync's call timeout (0.05×TTL: 5 ms at 100 ms) through the scenario's proxy leaves most acquires unknown, so the fault may find no grant to strike (measured at TTL 100 ms: no fault landed in 1 of 2 seeds, no violation in the other)"},
 			"redlock": safe(quorumHolds),
 			"redsync": safe(quorumHolds),
+
+			"redsync-single": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold,
+				Reason: "the grant is lost with the primary as for token-lua, but redsync's call timeout (0.05×TTL: 5 ms at 100 ms) through the scenario's proxy leaves most acquires unknown, so the fault may find no grant to strike (measured at TTL 100 ms: no fault landed in 1 of 2 seeds, no violation in the other)"},
 		},
 		"sentinel-failover": {
 			"naive":     broken(lostSentinel),
@@ -44,6 +45,7 @@ func failoverVerdicts() map[string]map[string]Expectation {
 				Reason: "the promoted replica never saw the fencing counter's INCR either: the next holder gets the same fencing token and the resource accepts both writes (Kleppmann 2016: fencing tokens need a consensus-backed store)"},
 			"redislock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
 				Reason: "the grant is lost at the Sentinel failover and a second client enters while the first still uses the lock; a refresh that reaches the new primary fires Lost and stops the stale write only if it comes before the write (as watchdog)"},
+
 			"redsync-single": broken(lostSentinel + "; the holder's validity (mutex.Until, 4 s) still runs"),
 		},
 	}
