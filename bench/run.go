@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -418,10 +420,32 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if w.Fencing != def {
 		why = append(why, fmt.Sprintf("fencing %s instead of %s (--fencing)", w.Fencing, def))
 	}
-	if len(s.Library) > 0 {
-		why = append(why, "library settings changed (--redsync-*, --redislock-*)")
+	if changed := libraryChanged(s, w); changed != "" {
+		why = append(why, "library settings changed ("+changed+")")
 	}
 	return strings.Join(why, " and ")
+}
+
+// libraryChanged names the library settings of s that differ from the
+// adapter's defaults ("--redsync-tries 3, ..."); "" if none.
+func libraryChanged(s Spec, w workload.Config) string {
+	st, err := impl.Lookup(s.Strategy)
+	if err != nil || len(s.Library) == 0 {
+		return ""
+	}
+	def, ok := st.(impl.Tunable)
+	tuned, err := impl.Tune(st, s.Library, w.TTL)
+	if !ok || err != nil {
+		return ""
+	}
+	was, now := def.Settings(), tuned.(impl.Tunable).Settings()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if now[k] != was[k] {
+			out = append(out, "--"+k+" "+now[k])
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // OutDirError is the error for a results folder that cannot be created or
