@@ -26,8 +26,8 @@ func failoverVerdicts() map[string]map[string]Expectation {
 			"reentrant": broken("the hash lock's HINCRBY and PEXPIRE reached only the dead primary: " + lost),
 			"fenced": {Exclusion: Break, Resource: Break, Liveness: Hold, Fencing: Break,
 				Reason: "the fencing counter's INCR is lost with the grant, so the next holder gets the same fencing token and the resource accepts both writes: fencing tokens need a store that survives failover (Kleppmann 2016)"},
-			"redislock": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold,
-				Reason: "bsm/redislock is SET NX PX on one primary, so the grant is lost with it; the next refresh (every TTL/3) on the promoted replica finds no key and fires Lost, which ends the hold before its write, often before the second client's grant (measured with lockbench run, 16 clients: exclusion broken in 1 of 4 runs, none with lost updates; watchdog 0 of 3 in the same hour; --redislock-refresh off breaks as token-lua)"},
+			"redislock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: "bsm/redislock is SET NX PX on one primary, so the grant is lost with it and a second client enters while the first still uses the lock; its next refresh (TTL/3 after the grant) would fire Lost and stop the stale write, but the failover and the next grant usually beat it (as watchdog; measured: a lost update in 2 of the 3 runs of seeds 3-6 whose fault landed)"},
 			"redlock": safe(quorumHolds),
 			"redsync": safe(quorumHolds),
 
