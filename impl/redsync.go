@@ -159,11 +159,12 @@ func (s redsyncAdapter) Name() string {
 }
 
 // Info describes the redsync adapter: the library's Redlock with its
-// validity (Mutex.Until), which its README tells users to check.
+// validity (Mutex.Until), which its docs tell users to check instead of
+// the deprecated Mutex.Valid.
 func (s redsyncAdapter) Info() Info {
 	in := Info{
 		Summary: "library go-redsync/redsync/v4 (Redlock): Mutex.TryLockContext (SET k token NX PX ttl on all nodes in parallel within 0.05·TTL, quorum N/2+1, validity Until = TTL − elapsed − 0.01·TTL); release: Mutex.UnlockContext (Lua compare-and-delete on all)",
-		Source:  "github.com/go-redsync/redsync/v4 with its goredis/v9 pool; its README: check Mutex.Until before acting",
+		Source:  "github.com/go-redsync/redsync/v4 with its goredis/v9 pool; its docs deprecate Mutex.Valid for Mutex.Until, the validity time to check before acting (go-redsync/redsync#72)",
 		Library: moduleVersion(redsyncModule, redsyncVersion),
 		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true},
 		Policy:  Policy{CheckValidity: true},
