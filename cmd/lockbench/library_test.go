@@ -64,6 +64,9 @@ func TestLibraryFlagsRecorded(t *testing.T) {
 	if f.Runs[0].Expected != "at-risk" {
 		t.Errorf("a run with library settings changed is %s, want at-risk (not gated)", f.Runs[0].Expected)
 	}
+	if got := f.Strategies[0].Summary; !strings.Contains(got, "redsync/v4 on one node") {
+		t.Errorf("strategies[0].summary = %q: want redsync-single's", got)
+	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil || !strings.Contains(string(md), f.Strategies[0].Library) {
 		t.Errorf("report.md does not name %q (%v)", f.Strategies[0].Library, err)

@@ -66,7 +66,7 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if runErr != nil && !errors.Is(runErr, bench.ErrOverloaded) {
 				return runErr
 			}
-			st, _ := impl.Lookup(spec.Strategy)
+			st, _, _, _, _ := spec.Resolved() // with its library settings (--redsync-*, --redislock-*)
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
 				Command: spec.Command, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
