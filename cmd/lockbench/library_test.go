@@ -72,3 +72,27 @@ func TestLibraryFlagsRecorded(t *testing.T) {
 		t.Errorf("report.md does not name %q (%v)", f.Strategies[0].Library, err)
 	}
 }
+
+// TestLibrarySettingsChangeClaims: with --redislock-refresh off the run's
+// strategy description claims no renewal and its policy checks nothing.
+func TestLibrarySettingsChangeClaims(t *testing.T) {
+	out := t.TempDir()
+	code, text := run(t, nil, "run", "--strategy", "redislock", "--duration", "300ms", "--clients", "4", "--redislock-refresh", "off", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, text)
+	}
+	b, err := os.ReadFile(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f results.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Strategies[0]; strings.Contains(strings.Join(s.Claims, ","), "renewal") || len(s.Policy) != 0 || len(f.Runs[0].Config.Policy) != 0 {
+		t.Errorf("strategy %+v, run policy %v: want no renewal claim and no policy with the refresh off", s, f.Runs[0].Config.Policy)
+	}
+	if !strings.Contains(text, "not gated: library settings changed (--redislock-refresh off)") {
+		t.Errorf("output does not say the run is not gated and why:\n%s", text)
+	}
+}
