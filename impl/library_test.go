@@ -43,7 +43,7 @@ func TestLibraryOutcomes(t *testing.T) {
 		set   map[string]string
 		// libTaken and libExpired are the library's own error texts.
 		libTaken, libExpired string
-		refusedIsFail       bool
+		refusedIsFail        bool
 	}{
 		{"redsync", 3, nil, "lock already taken", "lock was already expired", true},
 		{"redsync-single", 1, nil, "lock already taken", "lock was already expired", true},
