@@ -27,7 +27,7 @@ func failoverVerdicts() map[string]map[string]Expectation {
 			"fenced": {Exclusion: Break, Resource: Break, Liveness: Hold, Fencing: Break,
 				Reason: "the fencing counter's INCR is lost with the grant, so the next holder gets the same fencing token and the resource accepts both writes: fencing tokens need a store that survives failover (Kleppmann 2016)"},
 			"redislock": {Exclusion: Break, Resource: AtRisk, Liveness: Hold,
-				Reason: "bsm/redislock is SET NX PX on one primary, so the grant is lost with it and a second client enters while the first still uses the lock; its next refresh (TTL/3 after the grant) would fire Lost and stop the stale write, but the failover and the next grant usually beat it (as watchdog; measured: a lost update in 2 of the 3 runs of seeds 3-6 whose fault landed)"},
+				Reason: "bsm/redislock is SET NX PX on one primary, so the grant is lost with it and a second client enters while the first still uses the lock; its next refresh (TTL/3 after the grant) would fire Lost and stop the stale write, but the failover and the next grant usually beat it (as watchdog; the struck holder reads after the second client has read, so exclusion breaks whenever the fault lands: measured in seeds 1, 2, 4, 5, 6, lost updates in 4 of them)"},
 			"redlock": safe(quorumHolds),
 			"redsync": safe(quorumHolds),
 
