@@ -240,11 +240,13 @@ type redsyncLocker struct {
 	quorum int
 }
 
-// Acquire makes one redsync attempt (TryLockContext). It returns a lease
+// Acquire makes one redsync attempt (TryLockContext), or the library's
+// retry loop (LockContext) with --redsync-tries above 1. It returns a lease
 // whose Validity is the mutex's Until (in cfg.Now's frame), ErrNotAcquired
 // when redsync failed and the per-node answers rule out a quorum (or a
 // quorum was reached too late and redsync unlocked), or an unknown-outcome
-// error when the nodes that failed with errors could complete a quorum.
+// error when the nodes that failed with errors could complete a quorum (or
+// ctx ended during the library's retries).
 func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	start := l.cfg.Now()
 	m := l.rs.NewMutex(key, l.opts...)
@@ -255,6 +257,12 @@ func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 		err = m.TryLockContext(ctx)
 	}
 	end, real := l.cfg.Now(), time.Now()
+	if err != nil && l.tries > 1 && errors.Is(err, redsync.ErrFailed) && ctx.Err() != nil {
+		// LockContext returns ErrFailed when ctx ends between attempts and
+		// drops the earlier attempts' errors: one of them may have been cut
+		// by the deadline after its SETs landed (and its unlock too).
+		return nil, fmt.Errorf("%s: acquire %q: outcome unknown: context ended during the library's retries: %w", l.name, key, err)
+	}
 	if err != nil {
 		return nil, l.acquireErr(key, err)
 	}
