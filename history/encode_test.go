@@ -66,6 +66,18 @@ func TestAppendOperationDoesNotAllocate(t *testing.T) {
 	}
 }
 
+func TestWriterRecordDoesNotAllocate(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "h.jsonl"), Header{Strategy: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	op := Operation{Client: 3, Stream: 4, Kind: Acquire, Key: "lb:k1", Hold: 9, Token: "c3-1:ab12cd34:17", Invoke: 1, Complete: 2, Result: OK}
+	if n := testing.AllocsPerRun(1000, func() { w.Record(op) }); n != 0 {
+		t.Errorf("Record allocates %v times per operation, want 0", n)
+	}
+}
+
 func TestWriterRecordAfterCloseIsIgnored(t *testing.T) {
 	w, err := Create(filepath.Join(t.TempDir(), "h.jsonl"), Header{Strategy: "s"})
 	if err != nil {
