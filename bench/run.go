@@ -34,9 +34,9 @@ import (
 var ErrUsage = errors.New("usage error")
 
 // ErrOverloaded is wrapped by the error of a run whose verdict contradicts
-// the verdict table while the harness itself ran late (a critical section
-// overran its planned length by more than TTL/2 with no fault to explain
-// it): the machine, not the lock, is suspect. It wraps
+// the verdict table while the harness itself ran late (a client stalled
+// inside a hold by more than TTL/2 with no fault to explain it; see
+// workload.Stats.MaxOverrun): the machine, not the lock, is suspect. It wraps
 // cluster.ErrEnvironment, so lockbench exits 3.
 var ErrOverloaded = fmt.Errorf("harness overloaded: %w", cluster.ErrEnvironment)
 
