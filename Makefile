@@ -4,6 +4,8 @@ GO      ?= go
 BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
+# The commit results.json records when Go's own VCS stamping is unavailable.
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 .PHONY: bench test build deps vet clean
 
@@ -14,7 +16,7 @@ test: deps vet
 	$(GO) test -count=1 -timeout 9m ./...
 
 build:
-	$(GO) build -o $(BIN) ./cmd/lockbench
+	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
 
 deps:
 	@./scripts/deps.sh

@@ -15,15 +15,18 @@ import (
 func newBenchCmd() *cobra.Command {
 	var profile, out string
 	var verbose bool
+	var seed int64
+	var repeat int
 	c := &cobra.Command{
-		Use:   "bench [--profile ci|full] [--out DIR]",
+		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
 		Long: `Run every (strategy, scenario) pair of a profile against redis-server
 processes lockbench starts itself, check each history, and write results.json,
 report.md, index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
-longer runs, a client sweep). Exit codes: 0 every verdict as expected, 1 an
+longer runs, a client sweep). --repeat N runs each cell N times with seeds
+--seed, --seed+1, ...; the same seed and repeat run the same cells. Exit codes: 0 every verdict as expected, 1 an
 unexpected verdict, 2 usage error, 3 environment error.`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
@@ -32,7 +35,13 @@ unexpected verdict, 2 usage error, 3 environment error.`,
 			if err != nil {
 				return err
 			}
-			o := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " ")}
+			if seed < 1 || repeat < 0 {
+				return fmt.Errorf("%w: --seed %d --repeat %d: want a seed ≥ 1 and a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, seed, repeat)
+			}
+			if repeat == 0 {
+				repeat = max(p.Seeds, 1)
+			}
+			o := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p.Name, seed, repeat, out)}
 			var bar *progressbar.ProgressBar
 			if verbose {
 				o.Progress = func(i, total int, label string) {
@@ -71,6 +80,8 @@ unexpected verdict, 2 usage error, 3 environment error.`,
 	}
 	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
 	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
+	c.Flags().Int64Var(&seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
+	c.Flags().IntVar(&repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print one line per run (instead of a progress bar on a terminal)")
 	return c
 }

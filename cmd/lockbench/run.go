@@ -68,8 +68,9 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			}
 			st, _ := impl.Lookup(spec.Strategy)
 			file := &results.File{
-				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
-				Command: spec.Command, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
+				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
+				Command: spec.Command, Seed: spec.Seed, Repeat: 1, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
+				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
 				Host:  bench.ThisHost(),
 				Redis: r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
 			}
