@@ -71,8 +71,8 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
 				Command: spec.Command, Seed: spec.Seed, Repeat: 1, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
 				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
-				Host:  bench.ThisHost(),
-				Redis: r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
+				Host:   bench.ThisHost(),
+				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
 			}
 			if err := results.Write(f.out, file); err != nil {
 				return err
