@@ -85,15 +85,15 @@ func Load(path string) (*File, error) {
 		if head.Tool != "" {
 			writer = head.Tool + ", which wrote it"
 		}
-		return nil, fmt.Errorf("%w: %s has schema version %d, this lockbench reads %d: rerun lockbench bench (or run) to write it again, or read it with %s (%w)",
-			ErrSchemaVersion, path, v, SchemaVersion, writer, ErrCorrupt)
+		return nil, versionError(fmt.Sprintf("results: %s has schema version %d, this lockbench reads %d: rerun lockbench bench (or run) to write it again, or read it with %s",
+			path, v, SchemaVersion, writer))
 	case v > SchemaVersion:
 		by := ""
 		if head.Tool != "" {
 			by = " (" + head.Tool + ")"
 		}
-		return nil, fmt.Errorf("%w: %s has schema version %d, this lockbench reads %d: it was written by a newer lockbench%s; upgrade lockbench to read it (%w)",
-			ErrSchemaVersion, path, v, SchemaVersion, by, ErrCorrupt)
+		return nil, versionError(fmt.Sprintf("results: %s has schema version %d, this lockbench reads %d: it was written by a newer lockbench%s; upgrade lockbench to read it",
+			path, v, SchemaVersion, by))
 	}
 	var f File
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -101,6 +101,22 @@ func Load(path string) (*File, error) {
 	}
 	return &f, nil
 }
+
+// versionError is an error with message msg that wraps both
+// ErrSchemaVersion and ErrCorrupt.
+func versionError(msg string) error {
+	return &multiError{msg: msg, errs: []error{ErrSchemaVersion, ErrCorrupt}}
+}
+
+// multiError is an error whose message is its own and that wraps several
+// sentinel errors (errors.Is matches each).
+type multiError struct {
+	msg  string
+	errs []error
+}
+
+func (e *multiError) Error() string   { return e.msg }
+func (e *multiError) Unwrap() []error { return e.errs }
 
 // decodeError turns a JSON decoding error into one that wraps ErrCorrupt and
 // names the file, where in it the problem is (line and column) and the fix.
