@@ -17,6 +17,13 @@ import (
 // default: 0.1, a throughput drop or a p99 rise of more than 10%.
 const DefaultMaxRegression = 0.1
 
+// MinGrantsCompared is the fewest grants every run of a cell, OLD and NEW,
+// must have for Compare to gate its performance: a p99 over fewer than 100
+// samples is close to the maximum, and a count below 100 varies by 10% or
+// more from run to run (Poisson: 1/√n) however fast the lock is. Below it
+// changes are reported, not gated.
+const MinGrantsCompared = 100
+
 // Finding kinds, as Compare reports them.
 const (
 	// FindingNewViolation: a check ok in every OLD run of a cell is violated
@@ -30,11 +37,12 @@ const (
 	// completed. Always gated.
 	FindingMissing = "missing"
 	// FindingThroughput: the median throughput fell by more than the
-	// threshold (and, with repeats on both sides, every NEW run is below
-	// every OLD run).
+	// threshold and every NEW run is below every OLD run (gated with two or
+	// more runs on both sides only).
 	FindingThroughput = "throughput"
 	// FindingP99: the median acquire p99 rose by more than the threshold
-	// (and, with repeats on both sides, every NEW run is above every OLD run).
+	// and every NEW run is above every OLD run (gated with two or more runs
+	// on both sides only).
 	FindingP99 = "p99"
 	// FindingNewCell: a cell of NEW has no run in OLD. Never gated.
 	FindingNewCell = "new-cell"
@@ -132,11 +140,14 @@ func expectOf(rs []Run, check string) string {
 // missing from NEW, a median throughput drop or a median acquire-p99 rise
 // beyond maxRegression (relative, e.g. 0.1). A change exactly at the
 // threshold is not flagged. Performance is compared on medians over
-// repeats, and when both sides have two or more repeats only a change whose
-// ranges do not overlap is flagged, so repeat-to-repeat noise is not. When
-// the hosts differ (CPUs, CPU model, OS) or a cell's clients or TTL differ,
-// performance changes are reported but not gated: throughput measured on
-// two machines cannot be compared. Runs that could not complete (Error set)
+// repeats and gated only when both sides have two or more completed runs of
+// the cell and their ranges do not overlap, so run-to-run noise is not
+// flagged (two identical single 1 s runs on a busy 2-core machine differ by
+// 10-15%); with one run on a side a change is reported, not gated. When
+// the hosts differ (CPUs, CPU model, OS), a cell's clients or TTL differ,
+// or a run of the cell had fewer than MinGrantsCompared grants, performance
+// changes are reported but not gated: throughput measured on two machines
+// cannot be compared, and a handful of grants is noise. Runs that could not complete (Error set)
 // are left out of every figure. Compare reads only its arguments.
 func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) Comparison {
 	c := Comparison{Old: oldName, New: newName, MaxRegression: maxRegression}
@@ -181,11 +192,19 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		cc.P99Ms = change(oldC.P99Ms, newC.P99Ms)
 		gated := perfGated
 		note := ""
-		if oldC.Clients != newC.Clients || oldC.TTLMs != newC.TTLMs {
+		switch {
+		case oldC.Clients != newC.Clients || oldC.TTLMs != newC.TTLMs:
 			gated = false
 			note = fmt.Sprintf(" (not gated: OLD ran %d clients, TTL %s ms; NEW %d clients, TTL %s ms)", oldC.Clients, formatNum(oldC.TTLMs), newC.Clients, formatNum(newC.TTLMs))
-		} else if !perfGated {
+		case !perfGated:
 			note = " (not gated: different hosts)"
+		case oldC.ThroughputPerS.N < 2 || newC.ThroughputPerS.N < 2:
+			gated = false
+			note = " (not gated: one run on a side cannot tell a change from noise; run both with --repeat 3 or more)"
+		case oldC.Grants.Min < MinGrantsCompared || newC.Grants.Min < MinGrantsCompared:
+			gated = false
+			note = fmt.Sprintf(" (not gated: a run had fewer than %d grants, OLD %s, NEW %s: too few to tell a change from noise)",
+				MinGrantsCompared, formatNum(oldC.Grants.Min), formatNum(newC.Grants.Min))
 		}
 		if Regressed(oldC.ThroughputPerS, newC.ThroughputPerS, maxRegression, false) {
 			cc.add(Finding{Kind: FindingThroughput, Gated: gated, Message: fmt.Sprintf("throughput %s → %s grants/s (%s, beyond −%s)%s",

@@ -95,56 +95,73 @@ func compareFile(repeats int) *File {
 		f.Runs = append(f.Runs,
 			Run{Strategy: "token-lua", Scenario: "baseline", Seed: seed, Expected: "must-hold", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
-				ThroughputPerS: 1000 + float64(i), AcquireLatencyMs: Latency{P99: 10, Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         5000, ThroughputPerS: 1000 + float64(i), AcquireLatencyMs: Latency{P99: 10, Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "token-lua", Scenario: "gc-pause", Seed: seed, Expected: "must-break", AsExpected: true, Verdict: bad,
 				ExpectedChecks: map[string]string{"exclusion": "break", "resource": "break", "liveness": "hold"},
-				ThroughputPerS: 300, AcquireLatencyMs: Latency{P99: 200, Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         1500, ThroughputPerS: 300, AcquireLatencyMs: Latency{P99: 200, Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "watchdog", Scenario: "random", Seed: seed, Expected: "at-risk", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "at-risk", "resource": "at-risk", "liveness": "hold"},
-				ThroughputPerS: 500, AcquireLatencyMs: Latency{P99: 30, Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         2500, ThroughputPerS: 500, AcquireLatencyMs: Latency{P99: 30, Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 		)
 	}
 	return f
 }
 
+// each applies fn to every repeat of cell i (0 token-lua/baseline,
+// 1 token-lua/gc-pause, 2 watchdog/random) of a compareFile.
+func each(f *File, i int, fn func(*Run)) {
+	for j := i; j < len(f.Runs); j += 3 {
+		fn(&f.Runs[j])
+	}
+}
+
 func TestCompare(t *testing.T) {
 	tests := []struct {
-		name   string
-		change func(*File)
-		gated  []string // kinds of gated findings, in order
-		notes  []string // kinds of findings not gated
-		warn   string
+		name    string
+		repeats int // per side; 0: 2
+		change  func(*File)
+		gated   []string // kinds of gated findings, in order
+		notes   []string // kinds of findings not gated
+		warn    string
 	}{
-		{"identical", func(*File) {}, nil, nil, ""},
-		{"must-hold violated", func(f *File) {
-			f.Runs[0].Verdict.Exclusion, f.Runs[0].AsExpected = "violated", false
-		}, []string{FindingNewViolation}, nil, ""},
-		{"canary lost", func(f *File) { f.Runs[1].Verdict = Verdict{Exclusion: "ok", Resource: "violated", Liveness: "ok"} },
-			[]string{FindingLostCanary}, nil, ""},
-		{"at-risk violated: reported, not gated", func(f *File) { f.Runs[2].Verdict.Exclusion = "violated" },
-			nil, []string{FindingNewViolation}, ""},
-		{"cell missing", func(f *File) { f.Runs = f.Runs[:2] }, []string{FindingMissing}, nil, ""},
-		{"cell failed to run", func(f *File) { f.Runs[0].Error = "port in use" }, []string{FindingMissing}, nil, ""},
-		{"cell only in NEW", func(f *File) {
+		{name: "identical", change: func(*File) {}},
+		{name: "must-hold violated in one repeat", change: func(f *File) {
+			f.Runs[3].Verdict.Exclusion, f.Runs[3].AsExpected = "violated", false
+		}, gated: []string{FindingNewViolation}},
+		{name: "canary lost in one repeat", change: func(f *File) { f.Runs[1].Verdict = Verdict{Exclusion: "ok", Resource: "violated", Liveness: "ok"} },
+			gated: []string{FindingLostCanary}},
+		{name: "at-risk violated: reported, not gated", change: func(f *File) { f.Runs[2].Verdict.Exclusion = "violated" },
+			notes: []string{FindingNewViolation}},
+		{name: "cell missing", change: func(f *File) { f.Runs = f.Runs[:2] }, repeats: 1, gated: []string{FindingMissing}},
+		{name: "cell failed to run", change: func(f *File) { each(f, 0, func(r *Run) { r.Error = "port in use" }) }, gated: []string{FindingMissing}},
+		{name: "cell only in NEW", change: func(f *File) {
 			f.Runs = append(f.Runs, Run{Strategy: "fenced", Scenario: "baseline", Verdict: Verdict{Exclusion: "ok"}})
-		}, nil, []string{FindingNewCell}, ""},
-		{"throughput −20%", func(f *File) { f.Runs[0].ThroughputPerS = 800 }, []string{FindingThroughput}, nil, ""},
-		{"throughput −5%: within", func(f *File) { f.Runs[0].ThroughputPerS = 950 }, nil, nil, ""},
-		{"p99 ×2", func(f *File) { f.Runs[2].AcquireLatencyMs.P99 = 60 }, []string{FindingP99}, nil, ""},
-		{"other host: performance not gated", func(f *File) {
+		}, notes: []string{FindingNewCell}},
+		{name: "throughput −20%", change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 800 }) }, gated: []string{FindingThroughput}},
+		{name: "throughput −20%, one run a side: not gated", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 800 }) },
+			notes: []string{FindingThroughput}},
+		{name: "throughput −5%: within", change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 950 }) }},
+		{name: "p99 ×2", change: func(f *File) { each(f, 2, func(r *Run) { r.AcquireLatencyMs.P99 = 60 }) }, gated: []string{FindingP99}},
+		{name: "few grants: performance not gated", change: func(f *File) {
+			each(f, 2, func(r *Run) { r.Grants, r.AcquireLatencyMs.P99 = 99, 90 })
+		}, notes: []string{FindingP99}},
+		{name: "other host: performance not gated", change: func(f *File) {
 			f.Host.CPUModel = "other cpu"
-			f.Runs[0].ThroughputPerS = 500
-		}, nil, []string{FindingThroughput}, "different hosts"},
-		{"other client count: performance not gated", func(f *File) {
-			f.Runs[0].Config.Clients = 64
-			f.Runs[0].ThroughputPerS = 500
-		}, nil, []string{FindingThroughput}, ""},
+			each(f, 0, func(r *Run) { r.ThroughputPerS = 500 })
+		}, notes: []string{FindingThroughput}, warn: "different hosts"},
+		{name: "other client count: performance not gated", change: func(f *File) {
+			each(f, 0, func(r *Run) { r.Config.Clients, r.ThroughputPerS = 64, 500 })
+		}, notes: []string{FindingThroughput}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			newF := compareFile(1)
+			n := tt.repeats
+			if n == 0 {
+				n = 2
+			}
+			newF := compareFile(n)
 			tt.change(newF)
-			c := Compare(compareFile(1), newF, "old", "new", DefaultMaxRegression)
+			c := Compare(compareFile(n), newF, "old", "new", DefaultMaxRegression)
 			var gated, notes []string
 			for _, cc := range c.Cells {
 				for _, f := range cc.Findings {
