@@ -5,7 +5,8 @@ BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
 # The commit results.json records when Go's own VCS stamping is unavailable.
-COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# ("-dirty": the work tree has uncommitted changes).
+COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
 .PHONY: bench test build deps vet clean
 
