@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -337,10 +338,20 @@ func RunCommand(s Spec) string {
 	return cmd
 }
 
-// BenchCommand is the lockbench command line that reproduces a bench of a
-// named profile with base seed seed and repeat runs per cell into out.
-func BenchCommand(profile string, seed int64, repeat int, out string) string {
-	return fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d --out %s", profile, seed, repeat, out)
+// BenchCommand is the lockbench command line that reproduces a bench of
+// profile p with base seed seed and repeat runs per cell into out. When p's
+// strategies or scenarios differ from those of the named profile it was
+// made from (narrowed with --strategies/--scenarios), they are listed.
+func BenchCommand(p Profile, seed int64, repeat int, out string) string {
+	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
+	named, err := LookupProfile(p.Name)
+	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
+		cmd += " --strategies " + strings.Join(p.Strategies, ",")
+	}
+	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
+		cmd += " --scenarios " + strings.Join(p.Scenarios, ",")
+	}
+	return cmd + " --out " + out
 }
 
 // StrategyInfo describes a strategy for results.json.

@@ -41,7 +41,7 @@ unexpected verdict, 2 usage error, 3 environment error.`,
 			if repeat == 0 {
 				repeat = max(p.Seeds, 1)
 			}
-			o := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p.Name, seed, repeat, out)}
+			o := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out)}
 			var bar *progressbar.ProgressBar
 			if verbose {
 				o.Progress = func(i, total int, label string) {
