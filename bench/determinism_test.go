@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -17,7 +18,7 @@ import (
 func tinyProfile() Profile {
 	return Profile{
 		Name: "tiny", Strategies: []string{"token-lua", "set-nx-px"}, Scenarios: []string{"baseline", "gc-pause"}, Seeds: 1,
-		Workload: workload.Config{Clients: 4, Keys: 1, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond},
+		Workload: workload.Config{Clients: 4, Keys: 1, TTL: 100 * time.Millisecond, Duration: 400 * time.Millisecond},
 	}
 }
 
@@ -69,6 +70,13 @@ func TestBenchSameSeedSameVerdicts(t *testing.T) {
 	for i := range 2 {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint("bench", i))
 		f, err := Bench(ctx, Options{Profile: tinyProfile(), OutDir: dir, Seed: 5, Command: "test"})
+		if errors.Is(err, ErrOverloaded) {
+			// The harness itself ran late (an environment error, exit 3):
+			// its verdicts mean nothing, so the bench is run again once.
+			t.Logf("bench %d: %v; running it again", i, err)
+			f, err = Bench(ctx, Options{Profile: tinyProfile(), OutDir: dir + "-again", Seed: 5, Command: "test"})
+			dir += "-again"
+		}
 		if err != nil {
 			t.Fatalf("bench %d: %v", i, err)
 		}
