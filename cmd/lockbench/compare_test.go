@@ -116,3 +116,25 @@ func TestCompareBadInputsExit2(t *testing.T) {
 		t.Errorf("a file compared with itself: exit %d:\n%s", code, out)
 	}
 }
+
+// TestReportOldSchemaExit2: lockbench report on a folder whose results.json
+// is schema 1 (a real file from lockbench 0.1.0) or truncated exits 2 and
+// says what to do.
+func TestReportOldSchemaExit2(t *testing.T) {
+	for _, tt := range []struct{ fixture, mention string }{
+		{"schema-v1.json", "rerun lockbench bench"},
+		{"truncated.json", "is truncated"},
+	} {
+		dir := t.TempDir()
+		data, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", tt.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := run(t, nil, "report", dir); code != 2 || !strings.Contains(out, tt.mention) || strings.Count(strings.TrimSpace(out), "\n") > 0 {
+			t.Errorf("report on %s: exit %d, want 2 with one line mentioning %q:\n%s", tt.fixture, code, tt.mention, out)
+		}
+	}
+}
