@@ -33,6 +33,12 @@ const (
 	// FindingLostCanary: a must-break check violated in every OLD run of a
 	// cell is not violated in some NEW run. Always gated.
 	FindingLostCanary = "lost-canary"
+	// FindingNewUnexpected: every OLD run of a cell was as expected and a
+	// NEW run is not, for a reason other than a new violation or a lost
+	// canary (e.g. a must-hold check inconclusive or with nothing to check,
+	// no grants during a fault that must keep granting). Always gated: the
+	// bench gate itself failed on NEW.
+	FindingNewUnexpected = "new-unexpected"
 	// FindingMissing: a cell of OLD has no run in NEW, or none that
 	// completed. Always gated.
 	FindingMissing = "missing"
@@ -137,7 +143,8 @@ func expectOf(rs []Run, check string) string {
 
 // Compare sets NEW beside OLD cell by cell ((strategy, scenario), runs
 // grouped over repeats) and flags: a new violation, a lost canary, a cell
-// missing from NEW, a median throughput drop or a median acquire-p99 rise
+// newly unexpected for another reason, a cell missing from NEW, a median
+// throughput drop or a median acquire-p99 rise
 // beyond maxRegression (relative, e.g. 0.1). A change exactly at the
 // threshold is not flagged. Performance is compared on medians over
 // repeats and gated only when both sides have two or more completed runs of
@@ -186,6 +193,9 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		if len(ors) > 0 && len(nrsOK) > 0 {
 			for _, check := range checkNames {
 				cc.compareCheck(check, ors, nrsOK, oldCells[k], nrs)
+			}
+			if len(cc.Findings) == 0 {
+				cc.compareExpected(ors, nrsOK)
 			}
 		}
 		cc.ThroughputPerS = change(oldC.ThroughputPerS, newC.ThroughputPerS)
@@ -268,6 +278,27 @@ func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []
 		cc.add(Finding{Kind: FindingLostCanary, Gated: true, Message: fmt.Sprintf("lost canary: %s must break and was violated in every OLD run (%d), not in %d of %d NEW runs: the harness lost its teeth",
 			check, len(ors), newNotViolated, len(nrs))})
 	}
+}
+
+// compareExpected flags a cell whose completed OLD runs were all as
+// expected and some completed NEW run is not (ors and nrs are not empty).
+func (cc *CellComparison) compareExpected(ors, nrs []Run) {
+	for _, r := range ors {
+		if !r.AsExpected {
+			return
+		}
+	}
+	var bad []Run
+	for _, r := range nrs {
+		if !r.AsExpected {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	cc.add(Finding{Kind: FindingNewUnexpected, Gated: true, Message: fmt.Sprintf("newly unexpected: as expected in every OLD run (%d), not in %d of %d NEW runs: %s",
+		len(ors), len(bad), len(nrs), strings.Join(bad[0].Unexpected, "; "))})
 }
 
 // Regressed reports whether a performance figure got worse beyond the

@@ -117,12 +117,13 @@ func each(f *File, i int, fn func(*Run)) {
 
 func TestCompare(t *testing.T) {
 	tests := []struct {
-		name    string
-		repeats int // per side; 0: 2
-		change  func(*File)
-		gated   []string // kinds of gated findings, in order
-		notes   []string // kinds of findings not gated
-		warn    string
+		name      string
+		repeats   int // per side; 0: 2
+		change    func(*File)
+		oldChange func(*File) // applied to OLD; nil: none
+		gated     []string    // kinds of gated findings, in order
+		notes     []string    // kinds of findings not gated
+		warn      string
 	}{
 		{name: "identical", change: func(*File) {}},
 		{name: "must-hold violated in one repeat", change: func(f *File) {
@@ -130,6 +131,11 @@ func TestCompare(t *testing.T) {
 		}, gated: []string{FindingNewViolation}},
 		{name: "canary lost in one repeat", change: func(f *File) { f.Runs[1].Verdict = Verdict{Exclusion: "ok", Resource: "violated", Liveness: "ok"} },
 			gated: []string{FindingLostCanary}},
+		{name: "must-hold with nothing checked", change: func(f *File) {
+			f.Runs[0].Verdict.Exclusion, f.Runs[0].AsExpected = "skipped", false
+			f.Runs[0].Unexpected = []string{"exclusion must hold but nothing was checked: no successful acquires"}
+		}, gated: []string{FindingNewUnexpected}},
+		{name: "unexpected in OLD too: not new", change: func(f *File) {}, oldChange: func(f *File) { f.Runs[0].AsExpected = false }},
 		{name: "at-risk violated: reported, not gated", change: func(f *File) { f.Runs[2].Verdict.Exclusion = "violated" },
 			notes: []string{FindingNewViolation}},
 		{name: "cell missing", change: func(f *File) { f.Runs = f.Runs[:2] }, repeats: 1, gated: []string{FindingMissing}},
@@ -161,7 +167,11 @@ func TestCompare(t *testing.T) {
 			}
 			newF := compareFile(n)
 			tt.change(newF)
-			c := Compare(compareFile(n), newF, "old", "new", DefaultMaxRegression)
+			oldF := compareFile(n)
+			if tt.oldChange != nil {
+				tt.oldChange(oldF)
+			}
+			c := Compare(oldF, newF, "old", "new", DefaultMaxRegression)
 			var gated, notes []string
 			for _, cc := range c.Cells {
 				for _, f := range cc.Findings {

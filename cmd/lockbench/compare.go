@@ -21,6 +21,8 @@ results folder or its results.json) and flag:
   new-violation  a check ok in every OLD run is violated in a NEW run
                  (not gated when both expect the check at risk)
   lost-canary    a must-break check violated in every OLD run is not in a NEW run
+  new-unexpected a cell as expected in every OLD run is not in a NEW run for
+                 another reason (a must-hold check inconclusive or unchecked)
   missing        a cell of OLD has no completed run in NEW
   throughput     the median grants/s fell by more than --max-regression
   p99            the median acquire p99 rose by more than --max-regression
