@@ -8,12 +8,12 @@ PROFILE ?= ci
 # ("-dirty": the work tree has uncommitted changes).
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps vet clean
+.PHONY: bench test build deps deps-test vet clean
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
 
-test: deps vet
+test: deps-test vet
 	$(GO) test -count=1 -timeout 9m ./...
 
 build:
@@ -21,6 +21,10 @@ build:
 
 deps:
 	@./scripts/deps.sh
+
+# make test also needs chromium (the report test renders index.html headless).
+deps-test:
+	@./scripts/deps.sh --browser
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
