@@ -287,7 +287,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
 	Fill(&out, ops, rep, exp, s.OutDir)
 	out.Faults = FaultsOf(ops)
-	out.Fairness, out.Errors = Outcomes(ops, w.Clients)
+	out.Fairness, out.Errors = FairnessAndErrors(ops, w.Clients)
 
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
@@ -406,7 +406,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 		out.ThroughputPerS = float64(out.Grants) / out.DurationS
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
-	out.Fairness, out.Errors = Outcomes(ops, h.Clients)
+	out.Fairness, out.Errors = FairnessAndErrors(ops, h.Clients)
 	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops))
 	return err

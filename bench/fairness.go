@@ -5,14 +5,14 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// Outcomes computes a run's fairness and error breakdown from its history.
+// FairnessAndErrors computes a run's fairness and error breakdown from its history.
 // clients is the run's client count: clients that never got a grant count
 // as zeros in the fairness index (a client id at or above clients widens
 // it). Only the clients' whole-lock operations count: per-node calls of a
 // quorum strategy (Node set) and the harness's probes and nemesis (client
 // -1) are left out. The definitions are results.Run.Fairness and
 // results.ErrorBreakdown's; the index is results.JainIndex.
-func Outcomes(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
+func FairnessAndErrors(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
 	var e results.ErrorBreakdown
 	grants := make([]float64, max(clients, 0))
 	validUntil := map[int64]int64{} // hold → validity deadline of its outermost acquire

@@ -8,9 +8,9 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// TestOutcomes counts each outcome on a small hand-written history with one
+// TestFairnessAndErrors counts each outcome on a small hand-written history with one
 // hold of each kind, per-node calls and harness operations that must not count.
-func TestOutcomes(t *testing.T) {
+func TestFairnessAndErrors(t *testing.T) {
 	const ms = 1_000_000
 	acq := func(client int, hold int64, res history.Result, validUntil int64) history.Operation {
 		return history.Operation{Client: client, Kind: history.Acquire, Depth: 1, Hold: hold, Result: res, ValidUntil: validUntil, Invoke: hold * 10 * ms, Complete: hold*10*ms + ms}
@@ -36,7 +36,7 @@ func TestOutcomes(t *testing.T) {
 		{Client: 2, Stream: -1, Kind: history.Release, Node: "n2", Result: history.Info}, // per-node call
 		{Client: -1, Kind: history.Probe, Result: history.Info},                          // harness
 	}
-	fair, e := Outcomes(ops, 4)
+	fair, e := FairnessAndErrors(ops, 4)
 	want := results.ErrorBreakdown{NotAcquired: 2, Lost: 2, ExpiredOnRelease: 1, Info: 2}
 	if e != want {
 		t.Errorf("errors = %+v, want %+v", e, want)
@@ -45,7 +45,7 @@ func TestOutcomes(t *testing.T) {
 	if w := 25.0 / 52; math.Abs(fair-w) > 1e-12 {
 		t.Errorf("fairness = %v, want %v", fair, w)
 	}
-	if f, e := Outcomes(nil, 3); f != 0 || e != (results.ErrorBreakdown{}) {
+	if f, e := FairnessAndErrors(nil, 3); f != 0 || e != (results.ErrorBreakdown{}) {
 		t.Errorf("empty history: fairness %v errors %+v, want 0 and none", f, e)
 	}
 }
