@@ -121,8 +121,8 @@ type Options struct {
 	// Command is the command line that reproduces the bench.
 	Command string
 	// Seed is the base seed: repeat i (from 0) of every cell runs seed
-	// Seed+i, and the client sweep at n clients seed Seed+999+n. 0 is taken
-	// as 1, the CLI's default.
+	// Seed+i, and of the client sweep at n clients seed Seed+999+n+1000·i.
+	// 0 is taken as 1, the CLI's default.
 	Seed int64
 	// Repeat is how many times each cell runs; 0: the profile's Seeds.
 	Repeat int
@@ -211,8 +211,9 @@ func (o Options) seedAndRepeat() (int64, int) {
 
 // Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
 // each strategy (in p.Strategies' order) the scenario applies to, repeat
-// runs with seeds seed..seed+repeat-1; then the client sweep (baseline, one
-// run per strategy and client count, seed seed+999+clients). The plan
+// runs with seeds seed..seed+repeat-1; then the client sweep (baseline,
+// repeat runs per strategy and client count n, repeat i with seed
+// seed+999+n+1000·i). The plan
 // depends on its arguments only (no map order, no clock), so two benches
 // with the same profile, seed and repeat run the same cells. Unknown names
 // give an error wrapping ErrUsage.
@@ -242,7 +243,9 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 		for _, n := range p.ClientSweep {
 			w := p.Workload
 			w.Clients = n
-			sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n), Workload: w})
+			for i := range repeat {
+				sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n) + 1000*int64(i), Workload: w})
+			}
 		}
 	}
 	return specs, sweep, nil

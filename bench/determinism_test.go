@@ -48,8 +48,13 @@ func TestCellsDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cells = %v, want %v", got, want)
 	}
-	if len(sa) != 2 || sa[0].Seed != 7+999+1 || sa[1].Seed != 7+999+4 || sa[1].Workload.Clients != 4 {
-		t.Errorf("sweep = %+v", sa)
+	var sweep []string
+	for _, s := range sa {
+		sweep = append(sweep, fmt.Sprintf("%s/%d/%d", s.Strategy, s.Workload.Clients, s.Seed))
+	}
+	wantSweep := []string{"token-lua/1/1007", "token-lua/1/2007", "token-lua/1/3007", "token-lua/4/1010", "token-lua/4/2010", "token-lua/4/3010"}
+	if !reflect.DeepEqual(sweep, wantSweep) {
+		t.Errorf("sweep = %v, want %v", sweep, wantSweep)
 	}
 	if _, _, err := Cells(Profile{Scenarios: []string{"no-such"}, Strategies: []string{"token-lua"}}, 1, 1); err == nil {
 		t.Error("unknown scenario: no error")
