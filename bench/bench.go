@@ -377,5 +377,5 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	if in.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
 	}
-	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
+	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library}
 }
