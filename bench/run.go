@@ -301,6 +301,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
 	Fill(&out, ops, rep, exp, s.OutDir)
 	out.Faults = FaultsOf(ops)
+	out.Fairness, out.Errors = FairnessAndErrors(ops, w.Clients)
 
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
@@ -396,8 +397,8 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 
 // FromHistory fills a run's workload figures from its history alone (for
 // `lockbench check`): grants, acquire attempts by result, acquire latency
-// percentiles, throughput over the history's span, and the configuration
-// the header records.
+// percentiles, throughput over the history's span, fairness, the error
+// breakdown, and the configuration the header records.
 func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
 	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
 	var first, last int64 = -1, 0
@@ -419,6 +420,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 		out.ThroughputPerS = float64(out.Grants) / out.DurationS
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
+	out.Fairness, out.Errors = FairnessAndErrors(ops, h.Clients)
 	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops))
 	return err

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -16,8 +15,10 @@ func newBenchCmd() *cobra.Command {
 	var profile, out string
 	var strategies, scenarios []string
 	var o output
+	var seed int64
+	var repeat int
 	c := &cobra.Command{
-		Use:   "bench [--profile ci|full] [--out DIR]",
+		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
 		Long: `Run every (strategy, scenario) pair of a profile against redis-server
 processes lockbench starts itself, check each history, and write results.json,
@@ -25,6 +26,9 @@ report.md, index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
 longer runs, a client sweep). --strategies and --scenarios narrow a profile.
+--repeat N runs each cell N times with seeds --seed, --seed+1, ...; the
+report shows medians with min–max; the same seed and repeat run the same
+cells.
 
 Output: progress on stderr (a bar on a terminal, one line per run when
 stderr is not a terminal or with -v), then the verdict line and the
@@ -46,7 +50,13 @@ error, 3 environment error.`,
 			if p, err = onlySome(p, strategies, scenarios); err != nil {
 				return err
 			}
-			opts := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " ")}
+			if seed < 1 || repeat < 0 {
+				return fmt.Errorf("%w: --seed %d --repeat %d: want a seed ≥ 1 and a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, seed, repeat)
+			}
+			if repeat == 0 {
+				repeat = max(p.Seeds, 1)
+			}
+			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out)}
 			var done func()
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
@@ -83,6 +93,8 @@ error, 3 environment error.`,
 	}
 	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
 	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
+	c.Flags().Int64Var(&seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
+	c.Flags().IntVar(&repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
 	c.Flags().StringSliceVar(&strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
 	c.Flags().StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
 	o.addFlags(c, true)
