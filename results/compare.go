@@ -452,7 +452,7 @@ func completed(rs []Run) []Run {
 // observedText counts a cell's runs by observed outcome: "held", "held 2, violated 1".
 func observedText(s Summary) string {
 	var parts []string
-	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedError} {
+	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
 		switch n := s.Observed[o]; {
 		case n == 0:
 		case n == s.Seeds:

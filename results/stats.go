@@ -159,11 +159,14 @@ const (
 	ObservedViolated     = "violated"
 	ObservedInconclusive = "inconclusive"
 	ObservedError        = "error"
+	// ObservedUnchecked: the run completed but no checker ran on it.
+	ObservedUnchecked = "unchecked"
 )
 
 // Observed reduces a run's verdicts to one word: "error" when the run could
 // not complete, "violated" when any check was violated, "inconclusive" when
-// none was violated but one was inconclusive, else "held".
+// none was violated but one was inconclusive, "unchecked" when no check
+// ran at all (every verdict skipped or empty), else "held".
 func Observed(r Run) string {
 	if r.Error != "" {
 		return ObservedError
@@ -181,7 +184,12 @@ func Observed(r Run) string {
 	if inconclusive {
 		return ObservedInconclusive
 	}
-	return ObservedHeld
+	for _, v := range vs {
+		if v == "ok" {
+			return ObservedHeld
+		}
+	}
+	return ObservedUnchecked
 }
 
 // Summarize groups runs by (strategy, scenario) and aggregates each group's
