@@ -21,15 +21,7 @@ import (
 func TestRunRecordsHistory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop() })
-	st, err := impl.Lookup("token-lua")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := startSingle(ctx, t, "token-lua")
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	hw, err := history.Create(path, history.Header{Strategy: "token-lua", Scenario: "baseline", TTLMs: 100, Fencing: "off"})
 	if err != nil {
@@ -119,15 +111,7 @@ func (c *collect) Record(op history.Operation) {
 func TestOwnKeysAndNoHistory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop() })
-	st, err := impl.Lookup("set-nx-px")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := startSingle(ctx, t, "set-nx-px")
 	cfg := Config{Clients: 4, OwnKeys: true, TTL: 100 * time.Millisecond, Duration: 150 * time.Millisecond, CS: CSDist{Kind: "fixed"}, Seed: 1}
 	for _, tc := range []struct {
 		name      string
@@ -178,4 +162,20 @@ func TestOwnKeysAndNoHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startSingle starts one redis-server (stopped when the test ends) and looks
+// up strategy; it fails the test on any error.
+func startSingle(ctx context.Context, t *testing.T, strategy string) (*cluster.Cluster, impl.Strategy) {
+	t.Helper()
+	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	st, err := impl.Lookup(strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, st
 }
