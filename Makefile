@@ -5,7 +5,7 @@ BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
 
-.PHONY: bench test build deps vet clean
+.PHONY: bench test build deps vet clean docker-image
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
@@ -22,6 +22,11 @@ deps:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+
+# The docker backend's local image (no registry needed): FROM scratch with
+# this machine's redis-server and the libraries ldd lists for it.
+docker-image:
+	$(GO) run ./scripts/dockerimage -tag lockbench/redis:local
 
 clean:
 	rm -rf bin lockbench-out

@@ -79,8 +79,12 @@ type Options struct {
 	Profile Profile
 	// OutDir is the results folder (created).
 	OutDir string
-	// Cluster configures the Redis processes of every run.
+	// Cluster configures the Redis processes of every run (its Backend
+	// and Image included).
 	Cluster cluster.Options
+	// KeyPrefix replaces the workload's key prefix in every run ("":
+	// workload's default "lb:").
+	KeyPrefix string
 	// Command is the command line that reproduces the bench.
 	Command string
 	// Progress is called before each run with its index (from 0), the
@@ -123,6 +127,9 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
 				continue
 			}
+			if Unsupported(o.Cluster, scen, strat.Info()) != "" {
+				continue // reported n/a: the backend cannot inject this scenario's faults
+			}
 			for seed := int64(1); seed <= int64(p.Seeds); seed++ {
 				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: p.Workload})
 			}
@@ -140,6 +147,9 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	var overloaded []error
 	for i, s := range append(specs, sweep...) {
 		s.OutDir, s.Cluster = o.OutDir, o.Cluster
+		if o.KeyPrefix != "" {
+			s.Workload.KeyPrefix = o.KeyPrefix
+		}
 		s.Command = RunCommand(s)
 		if o.Progress != nil {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
@@ -200,8 +210,31 @@ func Unexpected(f *results.File) []results.Run {
 // RunCommand is the lockbench command line that reproduces one run.
 func RunCommand(s Spec) string {
 	w := s.Workload
-	return fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
+	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
 		s.Strategy, s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
+	return cmd + backendArgs(s.Cluster, w.KeyPrefix)
+}
+
+// backendArgs are the backend flags of RunCommand ("" on the process
+// backend with the default key prefix).
+func backendArgs(o cluster.Options, prefix string) string {
+	var b strings.Builder
+	switch o.Backend {
+	case cluster.BackendDocker:
+		fmt.Fprintf(&b, " --backend docker --redis-image %s", imageOf(o))
+	case cluster.BackendExternal:
+		fmt.Fprintf(&b, " --backend external --redis-addrs %s", strings.Join(o.External.Addrs, ","))
+		if len(o.External.SentinelAddrs) > 0 {
+			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", strings.Join(o.External.SentinelAddrs, ","), o.External.MasterName)
+		}
+		if o.External.AllowDestructive {
+			b.WriteString(" " + cluster.AllowDestructiveFlag)
+		}
+	}
+	if prefix != "" && prefix != "lb:" {
+		fmt.Fprintf(&b, " --key-prefix %s", prefix)
+	}
+	return b.String()
 }
 
 // StrategyInfo describes a strategy for results.json.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -160,4 +161,30 @@ func newBackend(o Options) (backend, error) {
 		return nil, fmt.Errorf("cluster: backend %q must be resolved with ResolveBackend before Start", BackendAuto)
 	}
 	return nil, fmt.Errorf("cluster: unknown backend %q (valid: %s)", o.Backend, strings.Join(backendNames, ", "))
+}
+
+// ResolveBackend returns the backend to use for name: name itself unless
+// it is BackendAuto, which becomes BackendProcess when redis-server is on
+// PATH (or o.RedisServer is usable), else BackendDocker when a Docker
+// daemon answers, else an error wrapping ErrEnvironment that names both
+// fixes. An unknown name returns an error listing the valid ones.
+func ResolveBackend(ctx context.Context, name string, o Options) (string, error) {
+	switch name {
+	case BackendProcess, BackendDocker, BackendExternal:
+		return name, nil
+	case BackendAuto, "":
+	default:
+		return "", fmt.Errorf("cluster: unknown backend %q (valid: %s, %s)", name, BackendAuto, strings.Join(backendNames, ", "))
+	}
+	bin := o.RedisServer
+	if bin == "" {
+		bin = "redis-server"
+	}
+	if _, err := exec.LookPath(bin); err == nil {
+		return BackendProcess, nil
+	}
+	if DockerAvailable(ctx) == nil {
+		return BackendDocker, nil
+	}
+	return "", fmt.Errorf("%w: cluster: --backend auto found neither redis-server on PATH nor a Docker daemon that answers; fix one: apt-get install redis-server (then the process backend runs), or start Docker and build the local image with `make docker-image` (then run with --redis-image %s)", ErrEnvironment, LocalImage)
 }

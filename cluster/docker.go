@@ -72,7 +72,7 @@ type dockerBackend struct {
 	image string
 	id    string // cluster id, in names and labels
 
-	cli    *testcontainers.DockerClient
+	cli    *docker.Client
 	net    *testcontainers.DockerNetwork
 	subnet netip.Prefix
 }
@@ -109,9 +109,9 @@ func (b *dockerBackend) labels() map[string]string {
 
 // dockerClient connects to the Docker daemon and pings it; an error wraps
 // ErrEnvironment and says how to fix it.
-func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+func dockerClient(ctx context.Context) (*docker.Client, error) {
 	disableRyuk()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	cli, err := docker.New(docker.FromEnv, docker.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, err, dockerHint)
 	}
@@ -119,7 +119,7 @@ func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 	defer cancel()
 	if _, err := cli.Ping(pctx, docker.PingOptions{}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, err, dockerHint)
+		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, firstLine(err), dockerHint)
 	}
 	return cli, nil
 }
@@ -522,7 +522,7 @@ func (b *dockerBackend) close() error {
 
 // removeDocker force-removes the containers (and their anonymous volumes)
 // and then the networks carrying label ("key=value").
-func removeDocker(ctx context.Context, cli *testcontainers.DockerClient, label string) error {
+func removeDocker(ctx context.Context, cli *docker.Client, label string) error {
 	f := make(docker.Filters).Add("label", label)
 	var errs []error
 	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})

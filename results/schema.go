@@ -148,6 +148,10 @@ type RunConfig struct {
 	Fencing    string   `json:"fencing"`  // off, writes, all
 	Reentrancy int      `json:"reentrancy"`
 	Policy     []string `json:"policy"`
+	// Backend runs the Redis servers: process, docker or external.
+	Backend string `json:"backend,omitempty"`
+	// Image is the Docker image of the docker backend ("" otherwise).
+	Image string `json:"image,omitempty"`
 }
 
 // Fault is one nemesis window, in ms since run start.

@@ -15,6 +15,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var profile, out string
 	var verbose bool
+	var be backendFlags
 	c := &cobra.Command{
 		Use:   "bench [--profile ci|full] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
@@ -23,7 +24,8 @@ processes lockbench starts itself, check each history, and write results.json,
 report.md, index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
-longer runs, a client sweep). Exit codes: 0 every verdict as expected, 1 an
+longer runs, a client sweep). Pairs whose faults the backend cannot inject
+(--backend docker or external) are skipped and shown n/a. Exit codes: 0 every verdict as expected, 1 an
 unexpected verdict, 2 usage error, 3 environment error.`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
@@ -32,7 +34,11 @@ unexpected verdict, 2 usage error, 3 environment error.`,
 			if err != nil {
 				return err
 			}
-			o := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " ")}
+			co, err := be.options(cmd.Context())
+			if err != nil {
+				return err
+			}
+			o := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " "), Cluster: co, KeyPrefix: be.keyPrefix}
 			var bar *progressbar.ProgressBar
 			if verbose {
 				o.Progress = func(i, total int, label string) {
@@ -72,5 +78,6 @@ unexpected verdict, 2 usage error, 3 environment error.`,
 	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
 	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print one line per run (instead of a progress bar on a terminal)")
+	be.add(c.Flags())
 	return c
 }
