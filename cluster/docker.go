@@ -364,7 +364,20 @@ func (b *dockerBackend) logTail(dn *dockerNode) string {
 	return "container log: " + s
 }
 
-// node returns n's container, or nil before its first start.
+// PIDLabel is the Docker label ("key=value") of every object made by
+// lockbench process pid.
+func PIDLabel(pid int) string { return LabelPID + "=" + strconv.Itoa(pid) }
+
+// DockerLabel returns the Docker label ("key=value") of the cluster's
+// containers and network on the docker backend, "" on the others.
+func (c *Cluster) DockerLabel() string {
+	if b, ok := c.be.(*dockerBackend); ok {
+		return LabelCluster + "=" + b.id
+	}
+	return ""
+}
+
+// dockerNode returns n's container, or nil before its first start.
 func (n *Node) dockerNode() *dockerNode {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -618,4 +631,37 @@ func hostPort(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("bad port in %q", addr)
 	}
 	return h, port, nil
+}
+
+// DockerObjects lists the containers and networks carrying label
+// ("key=value", e.g. PIDLabel(pid) or Cluster.DockerLabel()), and the
+// number of dangling (unattached) Docker volumes on the machine, for tests
+// and checks that nothing was left behind. It returns an error when no
+// Docker daemon answers.
+func DockerObjects(ctx context.Context, label string) (objects []string, danglingVolumes int, err error) {
+	cli, err := dockerClient(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer cli.Close()
+	f := make(docker.Filters).Add("label", label)
+	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range cs.Items {
+		objects = append(objects, "container "+strings.Join(c.Names, ","))
+	}
+	ns, err := cli.NetworkList(ctx, docker.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, n := range ns.Items {
+		objects = append(objects, "network "+n.Name)
+	}
+	vs, err := cli.VolumeList(ctx, docker.VolumeListOptions{Filters: make(docker.Filters).Add("dangling", "true")})
+	if err != nil {
+		return nil, 0, err
+	}
+	return objects, len(vs.Items), nil
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strconv"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	docker "github.com/moby/moby/client"
 )
 
 // dockerOptions skips the test when no Docker daemon answers, builds
@@ -26,57 +24,53 @@ func dockerOptions(t *testing.T) Options {
 	if err := BuildImage(ctx, LocalImage, false); err != nil {
 		t.Fatalf("BuildImage: %v", err)
 	}
-	t.Cleanup(func() { assertNoLeftovers(t) })
 	return Options{Backend: BackendDocker, Image: LocalImage, Logf: t.Logf}
 }
 
-// leftovers lists the containers, networks and volumes labelled by this
-// process (volumes: anonymous volumes still attached to such containers).
-func leftovers(t *testing.T) []string {
+// startDockerT is startT with a start timeout for containers: each takes
+// 0.3-5 s to start, depending on the machine's load.
+func startDockerT(t *testing.T, topo Topology, o Options) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	_, vols, err := DockerObjects(ctx, PIDLabel(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx, topo, o)
+	if err != nil {
+		t.Fatalf("Start(%s): %v", topo, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		assertNoLeftovers(t, c.DockerLabel(), vols)
+	})
+	return c
+}
+
+// assertNoLeftovers fails t if a container or network with label is
+// left, or dangling volumes grew beyond before.
+func assertNoLeftovers(t *testing.T, label string, before int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cli, err := dockerClient(ctx)
+	objs, vols, err := DockerObjects(ctx, label)
 	if err != nil {
-		t.Fatalf("docker: %v", err)
+		t.Fatalf("DockerObjects: %v", err)
 	}
-	defer cli.Close()
-	f := make(docker.Filters).Add("label", LabelPID+"="+itoa(os.Getpid()))
-	var out []string
-	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cs.Items {
-		out = append(out, "container "+strings.Join(c.Names, ","))
-		for _, m := range c.Mounts {
-			out = append(out, "volume "+m.Name)
-		}
-	}
-	ns, err := cli.NetworkList(ctx, docker.NetworkListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range ns.Items {
-		out = append(out, "network "+n.Name)
-	}
-	return out
-}
-
-func assertNoLeftovers(t *testing.T) {
-	t.Helper()
-	if l := leftovers(t); len(l) > 0 {
-		t.Errorf("docker objects left after the test: %v", l)
+	if len(objs) > 0 || vols > before {
+		t.Errorf("docker objects left after the test: %v; dangling volumes %d (before %d)", objs, vols, before)
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
 
 func TestDockerSingleFaults(t *testing.T) {
+	t.Parallel()
 	o := dockerOptions(t)
-	c := startT(t, Topology{Kind: Single}, o)
-	ctx := ctxT(t)
+	c := startDockerT(t, Topology{Kind: Single}, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	n := c.Nodes()[0]
 	if c.Backend() != BackendDocker {
 		t.Fatalf("Backend() = %q", c.Backend())
@@ -138,5 +132,120 @@ func TestDockerSingleFaults(t *testing.T) {
 	}
 	if err := n.SetClockOffset(time.Second); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("SetClockOffset on docker = %v, want ErrUnsupported", err)
+	}
+}
+
+// TestDockerSentinelFailover starts replicated:1+sentinel as containers:
+// the replica syncs from the primary's container IP, the Sentinels find
+// each other, and after the primary is killed they promote the replica,
+// whose address the host reaches (what Sentinel announces to clients).
+func TestDockerSentinelFailover(t *testing.T) {
+	t.Parallel()
+	o := dockerOptions(t)
+	c := startDockerT(t, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := c.Primary(ctx)
+	if err != nil || p != c.Nodes()[0] {
+		t.Fatalf("Primary = %v, %v; want n1", p, err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	np, err := c.WaitPrimary(ctx, p)
+	if err != nil {
+		t.Fatalf("no failover: %v", err)
+	}
+	if np != c.Nodes()[1] {
+		t.Fatalf("new primary %s, want n2", np.Name())
+	}
+	if err := client(t, np.Addr()).Set(ctx, "lb:k", "v", 0).Err(); err != nil {
+		t.Fatalf("write to the promoted replica at %s: %v", np.Addr(), err)
+	}
+}
+
+// failHelperEnv makes TestDockerFailingHelper run (and fail on purpose);
+// TestDockerFailingTestLeavesNothing runs it in a child process.
+const failHelperEnv = "LOCKBENCH_DOCKER_FAIL_HELPER"
+
+// TestDockerFailingHelper starts a docker cluster and fails; it only runs
+// as TestDockerFailingTestLeavesNothing's child.
+func TestDockerFailingHelper(t *testing.T) {
+	if os.Getenv(failHelperEnv) != "1" {
+		t.Skip("runs only as the child of TestDockerFailingTestLeavesNothing")
+	}
+	o := Options{Backend: BackendDocker, Image: LocalImage, Logf: t.Logf}
+	c := startDockerT(t, Topology{Kind: Single}, o)
+	t.Logf("started %v", c.Addrs())
+	t.Fatal("deliberate failure with a running docker cluster")
+}
+
+// TestDockerFailingTestLeavesNothing runs a test that fails while its
+// docker cluster runs, in a child process, and checks that the child
+// failed and left no container, network or volume behind.
+func TestDockerFailingTestLeavesNothing(t *testing.T) {
+	t.Parallel()
+	dockerOptions(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	_, before, err := DockerObjects(ctx, PIDLabel(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDockerFailingHelper$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), failHelperEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "deliberate failure") || !strings.Contains(string(out), "started [") {
+		t.Fatalf("child test should have started a cluster and failed; err %v, output:\n%s", err, out)
+	}
+	objs, vols, err := DockerObjects(ctx, PIDLabel(cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) > 0 || vols > before {
+		t.Fatalf("the failing test left %v, dangling volumes %d (before %d)", objs, vols, before)
+	}
+}
+
+// TestDockerSweep kills a child holding a docker cluster with SIGKILL (no
+// cleanup runs) and checks that SweepDocker, as every docker Start does,
+// removes what it left.
+func TestDockerSweep(t *testing.T) {
+	t.Parallel()
+	dockerOptions(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDockerFailingHelper$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), failHelperEnv+"=1")
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), "started [") {
+		k, err := pr.Read(buf)
+		seen.Write(buf[:k])
+		if err != nil {
+			t.Fatalf("child ended before its cluster started: %v\n%s", err, seen.String())
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	objs, _, err := DockerObjects(ctx, PIDLabel(cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) == 0 {
+		t.Fatal("the SIGKILLed child left nothing: the sweep is not tested")
+	}
+	if err := SweepDocker(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if objs, _, _ := DockerObjects(ctx, PIDLabel(cmd.Process.Pid)); len(objs) > 0 {
+		t.Fatalf("after the sweep: %v", objs)
 	}
 }
