@@ -343,7 +343,11 @@ func (c *Cluster) Stop() error {
 		var errs []error
 		var mu sync.Mutex
 		var wg sync.WaitGroup
-		for _, n := range append(c.Sentinels(), c.nodes...) {
+		var running []*Node
+		if c.be.name() != BackendExternal { // never stop servers lockbench did not start
+			running = append(c.Sentinels(), c.nodes...)
+		}
+		for _, n := range running {
 			wg.Go(func() {
 				if err := n.Kill(); err != nil {
 					mu.Lock()
