@@ -78,7 +78,7 @@ func TestDockerVerdicts(t *testing.T) {
 				t.Errorf("expected %q, table says %q", r.Expected, want)
 			}
 			if !r.AsExpected {
-				t.Errorf("%s/%s on docker: %v (verdict %+v)", tt.strategy, tt.scenario, r.Unexpected, r.Verdict)
+				t.Errorf("%s/%s on docker: %v (verdict %+v); faults: %q", tt.strategy, tt.scenario, r.Unexpected, r.Verdict, faultNotes(t, out, r.History))
 			}
 			if r.Config.Backend != cluster.BackendDocker || r.Config.Image != cluster.LocalImage {
 				t.Errorf("results config backend %q image %q", r.Config.Backend, r.Config.Image)

@@ -413,11 +413,13 @@ func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Even
 		return
 	}
 	pid := n.PID()
-	start := p.env.Clock.Now()
 	if err := n.Pause(); err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
 	}
+	// The window starts once the pause is in force: a docker pause (cgroup
+	// freezer) takes tens of ms, during which the node still serves.
+	start := p.env.Clock.Now()
 	state, err := n.ProcState()
 	if err != nil || state != "T" {
 		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	docker "github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 )
 
@@ -59,12 +60,16 @@ func dockerFeatures(Options) []Feature {
 	return []Feature{FeatureKill, FeaturePause, FeatureProxies, FeatureIsolate, FeatureRedisFaults}
 }
 
-// disableRyuk turns off testcontainers' reaper container: its image cannot
-// be pulled where no registry is reachable, and this backend removes what
-// it makes itself (Cluster.Stop, plus the sweep of stale objects at start).
-// testcontainers reads the setting once per process, from the
-// environment, so it is set before the first testcontainers call.
-func disableRyuk() { os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true") }
+// configureTestcontainers turns off testcontainers' reaper container (its
+// image cannot be pulled where no registry is reachable; this backend
+// removes what it makes itself: Cluster.Stop, plus the sweep of stale
+// objects at start) and its default logger (it prints to stderr; the
+// backend's progress goes to Options.Logf). testcontainers reads both once
+// per process, so this runs before the first testcontainers call.
+func configureTestcontainers() {
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	tclog.SetDefault(tclog.NewNoopLogger())
+}
 
 // dockerBackend runs each node as a container on a private bridge network
 // with a fixed IP, which clients on this (Linux) host reach directly.
@@ -75,6 +80,11 @@ type dockerBackend struct {
 	cli    *docker.Client
 	net    *testcontainers.DockerNetwork
 	subnet netip.Prefix
+	// init is true when the image's PID 1 is lockbench-init: kill and
+	// restart then act on redis-server inside the running container
+	// (milliseconds) instead of stopping and starting the container
+	// (seconds).
+	init bool
 }
 
 // tcLogger sends testcontainers' progress lines to Options.Logf.
@@ -89,6 +99,7 @@ type dockerNode struct {
 	id       string
 	ip       netip.Addr
 	isolated bool
+	initPid  int // host pid of lockbench-init, read at each container start
 }
 
 func newDockerBackend(o Options) *dockerBackend {
@@ -110,7 +121,7 @@ func (b *dockerBackend) labels() map[string]string {
 // dockerClient connects to the Docker daemon and pings it; an error wraps
 // ErrEnvironment and says how to fix it.
 func dockerClient(ctx context.Context) (*docker.Client, error) {
-	disableRyuk()
+	configureTestcontainers()
 	cli, err := docker.New(docker.FromEnv, docker.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, err, dockerHint)
@@ -149,9 +160,12 @@ func (b *dockerBackend) prepare(ctx context.Context, c *Cluster) error {
 	}
 	b.cli = cli
 	SweepDocker(ctx, false)
-	if _, err := cli.ImageInspect(ctx, b.image); err != nil {
+	img, err := cli.ImageInspect(ctx, b.image)
+	if err != nil {
 		return fmt.Errorf("%w: cluster: Docker image %s is not on this machine and lockbench never pulls (%v); %s", ErrEnvironment, b.image, firstLine(err), imageHint(b.image))
 	}
+	b.init = img.Config != nil && img.Config.Labels[imageInitLabel] == "1"
+
 	var lastErr error
 	for range 8 {
 		sub := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, byte(rand.IntN(250) + 1), 0}), 24)
@@ -264,10 +278,34 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 		}
 	} else {
 		sctx, cancel := context.WithTimeout(ctx, dockerStopTimeout)
-		_, err := b.cli.ContainerStart(sctx, dn.id, docker.ContainerStartOptions{})
+		var err error
+		n.mu.Lock()
+		ip := dn.initPid
+		n.mu.Unlock()
+		switch {
+		case b.init && ip > 0 && procAlive(ip) && syscall.Kill(ip, syscall.SIGUSR1) == nil:
+			// lockbench-init is up and got the signal from this host
+			// (faster than the Docker API): it starts redis-server again.
+		case b.init && b.containerRunning(dn):
+			_, err = b.cli.ContainerKill(sctx, dn.id, docker.ContainerKillOptions{Signal: "USR1"})
+			ip = 0
+		default:
+			_, err = b.cli.ContainerStart(sctx, dn.id, docker.ContainerStartOptions{})
+			ip = 0
+		}
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%w: cluster: restart container %s: %v", ErrEnvironment, n.name, firstLine(err))
+		}
+	}
+	n.mu.Lock()
+	known := dn.initPid
+	n.mu.Unlock()
+	if known == 0 || !procAlive(known) {
+		if st, err := b.inspect(dn); err == nil {
+			n.mu.Lock()
+			dn.initPid = st.Pid
+			n.mu.Unlock()
 		}
 	}
 	info, err := b.waitReady(ctx, n, dn)
@@ -294,7 +332,7 @@ func (b *dockerBackend) waitReady(ctx context.Context, n *Node, dn *dockerNode) 
 			return info, nil
 		}
 		lastErr = err
-		if i%20 == 19 { // every ~0.5 s: has it died?
+		if i%100 == 99 { // every ~0.5 s: has it died?
 			if st, ierr := b.inspect(dn); ierr == nil && !st.Running {
 				return nil, fmt.Errorf("%w: cluster: container %s exited at start (code %d): %s", ErrEnvironment, n.name, st.ExitCode, b.logTail(dn))
 			}
@@ -306,13 +344,19 @@ func (b *dockerBackend) waitReady(ctx context.Context, n *Node, dn *dockerNode) 
 			return nil, fmt.Errorf("%w: cluster: container %s did not answer PING at %s within %v (last: %v); %s", ErrEnvironment, n.name, addr, dockerReadyTimeout, lastErr, b.logTail(dn))
 		}
 		select {
-		case <-time.After(25 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		case <-n.c.stopCh:
 			return nil, fmt.Errorf("cluster: start %s: cluster stopped", n.name)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("cluster: start %s: %w", n.name, ctx.Err())
 		}
 	}
+}
+
+// containerRunning reports whether Docker reports the container running.
+func (b *dockerBackend) containerRunning(dn *dockerNode) bool {
+	st, err := b.inspect(dn)
+	return err == nil && st.Running
 }
 
 // containerState is what lockbench needs of Docker's container state.
@@ -384,38 +428,48 @@ func (n *Node) dockerNode() *dockerNode {
 	return n.ctr
 }
 
-// kill sends SIGKILL to the container (docker kill) and waits until Docker
-// reports it stopped. A paused container is thawed first: a frozen
-// process cannot act on SIGKILL.
+// kill SIGKILLs redis-server and waits until it is gone. With
+// lockbench-init as PID 1 it asks init (docker kill --signal USR2), which
+// SIGKILLs and reaps the server while the container, its address and its
+// network stay; otherwise it SIGKILLs the container (docker kill). A paused
+// container is thawed first: a frozen server cannot die.
 func (b *dockerBackend) kill(n *Node) error {
 	dn := n.dockerNode()
 	if dn == nil {
 		return nil
 	}
-	st, err := b.inspect(dn)
-	if err != nil {
-		return fmt.Errorf("cluster: kill %s: %v", n.name, firstLine(err))
-	}
-	if !st.Running {
+	pid := b.pid(n)
+	if pid == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerStopTimeout)
 	defer cancel()
-	if _, err := b.cli.ContainerKill(ctx, dn.id, docker.ContainerKillOptions{Signal: "KILL"}); err != nil {
-		return fmt.Errorf("cluster: kill %s: %v", n.name, firstLine(err))
+	sig, how := "KILL", "docker kill"
+	sent := false
+	if b.init {
+		sig, how = "USR2", "SIGKILL, reaped by lockbench-init"
+		if st, err := b.inspect(dn); err == nil && st.Paused {
+			if _, err := b.cli.ContainerUnpause(ctx, dn.id, docker.ContainerUnpauseOptions{}); err != nil {
+				return fmt.Errorf("cluster: kill %s: unpause: %v", n.name, firstLine(err))
+			}
+		}
+		// The server's host pid is known: SIGKILL it from here (init
+		// reaps it); the Docker API is the fallback.
+		sent = syscall.Kill(pid, syscall.SIGKILL) == nil
+	}
+	if !sent {
+		if _, err := b.cli.ContainerKill(ctx, dn.id, docker.ContainerKillOptions{Signal: sig}); err != nil {
+			return fmt.Errorf("cluster: kill %s: %v", n.name, firstLine(err))
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, err := b.inspect(dn)
-		if err == nil && !st.Running {
-			break
-		}
+	for b.pid(n) != 0 || !pidGone(pid) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster: kill %s: container still running 10s after docker kill", n.name)
+			return fmt.Errorf("cluster: kill %s: redis-server (pid %d) still running 10s after %s", n.name, pid, how)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
-	n.c.opts.Logf("cluster: killed %s (container %.12s, pid %d)", n.name, dn.id, st.Pid)
+	n.c.opts.Logf("cluster: killed %s (pid %d, %s)", n.name, pid, how)
 	return nil
 }
 
@@ -466,22 +520,67 @@ func (b *dockerBackend) state(n *Node) (string, error) {
 	case st.Paused:
 		return "T", nil
 	}
-	if s, err := procState(st.Pid); err == nil {
+	pid := b.pid(n)
+	if pid == 0 {
+		return "", fmt.Errorf("cluster: state of %s: node not running", n.name)
+	}
+	if s, err := procState(pid); err == nil {
 		return s, nil
 	}
 	return "R", nil
 }
 
+// pid is redis-server's pid on this host: the container's main process,
+// or with lockbench-init its child (0 while init runs without one).
 func (b *dockerBackend) pid(n *Node) int {
 	dn := n.dockerNode()
 	if dn == nil {
 		return 0
 	}
+	n.mu.Lock()
+	ip := dn.initPid
+	n.mu.Unlock()
+	if b.init && ip > 0 && procAlive(ip) {
+		// Fast path (no Docker API call): init is alive, read its child.
+		if kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ip, ip)); err == nil {
+			return childPid(kids)
+		}
+	}
 	st, err := b.inspect(dn)
 	if err != nil || !st.Running {
 		return 0
 	}
-	return st.Pid
+	if !b.init {
+		return st.Pid
+	}
+	kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", st.Pid, st.Pid))
+	if err != nil {
+		return st.Pid // a remote daemon: no /proc view, count the container
+	}
+	return childPid(kids)
+}
+
+// childPid returns the first live pid of a /proc children list, 0 if none.
+func childPid(kids []byte) int {
+	for _, f := range strings.Fields(string(kids)) {
+		if p, err := strconv.Atoi(f); err == nil && procAlive(p) {
+			return p
+		}
+	}
+	return 0
+}
+
+// pidGone reports whether /proc has no entry for pid (reaped), or this
+// host has no /proc view of it.
+func pidGone(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err != nil
+}
+
+// procAlive reports whether pid exists and is not a zombie.
+func procAlive(pid int) bool {
+	s, err := procState(pid)
+	return err == nil && s != "Z"
 }
 
 func (b *dockerBackend) running(n *Node) bool { return b.pid(n) != 0 }

@@ -4,6 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +18,31 @@ import (
 
 	docker "github.com/moby/moby/client"
 )
+
+// initSource is lockbench-init, the local image's PID 1: see
+// lockbenchinit/init.c.
+//
+//go:embed lockbenchinit/init.c
+var initSource []byte
+
+// Labels of the local image.
+const (
+	// imageInitLabel is "1" when the image's entrypoint is lockbench-init,
+	// which lets the docker backend kill and restart redis-server inside a
+	// running container.
+	imageInitLabel = "org.lockbench.init"
+	// imageVersionLabel identifies the recipe BuildImage used (a hash of
+	// the init source and the builder's version); another value rebuilds.
+	imageVersionLabel = "org.lockbench.image-version"
+	// imageRecipe is bumped when BuildImage's output changes.
+	imageRecipe = "2"
+)
+
+// imageVersion is the imageVersionLabel value of this build.
+func imageVersion() string {
+	sum := sha256.Sum256(append([]byte(imageRecipe), initSource...))
+	return hex.EncodeToString(sum[:6])
+}
 
 // LocalImage is the tag BuildImage gives the local image (make
 // docker-image): redis-server from this machine, FROM scratch.
@@ -32,7 +60,11 @@ var ldLib = regexp.MustCompile(`(?m)(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)`)
 // is already on the machine and force is false it does nothing. The
 // binary is resolved through symlinks (Debian's redis-server links to
 // redis-check-rdb) but copied under the name redis-server, which selects
-// its mode. Errors caused by the machine (no Docker, no redis-server, no
+// its mode. With gcc on PATH the image's entrypoint is lockbench-init
+// (lockbenchinit/init.c, compiled here against the image's libc), which
+// keeps the container up while the docker backend kills and restarts
+// redis-server in it. A tag built by another version of this recipe is
+// rebuilt. Errors caused by the machine (no Docker, no redis-server, no
 // ldd) wrap ErrEnvironment.
 func BuildImage(ctx context.Context, tag string, force bool) error {
 	if tag == "" {
@@ -44,7 +76,7 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 	}
 	defer cli.Close()
 	if !force {
-		if _, err := cli.ImageInspect(ctx, tag); err == nil {
+		if r, err := cli.ImageInspect(ctx, tag); err == nil && r.Config != nil && r.Config.Labels[imageVersionLabel] == imageVersion() {
 			return nil
 		}
 	}
@@ -63,6 +95,21 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 	files := map[string]string{"usr/bin/redis-server": real} // path in image → host path
 	for _, m := range ldLib.FindAllStringSubmatch(string(out), -1) {
 		files[strings.TrimPrefix(m[1], "/")] = m[1]
+	}
+	initBin := ""
+	if gcc, err := exec.LookPath("gcc"); err == nil {
+		dir, err := os.MkdirTemp("", "lockbench-init-")
+		if err != nil {
+			return fmt.Errorf("%w: cluster: build image %s: %v", ErrEnvironment, tag, err)
+		}
+		defer os.RemoveAll(dir)
+		initBin = filepath.Join(dir, "lockbench-init")
+		cmd := exec.CommandContext(ctx, gcc, "-O2", "-o", initBin, "-x", "c", "-")
+		cmd.Stdin = bytes.NewReader(initSource)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%w: cluster: build image %s: gcc lockbench-init: %v: %s", ErrEnvironment, tag, err, bytes.TrimSpace(msg))
+		}
+		files["usr/bin/lockbench-init"] = initBin
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -84,7 +131,13 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 			return err
 		}
 	}
-	df += "COPY root/ /\nWORKDIR /data\nEXPOSE 6379\nCMD [\"redis-server\", \"--protected-mode\", \"no\"]\n"
+	df += "COPY root/ /\nWORKDIR /data\nEXPOSE 6379\n"
+	labels := map[string]string{"org.lockbench.source": real, imageVersionLabel: imageVersion()}
+	if initBin != "" {
+		df += "ENTRYPOINT [\"/usr/bin/lockbench-init\"]\n"
+		labels[imageInitLabel] = "1"
+	}
+	df += "CMD [\"redis-server\", \"--protected-mode\", \"no\"]\n"
 	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(df))}); err != nil {
 		return err
 	}
@@ -94,8 +147,7 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	res, err := cli.ImageBuild(ctx, &buf, docker.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true,
-		Labels: map[string]string{"org.lockbench.source": real}})
+	res, err := cli.ImageBuild(ctx, &buf, docker.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true, Labels: labels})
 	if err != nil {
 		return fmt.Errorf("%w: cluster: build image %s: %v", ErrEnvironment, tag, firstLine(err))
 	}
