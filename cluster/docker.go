@@ -274,6 +274,9 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 			n.mu.Unlock()
 		}
 		if err != nil {
+			if ctx.Err() != nil { // Ctrl-C or a deadline, not the machine
+				return fmt.Errorf("cluster: start container %s: %w", n.name, ctx.Err())
+			}
 			return fmt.Errorf("%w: cluster: start container %s (image %s): %v", ErrEnvironment, n.name, b.image, firstLine(err))
 		}
 	} else {
@@ -295,6 +298,9 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 		}
 		cancel()
 		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("cluster: restart container %s: %w", n.name, ctx.Err())
+			}
 			return fmt.Errorf("%w: cluster: restart container %s: %v", ErrEnvironment, n.name, firstLine(err))
 		}
 	}
