@@ -122,7 +122,7 @@ func (b *dockerBackend) labels() map[string]string {
 // ErrEnvironment and says how to fix it.
 func dockerClient(ctx context.Context) (*docker.Client, error) {
 	configureTestcontainers()
-	cli, err := docker.New(docker.FromEnv, docker.WithAPIVersionNegotiation())
+	cli, err := docker.New(docker.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, err, dockerHint)
 	}

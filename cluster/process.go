@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"syscall"
 	"time"
 )
@@ -44,11 +42,3 @@ func (n *Node) start(ctx context.Context) error { return n.c.be.start(ctx, n) }
 
 // kill kills the node on its cluster's backend, without the op lock.
 func (n *Node) kill() error { return n.c.be.kill(n) }
-
-// errStopped is returned by starts after Cluster.Stop began.
-var errStopped = errors.New("cluster stopped")
-
-// stoppedErr names the node in errStopped.
-func (n *Node) stoppedErr(op string) error {
-	return fmt.Errorf("cluster: %s %s: %w", op, n.name, errStopped)
-}
