@@ -49,7 +49,7 @@ func Profiles() []Profile {
 			Strategies: impl.Names(), Scenarios: CIScenarios(), Seeds: 1, Workload: base},
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
-			ClientSweep: []int{1, 2, 4, 8, 16, 32}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
+			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
@@ -14,9 +16,12 @@ import (
 )
 
 // Report draws the plots of a results file from its runs and their saved
-// histories and writes report.md and index.html into dir. It runs offline on
-// saved files, so `lockbench report DIR` re-renders a finished bench. The
-// throughput-vs-clients plot is drawn from f.Sweep when it has runs.
+// histories and writes report.md and index.html into dir (index.html embeds
+// the PNGs). It runs offline on saved files, so `lockbench report DIR`
+// re-renders a finished bench. Throughput and Redis commands per grant are
+// drawn for every scenario, latency percentiles and CDF for the baseline, the
+// throughput-vs-clients plot from f.Sweep when it has runs, and a timeline
+// of holders for up to three keys of each faulted pair's first seed.
 func Report(dir string, f *results.File) error {
 	sweep := f.Sweep
 	pd := filepath.Join(dir, "plots")
@@ -34,15 +39,12 @@ func Report(dir string, f *results.File) error {
 		refs = append(refs, results.PlotRef{Title: title, PNG: filepath.Join("plots", name+".png"), SVG: filepath.Join("plots", name+".svg")})
 		return nil
 	}
+	if err := add("Throughput per strategy and scenario (grants/s)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
+		return err
+	}
 	base := runsOf(f.Runs, "baseline")
 	if len(base) > 0 {
-		if err := add("Throughput per strategy (baseline, grants/s)", "throughput", plots.Throughput(base, filepath.Join(pd, "throughput"))); err != nil {
-			return err
-		}
-		if err := add("Acquire latency percentiles (baseline, ms, log scale)", "latency-percentiles", plots.LatencyPercentiles(base, filepath.Join(pd, "latency-percentiles"))); err != nil {
-			return err
-		}
-		if err := add("Redis commands per grant (baseline)", "round-trips", plots.RoundTrips(base, filepath.Join(pd, "round-trips"))); err != nil {
+		if err := add("Acquire latency percentiles p50, p90, p99, p99.9 and max (baseline, ms, log scale)", "latency-percentiles", plots.LatencyPercentiles(base, filepath.Join(pd, "latency-percentiles"))); err != nil {
 			return err
 		}
 		cdf := map[string][]float64{}
@@ -53,28 +55,25 @@ func Report(dir string, f *results.File) error {
 			}
 			cdf[r.Strategy] = append(cdf[r.Strategy], AcquireLatencies(ops)...)
 		}
-		if err := add("Acquire latency CDF (baseline, ms)", "latency-cdf", plots.LatencyCDF(cdf, filepath.Join(pd, "latency-cdf"))); err != nil {
+		if err := add("Acquire latency CDF (baseline, ms, log scale)", "latency-cdf", plots.LatencyCDF(cdf, filepath.Join(pd, "latency-cdf"))); err != nil {
 			return err
 		}
 	}
 	if len(sweep) > 0 {
-		pts := map[string][]plots.XY{}
-		for _, r := range sweep {
-			pts[r.Strategy] = append(pts[r.Strategy], plots.XY{X: float64(r.Config.Clients), Y: r.ThroughputPerS})
-		}
-		for _, v := range pts {
-			sort.Slice(v, func(i, j int) bool { return v[i].X < v[j].X })
-		}
-		if err := add("Throughput vs clients (baseline, grants/s)", "throughput-vs-clients", plots.ThroughputVsClients(pts, filepath.Join(pd, "throughput-vs-clients"))); err != nil {
+		if err := add("Throughput vs number of clients (baseline, grants/s)", "throughput-vs-clients", plots.ThroughputVsClients(sweepPoints(sweep), filepath.Join(pd, "throughput-vs-clients"))); err != nil {
 			return err
 		}
 	}
-	// One timeline per faulted pair (first seed), zoomed on the first
-	// violation or fault.
+	if err := add("Redis commands per grant, server-side from INFO commandstats (bars) and sent by the clients (crosses)", "round-trips", plots.RoundTrips(f.Runs, filepath.Join(pd, "round-trips"))); err != nil {
+		return err
+	}
+	// Timelines of faulted pairs (first seed): one per key, the keys with a
+	// violation first, at most maxTimelineKeys per run, each zoomed on its
+	// first violation or on the first fault.
 	seen := map[string]bool{}
 	for _, r := range f.Runs {
 		pair := r.Strategy + "-" + r.Scenario
-		if seen[pair] || len(r.Faults) == 0 {
+		if seen[pair] || len(r.Faults) == 0 || r.Error != "" {
 			continue
 		}
 		seen[pair] = true
@@ -82,10 +81,17 @@ func Report(dir string, f *results.File) error {
 		if err != nil {
 			continue
 		}
-		name := "timeline-" + pair
-		title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
-		if err := add(title, name, Timeline(ops, r, filepath.Join(pd, name))); err != nil {
-			return err
+		keys := TimelineKeys(ops)
+		for _, key := range keys {
+			name := "timeline-" + pair
+			title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
+			if len(keys) > 1 {
+				name += "-" + fileSafe(key)
+				title += ", key " + key
+			}
+			if err := add(title, name, Timeline(ops, r, key, filepath.Join(pd, name))); err != nil {
+				return err
+			}
 		}
 	}
 	return results.WriteReport(dir, f, refs)
@@ -124,40 +130,134 @@ func AcquireLatencies(ops []history.Operation) []float64 {
 	return out
 }
 
-// Timeline draws the holders of the run's most interesting key around its
-// first violation (or first fault): ±3 TTL.
-func Timeline(ops []history.Operation, r results.Run, prefix string) error {
+// maxTimelineKeys is the most keys of one run that get a timeline.
+const maxTimelineKeys = 3
+
+// TimelineKeys returns the keys of a history worth a timeline: those with
+// overlapping holds (a violation) first, then the others by how many holds
+// they had, at most maxTimelineKeys.
+func TimelineKeys(ops []history.Operation) []string {
+	holds := checker.Holds(ops)
+	count := map[string]int{}
+	violated := map[string]bool{}
+	for _, k := range keysOf(holds) {
+		violated[k] = len(overlapTimes(holds, k)) > 0
+	}
+	for _, h := range holds {
+		count[h.Key]++
+	}
+	keys := keysOf(holds)
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if violated[a] != violated[b] {
+			return violated[a]
+		}
+		if count[a] != count[b] {
+			return count[a] > count[b]
+		}
+		return a < b
+	})
+	if len(keys) == 0 { // no hold at all: the key of the first lock operation
+		for _, op := range ops {
+			if op.Kind != history.Nemesis && op.Key != "" {
+				return []string{op.Key}
+			}
+		}
+	}
+	return keys[:min(len(keys), maxTimelineKeys)]
+}
+
+// keysOf returns the distinct keys of holds, in order.
+func keysOf(holds []checker.Hold) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, h := range holds {
+		if !seen[h.Key] {
+			seen[h.Key] = true
+			keys = append(keys, h.Key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// overlapTimes returns, in ms since run start, the grants of key that came
+// before an earlier hold's end of use: the violations of exclusion.
+func overlapTimes(holds []checker.Hold, key string) []float64 {
+	var out []float64
+	var maxEnd int64 = -1
+	for _, h := range holds { // sorted by acquire invoke
+		if h.Key != key {
+			continue
+		}
+		if maxEnd >= 0 && h.AcquireComplete < maxEnd {
+			out = append(out, float64(h.AcquireComplete)/1e6)
+		}
+		maxEnd = max(maxEnd, h.EndOfUse)
+	}
+	return out
+}
+
+// fileSafe turns a key into a file-name part: letters, digits, '-' and '_'
+// kept, anything else '_'.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// sweepPoints are the client-sweep runs as (clients, grants/s) points per
+// strategy, the median over runs with the same client count.
+func sweepPoints(sweep []results.Run) map[string][]plots.XY {
+	type k struct {
+		strategy string
+		clients  int
+	}
+	vals := map[k][]float64{}
+	for _, r := range sweep {
+		if r.Error == "" {
+			vals[k{r.Strategy, r.Config.Clients}] = append(vals[k{r.Strategy, r.Config.Clients}], r.ThroughputPerS)
+		}
+	}
+	pts := map[string][]plots.XY{}
+	for key, vs := range vals {
+		pts[key.strategy] = append(pts[key.strategy], plots.XY{X: float64(key.clients), Y: results.SpreadOf(vs).Median})
+	}
+	for _, v := range pts {
+		sort.Slice(v, func(i, j int) bool { return v[i].X < v[j].X })
+	}
+	return pts
+}
+
+// Timeline draws the holders of key in a run, in the strategy's colour,
+// around the key's first violation (or the run's first fault): from 3 TTL
+// before it to 3 TTL after it (plus the fault's length), with the fault
+// windows in that span shaded and the key's violations marked.
+func Timeline(ops []history.Operation, r results.Run, key, prefix string) error {
 	holds := checker.Holds(ops)
 	ttl := r.Config.TTLMs
 	if ttl <= 0 {
 		ttl = 100
 	}
-	center := r.Faults[0].StartMs
-	key := ""
-	for _, op := range ops {
-		if op.Kind == history.Nemesis || op.Key == "" {
-			continue
-		}
-		key = op.Key
-		break
+	viols := overlapTimes(holds, key)
+	center, span := 0.0, 0.0
+	switch {
+	case len(viols) > 0:
+		center = viols[0]
+	case len(r.Faults) > 0:
+		center, span = r.Faults[0].StartMs, r.Faults[0].EndMs-r.Faults[0].StartMs
 	}
-	lo, hi := center-3*ttl, center+3*ttl+(r.Faults[0].EndMs-r.Faults[0].StartMs)
-	var iv []plots.Interval
+	lo, hi := center-3*ttl, center+3*ttl+max(span, 0)
 	var viol []float64
-	var maxEnd int64 = -1
-	for _, h := range holds { // sorted by acquire invoke; overlap = granted before an earlier hold's end of use
-		if h.Key != key {
-			continue
-		}
-		if maxEnd >= 0 && h.AcquireComplete < maxEnd {
-			if t := float64(h.AcquireComplete) / 1e6; t >= lo && t <= hi {
-				viol = append(viol, t)
-			}
-		}
-		if h.EndOfUse > maxEnd {
-			maxEnd = h.EndOfUse
+	for _, t := range viols {
+		if t >= lo && t <= hi {
+			viol = append(viol, t)
 		}
 	}
+	var iv []plots.Interval
 	for _, h := range holds {
 		s, e := float64(h.AcquireComplete)/1e6, float64(h.EndOfUse)/1e6
 		if h.Key != key || e < lo || s > hi {
@@ -171,5 +271,129 @@ func Timeline(ops []history.Operation, r results.Run, prefix string) error {
 			ws = append(ws, plots.Window{Name: fl.Name, StartMs: fl.StartMs, EndMs: fl.EndMs})
 		}
 	}
-	return plots.Timeline(key, iv, ws, viol, prefix, &plots.TimelineOptions{Title: fmt.Sprintf("%s under %s (seed %d): holders of %s", r.Strategy, r.Scenario, r.Seed, key), FromMs: lo, ToMs: hi})
+	return plots.Timeline(key, iv, ws, viol, prefix, &plots.TimelineOptions{
+		Title:    fmt.Sprintf("%s under %s (seed %d): holders of %s", r.Strategy, r.Scenario, r.Seed, key),
+		FromMs:   lo,
+		ToMs:     hi,
+		Strategy: r.Strategy,
+	})
+}
+
+// Outcome is the summary of a finished bench or run that `lockbench bench
+// --json` and `lockbench run --json` print on stdout: the verdict counts,
+// one cell per (strategy, scenario) pair, the unexpected runs with what
+// contradicted the verdict table and how to reproduce them, and the paths
+// of the results. Paths are the results folder joined with the file names.
+type Outcome struct {
+	// OK is true when every run's verdicts were as expected.
+	OK bool `json:"ok"`
+	// Command reproduces the bench or run; Profile is its profile ("run" for one run).
+	Command string `json:"command"`
+	Profile string `json:"profile"`
+	// Runs, AsExpected and Unexpected count the matrix's runs (the client
+	// sweep is not gated and not counted).
+	Runs       int `json:"runs"`
+	AsExpected int `json:"as_expected"`
+	Unexpected int `json:"unexpected"`
+	// Cells are the (strategy, scenario) pairs in the order they ran.
+	Cells []OutcomeCell `json:"cells"`
+	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
+	UnexpectedRuns []UnexpectedRun `json:"unexpected_runs"`
+	// Paths are where the results were written.
+	Paths OutcomePaths `json:"paths"`
+}
+
+// OutcomeCell is one (strategy, scenario) pair of an Outcome.
+type OutcomeCell struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	// Expected is "must-hold", "must-break" or "at-risk".
+	Expected string `json:"expected"`
+	// Observed counts the pair's runs by outcome: "held", "violated",
+	// "inconclusive", "error" (results.Observed).
+	Observed map[string]int `json:"observed"`
+	// Seeds is how many runs the pair had, AsExpected how many were as expected.
+	Seeds      int `json:"seeds"`
+	AsExpected int `json:"as_expected"`
+	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
+	Verdict string `json:"verdict"`
+}
+
+// UnexpectedRun is one run of an Outcome whose verdicts contradict the
+// verdict table.
+type UnexpectedRun struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	Seed     int64  `json:"seed"`
+	// Why lists what contradicted the expectation, one line each (and the
+	// run's error, if it could not complete).
+	Why []string `json:"why"`
+	// History and Visualization are file paths (Visualization empty if none).
+	History       string `json:"history"`
+	Visualization string `json:"visualization,omitempty"`
+	// Command reproduces the run alone.
+	Command string `json:"command"`
+}
+
+// OutcomePaths are the files of a results folder.
+type OutcomePaths struct {
+	Dir      string `json:"dir"`
+	Results  string `json:"results"`
+	Markdown string `json:"markdown"`
+	HTML     string `json:"html"`
+}
+
+// OutcomeOf summarises f, written to the folder dir, as an Outcome.
+func OutcomeOf(f *results.File, dir string) Outcome {
+	o := Outcome{Command: f.Command, Profile: f.Profile, Runs: len(f.Runs),
+		Cells: []OutcomeCell{}, UnexpectedRuns: []UnexpectedRun{},
+		Paths: OutcomePaths{Dir: dir, Results: filepath.Join(dir, results.FileName),
+			Markdown: filepath.Join(dir, results.ReportMarkdown), HTML: filepath.Join(dir, results.ReportHTML)}}
+	for _, s := range results.Summarize(f.Runs) {
+		v := "as-expected"
+		if s.AsExpected != s.Seeds {
+			v = "unexpected"
+		}
+		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
+			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v})
+	}
+	for _, r := range f.Runs {
+		if r.AsExpected {
+			o.AsExpected++
+			continue
+		}
+		why := slices.Clone(r.Unexpected)
+		if r.Error != "" {
+			why = append([]string{"error: " + r.Error}, why...)
+		}
+		u := UnexpectedRun{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Why: why,
+			History: filepath.Join(dir, r.History), Command: r.Command}
+		if r.Visualization != "" {
+			u.Visualization = filepath.Join(dir, r.Visualization)
+		}
+		o.UnexpectedRuns = append(o.UnexpectedRuns, u)
+	}
+	o.Unexpected = len(o.UnexpectedRuns)
+	o.OK = o.Unexpected == 0
+	return o
+}
+
+// VerdictLine is the one-line verdict of an Outcome, e.g. "9 runs, 8 as
+// expected, 1 unexpected (redlock/gc-pause seed 1); report:
+// out/report.md (also index.html)".
+func (o Outcome) VerdictLine() string {
+	var names []string
+	for _, u := range o.UnexpectedRuns {
+		names = append(names, fmt.Sprintf("%s/%s seed %d", u.Strategy, u.Scenario, u.Seed))
+	}
+	bad := ""
+	if len(names) > 0 {
+		const most = 5
+		if len(names) > most {
+			names = append(names[:most], fmt.Sprintf("%d more", len(names)-most))
+		}
+		bad = " (" + strings.Join(names, ", ") + ")"
+	}
+	return fmt.Sprintf("%d runs, %d as expected, %d unexpected%s; report: %s (also %s)",
+		o.Runs, o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
 }

@@ -235,6 +235,13 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
 		Info: info, Clients: w.Clients, Cluster: c, Links: links})
 	env.Faults = nem
+	// Server-side command counts: INFO commandstats on every node before
+	// and after the workload (RoundTripsPerGrant).
+	statAddrs := make([]string, 0, len(c.Nodes()))
+	for _, n := range c.Nodes() {
+		statAddrs = append(statAddrs, n.Addr())
+	}
+	statsBefore, statsErr := commandCalls(ctx, statAddrs, time.Second)
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
@@ -250,6 +257,14 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	if err := nem.Heal(ctx); err != nil {
 		return out, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
+	}
+	clientCmds := cmds.Load() // before the probe's own commands
+	var serverCmds int64
+	serverCmdsKnown := false
+	if statsErr == nil {
+		if after, err := commandCalls(ctx, statAddrs, time.Second); err == nil {
+			serverCmds, serverCmdsKnown = commandsBetween(statsBefore, after)
+		}
 	}
 	if err := workload.Probe(ctx, w, env); err != nil {
 		return out, err
@@ -283,7 +298,10 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		out.ThroughputPerS = float64(stats.Grants) / out.DurationS
 	}
 	if stats.Grants > 0 {
-		out.RoundTripsPerGrant = float64(cmds.Load()) / float64(stats.Grants)
+		out.ClientCommandsPerGrant = float64(clientCmds) / float64(stats.Grants)
+		if serverCmdsKnown {
+			out.RoundTripsPerGrant = float64(serverCmds) / float64(stats.Grants)
+		}
 	}
 	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/plot"
 
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -21,17 +20,17 @@ const maxCDFPoints = 2000
 // latency x (ms, logarithmic axis over whole decades), the share of acquires
 // that took at most x. series maps a strategy name to its latency samples in
 // ms; samples that are not positive and finite are left out (a log axis
-// cannot place them). Lines are drawn in name order, each in its own colour
-// (ten distinct ones) and dash pattern, each from at most 2000 evenly spaced
+// cannot place them). Each line has its strategy's colour and dash pattern
+// (StrategyColor), and is drawn from at most 2000 evenly spaced
 // order statistics (the largest sample always included); the legend is right
 // of the plot, so it covers no line. It returns an error wrapping ErrNoData
 // when no series has a positive sample, else errors from writing the files.
 func LatencyCDF(series map[string][]float64, prefix string) error {
-	p := newPlot("Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency")
+	p := newPlot("Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)")
 	lo, hi := math.Inf(1), 0.0
 	var names []string
 	sorted := map[string][]float64{}
-	for _, name := range sortedKeys(series) {
+	for _, name := range styleOrder(sortedKeys(series)) {
 		xs := make([]float64, 0, len(series[name]))
 		for _, v := range series[name] {
 			if v > 0 && !math.IsInf(v, 0) {
@@ -50,7 +49,7 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 		return fmt.Errorf("%w: latency CDF: no positive latency sample", ErrNoData)
 	}
 	axis := newLogAxis(lo, hi)
-	for i, name := range names {
+	for _, name := range names {
 		xs := sorted[name]
 		step := max(1, len(xs)/maxCDFPoints)
 		pts := make(plotter.XYs, 0, len(xs)/step+1)
@@ -65,8 +64,8 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 			return fmt.Errorf("plots: %w", err)
 		}
 		l.StepStyle = plotter.PostStep
-		l.Color = seriesColor(i)
-		l.Dashes = plotutil.Dashes(i)
+		l.Color = StrategyColor(name)
+		l.Dashes = strategyDashes(name)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(name, l)
@@ -83,21 +82,34 @@ type XY struct {
 }
 
 // ThroughputVsClients draws one line with points per strategy: grants per
-// second (Y, from 0) against the number of clients (X). points maps a
-// strategy name to its points, in any order (they are sorted by X); points
-// with a NaN or infinite coordinate are left out. Lines are drawn in name
-// order, in distinct colours, dashes and markers; the legend is right of the
-// plot. It returns an error wrapping ErrNoData when no point is left, else
+// second (Y, from 0) against the number of clients (X, a log axis when
+// every count is positive, with a tick at each count measured). points
+// maps a strategy name to its points, in any order (they are sorted by X);
+// points with a NaN or infinite coordinate are left out. Each line has its
+// strategy's colour, dashes and marker (StrategyColor); the legend is right
+// of the plot. It returns an error wrapping ErrNoData when no point is left, else
 // errors from writing the files.
 func ThroughputVsClients(points map[string][]XY, prefix string) error {
-	p := newPlot("Throughput against clients", "clients", "grants/s")
+	// Client counts are positive and spread over decades (1 to 256): a log
+	// (base 2) X axis keeps 1, 4 and 16 apart. Any count ≤ 0: linear.
+	logX := true
+	for _, ps := range points {
+		for _, pt := range ps {
+			logX = logX && (pt.X > 0 || !finite(pt.X) || !finite(pt.Y))
+		}
+	}
+	xLabel, xPos := "clients (number)", func(x float64) float64 { return x }
+	if logX {
+		xLabel, xPos = "clients (number, log scale)", math.Log2
+	}
+	p := newPlot("Throughput against the number of clients", xLabel, "throughput (grants/s)")
 	i := 0
 	var xs []float64 // distinct X values
-	for _, name := range sortedKeys(points) {
+	for _, name := range styleOrder(sortedKeys(points)) {
 		var pts plotter.XYs
 		for _, pt := range points[name] {
 			if finite(pt.X) && finite(pt.Y) {
-				pts = append(pts, plotter.XY{X: pt.X, Y: pt.Y})
+				pts = append(pts, plotter.XY{X: xPos(pt.X), Y: pt.Y})
 			}
 		}
 		if len(pts) == 0 {
@@ -113,11 +125,11 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 		if err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
-		l.Color = seriesColor(i)
-		l.Dashes = plotutil.Dashes(i)
+		l.Color = StrategyColor(name)
+		l.Dashes = strategyDashes(name)
 		l.Width = vg.Points(1.5)
-		s.Color = seriesColor(i)
-		s.Shape = plotutil.Shape(i)
+		s.Color = StrategyColor(name)
+		s.Shape = strategyShape(name)
 		s.Radius = vg.Points(3)
 		p.Add(l, s)
 		p.Legend.Add(name, l, s)
@@ -131,7 +143,11 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 		slices.Sort(xs)
 		var ticks []plot.Tick
 		for _, x := range xs {
-			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+			label := x
+			if logX {
+				label = math.Round(math.Exp2(x)*1e6) / 1e6
+			}
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(label, 'g', -1, 64)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}

@@ -13,7 +13,6 @@ package plots
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -31,8 +30,9 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Size of every plot (vg.Length, in points of 1/72 inch), and the resolution
-// of the PNG in dots per inch: 16 × 10 cm is 945 × 591 px.
+// Size of a plot (vg.Length, in points of 1/72 inch; a bar chart with many
+// bars is wider), and the resolution of the PNG in dots per inch: 16 × 10
+// cm is 945 × 591 px.
 const (
 	Width  = 16 * vg.Centimeter
 	Height = 10 * vg.Centimeter
@@ -67,37 +67,21 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	return p
 }
 
-// palette is the colour of series i (i mod 10): the ten colours of
-// matplotlib's "tab10" (Tableau 10), distinct from one another. Lines also
-// vary their dashes (plotutil.Dashes), so series stay apart in grey print too.
-var palette = [...]color.Color{
-	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // blue
-	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // orange
-	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // green
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // red
-	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // purple
-	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // brown
-	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, // pink
-	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, // grey
-	color.RGBA{0xbc, 0xbd, 0x22, 0xff}, // olive
-	color.RGBA{0x17, 0xbe, 0xcf, 0xff}, // cyan
-}
-
-// seriesColor is the colour of series i: palette[i mod 10].
-func seriesColor(i int) color.Color {
-	return palette[((i%len(palette))+len(palette))%len(palette)]
-}
-
 // save writes p to prefix.png and prefix.svg, creating the folder of prefix
 // if needed.
 func save(p *plot.Plot, prefix string) error {
-	return saveWith(p.Draw, prefix)
+	return saveWith(p.Draw, prefix, Width, Height)
 }
 
 // saveLegendRight is save with p's legend drawn in a column right of the
 // plot, its top level with the top of the axes, so it never covers data.
 // It takes the legend out of p.
 func saveLegendRight(p *plot.Plot, prefix string) error {
+	return saveLegendRightSized(p, prefix, Width, Height)
+}
+
+// saveLegendRightSized is saveLegendRight for a figure of w × h.
+func saveLegendRightSized(p *plot.Plot, prefix string, w, h vg.Length) error {
 	leg := p.Legend
 	p.Legend = plot.NewLegend() // no entries: p.Draw draws no legend
 	leg.Top, leg.Left = true, true
@@ -109,24 +93,24 @@ func saveLegendRight(p *plot.Plot, prefix string) error {
 	}
 	return saveWith(func(c draw.Canvas) {
 		r := leg.Rectangle(c)
-		w := r.Max.X - r.Min.X + 2*gap
-		p.Draw(draw.Crop(c, 0, -w, 0, 0))
-		leg.Draw(draw.Crop(c, c.Max.X-c.Min.X-w+gap, 0, 0, -top))
-	}, prefix)
+		lw := r.Max.X - r.Min.X + 2*gap
+		p.Draw(draw.Crop(c, 0, -lw, 0, 0))
+		leg.Draw(draw.Crop(c, c.Max.X-c.Min.X-lw+gap, 0, 0, -top))
+	}, prefix, w, h)
 }
 
-// saveWith renders with drawFn to prefix.png and prefix.svg, creating the
-// folder of prefix if needed.
-func saveWith(drawFn func(draw.Canvas), prefix string) error {
+// saveWith renders with drawFn to prefix.png and prefix.svg, w × h,
+// creating the folder of prefix if needed.
+func saveWith(drawFn func(draw.Canvas), prefix string, w, h vg.Length) error {
 	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
 		return fmt.Errorf("plots: create folder: %w", err)
 	}
-	png := vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(PNGDPI))
+	png := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI))
 	drawFn(draw.New(png))
 	if err := writeFile(prefix+".png", vgimg.PngCanvas{Canvas: png}); err != nil {
 		return err
 	}
-	svg := vgsvg.New(Width, Height)
+	svg := vgsvg.New(w, h)
 	drawFn(draw.New(svg))
 	return writeFile(prefix+".svg", svg)
 }

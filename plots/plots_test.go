@@ -2,9 +2,12 @@ package plots
 
 import (
 	"bytes"
+	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -33,10 +37,11 @@ func sampleRuns() []results.Run {
 		for seed := 1; seed <= 3; seed++ {
 			runs = append(runs, results.Run{
 				Strategy: n, Scenario: "baseline", Seed: int64(seed),
-				ThroughputPerS:     1000 + float64(i*100+seed*37),
-				RoundTripsPerGrant: 2 + float64(i%3) + float64(seed)*0.1,
+				ThroughputPerS:         1000 + float64(i*100+seed*37),
+				RoundTripsPerGrant:     2 + float64(i%3) + float64(seed)*0.1,
+				ClientCommandsPerGrant: 1.5 + float64(i%3),
 				AcquireLatencyMs: results.Latency{
-					P50: 0.3 + float64(i)*0.1, P90: 1 + float64(i), P99: 5 + float64(i*3), Max: 40 + float64(i*20), Samples: 10,
+					P50: 0.3 + float64(i)*0.1, P90: 1 + float64(i), P99: 5 + float64(i*3), P999: 20 + float64(i*5), Max: 40 + float64(i*20), Samples: 10,
 				},
 			})
 		}
@@ -67,8 +72,8 @@ func sampleHolds() []Interval {
 	return append(hs, Interval{Client: 2, StartMs: 450, EndMs: 650}, Interval{Client: 7, StartMs: 1900, EndMs: math.Inf(1)})
 }
 
-// checkFiles asserts prefix.png decodes as a 16 × 10 cm PNG at PNGDPI and
-// prefix.svg is a non-empty SVG document.
+// checkFiles asserts prefix.png decodes as a PNG at PNGDPI, 10 cm high and
+// 16 to 32 cm wide, and prefix.svg parses as an SVG document.
 func checkFiles(t *testing.T, prefix string) {
 	t.Helper()
 	data, err := os.ReadFile(prefix + ".png")
@@ -79,17 +84,58 @@ func checkFiles(t *testing.T, prefix string) {
 	if err != nil {
 		t.Fatalf("%s.png does not decode: %v", prefix, err)
 	}
-	wantW, wantH := int(math.Round(16/2.54*PNGDPI)), int(math.Round(10/2.54*PNGDPI))
-	if b := img.Bounds(); abs(b.Dx()-wantW) > 1 || abs(b.Dy()-wantH) > 1 {
-		t.Errorf("%s.png is %dx%d px, want about %dx%d", prefix, b.Dx(), b.Dy(), wantW, wantH)
+	minW, maxW, wantH := int(math.Round(16/2.54*PNGDPI)), int(math.Round(32/2.54*PNGDPI)), int(math.Round(10/2.54*PNGDPI))
+	if b := img.Bounds(); b.Dx() < minW-1 || b.Dx() > maxW+1 || abs(b.Dy()-wantH) > 1 {
+		t.Errorf("%s.png is %dx%d px, want %d to %d px wide and about %d high", prefix, b.Dx(), b.Dy(), minW, maxW, wantH)
 	}
-	svg, err := os.ReadFile(prefix + ".svg")
+	svgTexts(t, prefix+".svg") // parses it
+}
+
+// svgTexts parses an SVG file as XML and returns the content of its <text>
+// elements, in document order; it fails the test when the file is not an
+// SVG document.
+func svgTexts(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("</svg>")) {
-		t.Errorf("%s.svg is not an SVG document (%d bytes)", prefix, len(svg))
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	var texts []string
+	root, inText := "", false
+	var cur strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s does not parse as XML: %v", path, err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = el.Name.Local
+			}
+			if el.Name.Local == "text" {
+				inText = true
+				cur.Reset()
+			}
+		case xml.CharData:
+			if inText {
+				cur.Write(el)
+			}
+		case xml.EndElement:
+			if el.Name.Local == "text" {
+				inText = false
+				texts = append(texts, strings.TrimSpace(cur.String()))
+			}
+		}
 	}
+	if root != "svg" {
+		t.Fatalf("%s: root element %q, want svg", path, root)
+	}
+	return texts
 }
 
 // checkNoFiles asserts that nothing was written for prefix.
@@ -250,17 +296,82 @@ func TestLinearTicks(t *testing.T) {
 	}
 }
 
-func TestPalette(t *testing.T) {
-	seen := map[color.Color]int{}
-	for i := range 10 {
-		c := seriesColor(i)
-		if j, ok := seen[c]; ok {
-			t.Errorf("series %d and %d share a colour", j, i)
-		}
-		seen[c] = i
+// TestStrategyColors: every registered strategy has its own fixed colour,
+// none is the violation red or the fault orange, and a name keeps its colour
+// (also a name outside the fixed list).
+func TestStrategyColors(t *testing.T) {
+	if !slices.Equal(Strategies, impl.Names()) {
+		t.Errorf("plots.Strategies = %q, impl.Names() = %q: give every strategy its fixed colour", Strategies, impl.Names())
 	}
-	if seriesColor(10) != seriesColor(0) || seriesColor(-1) != seriesColor(9) {
-		t.Error("seriesColor does not cycle over the palette")
+	seen := map[color.Color]string{}
+	for _, n := range Strategies {
+		c := StrategyColor(n)
+		if other, ok := seen[c]; ok {
+			t.Errorf("%s and %s share the colour %v", other, n, c)
+		}
+		seen[c] = n
+		for _, reserved := range []color.Color{violateColor, faultColor, color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}} {
+			if sameRGB(c, reserved) {
+				t.Errorf("%s is drawn in a colour reserved for violations or faults", n)
+			}
+		}
+	}
+	want := map[string]color.Color{"token-lua": color.RGBA{0x1f, 0x77, 0xb4, 0xff}, "redlock": color.RGBA{0x94, 0x67, 0xbd, 0xff}, "fenced": color.RGBA{0x17, 0xbe, 0xcf, 0xff}}
+	for n, c := range want {
+		if StrategyColor(n) != c {
+			t.Errorf("StrategyColor(%s) = %v, want %v (the colour is part of the report's key)", n, StrategyColor(n), c)
+		}
+	}
+	if StrategyColor("my-new-lock") != StrategyColor("my-new-lock") {
+		t.Error("an unknown name changes colour between calls")
+	}
+	if _, known := seen[StrategyColor("my-new-lock")]; known {
+		t.Error("an unknown name takes a registered strategy's colour")
+	}
+}
+
+func sameRGB(a, b color.Color) bool {
+	r1, g1, b1, _ := a.RGBA()
+	r2, g2, b2, _ := b.RGBA()
+	return r1>>8 == r2>>8 && g1>>8 == g2>>8 && b1>>8 == b2>>8
+}
+
+// TestSameColourEveryChart: a strategy's colour appears in each chart that
+// draws it (SVG fill or stroke), so one colour stands for it everywhere.
+func TestSameColourEveryChart(t *testing.T) {
+	dir := outDir(t)
+	runs := sampleRuns()
+	draws := map[string]func(string) error{
+		"throughput":  func(p string) error { return Throughput(runs, p) },
+		"round-trips": func(p string) error { return RoundTrips(runs, p) },
+		"percentiles": func(p string) error { return LatencyPercentiles(runs, p) },
+		"cdf":         func(p string) error { return LatencyCDF(sampleLatencies(), p) },
+		"vs-clients": func(p string) error {
+			return ThroughputVsClients(map[string][]XY{"token-lua": {{1, 900}, {4, 1500}}, "redlock": {{1, 300}, {4, 500}}, "watchdog": {{1, 800}, {4, 1400}}}, p)
+		},
+		"timeline": func(p string) error {
+			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{Strategy: "token-lua"})
+		},
+	}
+	for name, draw := range draws {
+		prefix := filepath.Join(dir, name)
+		if err := draw(prefix); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		doc, err := os.ReadFile(prefix + ".svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []string{"token-lua", "redlock", "watchdog"} {
+			if name == "timeline" && st != "token-lua" {
+				continue
+			}
+			r, g, b, _ := StrategyColor(st).RGBA()
+			hex := fmt.Sprintf("#%02X%02X%02X", r>>8, g>>8, b>>8)
+			if !strings.Contains(strings.ToUpper(string(doc)), hex) {
+				t.Errorf("%s.svg does not draw %s in its colour %s", name, st, hex)
+			}
+		}
 	}
 }
 
@@ -308,9 +419,9 @@ func TestTitles(t *testing.T) {
 		want, notWant []string
 	}{
 		{"throughput one seed", func(p string) error { return Throughput(seed1, p) },
-			[]string{"Throughput per strategy (one seed)"}, []string{"min–max"}},
+			[]string{"Throughput per strategy and scenario (one seed)"}, []string{"min–max"}},
 		{"throughput three seeds", func(p string) error { return Throughput(sampleRuns(), p) },
-			[]string{"Throughput per strategy (median over seeds, bars: min–max)"}, nil},
+			[]string{"Throughput per strategy and scenario (median over seeds, bars: min–max)"}, nil},
 		{"latency percentiles", func(p string) error { return LatencyPercentiles(seed1, p) },
 			// largest max is 40+8·20 = 200 ms: the axis ends at 1000, not beyond.
 			[]string{"Acquire latency percentiles (one seed)", ">1000<"}, []string{">10000<"}},
@@ -335,6 +446,71 @@ func TestTitles(t *testing.T) {
 			for _, w := range tt.notWant {
 				if strings.Contains(doc, w) {
 					t.Errorf("SVG contains %q", w)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryPlotLabelled opens each kind of plot lockbench draws (the PNG
+// decodes, the SVG parses) and reads the SVG's text elements: each has its
+// title, both axis labels, a unit in brackets on each value axis, and a
+// legend naming what it draws.
+func TestEveryPlotLabelled(t *testing.T) {
+	dir := outDir(t)
+	runs := sampleRuns()
+	for i := range runs { // a second scenario for the grouped bars
+		if runs[i].Seed == 1 {
+			r := runs[i]
+			r.Scenario, r.ThroughputPerS = "long-cs", r.ThroughputPerS/2
+			runs = append(runs, r)
+		}
+	}
+	tests := []struct {
+		name   string
+		draw   func(prefix string) error
+		title  string
+		x, y   string   // axis labels
+		units  []string // label texts that must carry a unit in brackets
+		legend []string
+	}{
+		{"throughput", func(p string) error { return Throughput(runs, p) },
+			"Throughput per strategy and scenario (median over seeds, bars: min–max)", "scenario", "throughput (grants/s)",
+			[]string{"throughput (grants/s)"}, Strategies},
+		{"round-trips", func(p string) error { return RoundTrips(runs, p) },
+			"Redis commands per grant (median over seeds, bars: min–max)", "scenario", "Redis commands per grant (count, log scale)",
+			[]string{"Redis commands per grant (count, log scale)"}, append(slices.Clone(Strategies), "sent by clients")},
+		{"latency-percentiles", func(p string) error { return LatencyPercentiles(sampleRuns(), p) },
+			"Acquire latency percentiles (median over 3 seeds)", "percentile", "acquire latency (ms, log scale)",
+			[]string{"acquire latency (ms, log scale)"}, Strategies},
+		{"latency-cdf", func(p string) error { return LatencyCDF(sampleLatencies(), p) },
+			"Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)",
+			[]string{"acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)"}, []string{"token-lua", "redlock", "watchdog"}},
+		{"throughput-vs-clients", func(p string) error {
+			return ThroughputVsClients(map[string][]XY{"token-lua": {{1, 900}, {4, 1500}, {16, 1700}, {64, 1650}, {256, 1400}}, "redlock": {{1, 300}, {4, 500}, {16, 600}, {64, 580}, {256, 400}}}, p)
+		}, "Throughput against the number of clients", "clients (number, log scale)", "throughput (grants/s)",
+			[]string{"clients (number, log scale)", "throughput (grants/s)"}, []string{"token-lua", "redlock"}},
+		{"timeline", func(p string) error {
+			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}}, []float64{520}, p, &TimelineOptions{Strategy: "fenced"})
+		}, `Holders of key "lock:0" over time`, "time since run start (ms)", "client (number)",
+			[]string{"time since run start (ms)", "client (number)"}, []string{"fault window", "hold (lock granted until end of use)", "violation (1)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := filepath.Join(dir, tt.name)
+			if err := tt.draw(prefix); err != nil {
+				t.Fatal(err)
+			}
+			checkFiles(t, prefix)
+			texts := svgTexts(t, prefix+".svg")
+			for _, want := range append([]string{tt.title, tt.x, tt.y}, tt.legend...) {
+				if !slices.Contains(texts, want) {
+					t.Errorf("%s.svg has no text %q; its texts: %q", tt.name, want, texts)
+				}
+			}
+			for _, u := range tt.units {
+				if !strings.Contains(u, "(") || !strings.HasSuffix(u, ")") {
+					t.Errorf("axis label %q has no unit in brackets", u)
 				}
 			}
 		})

@@ -29,12 +29,8 @@ type Window struct {
 	EndMs   float64
 }
 
-// Colours of the timeline.
-var (
-	holdColors   = [2]color.Color{color.RGBA{R: 0x2b, G: 0x6c, B: 0xb0, A: 0xff}, color.RGBA{R: 0x5b, G: 0x9b, B: 0xd5, A: 0xff}}
-	faultColor   = color.NRGBA{R: 0xff, G: 0x99, B: 0x00, A: 0x50}
-	violateColor = color.RGBA{R: 0xd0, G: 0x10, B: 0x10, A: 0xff}
-)
+// holdColor is the colour of holds when TimelineOptions names no strategy.
+var holdColor color.Color = color.RGBA{R: 0x2b, G: 0x6c, B: 0xb0, A: 0xff}
 
 // TimelineOptions are the optional settings of Timeline; a nil
 // *TimelineOptions means every default.
@@ -49,6 +45,9 @@ type TimelineOptions struct {
 	// (both 0, or ToMs ≤ FromMs): no zoom, the axis spans every time given,
 	// from 0. A window holding nothing gives ErrNoData.
 	FromMs, ToMs float64
+	// Strategy, when set, draws the holds in the strategy's colour
+	// (StrategyColor), every other row lighter. Default: blue.
+	Strategy string
 
 	_ struct{} // keyed literals only
 }
@@ -132,7 +131,7 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 	if zoomed {
 		xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(tMin), formatMs(tMax))
 	}
-	p := newPlot(title, xLabel, "client")
+	p := newPlot(title, xLabel, "client (number)")
 	// Fault windows first, so holds draw over them.
 	var labels plotter.XYLabels
 	for i, f := range faults {
@@ -158,6 +157,10 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 		labels.Labels = append(labels.Labels, f.Name)
 	}
 
+	base := holdColor
+	if opts.Strategy != "" {
+		base = StrategyColor(opts.Strategy)
+	}
 	// Holds: one polygon each, so overlapping holds of one client (a stale
 	// holder and its next grant) fill whole whatever the fill rule.
 	legendDone := false
@@ -176,11 +179,14 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 		if err != nil {
 			return fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
 		}
-		poly.Color = holdColors[i%2]
+		poly.Color = base
+		if i%2 == 1 {
+			poly.Color = lighter(base, 0.35)
+		}
 		poly.LineStyle.Width = 0
 		p.Add(poly)
 		if !legendDone {
-			p.Legend.Add("hold", poly)
+			p.Legend.Add("hold (lock granted until end of use)", poly)
 			legendDone = true
 		}
 	}

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"embed"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
@@ -29,23 +30,31 @@ type PlotRef struct {
 }
 
 // WriteReport renders f as dir/report.md and dir/index.html, creating dir if
-// needed. Both hold the command that reproduces the bench, host, tool and
-// Redis versions, the unexpected results (first, if any), what each strategy
-// kept (strategies × scenarios, the observed outcome per check in plain
-// words, the worst over seeds, and a summary line per strategy), the harness
-// gate matrix (expected against observed, with each pair's reason), a
-// performance table (median and min–max over seeds, with each pair's
-// clients and TTL, and what contention bounds throughput), liveness
-// figures, faults per run, the strategies with their claims and default usage
-// policy, links to every history and porcupine visualisation, and the plots.
-// Links and images are relative paths, so the folder can be moved or served as
-// is; index.html needs no external asset. Every value from f is escaped for
-// its format. Errors come from rendering (wrapped) or from the file system.
+// needed. Both have the same sections in the same order: a one-line verdict
+// (runs as expected and not) with the command that reproduces the bench;
+// the verdict matrix of the harness gate (strategies × scenarios, expected
+// against observed, coloured in HTML, with each pair's reason); the
+// unexpected results, if any; what each strategy kept (the observed outcome
+// per check in plain words, the worst over seeds, and a summary line per
+// strategy); a performance table (median and min–max over seeds, with each
+// pair's clients and TTL, and what contention bounds throughput); the
+// plots; every run with links to its history and porcupine visualisation;
+// liveness figures; faults per run; the strategies with their claims and
+// default usage policy; and the host, tool and Redis versions with how to
+// read the report. Links are relative paths, so the folder can be moved or
+// served as is. index.html is one self-contained file: its CSS is inline
+// and each plot's PNG (read from dir, relative to it) is embedded as a
+// data: URI, so it opens offline and fetches nothing; report.md links the
+// PNG files. Every value from f is escaped for its format. Errors come from
+// rendering (wrapped) or from the file system.
 func WriteReport(dir string, f *File, plots []PlotRef) error {
 	if f == nil {
 		return errors.New("results: report: nil File")
 	}
 	v := buildView(f, plots)
+	for i := range v.Plots {
+		v.Plots[i].Data = embedPNG(dir, v.Plots[i].PNG)
+	}
 	mdT, err := texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap(viewFuncs())).Funcs(texttemplate.FuncMap{
 		"md":   escapeMarkdown,
 		"url":  markdownURL,
@@ -94,7 +103,29 @@ type view struct {
 	Runs       []runView
 	Faulted    []runView
 	Strategies []StrategyInfo
-	Plots      []PlotRef
+	Plots      []plotView
+	// AsExpected is how many runs had verdicts as expected.
+	AsExpected int
+}
+
+// plotView is a PlotRef with its PNG as a data: URI for index.html (empty
+// when the file cannot be read), so the page needs no other file to show it.
+type plotView struct {
+	PlotRef
+	Data htmltemplate.URL
+}
+
+// embedPNG returns dir/rel as a base64 data: URI, or "" when rel is empty,
+// not a .png file or cannot be read.
+func embedPNG(dir, rel string) htmltemplate.URL {
+	if rel == "" || !strings.EqualFold(filepath.Ext(rel), ".png") {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	return htmltemplate.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(data))
 }
 
 type matrixRow struct {
@@ -133,7 +164,9 @@ func buildView(f *File, plots []PlotRef) view {
 		F:          f,
 		Summaries:  Summarize(f.Runs),
 		Strategies: f.Strategies,
-		Plots:      plots,
+	}
+	for _, p := range plots {
+		v.Plots = append(v.Plots, plotView{PlotRef: p})
 	}
 	if f.Profile != "" {
 		v.Title += ": " + f.Profile
@@ -154,6 +187,8 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 		if !r.AsExpected {
 			v.Unexpected = append(v.Unexpected, r)
+		} else {
+			v.AsExpected++
 		}
 	}
 

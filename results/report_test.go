@@ -1,6 +1,10 @@
 package results
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +18,11 @@ var codeSpan = regexp.MustCompile("`+[^`]*`+")
 func renderSample(t *testing.T) (md, html string) {
 	t.Helper()
 	dir := t.TempDir()
-	plots := []PlotRef{{Title: "Throughput (grants/s)", PNG: "plots/throughput.png", SVG: "plots/throughput.svg"}}
+	writePNG(t, filepath.Join(dir, "plots", "throughput.png"))
+	plots := []PlotRef{
+		{Title: "Throughput (grants/s)", PNG: "plots/throughput.png", SVG: "plots/throughput.svg"},
+		{Title: "Gone", PNG: "plots/gone.png"},
+	}
 	if err := WriteReport(dir, sampleFile(), plots); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +78,9 @@ func TestReportContents(t *testing.T) {
 	htmlWant := []string{
 		`<pre><code>lockbench bench --profile ci --seed 1</code></pre>`,
 		`<a href="histories/baseline%20seed.jsonl">history</a>`,
-		`<img src="plots/throughput.png" alt="Throughput (grants/s)">`,
+		`<img src="data:image/png;base64,iVBORw0KGgo`, // the PNG itself, embedded
+		`alt="Throughput (grants/s)"`,
+		`<p class="missing">image missing: plots/gone.png</p>`,
 		`<a href="plots/throughput.svg">SVG</a>`,
 		`title="token-lua under pause-holder because reasons"`,
 		`<a href="https://example.com/a?b=c&amp;d=e">`,
@@ -81,11 +91,59 @@ func TestReportContents(t *testing.T) {
 			t.Errorf("index.html lacks %q", want)
 		}
 	}
-	// Unexpected results come before the matrix.
-	for name, doc := range map[string]string{"report.md": md, "index.html": html} {
-		u, m := strings.Index(doc, "Unexpected results (1)"), strings.Index(doc, "Harness gate: expected vs observed")
-		if u < 0 || m < 0 || u > m {
-			t.Errorf("%s: unexpected results at %d, matrix at %d: want unexpected first", name, u, m)
+	if strings.Contains(html, `src="plots/`) {
+		t.Error("index.html loads an image from a file: it must embed it")
+	}
+}
+
+// writePNG writes a 2 × 2 PNG to path, creating its folder.
+func writePNG(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	mdSection   = regexp.MustCompile(`(?m)^## (.+)$`)
+	htmlSection = regexp.MustCompile(`<h2[^>]*>([^<]+)</h2>`)
+)
+
+// TestReportSections: report.md and index.html have the same sections in
+// the same order, the verdict matrix first, then (with unexpected results)
+// those, what each strategy kept, performance, plots and the runs' links.
+func TestReportSections(t *testing.T) {
+	md, html := renderSample(t)
+	var mdS, htmlS []string
+	for _, m := range mdSection.FindAllStringSubmatch(md, -1) {
+		mdS = append(mdS, m[1])
+	}
+	for _, m := range htmlSection.FindAllStringSubmatch(html, -1) {
+		htmlS = append(htmlS, strings.NewReplacer("&#39;", "'", "&amp;", "&").Replace(m[1]))
+	}
+	if strings.Join(mdS, "\n") != strings.Join(htmlS, "\n") {
+		t.Errorf("sections differ:\nreport.md:  %q\nindex.html: %q", mdS, htmlS)
+	}
+	want := []string{"Harness gate: expected vs observed", "Unexpected results (1)", "What each strategy kept", "Performance", "Plots",
+		"Runs: histories and porcupine visualisations", "Liveness", "Faults injected", "Strategies", "About this run"}
+	if strings.Join(mdS, "\n") != strings.Join(want, "\n") {
+		t.Errorf("report.md sections %q, want %q", mdS, want)
+	}
+	// Nothing but the title and the one-line verdict before the matrix.
+	body := html[strings.Index(html, "<body>"):]
+	for name, doc := range map[string]string{"report.md": md, "index.html": body} {
+		v, m := strings.Index(doc, "7 runs: 6 as expected, 1 unexpected."), strings.Index(doc, "Harness gate: expected vs observed")
+		if v < 0 || m < 0 || v > m || m > 400 {
+			t.Errorf("%s: verdict line at %d, matrix at %d: want the verdict line, then the matrix, near the top", name, v, m)
 		}
 	}
 }
@@ -279,16 +337,6 @@ func TestReportKept(t *testing.T) {
 	for _, want := range htmlWant {
 		if !strings.Contains(html, want) {
 			t.Errorf("index.html lacks %q", want)
-		}
-	}
-	// The kept table comes before the harness gate.
-	for name, doc := range map[string]string{"report.md": md, "index.html": html} {
-		k, g := strings.Index(doc, "What each strategy kept</"), strings.Index(doc, "Harness gate: expected vs observed</")
-		if name == "report.md" {
-			k, g = strings.Index(doc, "## What each strategy kept"), strings.Index(doc, "## Harness gate")
-		}
-		if k < 0 || g < 0 || k > g {
-			t.Errorf("%s: kept table at %d, harness gate at %d: want kept first", name, k, g)
 		}
 	}
 }

@@ -76,8 +76,20 @@ type Run struct {
 	// AcquireLatencyMs are percentiles of successful acquire latency, in ms,
 	// including retries (from the first attempt to the grant).
 	AcquireLatencyMs Latency `json:"acquire_latency_ms"`
-	// RoundTripsPerGrant is Redis commands sent per successful acquire (0 if unknown).
+	// RoundTripsPerGrant is the Redis commands the servers executed per
+	// successful acquire (0 if unknown), from INFO commandstats deltas
+	// (calls + rejected_calls) taken on every node before and after the
+	// workload, minus the harness's own commands (INFO, PING, nemesis and
+	// set-up commands): retries and calls that reached a server but timed
+	// out on the client are counted; Redis also counts each command a Lua
+	// script runs, so a script strategy's figure is above its network round
+	// trips.
 	RoundTripsPerGrant float64 `json:"round_trips_per_grant,omitempty"`
+	// ClientCommandsPerGrant is the commands the clients sent per
+	// successful acquire (0 if unknown), counted by a go-redis hook (a
+	// pipeline counts each command; a command that never reached a server
+	// counts too): the client-side cross-check of RoundTripsPerGrant.
+	ClientCommandsPerGrant float64 `json:"client_commands_per_grant,omitempty"`
 	// Liveness figures.
 	Liveness LivenessFigures `json:"liveness"`
 	// Config is the run's configuration (clients, keys, TTL, duration, ...).
@@ -114,7 +126,9 @@ type Latency struct {
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	// P999 is the 99.9th percentile.
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
 	// Samples is how many latencies went in.
 	Samples int `json:"samples"`
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/montanaflynn/stats"
 )
 
-// Percentiles returns the 50th, 90th and 99th percentiles, the maximum and the
+// Percentiles returns the 50th, 90th, 99th and 99.9th percentiles, the maximum and the
 // count of samplesMs (latencies in milliseconds; the result is in
 // milliseconds too). Percentiles use linear interpolation between the two
 // closest ranks (rank = p/100·(n−1), Hyndman and Fan's type 7), as
@@ -28,7 +28,7 @@ func Percentiles(samplesMs []float64) (Latency, error) {
 	for _, q := range []struct {
 		p   float64
 		dst *float64
-	}{{50, &l.P50}, {90, &l.P90}, {99, &l.P99}} {
+	}{{50, &l.P50}, {90, &l.P90}, {99, &l.P99}, {99.9, &l.P999}} {
 		v, err := data.Percentile(q.p)
 		if err != nil {
 			return Latency{}, fmt.Errorf("results: percentile %v: %w", q.p, err)

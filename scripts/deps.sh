@@ -3,9 +3,14 @@
 # redis-sentinel (Sentinel scenarios) and gcc (the clock-offset shim), with
 # apt-get when we are root on a Debian/Ubuntu machine. Otherwise it names the
 # packages to install and exits 3 (lockbench's "environment error" code).
+# With --browser (make test) it also installs Debian's chromium, which the
+# report test uses to render index.html headless.
 set -euo pipefail
 
 missing=()
+if [ "${1:-}" = "--browser" ] && [ "${LOCKBENCH_NO_BROWSER:-}" != 1 ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+fi
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)

@@ -1,20 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/lockbench/lockbench/bench"
 )
 
 func newBenchCmd() *cobra.Command {
 	var profile, out string
-	var verbose bool
+	var strategies, scenarios []string
+	var o output
 	var be backendFlags
 	c := &cobra.Command{
 		Use:   "bench [--profile ci|full] [--out DIR]",
@@ -24,60 +25,112 @@ processes lockbench starts itself, check each history, and write results.json,
 report.md, index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
-longer runs, a client sweep). Pairs whose faults the backend cannot inject
-(--backend docker or external) are skipped and shown n/a. Exit codes: 0 every verdict as expected, 1 an
-unexpected verdict, 2 usage error, 3 environment error.`,
+longer runs, a client sweep). --strategies and --scenarios narrow a profile.
+Pairs whose faults the backend cannot inject (--backend docker or external)
+are skipped and shown n/a.
+
+Output: progress on stderr (a bar on a terminal, one line per run when
+stderr is not a terminal or with -v), then the verdict line and the
+unexpected runs on stdout; --quiet prints only errors and the verdict line;
+--json prints the summary as JSON on stdout and nothing else there.
+
+Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
+error, 3 environment error.`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
 			p, err := bench.LookupProfile(profile)
 			if err != nil {
+				return err
+			}
+			if p, err = onlySome(p, strategies, scenarios); err != nil {
 				return err
 			}
 			co, err := be.options(cmd.Context())
 			if err != nil {
 				return err
 			}
-			o := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " "), Cluster: co, KeyPrefix: be.keyPrefix}
-			var bar *progressbar.ProgressBar
-			if verbose {
-				o.Progress = func(i, total int, label string) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "[%d/%d] %s\n", i+1, total, label)
-				}
-			} else if term.IsTerminal(int(os.Stderr.Fd())) {
-				o.Progress = func(i, total int, label string) {
-					if bar == nil {
-						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
-							progressbar.OptionSetWidth(30), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-					}
-					bar.Describe(fmt.Sprintf("%-32s", label))
-					bar.Set(i)
-				}
+			opts := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " "), Cluster: co, KeyPrefix: be.keyPrefix}
+			var done func()
+			opts.Progress, done = o.progress(cmd.ErrOrStderr())
+			f, err := bench.Bench(cmd.Context(), opts)
+			done()
+			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
+				return err
 			}
-			f, err := bench.Bench(cmd.Context(), o)
-			if bar != nil {
-				bar.Finish()
+			// An overloaded machine still finished every run: print the
+			// summary, then exit 3 with the error.
+			w := cmd.OutOrStdout()
+			sum := bench.OutcomeOf(f, out)
+			switch {
+			case o.json:
+				if err := printJSON(w, sum); err != nil {
+					return err
+				}
+			case o.quiet:
+				fmt.Fprintln(w, sum.VerdictLine())
+			default:
+				fmt.Fprintln(w, sum.VerdictLine())
+				for _, u := range sum.UnexpectedRuns {
+					fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
+						u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
+				}
 			}
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			bad := bench.Unexpected(f)
-			fmt.Fprintf(w, "%d runs, %d as expected, %d unexpected; report: %s/report.md (also index.html)\n",
-				len(f.Runs), len(f.Runs)-len(bad), len(bad), out)
-			for _, r := range bad {
-				fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s/%s\n    rerun:   %s\n",
-					r.Strategy, r.Scenario, r.Seed, strings.Join(r.Unexpected, "; "), out, r.History, r.Command)
-			}
-			if len(bad) > 0 {
-				return fmt.Errorf("%w: %d of %d runs", errUnexpected, len(bad), len(f.Runs))
+			if !sum.OK {
+				return fmt.Errorf("%w: %d of %d runs", errUnexpected, sum.Unexpected, sum.Runs)
 			}
 			return nil
 		},
 	}
 	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
 	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
-	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print one line per run (instead of a progress bar on a terminal)")
+	c.Flags().StringSliceVar(&strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
+	c.Flags().StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
+	o.addFlags(c, true)
 	be.add(c.Flags())
 	return c
+}
+
+// onlySome narrows a profile to the named strategies and scenarios (none
+// named: all of the profile's); a name the profile does not have is a usage
+// error naming the valid ones.
+func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, error) {
+	pick := func(flag string, all, want []string) ([]string, error) {
+		if len(want) == 0 {
+			return all, nil
+		}
+		for _, w := range want {
+			if !slices.Contains(all, w) {
+				return nil, fmt.Errorf("%w: --%s %s: not in profile %s (valid: %s)", bench.ErrUsage, flag, w, p.Name, strings.Join(all, ", "))
+			}
+		}
+		var out []string
+		for _, a := range all {
+			if slices.Contains(want, a) {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	var err error
+	if p.Strategies, err = pick("strategies", p.Strategies, strategies); err != nil {
+		return p, err
+	}
+	if p.Scenarios, err = pick("scenarios", p.Scenarios, scenarios); err != nil {
+		return p, err
+	}
+	var sweep []string
+	for _, s := range p.SweepStrategies {
+		if slices.Contains(p.Strategies, s) {
+			sweep = append(sweep, s)
+		}
+	}
+	p.SweepStrategies = sweep
+	return p, nil
 }

@@ -33,6 +33,7 @@ type runFlags struct {
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
+	var o output
 	c := &cobra.Command{
 		Use:   "run --strategy NAME --scenario NAME [flags]",
 		Short: "Run one strategy under one scenario, check the history, write a report",
@@ -44,8 +45,13 @@ results.json, report.md, index.html and the history to --out.
 A scenario whose faults the backend cannot inject (e.g. clock-jump on docker)
 is refused with a usage error that lists the scenarios that work there.
 
-Names: lockbench list. Exit codes: 0 the verdict is as the verdict table
-expects, 1 it is not, 2 usage error, 3 environment error.`,
+Names: lockbench list. Output: progress on stderr (a spinner on a terminal,
+one line otherwise), then the verdicts on stdout; --quiet prints only errors
+and the verdict line; --json prints the summary as JSON on stdout and nothing
+else there.
+
+Exit codes: 0 the verdict is as the verdict table expects, 1 it is not, 2
+usage error, 3 environment error.`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3
@@ -58,6 +64,9 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
 			spec, err := f.spec(cmd)
 			if err != nil {
 				return err
@@ -68,9 +77,14 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
 				return bench.OutDirError(f.out, err)
 			}
-			notices(cmd, spec, &f)
+			if !o.quiet {
+				notices(cmd, spec, &f)
+			}
 			started := time.Now().UTC().Format(time.RFC3339)
+			_, _, _, w, _ := spec.Resolved()
+			stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", spec.Strategy, spec.Scenario, spec.Seed), w.Duration)
 			r, runErr := bench.Run(cmd.Context(), spec)
+			stop()
 			if runErr != nil && !errors.Is(runErr, bench.ErrOverloaded) {
 				return runErr
 			}
@@ -87,8 +101,17 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 			if err := bench.Report(f.out, file); err != nil {
 				return err
 			}
-			printRun(cmd, f.out, r)
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
+			switch sum := bench.OutcomeOf(file, f.out); {
+			case o.json:
+				if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
+					return err
+				}
+			case o.quiet:
+				fmt.Fprintln(cmd.OutOrStdout(), sum.VerdictLine())
+			default:
+				printRun(cmd, f.out, r)
+				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
+			}
 			if runErr != nil {
 				return runErr
 			}
@@ -120,6 +143,7 @@ expects, 1 it is not, 2 usage error, 3 environment error.`,
 	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	f.be.add(fl)
+	o.addFlags(c, false)
 	return c
 }
 
