@@ -147,7 +147,7 @@ func DockerAvailable(ctx context.Context) error {
 
 // imageHint says how to get an image when it is not on the machine.
 func imageHint(img string) string {
-	return fmt.Sprintf("build the local image with `make docker-image` (tags %s: redis-server from this machine, FROM scratch) and pass --redis-image %s, or load one with `docker load -i redis.tar` / `docker pull %s` where a registry is reachable", LocalImage, LocalImage, img)
+	return fmt.Sprintf("build the local image with `make docker-image` (tags %s: redis-server from this machine, FROM scratch) and pass --redis-image %s, or load one with `docker load -i redis.tar` / `docker pull %s` where a registry is reachable; or use the process backend: apt-get install redis-server, --backend process", LocalImage, LocalImage, img)
 }
 
 // prepare connects to Docker, sweeps stale objects of dead lockbench
