@@ -259,3 +259,29 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	}
 	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
 }
+
+// UnsupportedPairs returns the pairs of profile p that apply to their
+// strategy but whose faults the backend of o cannot inject, in profile
+// order, each with the reason (Unsupported): Bench skips them (n/a).
+func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
+	var out []Pair
+	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			continue
+		}
+		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				continue
+			}
+			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
+				continue
+			}
+			if why := Unsupported(o, scen, strat.Info()); why != "" {
+				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
+			}
+		}
+	}
+	return out
+}

@@ -27,7 +27,7 @@ report.md, index.html, the plots and the histories to --out.
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
 longer runs, a client sweep). --strategies and --scenarios narrow a profile.
 Pairs whose faults the backend cannot inject (--backend docker or external)
-are skipped and shown n/a.
+are skipped, one "n/a" line each on stderr.
 
 Output: progress on stderr (a bar on a terminal, one line per run when
 stderr is not a terminal or with -v), then the verdict line and the
@@ -54,6 +54,11 @@ error, 3 environment error.`,
 				return err
 			}
 			opts := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " "), Cluster: co, KeyPrefix: be.keyPrefix}
+			if !o.json {
+				for _, na := range bench.UnsupportedPairs(p, co) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))
+				}
+			}
 			var done func()
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
@@ -133,4 +138,11 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 	}
 	p.SweepStrategies = sweep
 	return p, nil
+}
+
+// firstClause shortens an Unsupported reason to what is missing (the list
+// of scenarios that work follows a "; ").
+func firstClause(why string) string {
+	head, _, _ := strings.Cut(why, "; scenarios that work there")
+	return head
 }
