@@ -9,6 +9,14 @@
 // shim, replica promotion, held-back replication), and Proxy puts an
 // embedded toxiproxy between a client and a node for partitions and latency.
 //
+// On docker (docker.go) every server is a container with a fixed IP on a
+// private bridge network made per cluster, which clients on this Linux host
+// dial directly; containers and network carry LabelBackend, LabelCluster
+// and LabelPID, Stop removes them, and every docker Start first sweeps
+// what a dead lockbench left (SweepDocker). Ryuk is disabled. The local
+// image (BuildImage, make docker-image) runs lockbench-init as PID 1 so
+// that Kill and Restart act on redis-server inside the running container.
+//
 // Life cycle: Start builds a Topology and waits until every server answers
 // PING (and, for replicated topologies, until replicas are in sync and the
 // Sentinels know each other); Cluster.Stop kills everything. Processes are
@@ -106,10 +114,12 @@ type Options struct {
 	// Sentinels ignore it.
 	Persistence Persistence
 	// ClockShim is the path of the clock-offset LD_PRELOAD library built by
-	// BuildClockShim. Default "": servers start without it and
-	// Node.SetClockOffset returns an error. Sentinels never get the shim.
+	// BuildClockShim (process backend only; the others ignore it). Default
+	// "": servers start without it and Node.SetClockOffset returns an error. Sentinels never get the shim.
 	ClockShim string
-	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels().
+	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels()
+	// (process backend only: containers listen on 6379 and 26379 at their
+	// own IP).
 	// A missing or 0 entry means a free port picked at start. A fixed port
 	// that is in use makes Start fail with an error wrapping ErrEnvironment
 	// that names the port.
