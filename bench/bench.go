@@ -257,7 +257,7 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	if in.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
 	}
-	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol}
+	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library}
 }
 
 // UnsupportedPairs returns the pairs of profile p that apply to their

@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -61,6 +63,9 @@ type Spec struct {
 	CheckTimeout time.Duration
 	// Command is the command line that reproduces this run alone.
 	Command string
+	// Library holds library settings of a library adapter by flag name
+	// (impl.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
+	Library map[string]string
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
@@ -119,6 +124,12 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	if err != nil {
 		return fail(err)
 	}
+	if st, err = impl.Tune(st, s.Library, w.TTL); err != nil {
+		return fail(err)
+	}
+	if s.Policy == nil {
+		w.Policy = st.Info().Policy // a setting may change it (e.g. --redislock-refresh off)
+	}
 	return st, sc, setup, w, nil
 }
 
@@ -160,6 +171,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
 		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
 		Config: runConfig(w, topo, s.Cluster),
+	}
+	if t, ok := st.(impl.Tunable); ok {
+		out.Config.Library = t.Settings()
 	}
 	histPath := filepath.Join(s.OutDir, out.History)
 	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
@@ -427,7 +441,32 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if w.Fencing != def {
 		why = append(why, fmt.Sprintf("fencing %s instead of %s (--fencing)", w.Fencing, def))
 	}
+	if changed := libraryChanged(s, w); changed != "" {
+		why = append(why, "library settings changed ("+changed+")")
+	}
 	return strings.Join(why, " and ")
+}
+
+// libraryChanged names the library settings of s that differ from the
+// adapter's defaults ("--redsync-tries 3, ..."); "" if none.
+func libraryChanged(s Spec, w workload.Config) string {
+	st, err := impl.Lookup(s.Strategy)
+	if err != nil || len(s.Library) == 0 {
+		return ""
+	}
+	def, ok := st.(impl.Tunable)
+	tuned, err := impl.Tune(st, s.Library, w.TTL)
+	if !ok || err != nil {
+		return ""
+	}
+	was, now := def.Settings(), tuned.(impl.Tunable).Settings()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if now[k] != was[k] {
+			out = append(out, "--"+k+" "+now[k])
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // OutDirError is the error for a results folder that cannot be created or

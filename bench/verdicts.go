@@ -107,6 +107,8 @@ func clientVerdicts() map[string]map[string]Expectation {
 			"fenced":    safe("no fault: SET NX PX grants one owner at a time"),
 			"redsync":   safe("no fault: a quorum of 5 grants one owner at a time"),
 			"redislock": safe("no fault: SET NX PX grants one owner at a time"),
+
+			"redsync-single": safe("no fault: SET NX PX grants one owner at a time"),
 		},
 		"long-cs": {
 			"naive":     broken("the key expires mid-CS; the next owner enters while the slow one still writes (and its DEL frees another's lock)"),
@@ -117,7 +119,9 @@ func clientVerdicts() map[string]map[string]Expectation {
 			"redlock":   safe("the client checks its validity time before writing and gives up the stale write (redis.io distlock)"),
 			"fenced":    fencedOnly("exclusion breaks when the key expires mid-CS, but the resource rejects the slow owner's older fencing token"),
 			"redsync":   safe("the client checks mutex.Until() before writing and gives up the stale write"),
-			"redislock": broken("no renewal by default: the key expires mid-CS and the next owner enters"),
+			"redislock": safe("the refresh loop (Lock.Refresh every TTL/3, as the library's README refreshes before the TTL runs out) keeps the key alive through a 2×TTL critical section, as watchdog; with --redislock-refresh off it breaks as token-lua"),
+
+			"redsync-single": safe("the client checks mutex.Until() before writing and gives up the stale write, as redlock does"),
 		},
 		"gc-pause": {
 			"naive":     broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
@@ -128,7 +132,9 @@ func clientVerdicts() map[string]map[string]Expectation {
 			"redlock":   broken("the validity check passed before the pause; no timing check can cover a pause after it (Kleppmann 2016)"),
 			"fenced":    fencedOnly("exclusion breaks under the pause, but the resource rejects the woken owner's older fencing token (Kleppmann 2016)"),
 			"redsync":   broken("the validity check passed before the pause; no timing check can cover a pause after it (Kleppmann 2016)"),
-			"redislock": broken("a pause past the TTL after the check: the key expires, another owner enters, the paused one writes on wake"),
+			"redislock": broken("the pause stops the refresh loop too (Kleppmann 2016): the key expires and the paused owner writes on wake"),
+
+			"redsync-single": broken("the validity check passed before the pause; no timing check can cover a pause after it (Kleppmann 2016)"),
 		},
 		"crash-between": {
 			"naive":     {Exclusion: Hold, Resource: Hold, Liveness: Break, Reason: "the client dies after SETNX and before EXPIRE: the key never expires, a deadlock"},
@@ -139,7 +145,9 @@ func clientVerdicts() map[string]map[string]Expectation {
 			"redlock":   safe("the holder dies inside its CS; the keys expire after the TTL on every node"),
 			"fenced":    safe("the holder dies inside its CS; the key expires after the TTL"),
 			"redsync":   safe("the holder dies inside its CS; the keys expire after the TTL on every node"),
-			"redislock": safe("the holder dies inside its CS; the key expires after the TTL"),
+			"redislock": safe("the holder dies inside its CS with its refresh loop; the key expires after the TTL"),
+
+			"redsync-single": safe("the holder dies inside its CS; the key expires after the TTL"),
 		},
 	}
 }

@@ -28,7 +28,9 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"redlock":   safe("the holder's validity deadline passes while it is cut off, and its check before writing drops the stale write (redis.io distlock)"),
 			"fenced":    fencedOnly("exclusion breaks when the key expires behind the cut-off holder, but the resource is reachable and rejects its older fencing token (Kleppmann 2016)"),
 			"redsync":   safe("the holder's validity (mutex.Until) passes while it is cut off, and its check before writing drops the stale write"),
-			"redislock": broken("no renewal by default, no check: the key expires while the holder is cut off, another owner enters, the cut-off one writes on reconnect"),
+			"redislock": safe("refreshes fail while cut off; Lost fires once TTL has passed since the last refresh, and the holder honours it before writing (as watchdog); with --redislock-refresh off it breaks as token-lua"),
+
+			"redsync-single": safe("the holder's validity (mutex.Until) passes while it is cut off, and its check before writing drops the stale write"),
 		},
 		"latency": {
 			"naive":     slow("every client sees the same +100 ms round trip to the one node, so grants stay ordered: a late reply (+50 ms) shortens the lease to TTL−50 ms, still far longer than a 12.5 ms critical section"),
@@ -39,7 +41,10 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"redlock":   slow("the slow node times out (per-node timeout TTL/10 = 25 ms < 100 ms) and never counts; the other four keep granting with a quorum of three (redis.io distlock)"),
 			"fenced":    slow("every client sees the same delay: grants stay ordered and fencing tokens increase; slower, not unsafe"),
 			"redsync":   slow("the slow node times out (redsync's 0.05·TTL call timeout) and never counts; the other four keep granting with a quorum of three"),
-			"redislock": slow("every client sees the same delay: a reply 50 ms late shortens the lease to TTL−50 ms, far longer than a hold"),
+			"redislock": slow("every client sees the same delay and holds end long before the TTL; refreshes time out (round trip > TTL/3) but Lost only fires after the TTL, past the hold (as watchdog)"),
+
+			"redsync-single": {Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: "no-grants",
+				Reason: "redsync's call timeout (0.05×TTL = 12.5 ms) is below the 100 ms round trip, so every acquire during the window times out (info): safe but unavailable, unlike token-lua"},
 		},
 		"clock-jump": {
 			"naive":     broken("the server's clock jumps past the TTL: the key expires at once (Redis expires by the wall clock), another owner enters while the holder still works"),
@@ -50,7 +55,9 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"redlock":   quorumJump,
 			"fenced":    fencedOnly("the jump expires the key and another owner enters (exclusion breaks), but the resource rejects the holder's older fencing token"),
 			"redsync":   quorumJump,
-			"redislock": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder still works"),
+			"redislock": {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Reason: "the jump expires the key at once; Lost fires only at the next refresh (every TTL/3), so the holder writes unless a refresh fell between the jump and its write (as watchdog)"},
+
+			"redsync-single": broken("the server's clock jumps past the TTL: the key expires at once, another owner enters while the holder, within mutex.Until (the client's clock did not jump), still works (Kleppmann 2016)"),
 		},
 		"redlock-clock-jump": {
 			"redlock": broken("A holds a bare quorum n1-n3; n3's clock jumps past the TTL and drops A's key; B (cut off from n1-n2) locks n3-n5 while A, within its validity, still writes (Kleppmann 2016)"),
@@ -65,7 +72,9 @@ func networkVerdicts() map[string]map[string]Expectation {
 			"redlock":   mixed(quorumMix),
 			"fenced":    {Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Fencing: AtRisk, Reason: "a clock jump lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"},
 			"redsync":   mixed(quorumMix),
-			"redislock": mixed("a clock jump during a critical section expires the key and lets another owner in: seed-dependent"),
+			"redislock": mixed("a clock jump between two refreshes expires the key before Lost can fire: seed-dependent"),
+
+			"redsync-single": mixed("a clock jump during a critical section expires the key and lets another owner in while mutex.Until still runs: seed-dependent"),
 		},
 	}
 }

@@ -17,6 +17,7 @@ func All() []Strategy {
 		redlock{},
 		fenced{},
 		redsyncAdapter{},
+		redsyncAdapter{single: true},
 		redislockAdapter{},
 	}
 }

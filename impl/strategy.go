@@ -59,7 +59,11 @@ type Info struct {
 	Summary string
 	// Source names where the algorithm comes from (redis.io page, Redisson, a seed post).
 	Source string
-	Claims Claims
+	// Library is the library module and version an adapter runs, as
+	// linked into the binary (go.mod's version), e.g.
+	// "github.com/bsm/redislock v0.9.4"; empty for home-made strategies.
+	Library string
+	Claims  Claims
 	// Policy is the default usage policy.
 	Policy Policy
 	// Nodes is how many independent Redis nodes the strategy needs by

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	want := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redislock"}
+	want := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock"}
 	if got := impl.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -45,7 +45,8 @@ func TestInfo(t *testing.T) {
 		{"redlock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
 		{"fenced", impl.Claims{AtomicAcquire: true, TokenRelease: true, Fencing: true}, impl.Policy{}, 1},
 		{"redsync", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
-		{"redislock", impl.Claims{AtomicAcquire: true, TokenRelease: true}, impl.Policy{}, 1},
+		{"redsync-single", impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, impl.Policy{CheckValidity: true}, 1},
+		{"redislock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
 	}
 	if len(tests) != len(impl.All()) {
 		t.Fatalf("test table has %d strategies, All() %d", len(tests), len(impl.All()))

@@ -2,10 +2,8 @@ package impl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -68,81 +66,11 @@ func (l *watchdogLocker) Acquire(ctx context.Context, key string) (*Lease, error
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(l.ctx)
-	lost := make(chan struct{})
-	done := make(chan struct{})
-	lease.Lost = lost
-	lease.stop = func() { cancel(); <-done }
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		defer close(done)
-		l.renew(rctx, lease, lost)
-	}()
+	startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (bool, error) {
+		n, err := scriptRenew.Run(ctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
+		return n == 1, err
+	})
 	return lease, nil
-}
-
-// renew extends the lease's TTL every RenewEvery until ctx ends. Before each
-// renewal it calls the Hook at PointRenew (a paused client blocks there, so
-// its renewal pauses too; ErrCrashed stops renewal without closing Lost: a
-// crashed client observes nothing). It closes lost when a renewal finds the
-// key gone or owned by another token, or when renewals kept failing with an
-// unknown outcome until TTL had passed since the last successful renewal's
-// invoke (the key has expired by then).
-func (l *watchdogLocker) renew(ctx context.Context, lease *Lease, lost chan<- struct{}) {
-	// deadline: when the key expires at the latest, on the client clock.
-	deadline := lease.Start.Add(l.cfg.TTL)
-	tick := time.NewTicker(l.cfg.RenewEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if l.cfg.Hook != nil {
-			err := l.cfg.Hook(ctx, PointRenew)
-			if errors.Is(err, ErrCrashed) || ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				// The hook failed otherwise: count it as a renewal with
-				// an unknown outcome.
-				if !l.cfg.Now().Before(deadline) {
-					close(lost)
-					return
-				}
-				continue
-			}
-		}
-		invoke := l.cfg.Now()
-		if !invoke.Before(deadline) {
-			close(lost)
-			return
-		}
-		cctx, cancel := context.WithTimeout(ctx, l.cfg.RenewEvery)
-		n, err := scriptRenew.Run(cctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
-		cancel()
-		if l.cfg.OnRenew != nil && ctx.Err() == nil {
-			outcome := err
-			if err == nil && n != 1 {
-				outcome = ErrNotHeld
-			}
-			l.cfg.OnRenew(lease.Key, lease.Token, invoke, l.cfg.Now(), outcome)
-		}
-		switch {
-		case err == nil && n == 1:
-			deadline = invoke.Add(l.cfg.TTL)
-		case err == nil:
-			close(lost) // gone or owned by another token
-			return
-		case ctx.Err() != nil:
-			return // released or closed meanwhile
-		case !l.cfg.Now().Before(deadline):
-			close(lost)
-			return
-		}
-	}
 }
 
 // Release stops the lease's renewal, then deletes the key only if it still

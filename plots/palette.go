@@ -13,11 +13,11 @@ import (
 // Strategies are the strategy names with a fixed colour, dash pattern and
 // marker, in the order lockbench lists them (impl.Names). A test keeps this
 // list in step with impl's registry.
-var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redislock"}
+var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock"}
 
 // strategyColors is the colour of each name in Strategies, in order: eight
-// colours of matplotlib's "tab10" (Tableau 10) and a dark indigo from
-// "tab20b". Red and orange are left out: red marks violations and orange
+// colours of matplotlib's "tab10" (Tableau 10), a mustard and a dark indigo
+// from "tab20b". Red and orange are left out: red marks violations and orange
 // shades fault windows in every chart.
 var strategyColors = [...]color.RGBA{
 	{0x7f, 0x7f, 0x7f, 0xff}, // naive: grey
@@ -28,6 +28,7 @@ var strategyColors = [...]color.RGBA{
 	{0x94, 0x67, 0xbd, 0xff}, // redlock: purple
 	{0x17, 0xbe, 0xcf, 0xff}, // fenced: cyan
 	{0xbc, 0xbd, 0x22, 0xff}, // redsync: olive
+	{0xbd, 0x9e, 0x39, 0xff}, // redsync-single: mustard
 	{0x39, 0x3b, 0x79, 0xff}, // redislock: dark indigo
 }
 

@@ -32,7 +32,7 @@ func outDir(t *testing.T) string {
 
 func sampleRuns() []results.Run {
 	var runs []results.Run
-	names := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redislock"}
+	names := Strategies
 	for i, n := range names {
 		for seed := 1; seed <= 3; seed++ {
 			runs = append(runs, results.Run{

@@ -43,6 +43,10 @@ type StrategyInfo struct {
 	Source  string   `json:"source,omitempty"`
 	Claims  []string `json:"claims"` // e.g. "token-release", "renewal", "fencing"
 	Policy  []string `json:"policy"` // e.g. "check-validity", "honour-lost"; empty: checks nothing
+	// Library is a library adapter's module and version as linked (from
+	// go.mod), e.g. "github.com/go-redsync/redsync/v4 v4.18.1"; empty for
+	// home-made strategies.
+	Library string `json:"library,omitempty"`
 }
 
 // Run is one (strategy, scenario, seed) run.
@@ -166,6 +170,10 @@ type RunConfig struct {
 	Backend string `json:"backend,omitempty"`
 	// Image is the Docker image of the docker backend ("" otherwise).
 	Image string `json:"image,omitempty"`
+	// Library holds a library adapter's effective library settings by flag
+	// name, defaults included (e.g. "redsync-tries": "1"); empty for
+	// home-made strategies.
+	Library map[string]string `json:"library,omitempty"`
 }
 
 // Fault is one nemesis window, in ms since run start.

@@ -88,7 +88,7 @@ usage error, 3 environment error.`,
 			if runErr != nil && !errors.Is(runErr, bench.ErrOverloaded) {
 				return runErr
 			}
-			st, _ := impl.Lookup(spec.Strategy)
+			st, _, _, _, _ := spec.Resolved() // with its library settings (--redsync-*, --redislock-*)
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
 				Command: spec.Command, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
@@ -143,8 +143,35 @@ usage error, 3 environment error.`,
 	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	f.be.add(fl)
+	libraryFlags(c)
 	o.addFlags(c, false)
 	return c
+}
+
+// libraryFlags adds one flag per library setting of the library adapters
+// (impl.Settings: --redsync-tries, --redislock-refresh, ...).
+func libraryFlags(c *cobra.Command) {
+	for _, s := range impl.Settings() {
+		c.Flags().String(s.Name, s.Default, s.Usage)
+		if s.Bool {
+			c.Flags().Lookup(s.Name).NoOptDefVal = "true"
+		}
+	}
+}
+
+// librarySettings returns the library flags given on the command line, by
+// name; nil if none.
+func librarySettings(cmd *cobra.Command) map[string]string {
+	var m map[string]string
+	for _, s := range impl.Settings() {
+		if fl := cmd.Flags().Lookup(s.Name); fl != nil && fl.Changed {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[s.Name] = fl.Value.String()
+		}
+	}
+	return m
 }
 
 // spec validates the flags into a bench.Spec; errors wrap bench.ErrUsage.
@@ -200,7 +227,8 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 		}
 		w.Retry = r
 	}
-	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit}
+	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
+		Library: librarySettings(cmd)}
 	if f.fencing != "" {
 		fm, err := workload.ParseFencing(f.fencing)
 		if err != nil {
