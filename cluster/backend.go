@@ -30,8 +30,8 @@ const (
 	BackendAuto = "auto"
 )
 
-// Backends lists the backend names Options.Backend accepts (auto is resolved
-// by ResolveBackend before Start).
+// backendNames lists the backend names Options.Backend accepts (auto is
+// resolved by ResolveBackend before Start).
 var backendNames = []string{BackendProcess, BackendDocker, BackendExternal}
 
 // Feature is one kind of fault a backend can inject. Scenarios declare the
@@ -79,7 +79,6 @@ type backend interface {
 	features() []Feature
 	// prepare runs once before any node starts (a Docker network, ...).
 	prepare(ctx context.Context, c *Cluster) error
-	// addrHost is the host part of the address clients dial for n.
 	// start starts n (first start and restart) and waits until it answers.
 	start(ctx context.Context, n *Node) error
 	// kill stops n at once and waits until it is gone; no-op if not running.
