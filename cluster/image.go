@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
 	docker "github.com/moby/moby/client"
 )
@@ -75,8 +76,21 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 		return err
 	}
 	defer cli.Close()
-	if !force {
-		if r, err := cli.ImageInspect(ctx, tag); err == nil && r.Config != nil && r.Config.Labels[imageVersionLabel] == imageVersion() {
+	// One build at a time on this machine (test packages run in parallel
+	// and would each build): the others wait, then find the tag current.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "lockbench-image.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w: cluster: build image %s: %v", ErrEnvironment, tag, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("%w: cluster: build image %s: lock: %v", ErrEnvironment, tag, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	old := ""
+	if r, err := cli.ImageInspect(ctx, tag); err == nil {
+		old = r.ID
+		if !force && r.Config != nil && r.Config.Labels[imageVersionLabel] == imageVersion() {
 			return nil
 		}
 	}
@@ -156,8 +170,14 @@ func BuildImage(ctx context.Context, tag string, force bool) error {
 	if bytes.Contains(msg, []byte(`"error"`)) {
 		return fmt.Errorf("%w: cluster: build image %s: %s", ErrEnvironment, tag, bytes.TrimSpace(msg))
 	}
-	if _, err := cli.ImageInspect(ctx, tag); err != nil {
+	r, err := cli.ImageInspect(ctx, tag)
+	if err != nil {
 		return fmt.Errorf("%w: cluster: build image %s: not there after the build: %s", ErrEnvironment, tag, bytes.TrimSpace(msg))
+	}
+	if old != "" && old != r.ID {
+		// The previous build of the tag is now untagged: remove it (best
+		// effort; a container still using it keeps it).
+		_, _ = cli.ImageRemove(ctx, old, docker.ImageRemoveOptions{PruneChildren: true})
 	}
 	return nil
 }
