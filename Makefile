@@ -4,17 +4,26 @@ GO      ?= go
 BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
+# The commit results.json records when Go's own VCS stamping is unavailable.
+# ("-dirty": the work tree has uncommitted changes).
+COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps deps-test vet clean docker-image
+.PHONY: bench test build deps deps-test vet clean perf docker-image
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
+
+# make perf: lockbench's own cost against redis-benchmark on one redis-server,
+# recording on/off, and throughput vs clients 1..1024 (README "Performance").
+PERF_OUT ?= lockbench-out/perf
+perf: deps build
+	./$(BIN) perf --sweep --out $(PERF_OUT)
 
 test: deps-test vet
 	$(GO) test -count=1 -timeout 9m ./...
 
 build:
-	$(GO) build -o $(BIN) ./cmd/lockbench
+	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
 
 deps:
 	@./scripts/deps.sh

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +21,40 @@ import (
 // Version is lockbench's version, written into results.json.
 const Version = "0.1.0"
 
+// commitFromLinker is the VCS revision the Makefile stamps with
+// -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=REV",
+// for builds without Go's own VCS stamping (e.g. go build -buildvcs=false,
+// or a copy of the source outside git). Set only by the linker.
+var commitFromLinker string
+
+// Commit returns the VCS revision lockbench was built from: Go's vcs.revision
+// build setting (with "-dirty" appended when vcs.modified is true), else the
+// revision the Makefile stamped at link time, else "unknown" (go test, go
+// run outside a git work tree).
+func Commit() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			if dirty {
+				rev += "-dirty"
+			}
+			return rev
+		}
+	}
+	if commitFromLinker != "" {
+		return commitFromLinker
+	}
+	return "unknown"
+}
+
 // Profile is a named matrix of runs.
 type Profile struct {
 	// Name is "ci" or "full".
@@ -27,7 +63,8 @@ type Profile struct {
 	Summary string
 	// Strategies and Scenarios span the matrix (every pair runs).
 	Strategies, Scenarios []string
-	// Seeds is how many seeds each pair runs (seeds 1..Seeds).
+	// Seeds is how many times each pair runs by default (repeats; seeds
+	// base..base+Seeds-1); Options.Repeat overrides it.
 	Seeds int
 	// Workload is the base workload of every run.
 	Workload workload.Config
@@ -87,6 +124,12 @@ type Options struct {
 	KeyPrefix string
 	// Command is the command line that reproduces the bench.
 	Command string
+	// Seed is the base seed: repeat i (from 0) of every cell runs seed
+	// Seed+i, and of the client sweep at n clients seed Seed+999+n+1000·i.
+	// 0 is taken as 1, the CLI's default.
+	Seed int64
+	// Repeat is how many times each cell runs; 0: the profile's Seeds.
+	Repeat int
 	// Progress is called before each run with its index (from 0), the
 	// total and a label; nil: silent.
 	Progress func(i, total int, label string)
@@ -98,13 +141,23 @@ type Options struct {
 // returned file (Run.AsExpected), not errors.
 func Bench(ctx context.Context, o Options) (*results.File, error) {
 	p := o.Profile
+	seed, repeat := o.seedAndRepeat()
+	specs, sweep, err := Cells(p, seed, repeat)
+	if err != nil {
+		return nil, err
+	}
+	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
-		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Profile: p.Name,
-		Command: o.Command, Started: time.Now().UTC().Format(time.RFC3339),
+		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
+		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
 		Host: ThisHost(),
+		Config: results.BenchConfig{
+			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload, o.Cluster),
+			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
+		},
 	}
 	for _, name := range p.Strategies {
 		st, err := impl.Lookup(name)
@@ -112,36 +165,6 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		f.Strategies = append(f.Strategies, StrategyInfo(st))
-	}
-	var specs []Spec
-	for _, sc := range p.Scenarios {
-		scen, err := chaos.Lookup(sc)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		for _, st := range p.Strategies {
-			strat, err := impl.Lookup(st)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-			}
-			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
-				continue
-			}
-			if Unsupported(o.Cluster, scen, strat.Info()) != "" {
-				continue // reported n/a: the backend cannot inject this scenario's faults
-			}
-			for seed := int64(1); seed <= int64(p.Seeds); seed++ {
-				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: p.Workload})
-			}
-		}
-	}
-	var sweep []Spec
-	for _, st := range p.SweepStrategies {
-		for _, n := range p.ClientSweep {
-			w := p.Workload
-			w.Clients = n
-			sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: int64(1000 + n), Workload: w})
-		}
 	}
 	total := len(specs) + len(sweep)
 	var overloaded []error
@@ -182,9 +205,115 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	return f, nil
 }
 
-// ThisHost describes the machine lockbench runs on.
+// seedAndRepeat returns the base seed (0 taken as 1) and the repeats (0: the profile's).
+func (o Options) seedAndRepeat() (int64, int) {
+	seed, repeat := o.Seed, o.Repeat
+	if seed == 0 {
+		seed = 1
+	}
+	if repeat <= 0 {
+		repeat = max(o.Profile.Seeds, 1)
+	}
+	return seed, repeat
+}
+
+// Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
+// each strategy (in p.Strategies' order) the scenario applies to, repeat
+// runs with seeds seed..seed+repeat-1; then the client sweep (baseline,
+// repeat runs per strategy and client count n, repeat i with seed
+// seed+999+n+1000·i). The plan
+// depends on its arguments only (no map order, no clock), so two benches
+// with the same profile, seed and repeat run the same cells. Unknown names
+// give an error wrapping ErrUsage.
+func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
+	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			}
+			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
+				continue
+			}
+			for i := range repeat {
+				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed + int64(i), Workload: p.Workload})
+			}
+		}
+	}
+	for _, st := range p.SweepStrategies {
+		if _, err := impl.Lookup(st); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		for _, n := range p.ClientSweep {
+			w := p.Workload
+			w.Clients = n
+			for i := range repeat {
+				sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n) + 1000*int64(i), Workload: w})
+			}
+		}
+	}
+	return specs, sweep, nil
+}
+
+// baseConfig describes a profile's base workload for results.json (defaults
+// applied; a config defaults cannot complete is recorded as given).
+func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
+	if d, err := w.WithDefaults(); err == nil {
+		w = d
+	}
+	return runConfig(w, cluster.Topology{Kind: cluster.Single}, o)
+}
+
+// ThisHost describes the machine lockbench runs on: CPUs, OS/architecture,
+// Go version, CPU model (first "model name" of /proc/cpuinfo) and kernel
+// release (/proc/sys/kernel/osrelease); a value that cannot be read is
+// "unknown".
 func ThisHost() results.Host {
-	return results.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	return results.Host{
+		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(),
+		CPUModel: cpuModel("/proc/cpuinfo"), Kernel: kernelRelease("/proc/sys/kernel/osrelease"),
+	}
+}
+
+// cpuModel returns the first "model name" (x86) or "Model"/"Hardware"
+// (Arm) value of a /proc/cpuinfo file, or "unknown".
+func cpuModel(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "unknown"
+	}
+	fallback := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case v == "":
+		case k == "model name":
+			return v
+		case (k == "Model" || k == "Hardware") && fallback == "":
+			fallback = v
+		}
+	}
+	if fallback != "" {
+		return fallback
+	}
+	return "unknown"
+}
+
+// kernelRelease returns the trimmed content of an osrelease file, or "unknown".
+func kernelRelease(path string) string {
+	data, err := os.ReadFile(path)
+	if s := strings.TrimSpace(string(data)); err == nil && s != "" {
+		return s
+	}
+	return "unknown"
 }
 
 // finish stamps the end time and writes results.json, the plots and the report.
@@ -207,17 +336,38 @@ func Unexpected(f *results.File) []results.Run {
 	return out
 }
 
-// RunCommand is the lockbench command line that reproduces one run.
+// RunCommand is the lockbench command line that reproduces one run: its
+// strategy, scenario, seed and base workload (nesting depth included for a
+// reentrant strategy, which `lockbench run` would otherwise run at depth 1).
 func RunCommand(s Spec) string {
 	w := s.Workload
 	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
 		s.Strategy, s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
-	return cmd + backendArgs(s.Cluster, w.KeyPrefix)
+	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
+		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
+	}
+	return cmd + BackendArgs(s.Cluster, w.KeyPrefix)
 }
 
-// backendArgs are the backend flags of RunCommand ("" on the process
-// backend with the default key prefix).
-func backendArgs(o cluster.Options, prefix string) string {
+// BenchCommand is the lockbench command line that reproduces a bench of
+// profile p with base seed seed and repeat runs per cell into out. When p's
+// strategies or scenarios differ from those of the named profile it was
+// made from (narrowed with --strategies/--scenarios), they are listed.
+func BenchCommand(p Profile, seed int64, repeat int, out string) string {
+	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
+	named, err := LookupProfile(p.Name)
+	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
+		cmd += " --strategies " + strings.Join(p.Strategies, ",")
+	}
+	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
+		cmd += " --scenarios " + strings.Join(p.Scenarios, ",")
+	}
+	return cmd + " --out " + out
+}
+
+// BackendArgs are the backend flags of RunCommand and of a bench's command
+// ("" on the process backend with the default key prefix).
+func BackendArgs(o cluster.Options, prefix string) string {
 	var b strings.Builder
 	switch o.Backend {
 	case cluster.BackendDocker:
@@ -282,6 +432,21 @@ func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
 				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
 			}
 		}
+	}
+	return out
+}
+
+// supportedOnly drops the specs whose faults the backend of o cannot
+// inject (see Unsupported and UnsupportedPairs).
+func supportedOnly(specs []Spec, o cluster.Options) []Spec {
+	var out []Spec
+	for _, s := range specs {
+		sc, err1 := chaos.Lookup(s.Scenario)
+		st, err2 := impl.Lookup(s.Strategy)
+		if err1 == nil && err2 == nil && Unsupported(o, sc, st.Info()) != "" {
+			continue
+		}
+		out = append(out, s)
 	}
 	return out
 }

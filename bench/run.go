@@ -34,9 +34,9 @@ import (
 var ErrUsage = errors.New("usage error")
 
 // ErrOverloaded is wrapped by the error of a run whose verdict contradicts
-// the verdict table while the harness itself ran late (a critical section
-// overran its planned length by more than TTL/2 with no fault to explain
-// it): the machine, not the lock, is suspect. It wraps
+// the verdict table while the harness itself ran late (a client stalled
+// inside a hold by more than TTL/2 with no fault to explain it; see
+// workload.Stats.MaxOverrun): the machine, not the lock, is suspect. It wraps
 // cluster.ErrEnvironment, so lockbench exits 3.
 var ErrOverloaded = fmt.Errorf("harness overloaded: %w", cluster.ErrEnvironment)
 
@@ -304,6 +304,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
 	Fill(&out, ops, rep, exp, s.OutDir)
 	out.Faults = FaultsOf(ops)
+	out.Fairness, out.Errors = FairnessAndErrors(ops, w.Clients)
 
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
@@ -322,7 +323,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return out, err
 	}
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && !out.AsExpected {
-		out.Error = fmt.Sprintf("a critical section overran its planned length by %v (TTL %v) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
+		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)
 	}
 	return out, nil
@@ -399,8 +400,8 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 
 // FromHistory fills a run's workload figures from its history alone (for
 // `lockbench check`): grants, acquire attempts by result, acquire latency
-// percentiles, throughput over the history's span, and the configuration
-// the header records.
+// percentiles, throughput over the history's span, fairness, the error
+// breakdown, and the configuration the header records.
 func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
 	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
 	var first, last int64 = -1, 0
@@ -422,6 +423,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 		out.ThroughputPerS = float64(out.Grants) / out.DurationS
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
+	out.Fairness, out.Errors = FairnessAndErrors(ops, h.Clients)
 	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops))
 	return err

@@ -81,14 +81,24 @@ func Holds(ops []history.Operation) []Hold {
 		crashed        bool
 		hasResourceUse bool
 	}
-	byHold := map[int64]*links{}
-	get := func(id int64) *links {
-		l := byHold[id]
-		if l == nil {
-			l = &links{lastUse: -1, releaseInvoke: Inf, releaseDone: Inf, crashInvoke: Inf}
-			byHold[id] = l
+	nHolds := 0
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.Result == history.OK && isWholeLock(op) && isOutermost(op) {
+			nHolds++
 		}
-		return l
+	}
+	// Links live in one slice, found by hold id through a map sized once:
+	// no allocation per hold.
+	byHold := make(map[int64]int32, nHolds)
+	all := make([]links, 0, nHolds)
+	get := func(id int64) *links {
+		i, ok := byHold[id]
+		if !ok {
+			i = int32(len(all))
+			all = append(all, links{lastUse: -1, releaseInvoke: Inf, releaseDone: Inf, crashInvoke: Inf})
+			byHold[id] = i
+		}
+		return &all[i]
 	}
 	for _, op := range ops {
 		if op.Hold == 0 {
@@ -115,7 +125,7 @@ func Holds(ops []history.Operation) []Hold {
 		}
 	}
 
-	var hs []Hold
+	hs := make([]Hold, 0, nHolds)
 	for _, op := range ops {
 		if op.Kind != history.Acquire || op.Result != history.OK || !isWholeLock(op) || !isOutermost(op) {
 			continue
@@ -126,7 +136,8 @@ func Holds(ops []history.Operation) []Hold {
 			AcquireInvoke: op.Invoke, AcquireComplete: op.Complete,
 			EndOfUse: op.Complete, ReleaseComplete: Inf,
 		}
-		if l := byHold[op.Hold]; l != nil && op.Hold != 0 {
+		if i, ok := byHold[op.Hold]; ok && op.Hold != 0 {
+			l := &all[i]
 			if l.hasResourceUse {
 				h.EndOfUse = l.lastUse
 			}

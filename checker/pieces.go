@@ -28,12 +28,24 @@ type pieced interface{ pieceOf() int }
 // partitionByPiece is the porcupine Partition function for inputs that
 // implement pieced: one partition per piece, in piece order.
 func partitionByPiece(ops []porcupine.Operation) [][]porcupine.Operation {
-	var parts [][]porcupine.Operation
+	var sizes []int
 	for _, op := range ops {
 		p := op.Input.(pieced).pieceOf()
-		for len(parts) <= p {
-			parts = append(parts, nil)
+		for len(sizes) <= p {
+			sizes = append(sizes, 0)
 		}
+		sizes[p]++
+	}
+	// One backing array for every partition, each sized exactly.
+	all := make([]porcupine.Operation, len(ops))
+	parts := make([][]porcupine.Operation, len(sizes))
+	off := 0
+	for p, n := range sizes {
+		parts[p] = all[off : off : off+n]
+		off += n
+	}
+	for _, op := range ops {
+		p := op.Input.(pieced).pieceOf()
 		parts[p] = append(parts[p], op)
 	}
 	out := parts[:0]
@@ -56,6 +68,36 @@ func flatten(pieces [][]porcupine.Operation) []porcupine.Operation {
 		ops = append(ops, p...)
 	}
 	return ops
+}
+
+// batchOps is how many operations checkPieces hands porcupine at once.
+const batchOps = 1 << 16
+
+// checkPieces checks pieces (independent partitions) with porcupine in
+// batches of about batchOps operations, within timeout in all: Illegal as
+// soon as a batch is, Unknown if a batch runs out of time (or none is left),
+// Ok when every batch is. Porcupine checks the partitions of one call in
+// parallel but builds its search state for all of them first, so one call
+// on a long history holds that state for every partition at once; batches
+// bound it (the verdict is the same: partitions are independent).
+func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
+	deadline := time.Now().Add(timeout)
+	for start := 0; start < len(pieces); {
+		end, n := start, 0
+		for end < len(pieces) && (n == 0 || n+len(pieces[end]) <= batchOps) {
+			n += len(pieces[end])
+			end++
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return porcupine.Unknown
+		}
+		if res := porcupine.CheckOperationsTimeout(model, flatten(pieces[start:end]), left); res != porcupine.Ok {
+			return res
+		}
+		start = end
+	}
+	return porcupine.Ok
 }
 
 // illegalPieces checks pieces one by one and returns the indices of up to

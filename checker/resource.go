@@ -61,7 +61,7 @@ func Resource(h history.Header, ops []history.Operation, o Options) Result {
 // resInput is a resource operation's input; resOutput its outcome. An init
 // input starts a piece (see resourcePieces) in state init.
 type resInput struct {
-	op    history.Operation
+	op    *history.Operation // into the checked history (a pointer keeps the boxed input small)
 	piece int
 	start bool
 	init  resState
@@ -94,7 +94,7 @@ func (m resModel) step(s resState, in resInput, out resOutput) (bool, resState) 
 		return true, in.init
 	}
 	op := in.op
-	fenced := m.fenced(op)
+	fenced := m.fenced(*op)
 	stale := fenced && op.Fence < s.highest
 	switch out.result {
 	case history.Fail:
@@ -134,7 +134,7 @@ func (m resModel) porcupine() porcupine.Model {
 		},
 		DescribeOperation: func(input, output interface{}) string {
 			in, out := input.(resInput), output.(resOutput)
-			op := in.op
+			op := *in.op
 			if in.start {
 				return fmt.Sprintf("%s continues: value=%d highest=%d", op.Key, in.init.value, in.init.highest)
 			}
@@ -216,7 +216,7 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 				pieces = append(pieces, cur)
 				cur = []porcupine.Operation{{
 					ClientId: op.Stream,
-					Input:    resInput{op: history.Operation{Key: k}, piece: len(pieces), start: true, init: resState{value: value, highest: highest}},
+					Input:    resInput{op: &history.Operation{Key: k}, piece: len(pieces), start: true, init: resState{value: value, highest: highest}},
 					Output:   resOutput{result: history.OK},
 					Call:     lastReturn, Return: lastReturn,
 				}}
@@ -230,8 +230,8 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 			if op.Result == history.Info {
 				ret = Inf
 			}
-			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: op, piece: len(pieces)},
-				Call: op.Invoke, Output: out, Return: ret, Metadata: span{string(op.Kind), op.Invoke, ret}})
+			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: &ops[i], piece: len(pieces)},
+				Call: op.Invoke, Output: out, Return: ret})
 			lastReturn = max(lastReturn, ret)
 			if op.Result == history.OK && m.fenced(op) {
 				highest = max(highest, op.Fence)
@@ -248,6 +248,16 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 		}
 	}
 	return pieces
+}
+
+// resSpan names the interval of a resource operation for withSpans ("" for
+// the synthetic start of a piece: no span).
+func resSpan(op porcupine.Operation) string {
+	in := op.Input.(resInput)
+	if in.start {
+		return ""
+	}
+	return string(in.op.Kind)
 }
 
 // lostUpdate is an accepted write whose read value was not the current
@@ -348,7 +358,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	m := resModel{mode: mode}
 	model := m.porcupine()
 	pieces := m.resourcePieces(ops, o.minPieceOps())
-	porc := porcupine.CheckOperationsTimeout(model, flatten(pieces), o.timeout())
+	porc := checkPieces(model, pieces, o.timeout())
 	lost := replayLostUpdates(ops)
 
 	counts := fmt.Sprintf("%d reads and %d writes on %d keys (fencing %s; %d rejected, %d unknown)", reads, writes, len(keys), mode, rejected, unknown)
@@ -389,11 +399,13 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	var vops [][]porcupine.Operation
 	shownKeys := map[string]bool{}
 	for _, p := range illegalPieces(model, pieces, o.timeout(), maxVizPieces) {
-		vops = append(vops, pieces[p])
+		vops = append(vops, withSpans(pieces[p], resSpan))
 		shownKeys[pieces[p][0].Input.(resInput).op.Key] = true
 	}
 	if len(vops) == 0 {
-		vops = pieces
+		for _, p := range pieces {
+			vops = append(vops, withSpans(p, resSpan))
+		}
 	}
 	keep := func(k string) bool { return len(shownKeys) == 0 || shownKeys[k] }
 	path, err := visualize(model, flatten(vops), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())

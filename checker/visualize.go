@@ -120,6 +120,20 @@ type span struct {
 	call, ret int64
 }
 
+// withSpans returns a copy of ops with each operation's Metadata set to its
+// span (what names it; "" leaves none), for a visualisation. The checks
+// themselves run without Metadata.
+func withSpans(ops []porcupine.Operation, what func(porcupine.Operation) string) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		if w := what(op); w != "" {
+			op.Metadata = span{w, op.Call, op.Return}
+		}
+		out[i] = op
+	}
+	return out
+}
+
 // describeSpan is porcupine's DescribeOperationMetadata: the interval in ms.
 func describeSpan(meta interface{}) string {
 	s, ok := meta.(span)

@@ -1,9 +1,11 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -19,7 +21,7 @@ const (
 )
 
 // ErrSchemaVersion is wrapped by Load and Write when a file's schema_version
-// is not SchemaVersion.
+// is not SchemaVersion (Load's error wraps ErrCorrupt too).
 var ErrSchemaVersion = errors.New("results: unsupported schema version")
 
 // ErrCorrupt is wrapped by Load when the file is not valid results JSON.
@@ -55,9 +57,12 @@ func Write(dir string, f *File) error {
 }
 
 // Load reads a results.json written by Write (path is the file, not its
-// folder). It returns an error wrapping ErrCorrupt when the file is not JSON
-// or has no schema_version, and one wrapping ErrSchemaVersion, naming both
-// versions, when it was written with another schema version. Read errors are
+// folder). Every error names the file, the problem and the fix, in one line:
+// an error wrapping ErrCorrupt when the file is truncated, not JSON, has a
+// field of the wrong type (the line and column are named) or has no
+// schema_version; one wrapping ErrSchemaVersion (and ErrCorrupt, so callers
+// map both to exit 2) when it was written with another schema version,
+// naming both versions and the lockbench that wrote it. Read errors are
 // wrapped as they come from the file system.
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
@@ -65,23 +70,86 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	var head struct {
-		SchemaVersion *int `json:"schema_version"`
+		SchemaVersion *int   `json:"schema_version"`
+		Tool          string `json:"tool"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+		return nil, decodeError(path, data, err)
 	}
 	if head.SchemaVersion == nil {
-		return nil, fmt.Errorf("%w: %s: no schema_version field: not a lockbench results file", ErrCorrupt, path)
+		return nil, fmt.Errorf("%w: %s has no schema_version field: it is not a results.json written by lockbench; give the results.json of a lockbench bench or run folder", ErrCorrupt, path)
 	}
-	if v := *head.SchemaVersion; v != SchemaVersion {
-		return nil, fmt.Errorf("%w: %s has schema_version %d, this lockbench reads %d: re-run the bench or use the lockbench version that wrote it",
-			ErrSchemaVersion, path, v, SchemaVersion)
+	switch v := *head.SchemaVersion; {
+	case v < SchemaVersion:
+		writer := "the lockbench version that wrote it"
+		if head.Tool != "" {
+			writer = head.Tool + ", which wrote it"
+		}
+		return nil, versionError(fmt.Sprintf("results: %s has schema version %d, this lockbench reads %d: rerun lockbench bench (or run) to write it again, or read it with %s",
+			path, v, SchemaVersion, writer))
+	case v > SchemaVersion:
+		by := ""
+		if head.Tool != "" {
+			by = " (" + head.Tool + ")"
+		}
+		return nil, versionError(fmt.Sprintf("results: %s has schema version %d, this lockbench reads %d: it was written by a newer lockbench%s; upgrade lockbench to read it",
+			path, v, SchemaVersion, by))
 	}
 	var f File
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+		return nil, decodeError(path, data, err)
 	}
 	return &f, nil
+}
+
+// versionError is an error with message msg that wraps both
+// ErrSchemaVersion and ErrCorrupt.
+func versionError(msg string) error {
+	return &multiError{msg: msg, errs: []error{ErrSchemaVersion, ErrCorrupt}}
+}
+
+// multiError is an error whose message is its own and that wraps several
+// sentinel errors (errors.Is matches each).
+type multiError struct {
+	msg  string
+	errs []error
+}
+
+func (e *multiError) Error() string   { return e.msg }
+func (e *multiError) Unwrap() []error { return e.errs }
+
+// decodeError turns a JSON decoding error into one that wraps ErrCorrupt and
+// names the file, where in it the problem is (line and column) and the fix.
+func decodeError(path string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return fmt.Errorf("%w: %s is empty: rerun lockbench to write it again", ErrCorrupt, path)
+	case errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n")))):
+		return fmt.Errorf("%w: %s is truncated (it ends in the middle of the JSON, after %d bytes): the run that wrote it was cut short or the copy is incomplete; rerun lockbench or copy the file again: %w",
+			ErrCorrupt, path, len(data), err)
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		return fmt.Errorf("%w: %s is not valid JSON at line %d, column %d: %w; rerun lockbench to write it again", ErrCorrupt, path, line, col, err)
+	case errors.As(err, &typ):
+		line, col := lineCol(data, typ.Offset)
+		return fmt.Errorf("%w: %s: field %q at line %d, column %d holds a JSON %s, want a %s: the file was edited or not written by lockbench; rerun lockbench to write it again",
+			ErrCorrupt, path, typ.Field, line, col, typ.Value, typ.Type)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+}
+
+// lineCol converts a byte offset into data to a 1-based line and column.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return line, col
 }
 
 // writeAtomic writes data to a temporary file beside path and renames it to path.

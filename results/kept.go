@@ -18,7 +18,10 @@ const (
 	keptSafe    = "safe"    // every check held
 	keptPartial = "partial" // the lock's promise broke but the protected resource stayed safe, or a check was inconclusive
 	keptBroken  = "broken"  // lost updates, deadlock or another damage a user sees
-	keptFailed  = "failed"  // the run could not complete
+	// keptUnchecked: the run completed but no checker looked at it (e.g.
+	// lockbench perf's unrecorded runs); it says nothing about safety.
+	keptUnchecked = "unchecked"
+	keptFailed    = "failed" // the run could not complete
 )
 
 // outcome is what the checkers observed in one run, or the worst of several
@@ -33,6 +36,7 @@ type outcome struct {
 	inconclusive []string
 	noGrants     bool // a fault lasting at least one TTL saw no grant
 	atRisk       bool // the verdict table expects some check to be at risk
+	unchecked    bool // no check ran (every verdict skipped or empty), in every merged run
 }
 
 // outcomeOf reads a completed run's verdicts.
@@ -45,6 +49,12 @@ func outcomeOf(r Run) outcome {
 		deadlock:    r.Verdict.Liveness == "violated",
 		resourceOK:  r.Verdict.Resource == "ok",
 		noGrants:    longFault(r) && r.Liveness.GrantsDuringFaults == 0,
+		unchecked:   true,
+	}
+	for _, v := range []string{r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Verdict.Fencing, r.Verdict.Reentrancy} {
+		if v == "ok" || v == "violated" || v == "inconclusive" {
+			o.unchecked = false
+		}
 	}
 	for _, e := range r.ExpectedChecks {
 		o.atRisk = o.atRisk || e == "at-risk"
@@ -84,6 +94,7 @@ func (o outcome) merge(p outcome) outcome {
 	o.resourceOK = o.resourceOK && p.resourceOK
 	o.noGrants = o.noGrants || p.noGrants
 	o.atRisk = o.atRisk || p.atRisk
+	o.unchecked = o.unchecked && p.unchecked
 	for _, c := range p.inconclusive {
 		if !slices.Contains(o.inconclusive, c) {
 			o.inconclusive = append(o.inconclusive, c)
@@ -118,6 +129,8 @@ func (o outcome) class() string {
 	switch {
 	case len(o.damage()) > 0:
 		return keptBroken
+	case o.unchecked:
+		return keptUnchecked
 	case o.exclusion || o.fencing || len(o.inconclusive) > 0 || o.atRisk:
 		return keptPartial
 	}
@@ -154,6 +167,8 @@ func (o outcome) text() string {
 			parts = append(parts, "no violation seen (at risk)")
 		}
 		s = strings.Join(parts, ", ")
+	case keptUnchecked:
+		return "not checked (no checker ran: says nothing about safety)"
 	default:
 		s = "safe"
 	}
@@ -168,7 +183,7 @@ func (o outcome) text() string {
 type keptCell struct {
 	Ran   bool
 	Text  string
-	Class string // keptSafe, keptPartial, keptBroken or keptFailed
+	Class string // keptSafe, keptPartial, keptBroken, keptUnchecked or keptFailed
 	o     outcome
 	label string // the scenario
 }
@@ -307,6 +322,7 @@ func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) 
 			return c.Class == keptPartial && !c.o.exclusion && !c.o.fencing && len(c.o.inconclusive) == 0
 		}},
 		{"grants nothing during the fault", func(c keptCell) bool { return c.o.noGrants }},
+		{"was not checked", func(c keptCell) bool { return c.Class == keptUnchecked }},
 		{"did not run", func(c keptCell) bool { return c.Class == keptFailed }},
 	}
 	var safe, ran []string

@@ -247,7 +247,7 @@ func buildView(f *File, plots []PlotRef) view {
 // with mixed outcomes, "must-hold → HELD 2, VIOLATED 1 ✗ (2/3 as expected)".
 func cellOf(s Summary) matrixCell {
 	var parts []string
-	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedError} {
+	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
 		n := s.Observed[o]
 		switch {
 		case n == 0:

@@ -270,6 +270,10 @@ func TestKeptCells(t *testing.T) {
 			"broken: deadlock (1 of 2 seeds)", keptBroken},
 		{"every seed broken", []Run{run(lost), run(lost)}, "broken: lost updates", keptBroken},
 		{"a seed failed", []Run{run(ok), run(ok, func(r *Run) { r.Error = "port in use" })}, "safe (1 of 2 seeds failed to run)", keptSafe},
+		{"not checked", []Run{run(with(func(v *Verdict) { *v = Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"} }))},
+			"not checked (no checker ran: says nothing about safety)", keptUnchecked},
+		{"checked in one seed only", []Run{run(ok), run(with(func(v *Verdict) { *v = Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"} }))},
+			"safe", keptSafe},
 		{"no seed ran", []Run{run(ok, func(r *Run) { r.Error = "port in use" })}, "did not run (error)", keptFailed},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "\n  \"schema_version\": 1,") {
+	if !strings.Contains(string(data), "\n  \"schema_version\": 2,") {
 		t.Errorf("results.json is not indented or lacks schema_version:\n%.200s", data)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -100,24 +100,43 @@ func TestWriteRefusesOtherVersion(t *testing.T) {
 	}
 }
 
+// TestLoadErrors loads the fixtures in testdata: a real schema 1 file
+// written by lockbench 0.1.0, a real schema 2 file cut at two thirds, the
+// same file claiming schema 3 or without schema_version, and hand-made broken
+// ones. Each error must wrap ErrCorrupt (exit 2) and name the file, the
+// problem and the fix.
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
-		name    string
-		content string // "" means the file does not exist
-		is      error
-		mention string
+		name     string
+		fixture  string // file in testdata, or "" for content
+		content  string // written to a temporary file; "" with no fixture: the file does not exist
+		is       error
+		mentions []string
 	}{
-		{"missing file", "", os.ErrNotExist, "no such file"},
-		{"not JSON", "{\"schema_version\": 1, \"runs\": [", ErrCorrupt, "unexpected end"},
-		{"wrong type", `{"schema_version": 1, "runs": "many"}`, ErrCorrupt, "runs"},
-		{"no version", `{"tool": "x"}`, ErrCorrupt, "no schema_version"},
-		{"newer version", `{"schema_version": 2, "tool": "x"}`, ErrSchemaVersion, "schema_version 2, this lockbench reads 1"},
-		{"older version", `{"schema_version": 0}`, ErrSchemaVersion, "schema_version 0"},
+		{name: "missing file", is: os.ErrNotExist, mentions: []string{"no such file"}},
+		{name: "older schema", fixture: "schema-v1.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v1.json", "schema version 1, this lockbench reads 2", "rerun lockbench bench", "lockbench 0.1.0, which wrote it"}},
+		{name: "newer schema", fixture: "schema-v3.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v3.json", "schema version 3, this lockbench reads 2", "newer lockbench (lockbench 9.0.0)", "upgrade lockbench"}},
+		{name: "no schema_version", fixture: "no-version.json", is: ErrCorrupt,
+			mentions: []string{"no-version.json", "no schema_version", "give the results.json of a lockbench"}},
+		{name: "truncated", fixture: "truncated.json", is: ErrCorrupt,
+			mentions: []string{"truncated.json", "is truncated", "rerun lockbench"}},
+		{name: "empty", content: "\n", is: ErrCorrupt, mentions: []string{"is empty"}},
+		{name: "not JSON", content: "{\n  \"schema_version\": 2,\n  \"runs\": [}\n}", is: ErrCorrupt,
+			mentions: []string{"not valid JSON at line 3, column", "rerun lockbench"}},
+		{name: "history given", content: `{"schema_version":1,"strategy":"x"}` + "\n" + `{"client":0}` + "\n", is: ErrCorrupt,
+			mentions: []string{"not valid JSON at line 2"}},
+		{name: "wrong type", content: `{"schema_version": 2, "runs": "many"}`, is: ErrCorrupt,
+			mentions: []string{`field "runs"`, "line 1", "holds a JSON string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), FileName)
-			if tt.content != "" {
+			switch {
+			case tt.fixture != "":
+				path = filepath.Join("testdata", tt.fixture)
+			case tt.content != "":
 				if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -129,8 +148,60 @@ func TestLoadErrors(t *testing.T) {
 			if !errors.Is(err, tt.is) {
 				t.Errorf("err = %v, want it to wrap %v", err, tt.is)
 			}
-			if !strings.Contains(err.Error(), tt.mention) {
-				t.Errorf("err = %q, want it to mention %q", err, tt.mention)
+			if tt.is != os.ErrNotExist && !errors.Is(err, ErrCorrupt) {
+				t.Errorf("err = %v, want it to wrap ErrCorrupt (exit 2)", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q, want one line", err)
+			}
+			for _, m := range tt.mentions {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("err = %q, want it to mention %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadSchema2Fixture loads a real schema 2 file: every new field is there.
+func TestLoadSchema2Fixture(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "schema-v2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Runs[0]
+	if f.Commit == "" || f.Seed != 1 || f.Repeat != 1 || f.Host.CPUModel == "" || f.Host.Kernel == "" {
+		t.Errorf("file fields: commit %q seed %d repeat %d host %+v", f.Commit, f.Seed, f.Repeat, f.Host)
+	}
+	if r.Fairness <= 0 || r.Fairness > 1 || r.Errors.NotAcquired != r.Acquires["fail"] || r.AcquireLatencyMs.P999 < r.AcquireLatencyMs.P99 {
+		t.Errorf("run fields: fairness %v errors %+v acquires %v latency %+v", r.Fairness, r.Errors, r.Acquires, r.AcquireLatencyMs)
+	}
+}
+
+func TestJainIndex(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      []float64
+		want    float64
+		wantErr bool
+	}{
+		{"equal", []float64{5, 5, 5, 5}, 1, false},
+		{"one has all", []float64{12, 0, 0, 0}, 0.25, false},
+		{"two of four", []float64{3, 3, 0, 0}, 0.5, false},
+		{"uneven", []float64{1, 2, 3}, 36.0 / 42, false},
+		{"single client", []float64{7}, 1, false},
+		{"no grants", []float64{0, 0}, 0, false},
+		{"empty", nil, 0, false},
+		{"negative", []float64{1, -1}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := JainIndex(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("JainIndex(%v) = %v, want %v", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -148,10 +219,10 @@ func TestPercentiles(t *testing.T) {
 		wantErr bool
 	}{
 		{"empty", nil, Latency{}, false},
-		{"one", []float64{7}, Latency{P50: 7, P90: 7, P99: 7, Max: 7, Samples: 1}, false},
+		{"one", []float64{7}, Latency{P50: 7, P90: 7, P99: 7, P999: 7, Max: 7, Samples: 1}, false},
 		// Linear interpolation: rank = p/100·(n−1) over 1..100.
-		{"1..100", oneTo100, Latency{P50: 50.5, P90: 90.1, P99: 99.01, Max: 100, Samples: 100}, false},
-		{"two", []float64{10, 20}, Latency{P50: 15, P90: 19, P99: 19.9, Max: 20, Samples: 2}, false},
+		{"1..100", oneTo100, Latency{P50: 50.5, P90: 90.1, P99: 99.01, P999: 99.901, Max: 100, Samples: 100}, false},
+		{"two", []float64{10, 20}, Latency{P50: 15, P90: 19, P99: 19.9, P999: 19.99, Max: 20, Samples: 2}, false},
 		{"NaN", []float64{1, math.NaN()}, Latency{}, true},
 		{"negative", []float64{1, -1}, Latency{}, true},
 		{"infinite", []float64{math.Inf(1)}, Latency{}, true},
@@ -164,7 +235,7 @@ func TestPercentiles(t *testing.T) {
 			}
 			const eps = 1e-9
 			if math.Abs(got.P50-tt.want.P50) > eps || math.Abs(got.P90-tt.want.P90) > eps ||
-				math.Abs(got.P99-tt.want.P99) > eps || got.Max != tt.want.Max || got.Samples != tt.want.Samples {
+				math.Abs(got.P99-tt.want.P99) > eps || math.Abs(got.P999-tt.want.P999) > eps || got.Max != tt.want.Max || got.Samples != tt.want.Samples {
 				t.Errorf("Percentiles = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -242,6 +313,34 @@ func TestObserved(t *testing.T) {
 	for _, tt := range tests {
 		if got := Observed(tt.r); got != tt.want {
 			t.Errorf("Observed(%+v) = %q, want %q", tt.r.Verdict, got, tt.want)
+		}
+	}
+}
+
+// TestSummarizeRepeats: every performance figure of a cell is a median with
+// min–max over its repeats; fairness leaves out runs without a grant.
+func TestSummarizeRepeats(t *testing.T) {
+	run := func(seed int64, tput, p999, fair float64, grants, lost int) Run {
+		return Run{Strategy: "s", Scenario: "c", Seed: seed, Grants: grants, ThroughputPerS: tput, Fairness: fair,
+			AcquireLatencyMs: Latency{P50: 1, P90: 2, P99: 3, P999: p999, Max: 9, Samples: grants},
+			Errors:           ErrorBreakdown{NotAcquired: 10 * lost, Lost: lost, ExpiredOnRelease: 2 * lost, Info: lost + 1}}
+	}
+	got := Summarize([]Run{run(1, 100, 4, 0.9, 50, 1), run(2, 120, 8, 0.5, 60, 3), run(3, 0, 0, 0, 0, 2)})[0]
+	for _, c := range []struct {
+		name      string
+		got, want Spread
+	}{
+		{"throughput", got.ThroughputPerS, Spread{100, 0, 120, 3}},
+		{"p99.9", got.P999Ms, Spread{6, 4, 8, 2}},
+		{"p90", got.P90Ms, Spread{2, 2, 2, 2}},
+		{"fairness", got.Fairness, Spread{0.7, 0.5, 0.9, 2}},
+		{"not acquired", got.NotAcquired, Spread{20, 10, 30, 3}},
+		{"lost", got.Lost, Spread{2, 1, 3, 3}},
+		{"expired on release", got.ExpiredOnRelease, Spread{4, 2, 6, 3}},
+		{"info", got.InfoOps, Spread{3, 2, 4, 3}},
+	} {
+		if math.Abs(c.got.Median-c.want.Median) > 1e-9 || c.got.Min != c.want.Min || c.got.Max != c.want.Max || c.got.N != c.want.N {
+			t.Errorf("%s = %+v, want %+v", c.name, c.got, c.want)
 		}
 	}
 }

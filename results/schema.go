@@ -4,18 +4,33 @@
 package results
 
 // SchemaVersion is the version of results.json written by this package.
-const SchemaVersion = 1
+// Version 2 added the commit, seed, repeat, bench config, CPU model and
+// kernel, acquire latency p99.9, fairness and the error breakdown.
+const SchemaVersion = 2
 
-// File is the whole results.json.
+// File is the whole results.json. The README's "results.json" section
+// documents every field with its unit; a test keeps the two in step.
 type File struct {
 	SchemaVersion int `json:"schema_version"`
-	// Tool is the lockbench version; Redis the redis-server version string.
+	// Tool is the lockbench version ("lockbench 0.1.0"); Redis the
+	// redis-server version string.
 	Tool  string `json:"tool"`
 	Redis string `json:"redis,omitempty"`
+	// Commit is the VCS revision lockbench was built from ("-dirty" appended
+	// when the work tree had changes), or "unknown".
+	Commit string `json:"commit"`
 	// Profile is the bench profile ("ci", "full") or "run" for a single run.
 	Profile string `json:"profile"`
 	// Command reproduces the whole bench or run.
 	Command string `json:"command"`
+	// Seed is the base seed: repeat i (from 0) of every cell runs seed Seed+i.
+	Seed int64 `json:"seed"`
+	// Repeat is how many times each (strategy, scenario) cell ran.
+	Repeat int `json:"repeat"`
+	// Config is the bench's configuration: the matrix and the base workload.
+	// Each run's own configuration (a scenario may fix clients and TTL) is
+	// in Run.Config.
+	Config BenchConfig `json:"config"`
 	// Started and Finished are wall-clock RFC 3339 times.
 	Started  string `json:"started"`
 	Finished string `json:"finished"`
@@ -29,11 +44,35 @@ type File struct {
 	Sweep []Run `json:"sweep,omitempty"`
 }
 
-// Host describes the machine that ran the bench.
+// BenchConfig is the configuration a bench ran with: the profile's matrix,
+// the base workload every run starts from, and the client sweep.
+type BenchConfig struct {
+	// Strategies and Scenarios span the matrix; pairs a scenario does not
+	// apply to are left out.
+	Strategies []string `json:"strategies"`
+	Scenarios  []string `json:"scenarios"`
+	// Workload is the base workload of every run (before a scenario fixes
+	// its own clients, TTL or duration).
+	Workload RunConfig `json:"workload"`
+	// ClientSweep lists the client counts of the sweep, run on the baseline
+	// for SweepStrategies; empty: no sweep.
+	ClientSweep     []int    `json:"client_sweep,omitempty"`
+	SweepStrategies []string `json:"sweep_strategies,omitempty"`
+}
+
+// Host describes the machine that ran the bench. Performance figures from
+// two different hosts cannot be compared.
 type Host struct {
-	CPUs int    `json:"cpus"`
-	OS   string `json:"os"`
-	Go   string `json:"go"`
+	// CPUs is the number of logical CPUs Go sees.
+	CPUs int `json:"cpus"`
+	// OS is GOOS/GOARCH, e.g. "linux/amd64".
+	OS string `json:"os"`
+	// Go is the Go version lockbench was built with.
+	Go string `json:"go"`
+	// CPUModel is the CPU's model name from /proc/cpuinfo ("unknown" if none).
+	CPUModel string `json:"cpu_model"`
+	// Kernel is the kernel release (/proc/sys/kernel/osrelease; "unknown" if none).
+	Kernel string `json:"kernel"`
 }
 
 // StrategyInfo is the description of one strategy for the report.
@@ -96,6 +135,14 @@ type Run struct {
 	ClientCommandsPerGrant float64 `json:"client_commands_per_grant,omitempty"`
 	// Liveness figures.
 	Liveness LivenessFigures `json:"liveness"`
+	// Fairness is Jain's fairness index over the grants per client (Jain,
+	// Chiu and Hawe 1984): (Σx)²/(n·Σx²) over the run's n clients, clients
+	// without a grant included. 1: every client got as many grants; 1/n: one
+	// client got them all; 0: no grant at all.
+	Fairness float64 `json:"fairness"`
+	// Errors counts, from the history, the ways a lock call did not give
+	// the client what it wanted.
+	Errors ErrorBreakdown `json:"errors"`
 	// Config is the run's configuration (clients, keys, TTL, duration, ...).
 	Config RunConfig `json:"config"`
 	// Faults are the nemesis windows, ms since run start.
@@ -114,6 +161,13 @@ type Run struct {
 	Redis string `json:"redis,omitempty"`
 	// Error is set when the run could not complete (environment failure).
 	Error string `json:"error,omitempty"`
+	// ServerCPU is redis-server's CPU busy during the run, in cores (INFO
+	// cpu used_cpu_sys+used_cpu_user delta / wall time; 0.95 = 95% of one
+	// core); 0 when not measured (lockbench perf measures it).
+	ServerCPU float64 `json:"server_cpu,omitempty"`
+	// ClientCPU is the load generator's CPU busy during the run, in cores
+	// (getrusage; for redis-benchmark its child rusage); 0 when not measured.
+	ClientCPU float64 `json:"client_cpu,omitempty"`
 }
 
 // Verdict is the observed status per check.
@@ -123,6 +177,28 @@ type Verdict struct {
 	Liveness   string `json:"liveness"`
 	Fencing    string `json:"fencing,omitempty"`
 	Reentrancy string `json:"reentrancy,omitempty"`
+}
+
+// ErrorBreakdown counts the unwanted outcomes of a run's lock calls, from
+// its history (whole-lock operations of the clients; per-node calls of a
+// quorum strategy and the harness's probes are left out).
+type ErrorBreakdown struct {
+	// NotAcquired is the number of outermost acquire attempts that
+	// certainly failed (result fail: the lock was held by another).
+	NotAcquired int `json:"not_acquired"`
+	// Lost is the number of holds the client learned it had lost before
+	// releasing: the strategy signalled it (a lost operation), a renewal
+	// certainly failed (an extend with result fail), or the lease's
+	// validity deadline had passed when the release was invoked. A hold
+	// counts once however many of these it shows.
+	Lost int `json:"lost"`
+	// ExpiredOnRelease is the number of holds whose release (any depth)
+	// failed: the key was gone or held by another owner.
+	ExpiredOnRelease int `json:"expired_on_release"`
+	// Info is the number of lock operations (acquire, release, extend, any
+	// depth) whose outcome is unknown (result info: a timeout or connection
+	// error).
+	Info int `json:"info"`
 }
 
 // Latency holds percentiles in milliseconds.

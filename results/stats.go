@@ -44,6 +44,27 @@ func Percentiles(samplesMs []float64) (Latency, error) {
 	return l, nil
 }
 
+// JainIndex returns Jain's fairness index of xs, (Σx)²/(n·Σx²) (Jain, Chiu
+// and Hawe, "A Quantitative Measure of Fairness and Discrimination for
+// Resource Allocation in Shared Computer Systems", DEC-TR-301, 1984): 1 when
+// every x is equal, 1/n when one x holds everything. No values, or values
+// that are all zero, give 0 (nothing was shared). Negative values are an
+// error naming their index.
+func JainIndex(xs []float64) (float64, error) {
+	var sum, sq float64
+	for i, x := range xs {
+		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("results: fairness: value %d is %v, want a finite count ≥ 0", i, x)
+		}
+		sum += x
+		sq += x * x
+	}
+	if sq == 0 {
+		return 0, nil
+	}
+	return sum * sum / (float64(len(xs)) * sq), nil
+}
+
 // Spread is a statistic over repeats (seeds) of one measurement: the median
 // and the range. Its unit is the measurement's. N is how many values went in;
 // with N == 0 every field is zero.
@@ -104,11 +125,22 @@ type Summary struct {
 	Violations int `json:"violations"`
 	// ThroughputPerS is grants per second.
 	ThroughputPerS Spread `json:"throughput_per_s"`
-	// P50Ms, P99Ms and MaxMs are spreads of the runs' acquire latency
-	// percentiles, in ms (runs without latency samples are left out).
-	P50Ms Spread `json:"p50_ms"`
-	P99Ms Spread `json:"p99_ms"`
-	MaxMs Spread `json:"max_ms"`
+	// P50Ms, P90Ms, P99Ms, P999Ms and MaxMs are spreads of the runs' acquire
+	// latency percentiles, in ms (runs without latency samples are left out).
+	P50Ms  Spread `json:"p50_ms"`
+	P90Ms  Spread `json:"p90_ms"`
+	P99Ms  Spread `json:"p99_ms"`
+	P999Ms Spread `json:"p999_ms"`
+	MaxMs  Spread `json:"max_ms"`
+	// Fairness is Jain's index over grants per client (runs without a grant
+	// are left out).
+	Fairness Spread `json:"fairness"`
+	// NotAcquired, Lost, ExpiredOnRelease and InfoOps are spreads of the
+	// runs' ErrorBreakdown counts.
+	NotAcquired      Spread `json:"not_acquired"`
+	Lost             Spread `json:"lost"`
+	ExpiredOnRelease Spread `json:"expired_on_release"`
+	InfoOps          Spread `json:"info_ops"`
 	// RoundTripsPerGrant is Redis commands per grant (runs reporting 0, unknown, are left out).
 	RoundTripsPerGrant Spread `json:"round_trips_per_grant"`
 	// Grants is successful outermost acquires per run.
@@ -127,11 +159,14 @@ const (
 	ObservedViolated     = "violated"
 	ObservedInconclusive = "inconclusive"
 	ObservedError        = "error"
+	// ObservedUnchecked: the run completed but no checker ran on it.
+	ObservedUnchecked = "unchecked"
 )
 
 // Observed reduces a run's verdicts to one word: "error" when the run could
 // not complete, "violated" when any check was violated, "inconclusive" when
-// none was violated but one was inconclusive, else "held".
+// none was violated but one was inconclusive, "unchecked" when no check
+// ran at all (every verdict skipped or empty), else "held".
 func Observed(r Run) string {
 	if r.Error != "" {
 		return ObservedError
@@ -149,7 +184,12 @@ func Observed(r Run) string {
 	if inconclusive {
 		return ObservedInconclusive
 	}
-	return ObservedHeld
+	for _, v := range vs {
+		if v == "ok" {
+			return ObservedHeld
+		}
+	}
+	return ObservedUnchecked
 }
 
 // Summarize groups runs by (strategy, scenario) and aggregates each group's
@@ -188,7 +228,8 @@ func summarize(rs []Run) Summary {
 		CS:       rs[0].Config.CSMs,
 		Observed: map[string]int{},
 	}
-	var tput, p50, p99, maxL, rt, grants, failed, info, unavail []float64
+	var tput, p50, p90, p99, p999, maxL, rt, grants, failed, info, unavail, fair []float64
+	var notAcq, lost, expired, infoOps []float64
 	for _, r := range rs {
 		s.Observed[Observed(r)]++
 		s.Violations += r.Violations
@@ -204,9 +245,18 @@ func summarize(rs []Run) Summary {
 		failed = append(failed, r.Liveness.FailedShare)
 		info = append(info, r.Liveness.InfoShare)
 		unavail = append(unavail, r.Liveness.LongestUnavailableMs)
+		notAcq = append(notAcq, float64(r.Errors.NotAcquired))
+		lost = append(lost, float64(r.Errors.Lost))
+		expired = append(expired, float64(r.Errors.ExpiredOnRelease))
+		infoOps = append(infoOps, float64(r.Errors.Info))
+		if r.Grants > 0 {
+			fair = append(fair, r.Fairness)
+		}
 		if r.AcquireLatencyMs.Samples > 0 {
 			p50 = append(p50, r.AcquireLatencyMs.P50)
+			p90 = append(p90, r.AcquireLatencyMs.P90)
 			p99 = append(p99, r.AcquireLatencyMs.P99)
+			p999 = append(p999, r.AcquireLatencyMs.P999)
 			maxL = append(maxL, r.AcquireLatencyMs.Max)
 		}
 		if r.RoundTripsPerGrant > 0 {
@@ -215,7 +265,14 @@ func summarize(rs []Run) Summary {
 	}
 	s.ThroughputPerS = SpreadOf(tput)
 	s.P50Ms = SpreadOf(p50)
+	s.P90Ms = SpreadOf(p90)
 	s.P99Ms = SpreadOf(p99)
+	s.P999Ms = SpreadOf(p999)
+	s.Fairness = SpreadOf(fair)
+	s.NotAcquired = SpreadOf(notAcq)
+	s.Lost = SpreadOf(lost)
+	s.ExpiredOnRelease = SpreadOf(expired)
+	s.InfoOps = SpreadOf(infoOps)
 	s.MaxMs = SpreadOf(maxL)
 	s.RoundTripsPerGrant = SpreadOf(rt)
 	s.Grants = SpreadOf(grants)

@@ -13,7 +13,7 @@ if [ "${1:-}" = "--browser" ] && [ "${LOCKBENCH_NO_BROWSER:-}" != 1 ]; then
 fi
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
-command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+{ command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools) # redis-benchmark: make perf
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,6 +185,10 @@ type Config struct {
 	KeyPrefix string
 	// Zipf chooses keys with a Zipf distribution (s=1.1) instead of uniformly.
 	Zipf bool
+	// OwnKeys gives every client a key of its own (client i always locks
+	// key i; Keys is set to Clients): no contention at all, to measure the
+	// harness against redis-benchmark (lockbench perf).
+	OwnKeys bool
 	// TTL is the lock TTL. Required.
 	TTL time.Duration
 	// Duration is how long clients keep starting new holds. Required.
@@ -229,6 +234,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Clients < 0 || c.Clients > 10000 {
 		return c, fmt.Errorf("workload: %d clients: want 1..10000", c.Clients)
 	}
+	if c.OwnKeys {
+		c.Keys = c.Clients
+	}
 	if c.Keys == 0 {
 		c.Keys = 1
 	}
@@ -270,4 +278,4 @@ func (c Config) WithDefaults() (Config, error) {
 }
 
 // Key returns the name of key number i.
-func (c Config) Key(i int) string { return fmt.Sprintf("%sk%d", c.KeyPrefix, i) }
+func (c Config) Key(i int) string { return c.KeyPrefix + "k" + strconv.Itoa(i) }

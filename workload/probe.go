@@ -24,6 +24,9 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 	if err != nil {
 		return err
 	}
+	if env.NoHistory {
+		return errors.New("workload: probe of an unrecorded run (Env.NoHistory): nothing would keep its results")
+	}
 	nodes, err := env.Nodes(-1)
 	if err != nil {
 		return fmt.Errorf("workload: probe: redis clients: %w", err)

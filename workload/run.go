@@ -28,8 +28,12 @@ type Env struct {
 	Nodes func(client int) ([]redis.UniversalClient, error)
 	// Faults is the client-side nemesis; nil: none.
 	Faults Faults
-	// History receives every operation.
+	// History receives every operation. Required unless NoHistory.
 	History Recorder
+	// NoHistory runs without recording any operation (History is ignored):
+	// only for measuring what recording costs (lockbench perf); such a run
+	// cannot be checked.
+	NoHistory bool
 	// Clock stamps operations.
 	Clock *history.Clock
 	// IDs hands out hold and stream ids.
@@ -54,9 +58,11 @@ type Stats struct {
 	Elapsed time.Duration
 	// Crashed counts clients that died at a fault point.
 	Crashed int
-	// MaxOverrun is the largest amount by which a critical section's wait
-	// overran its planned duration: the harness's own scheduling delay (an
-	// overloaded machine), not a fault. Verdicts of runs with an overrun
+	// MaxOverrun is the largest delay the harness itself added to a hold:
+	// the amount by which a critical section's wait overran its planned
+	// duration, or the time from a grant to the first read beyond what the
+	// nemesis hook and nested acquires took. It is the machine's scheduling
+	// delay (an overloaded machine), not a fault. Verdicts of runs with an overrun
 	// near the TTL are not trustworthy.
 	MaxOverrun time.Duration
 }
@@ -73,6 +79,12 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	}
 	if env.Faults == nil {
 		env.Faults = NoFaults{}
+	}
+	switch {
+	case env.NoHistory:
+		env.History = discard{}
+	case env.History == nil:
+		return Stats{}, errors.New("workload: Env.History is nil: give a recorder (e.g. a *history.Writer), or set NoHistory to run unrecorded")
 	}
 	if env.Now == nil {
 		env.Now = time.Now
@@ -125,9 +137,15 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	return st, nil
 }
 
+// discard is the Recorder of an unrecorded run (Env.NoHistory).
+type discard struct{}
+
+func (discard) Record(history.Operation) {}
+
 // client is one closed-loop client: one owner, its own Redis clients.
 type client struct {
 	id     int
+	ownKey string // the client's key when cfg.OwnKeys
 	cfg    Config
 	env    Env
 	rng    *rand.Rand
@@ -157,6 +175,9 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1)),
 		stream:   env.IDs.NextStream(),
 		attempts: map[history.Result]int{},
+	}
+	if cfg.OwnKeys {
+		c.ownKey = cfg.Key(id)
 	}
 	if cfg.Zipf && cfg.Keys > 1 {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
@@ -241,6 +262,9 @@ func (c *client) setKey(k string) {
 }
 
 func (c *client) pickKey() string {
+	if c.ownKey != "" {
+		return c.ownKey
+	}
 	if c.cfg.Keys <= 1 {
 		return c.cfg.Key(0)
 	}
@@ -391,6 +415,7 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 			break
 		}
 	}
+	granted := time.Now()
 	c.grants++
 	c.latencies = append(c.latencies, float64(time.Since(first))/float64(time.Millisecond))
 	c.setHold(hold)
@@ -400,11 +425,17 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 		defer close(done)
 		go c.watchLost(l, hold, done)
 	}
+	// planned is the time from the grant to the read spent in steps whose
+	// length the fault or the lock decides (the nemesis hook, nested
+	// acquires); the rest of that time is the harness's own delay.
+	t := time.Now()
 	if !c.at(ctx, PointAcquired, key, hold, l) {
 		return false
 	}
+	planned := time.Since(t)
 	// Nested acquires (reentrant strategies).
 	var nested []*impl.Lease
+	t = time.Now()
 	for d := 2; d <= c.cfg.Reentrancy; d++ {
 		nl, _, err := c.acquire(ctx, key, hold, d)
 		if errors.Is(err, impl.ErrCrashed) {
@@ -416,6 +447,8 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 		}
 		nested = append(nested, nl)
 	}
+	planned += time.Since(t)
+	c.noteLag(time.Since(granted) - planned)
 	ok := c.criticalSection(ctx, key, hold, l)
 	if !ok {
 		return false
@@ -425,6 +458,12 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 	}
 	c.release(ctx, l, hold, 1)
 	return c.at(ctx, PointReleased, key, hold, l)
+}
+
+// noteLag keeps the largest delay the harness itself added to a hold (see
+// Stats.MaxOverrun).
+func (c *client) noteLag(d time.Duration) {
+	c.maxOverrun = max(c.maxOverrun, d)
 }
 
 // watchLost records a lost operation when the strategy signals the lease
@@ -460,7 +499,7 @@ func (c *client) criticalSection(ctx context.Context, key string, hold int64, l 
 	d := c.cfg.CS.Sample(c.rng)
 	t0 := time.Now()
 	sleep(ctx, d)
-	c.maxOverrun = max(c.maxOverrun, time.Since(t0)-d)
+	c.noteLag(time.Since(t0) - d)
 	if reason := c.stopReason(l); reason != "" {
 		return true // the client gives up its CS without writing
 	}

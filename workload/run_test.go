@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,5 +98,84 @@ func TestRunRecordsHistory(t *testing.T) {
 	}
 	if probes != 1 {
 		t.Errorf("%d probes, want 1", probes)
+	}
+}
+
+// collect is a Recorder that keeps every operation in memory.
+type collect struct {
+	mu  sync.Mutex
+	ops []history.Operation
+}
+
+func (c *collect) Record(op history.Operation) {
+	c.mu.Lock()
+	c.ops = append(c.ops, op)
+	c.mu.Unlock()
+}
+
+// TestOwnKeysAndNoHistory: with OwnKeys every client locks only its own key
+// (so no acquire fails), and NoHistory records nothing even when a
+// recorder is given; a nil History without NoHistory is refused.
+func TestOwnKeysAndNoHistory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	st, err := impl.Lookup("set-nx-px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Clients: 4, OwnKeys: true, TTL: 100 * time.Millisecond, Duration: 150 * time.Millisecond, CS: CSDist{Kind: "fixed"}, Seed: 1}
+	for _, tc := range []struct {
+		name      string
+		noHistory bool
+		nilRec    bool
+		wantErr   bool
+	}{
+		{"recorded", false, false, false},
+		{"unrecorded", true, false, false},
+		{"nil recorder refused", false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &collect{}
+			env := Env{
+				Strategy: st,
+				Nodes: func(int) ([]redis.UniversalClient, error) {
+					return []redis.UniversalClient{redis.NewClient(&redis.Options{Addr: c.Nodes()[0].Addr(), MaxRetries: -1})}, nil
+				},
+				History: rec, NoHistory: tc.noHistory, Clock: history.NewClock(), IDs: &history.IDs{},
+			}
+			if tc.nilRec {
+				env.History = nil
+			}
+			stats, err := Run(ctx, cfg, env)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("Run with a nil History succeeded, want an error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Grants == 0 || stats.Attempts[history.Fail] != 0 {
+				t.Fatalf("grants %d, failed acquires %d: want grants and no contention", stats.Grants, stats.Attempts[history.Fail])
+			}
+			if tc.noHistory {
+				if len(rec.ops) != 0 {
+					t.Fatalf("%d operations recorded with NoHistory", len(rec.ops))
+				}
+				return
+			}
+			full, _ := cfg.WithDefaults()
+			for _, op := range rec.ops {
+				if op.Key != full.Key(op.Client) {
+					t.Fatalf("client %d used key %q, want its own %q", op.Client, op.Key, full.Key(op.Client))
+				}
+			}
+		})
 	}
 }

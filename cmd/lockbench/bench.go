@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -17,8 +16,10 @@ func newBenchCmd() *cobra.Command {
 	var strategies, scenarios []string
 	var o output
 	var be backendFlags
+	var seed int64
+	var repeat int
 	c := &cobra.Command{
-		Use:   "bench [--profile ci|full] [--out DIR]",
+		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
 		Long: `Run every (strategy, scenario) pair of a profile against redis-server
 processes lockbench starts itself, check each history, and write results.json,
@@ -26,6 +27,9 @@ report.md, index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
 longer runs, a client sweep). --strategies and --scenarios narrow a profile.
+--repeat N runs each cell N times with seeds --seed, --seed+1, ...; the
+report shows medians with min–max; the same seed and repeat run the same
+cells.
 Pairs whose faults the backend cannot inject (--backend docker or external)
 are skipped, one "n/a" line each on stderr.
 
@@ -53,7 +57,14 @@ error, 3 environment error.`,
 			if err != nil {
 				return err
 			}
-			opts := bench.Options{Profile: p, OutDir: out, Command: "lockbench " + strings.Join(os.Args[1:], " "), Cluster: co, KeyPrefix: be.keyPrefix}
+			if seed < 1 || repeat < 0 {
+				return fmt.Errorf("%w: --seed %d --repeat %d: want a seed ≥ 1 and a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, seed, repeat)
+			}
+			if repeat == 0 {
+				repeat = max(p.Seeds, 1)
+			}
+			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
+				Cluster: co, KeyPrefix: be.keyPrefix}
 			if !o.json {
 				for _, na := range bench.UnsupportedPairs(p, co) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))
@@ -95,6 +106,8 @@ error, 3 environment error.`,
 	}
 	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
 	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
+	c.Flags().Int64Var(&seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
+	c.Flags().IntVar(&repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
 	c.Flags().StringSliceVar(&strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
 	c.Flags().StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
 	o.addFlags(c, true)

@@ -71,7 +71,7 @@ Exit codes: 0 all verdicts as expected, 1 an unexpected verdict, 2 usage error,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see lockbench %s --help)", bench.ErrUsage, err, c.Name())
 	})
-	root.AddCommand(newRunCmd(), newBenchCmd(), newCheckCmd(), newListCmd(), newReportCmd())
+	root.AddCommand(newRunCmd(), newBenchCmd(), newCheckCmd(), newListCmd(), newReportCmd(), newCompareCmd(), newPerfCmd())
 	return root
 }
 

@@ -29,6 +29,7 @@ type runFlags struct {
 	zipf                         bool
 	seed                         int64
 	be                           backendFlags
+	repeat                       int
 }
 
 func newRunCmd() *cobra.Command {
@@ -82,18 +83,31 @@ usage error, 3 environment error.`,
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			_, _, _, w, _ := spec.Resolved()
-			stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", spec.Strategy, spec.Scenario, spec.Seed), w.Duration)
-			r, runErr := bench.Run(cmd.Context(), spec)
-			stop()
-			if runErr != nil && !errors.Is(runErr, bench.ErrOverloaded) {
-				return runErr
+			// Repeat i runs seed --seed+i; every repeat is recorded.
+			var runs []results.Run
+			var runErr error
+			for i := range f.repeat {
+				s := spec
+				s.Seed = spec.Seed + int64(i)
+				stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed), w.Duration)
+				r, err := bench.Run(cmd.Context(), s)
+				stop()
+				if err != nil && !errors.Is(err, bench.ErrOverloaded) {
+					return err
+				}
+				if err != nil && runErr == nil {
+					runErr = err
+				}
+				runs = append(runs, r)
 			}
+			r := runs[0]
 			st, _, _, _, _ := spec.Resolved() // with its library settings (--redsync-*, --redislock-*)
 			file := &results.File{
-				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "run",
-				Command: spec.Command, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
-				Host:  bench.ThisHost(),
-				Redis: r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: []results.Run{r},
+				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
+				Command: spec.Command, Seed: spec.Seed, Repeat: f.repeat, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
+				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
+				Host:   bench.ThisHost(),
+				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 			}
 			if err := results.Write(f.out, file); err != nil {
 				return err
@@ -109,14 +123,18 @@ usage error, 3 environment error.`,
 			case o.quiet:
 				fmt.Fprintln(cmd.OutOrStdout(), sum.VerdictLine())
 			default:
-				printRun(cmd, f.out, r)
+				for _, r := range runs {
+					printRun(cmd, f.out, r)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
 			}
 			if runErr != nil {
 				return runErr
 			}
-			if !r.AsExpected {
-				return fmt.Errorf("%w: %s/%s: %s", errUnexpected, r.Strategy, r.Scenario, strings.Join(r.Unexpected, "; "))
+			for _, r := range runs {
+				if !r.AsExpected {
+					return fmt.Errorf("%w: %s/%s seed %d: %s", errUnexpected, r.Strategy, r.Scenario, r.Seed, strings.Join(r.Unexpected, "; "))
+				}
 			}
 			return nil
 		},
@@ -130,6 +148,7 @@ usage error, 3 environment error.`,
 	fl.DurationVar(&f.ttl, "ttl", 100*time.Millisecond, "lock TTL")
 	fl.DurationVar(&f.duration, "duration", 2*time.Second, "how long clients start new holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of every random choice (workload and nemesis)")
+	fl.IntVar(&f.repeat, "repeat", 1, "runs with seeds --seed, --seed+1, ...; the report shows the median and min–max")
 	fl.StringVar(&f.out, "out", "lockbench-out/run", "results folder")
 	fl.StringVar(&f.csKind, "cs", "fixed", "critical-section duration distribution: fixed, uniform, exponential")
 	fl.DurationVar(&f.csMin, "cs-min", 0, "CS duration (fixed), lower bound (uniform) or mean (exponential); default TTL/20")
@@ -196,6 +215,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}{
 		{"--duration", f.duration <= 0}, {"--ttl", f.ttl <= 0}, {"--clients", f.clients <= 0}, {"--keys", f.keys <= 0},
 		{"--reentrancy", f.reentrancy <= 0}, {"--op-timeout", f.opTimeout <= 0}, {"--check-timeout", f.checkLimit <= 0},
+		{"--repeat", f.repeat <= 0},
 	} {
 		if x.bad {
 			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", bench.ErrUsage, x.name)

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/results"
+)
+
+func newCompareCmd() *cobra.Command {
+	var maxReg string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "compare OLD NEW [--max-regression 10%] [--json]",
+		Short: "Compare two benches cell by cell and fail on a regression (CI gate on a saved baseline)",
+		Long: `Set the (strategy, scenario) cells of NEW beside those of OLD (each a
+results folder or its results.json) and flag:
+  new-violation  a check ok in every OLD run is violated in a NEW run
+                 (not gated when both expect the check at risk)
+  lost-canary    a must-break check violated in every OLD run is not in a NEW run
+  new-unexpected a cell as expected in every OLD run is not in a NEW run for
+                 another reason (a must-hold check inconclusive or unchecked)
+  missing        a cell of OLD has no completed run in NEW
+  throughput     the median grants/s fell by more than --max-regression
+  p99            the median acquire p99 rose by more than --max-regression
+Performance is compared on medians over repeats (lockbench bench --repeat N);
+with repeats on both sides a change is flagged only when every NEW run is
+worse than every OLD run, so noise is not. Throughput from two machines means
+nothing: when the hosts differ compare warns and does not gate performance.
+
+Exit codes: 0 no gated finding, 1 a gated finding, 2 an unreadable or
+corrupt input (older or newer schema, truncated file) or a bad flag.`,
+		Example: `  lockbench compare baseline/ lockbench-out/bench
+  lockbench compare old/results.json new/results.json --max-regression 20% --json`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("%w: want two arguments, OLD and NEW (usage: lockbench compare OLD NEW)", bench.ErrUsage)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			thr, err := results.ParseRegression(maxReg)
+			if err != nil {
+				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
+			}
+			oldF, oldPath, err := results.LoadPath(args[0])
+			if err != nil {
+				return fmt.Errorf("%w: OLD: %w", bench.ErrUsage, err)
+			}
+			newF, newPath, err := results.LoadPath(args[1])
+			if err != nil {
+				return fmt.Errorf("%w: NEW: %w", bench.ErrUsage, err)
+			}
+			cmp := results.Compare(oldF, newF, oldPath, newPath, thr)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				b, err := json.MarshalIndent(cmp, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(w, string(b))
+			} else if err := cmp.WriteText(w); err != nil {
+				return err
+			}
+			if cmp.Failed() {
+				return fmt.Errorf("%w: compare: %d gated finding(s) between %s and %s", errUnexpected, cmp.Gated, oldPath, newPath)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&maxReg, "max-regression", "10%", "largest throughput drop or p99 rise not flagged: a percentage (10%) or a fraction (0.1)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	return c
+}

@@ -1,0 +1,588 @@
+// Package perf measures lockbench's own cost against the standard tool on
+// the same redis-server in the same run (`lockbench perf`, `make perf`):
+//
+//   - redis-benchmark (Debian's redis-tools) sends `SET key value NX PX 30000`
+//     on random keys (-r, __rand_int__) from C clients (-c) with one request
+//     in flight each; its rate is requests/s as it reports them.
+//   - lockbench's set-nx-px strategy runs the same number of closed-loop
+//     clients, each on a key of its own (no contention, no retries) with no
+//     critical-section wait, for as long as redis-benchmark ran; its command
+//     rate is the Redis commands the server actually served (SET and DEL,
+//     from INFO commandstats deltas) per second. Both rates count one Redis
+//     command per round trip, so their ratio is the harness's efficiency.
+//   - the same lockbench run again without recording the history gives the
+//     recording's cost.
+//
+// Each figure is the median of Options.Repeat rounds (each round runs the
+// three measurements back to back), with min–max beside it. The optional
+// sweep runs set-nx-px from 1 to 1024 clients on one key and on a key per
+// client, with the server's CPU (INFO cpu: used_cpu_sys+used_cpu_user
+// deltas per wall second, in cores) beside lockbench's own (getrusage), so
+// the report shows where Redis, not the harness, is the limit.
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Strategy is the strategy perf measures: one SET NX PX to acquire, one DEL
+// to release, the same command redis-benchmark sends.
+const Strategy = "set-nx-px"
+
+// TTL is the lock TTL of every perf run (PX 30000, as redis-benchmark's command).
+const TTL = 30 * time.Second
+
+// Options configures Run. Zero values select the defaults given.
+type Options struct {
+	// Clients are the client counts compared with redis-benchmark. Default {50, 1}.
+	Clients []int
+	// Requests is redis-benchmark's -n for each client count. Default (0):
+	// 2000 per client, at least 20 000 and at most 200 000.
+	Requests int
+	// Repeat is the number of rounds per client count; figures are medians.
+	// Default 5.
+	Repeat int
+	// Sweep adds the throughput-vs-clients sweep.
+	Sweep bool
+	// SweepClients are the sweep's client counts. Default 1, 2, 4, ..., 1024.
+	SweepClients []int
+	// SweepDuration is the length of each sweep point. Default 1 s.
+	SweepDuration time.Duration
+	// Check runs the checker on the recorded histories of the comparison
+	// (exclusion must hold: clients never share a key), timing it.
+	Check bool
+	// OutDir receives the recorded histories (histories/perf-*.jsonl).
+	// Required.
+	OutDir string
+	// RedisBenchmark is the redis-benchmark binary. Default: looked up on PATH.
+	RedisBenchmark string
+	// ConnCheck keeps go-redis's connection health check, a recvfrom(MSG_PEEK)
+	// system call on every pool Get, i.e. before every command, as bench's
+	// runs do. Default false: perf's clients dial through a connection that
+	// hides its file descriptor from go-redis, which then skips the check
+	// (v9.23 has no option for it). The check only finds connections a
+	// server closed (a fault) before they are reused; perf injects no
+	// faults. In a chaos run it turns such a command into a definite
+	// not-sent failure instead of an unknown outcome, so bench keeps it.
+	ConnCheck bool
+	// Seed seeds the workload. Default 1.
+	Seed int64
+	// Logf receives progress lines; nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// Measure is one measurement of one tool.
+type Measure struct {
+	// Tool is "redis-benchmark", "lockbench" or "lockbench-unrecorded".
+	Tool string
+	// Clients is the number of concurrent clients.
+	Clients int
+	// Keys is the number of lock keys (lockbench; 0 for redis-benchmark).
+	Keys int
+	// CommandsPerS is the command rate: for redis-benchmark its reported
+	// requests/s; for lockbench the Redis commands the server served (INFO
+	// commandstats delta) per second of the run.
+	CommandsPerS float64
+	// ServerCommandsPerS is the server's own count (INFO commandstats delta)
+	// per wall second, for either tool.
+	ServerCommandsPerS float64
+	// GrantsPerS is lockbench's successful acquires per second (0 for redis-benchmark).
+	GrantsPerS float64
+	// Grants and Commands are the totals behind the rates.
+	Grants   int
+	Commands int64
+	// Elapsed is the measured time.
+	Elapsed time.Duration
+	// ServerCPU is redis-server's CPU busy in cores (INFO cpu delta / wall time).
+	ServerCPU float64
+	// ClientCPU is the load generator's CPU busy in cores: lockbench's own
+	// (getrusage RUSAGE_SELF) or redis-benchmark's (its rusage as a child).
+	ClientCPU float64
+	// OtherCPU is what the rest of the machine used meanwhile, in cores
+	// (/proc/stat busy time minus ServerCPU and ClientCPU): other
+	// processes competing for the same cores make every figure noisier.
+	OtherCPU float64
+	// History is the recorded history file (lockbench with recording), relative to OutDir.
+	History string
+	// Check is the exclusion verdict on the history ("" when not checked),
+	// CheckS how long Holds+Exclusion+Resource took, Ops how many operations.
+	Check  string
+	CheckS float64
+	Ops    int
+
+	exclusion, resource string // the statuses behind Check
+}
+
+// Stat is a median with its spread over rounds.
+type Stat struct {
+	Median, Min, Max float64
+}
+
+// Comparison is one client count: every round's measures and the medians.
+type Comparison struct {
+	Clients int
+	// Rounds holds, per round, redis-benchmark, lockbench and lockbench-unrecorded.
+	Rounds [][3]Measure
+	// RedisBenchmark, Lockbench and Unrecorded are command rates (commands/s).
+	RedisBenchmark, Lockbench, Unrecorded Stat
+	// Ratio is lockbench's command rate over redis-benchmark's, per round.
+	Ratio Stat
+	// RecordingCost is 1 - recorded/unrecorded command rate, per round.
+	RecordingCost Stat
+	// ClientUs are the load generators' CPU time per command in µs
+	// (ClientCPU / CommandsPerS): redis-benchmark, lockbench recorded and
+	// unrecorded. Unlike rates they hardly move when other processes take
+	// CPU, so they compare the tools on a busy machine.
+	ClientUs [3]Stat
+}
+
+// ClientUsPerCmd is m's client CPU time per command, in µs (0 without commands).
+func (m Measure) ClientUsPerCmd() float64 {
+	if m.CommandsPerS <= 0 {
+		return 0
+	}
+	return m.ClientCPU / m.CommandsPerS * 1e6
+}
+
+// SweepPoint is one sweep measurement.
+type SweepPoint struct {
+	// Keys is "one" (every client on one key) or "own" (a key per client).
+	Keys string
+	Measure
+	// Limit says what bounds the rate: "server", "machine CPU" or "round trips".
+	Limit string
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	// Redis is the redis-server version.
+	Redis string
+	// RedisBenchmarkCmd is the redis-benchmark command line of the first comparison.
+	RedisBenchmarkCmd string
+	// ConnCheck is Options.ConnCheck: whether lockbench's clients ran go-redis's health check.
+	ConnCheck   bool
+	Comparisons []Comparison
+	Sweep       []SweepPoint
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Clients) == 0 {
+		o.Clients = []int{50, 1}
+	}
+	for _, c := range append(slices.Clone(o.Clients), o.SweepClients...) {
+		if c < 1 || c > 10000 {
+			return o, fmt.Errorf("perf: %d clients: want 1..10000", c)
+		}
+	}
+	if o.Repeat == 0 {
+		o.Repeat = 5
+	}
+	if o.Repeat < 0 || o.Requests < 0 || o.SweepDuration < 0 {
+		return o, errors.New("perf: negative repeat, requests or sweep duration")
+	}
+	if len(o.SweepClients) == 0 {
+		for c := 1; c <= 1024; c *= 2 {
+			o.SweepClients = append(o.SweepClients, c)
+		}
+	}
+	if o.SweepDuration == 0 {
+		o.SweepDuration = time.Second
+	}
+	if o.OutDir == "" {
+		return o, errors.New("perf: no output folder (OutDir)")
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.RedisBenchmark == "" {
+		p, err := exec.LookPath("redis-benchmark")
+		if err != nil {
+			return o, fmt.Errorf("%w: perf: redis-benchmark not found on PATH; install it: apt-get install redis-tools (or run make perf, which installs it)", cluster.ErrEnvironment)
+		}
+		o.RedisBenchmark = p
+	}
+	return o, nil
+}
+
+// requests returns redis-benchmark's -n for c clients.
+func (o Options) requests(c int) int {
+	if o.Requests > 0 {
+		return o.Requests
+	}
+	return min(max(2000*c, 20000), 200000)
+}
+
+// Run starts one redis-server, runs the comparisons (and the sweep) on it
+// and stops it. Errors: cluster.ErrEnvironment-wrapped ones for a missing
+// redis-server or redis-benchmark, a failed redis-benchmark, ctx's error on
+// Ctrl-C. A Report with what was measured so far is returned beside an error.
+func Run(ctx context.Context, o Options) (Report, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return Report{}, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.OutDir, "histories"), 0o755); err != nil {
+		return Report{}, fmt.Errorf("perf: results folder: %w", err)
+	}
+	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	if err != nil {
+		return Report{}, err
+	}
+	defer c.Stop()
+	node := c.Nodes()[0]
+	ctrl := redis.NewClient(&redis.Options{Addr: node.Addr(), PoolSize: 1, MaxRetries: -1})
+	defer ctrl.Close()
+	r := Report{Redis: c.RedisVersion(), ConnCheck: o.ConnCheck}
+	m := &meter{o: o, addr: node.Addr(), port: node.Port(), ctrl: ctrl}
+
+	for _, n := range o.Clients {
+		cmp := Comparison{Clients: n}
+		for round := 0; round < o.Repeat; round++ {
+			o.Logf("perf: %d clients, round %d/%d", n, round+1, o.Repeat)
+			if err := ctrl.FlushAll(ctx).Err(); err != nil {
+				return r, fmt.Errorf("perf: FLUSHALL: %w", err)
+			}
+			rb, cmd, err := m.redisBenchmark(ctx, n, o.requests(n))
+			if err != nil {
+				return r, err
+			}
+			if r.RedisBenchmarkCmd == "" {
+				r.RedisBenchmarkCmd = cmd
+			}
+			d := min(max(rb.Elapsed, time.Second), 10*time.Second)
+			name := fmt.Sprintf("perf-c%d-r%d", n, round+1)
+			// Recorded and unrecorded alternate which goes first, so that
+			// a drift in the machine's load does not favour one.
+			var rec, unrec Measure
+			for i := range 2 {
+				w := workload.Config{Clients: n, OwnKeys: true, Duration: d}
+				if (i+round)%2 == 0 {
+					rec, err = m.lockbench(ctx, w, name)
+				} else {
+					unrec, err = m.lockbench(ctx, w, "")
+				}
+				if err != nil {
+					return r, err
+				}
+			}
+			cmp.Rounds = append(cmp.Rounds, [3]Measure{rb, rec, unrec})
+		}
+		cmp.summarise()
+		r.Comparisons = append(r.Comparisons, cmp)
+	}
+	if o.Check {
+		for i := range r.Comparisons {
+			for j := range r.Comparisons[i].Rounds {
+				if err := checkHistory(o.OutDir, &r.Comparisons[i].Rounds[j][1]); err != nil {
+					return r, err
+				}
+			}
+		}
+	}
+	if !o.Sweep {
+		return r, nil
+	}
+	tmp, err := os.MkdirTemp("", "lockbench-perf-sweep-")
+	if err != nil {
+		return r, fmt.Errorf("perf: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	sm := *m
+	sm.o.OutDir = tmp // sweep histories are recorded (as in a real run) but not kept
+	if err := os.MkdirAll(filepath.Join(tmp, "histories"), 0o755); err != nil {
+		return r, fmt.Errorf("perf: %w", err)
+	}
+	for _, keys := range []string{"one", "own"} {
+		for _, n := range o.SweepClients {
+			o.Logf("perf: sweep %d clients, %s key(s)", n, keys)
+			if err := ctrl.FlushAll(ctx).Err(); err != nil {
+				return r, fmt.Errorf("perf: FLUSHALL: %w", err)
+			}
+			// A 5 s operation timeout: with hundreds of clients on a busy
+			// machine, the default 500 ms makes calls time out, and each
+			// timeout closes its connection and dials again, which loads
+			// the server further (a collapse seen at 1024 clients).
+			w := workload.Config{Clients: n, Keys: 1, Duration: o.SweepDuration, Retry: workload.Retry{Kind: "spin"}, OpTimeout: 5 * time.Second}
+			if keys == "own" {
+				w.OwnKeys = true
+			}
+			name := fmt.Sprintf("sweep-%s-c%d", keys, n)
+			ms, err := sm.lockbench(ctx, w, name)
+			if err != nil {
+				return r, err
+			}
+			os.Remove(filepath.Join(tmp, ms.History))
+			ms.History = ""
+			r.Sweep = append(r.Sweep, SweepPoint{Keys: keys, Measure: ms, Limit: limit(ms)})
+		}
+	}
+	return r, nil
+}
+
+// limit names what bounds a measurement: the server when redis-server (one
+// thread) is busy ≥ 90% of a core; the machine when everything running
+// (server, client and other processes) uses ≥ 90% of every core, "shared"
+// when other processes took ≥ 0.5 core of it; else round trips (client and
+// server wait on each other: latency-bound).
+func limit(m Measure) string {
+	cores := float64(runtime.NumCPU())
+	switch {
+	case m.ServerCPU >= 0.9:
+		return "server"
+	case m.ServerCPU+m.ClientCPU+m.OtherCPU >= 0.9*cores && m.OtherCPU >= 0.5:
+		return fmt.Sprintf("machine CPU, shared (others %.1f cores)", m.OtherCPU)
+	case m.ServerCPU+m.ClientCPU+m.OtherCPU >= 0.9*cores:
+		return "machine CPU"
+	default:
+		return "round trips"
+	}
+}
+
+// meter runs measurements against one server.
+type meter struct {
+	o    Options
+	addr string
+	port int
+	ctrl *redis.Client
+}
+
+// rpsLine matches redis-benchmark -q's final line for a test.
+var rpsLine = regexp.MustCompile(`: ([0-9.]+) requests per second`)
+
+// redisBenchmark runs redis-benchmark with n clients and req requests of
+// SET key value NX PX 30000 on random keys; it returns the measure and the
+// command line.
+func (m *meter) redisBenchmark(ctx context.Context, n, req int) (Measure, string, error) {
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(m.port), "-c", strconv.Itoa(n), "-n", strconv.Itoa(req), "-q",
+		"-r", "1000000", "SET", "lb:rb:__rand_int__", "value", "NX", "PX", "30000"}
+	line := fmt.Sprintf("redis-benchmark -h 127.0.0.1 -p PORT -c %d -n %d -q -r 1000000 SET lb:rb:__rand_int__ value NX PX 30000", n, req)
+	before, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, line, err
+	}
+	cmd := exec.CommandContext(ctx, m.o.RedisBenchmark, args...)
+	busy0 := machineBusy()
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	elapsed := time.Since(t0)
+	if ctx.Err() != nil {
+		return Measure{}, line, ctx.Err()
+	}
+	if err != nil {
+		return Measure{}, line, fmt.Errorf("%w: perf: redis-benchmark: %v: %s", cluster.ErrEnvironment, err, lastLine(out))
+	}
+	after, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, line, err
+	}
+	match := rpsLine.FindAllSubmatch(out, -1)
+	if len(match) == 0 {
+		return Measure{}, line, fmt.Errorf("%w: perf: redis-benchmark printed no \"requests per second\": %s", cluster.ErrEnvironment, lastLine(out))
+	}
+	rps, err := strconv.ParseFloat(string(match[len(match)-1][1]), 64)
+	if err != nil {
+		return Measure{}, line, fmt.Errorf("perf: redis-benchmark rate: %w", err)
+	}
+	cmds, cores := serverDelta(before, after)
+	ms := Measure{Tool: "redis-benchmark", Clients: n, CommandsPerS: rps, Commands: cmds, Elapsed: elapsed,
+		ServerCommandsPerS: float64(cmds) / after.at.Sub(before.at).Seconds(), ServerCPU: cores}
+	if ps := cmd.ProcessState; ps != nil {
+		ms.ClientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / elapsed.Seconds()
+	}
+	ms.OtherCPU = max(0, (machineBusy()-busy0).Seconds()/elapsed.Seconds()-ms.ServerCPU-ms.ClientCPU)
+	return ms, line, nil
+}
+
+func lastLine(b []byte) string {
+	s := string(b)
+	if len(s) > 300 {
+		s = s[len(s)-300:]
+	}
+	return s
+}
+
+// lockbench runs set-nx-px with w (TTL, CS and seed set here) and measures
+// it. history names the recorded history (OutDir/histories/NAME.jsonl); ""
+// runs unrecorded.
+func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (Measure, error) {
+	st, err := impl.Lookup(Strategy)
+	if err != nil {
+		return Measure{}, err
+	}
+	w.TTL = TTL
+	w.CS = workload.CSDist{Kind: "fixed"} // no critical-section wait
+	w.Seed = m.o.Seed
+	full, err := w.WithDefaults()
+	if err != nil {
+		return Measure{}, err
+	}
+	env := workload.Env{
+		Strategy: st,
+		Clock:    history.NewClock(),
+		IDs:      &history.IDs{},
+		Nodes: func(int) ([]redis.UniversalClient, error) {
+			// One go-redis client per logical client, configured as bench's
+			// runs configure theirs (so perf measures what a run costs),
+			// except for the health check (see Options.ConnCheck). It has
+			// one command in flight, so its pool holds one connection.
+			o := &redis.Options{
+				Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
+				DialTimeout: full.OpTimeout, ReadTimeout: full.OpTimeout, WriteTimeout: full.OpTimeout,
+				DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+			}
+			if !m.o.ConnCheck {
+				o.Dialer = dialUnchecked
+			}
+			return []redis.UniversalClient{redis.NewClient(o)}, nil
+		},
+	}
+	tool := "lockbench-unrecorded"
+	var hw *history.Writer
+	rel := ""
+	if name == "" {
+		env.NoHistory = true
+	} else {
+		tool = "lockbench"
+		rel = filepath.Join("histories", name+".jsonl")
+		hw, err = history.Create(filepath.Join(m.o.OutDir, rel), history.Header{
+			Strategy: Strategy, Scenario: "perf", Seed: m.o.Seed, Clients: full.Clients, Keys: full.Keys,
+			TTLMs: TTL.Milliseconds(), Fencing: string(full.Fencing), Started: env.Clock.Start().UTC().Format(time.RFC3339Nano),
+		})
+		if err != nil {
+			return Measure{}, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+		}
+		defer hw.Close()
+		env.History = hw
+	}
+	runtime.GC() // garbage of the previous measurement is not this one's cost
+	before, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, err
+	}
+	cpu0, busy0 := selfCPU(), machineBusy()
+	stats, err := workload.Run(ctx, w, env)
+	if err != nil {
+		return Measure{}, err
+	}
+	elapsed := stats.Elapsed
+	if hw != nil {
+		// Writing out the queue is part of recording's cost.
+		t := time.Now()
+		if err := hw.Close(); err != nil {
+			return Measure{}, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+		}
+		elapsed += time.Since(t)
+	}
+	cpu, busy := selfCPU()-cpu0, machineBusy()-busy0
+	after, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, err
+	}
+	cmds, cores := serverDelta(before, after)
+	wall := after.at.Sub(before.at).Seconds()
+	return Measure{
+		Tool: tool, Clients: full.Clients, Keys: full.Keys,
+		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
+		GrantsPerS: float64(stats.Grants) / elapsed.Seconds(), Grants: stats.Grants, Commands: cmds,
+		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall, History: rel,
+		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
+	}, nil
+}
+
+// uncheckedConn is a TCP connection that does not implement syscall.Conn:
+// go-redis's pool health check (connCheck) needs the file descriptor and
+// skips connections without one. Reads and writes still go through the
+// TCP connection and Go's netpoller.
+type uncheckedConn struct{ net.Conn }
+
+// dialUnchecked is the go-redis Dialer of perf's clients without
+// Options.ConnCheck.
+func dialUnchecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return uncheckedConn{c}, nil
+}
+
+// checkHistory loads a recorded history and checks exclusion and the
+// resource on it, timing the check.
+func checkHistory(outDir string, m *Measure) error {
+	if m.History == "" {
+		return nil
+	}
+	t := time.Now()
+	h, ops, err := history.Load(filepath.Join(outDir, m.History))
+	if err != nil {
+		return err
+	}
+	exc := checker.Exclusion(h, ops, checker.Options{Timeout: time.Minute})
+	res := checker.Resource(h, ops, checker.Options{Timeout: time.Minute})
+	m.CheckS = time.Since(t).Seconds()
+	m.Ops = len(ops)
+	m.Check = fmt.Sprintf("exclusion %s, resource %s", exc.Status, res.Status)
+	m.exclusion, m.resource = string(exc.Status), string(res.Status)
+	return nil
+}
+
+// summarise computes the medians of cmp's rounds.
+func (cmp *Comparison) summarise() {
+	var rb, lb, un, ratio, cost []float64
+	var us [3][]float64
+	for _, r := range cmp.Rounds {
+		for i, m := range r {
+			us[i] = append(us[i], m.ClientUsPerCmd())
+		}
+		rb = append(rb, r[0].CommandsPerS)
+		lb = append(lb, r[1].CommandsPerS)
+		un = append(un, r[2].CommandsPerS)
+		if r[0].CommandsPerS > 0 {
+			ratio = append(ratio, r[1].CommandsPerS/r[0].CommandsPerS)
+		}
+		if r[2].CommandsPerS > 0 {
+			cost = append(cost, 1-r[1].CommandsPerS/r[2].CommandsPerS)
+		}
+	}
+	cmp.RedisBenchmark, cmp.Lockbench, cmp.Unrecorded = stat(rb), stat(lb), stat(un)
+	cmp.Ratio, cmp.RecordingCost = stat(ratio), stat(cost)
+	for i := range us {
+		cmp.ClientUs[i] = stat(us[i])
+	}
+}
+
+// stat returns the median, min and max of xs (zero for none).
+func stat(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Stat{Median: med, Min: s[0], Max: s[len(s)-1]}
+}

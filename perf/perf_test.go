@@ -1,0 +1,86 @@
+package perf
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStat(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want Stat
+	}{
+		{nil, Stat{}},
+		{[]float64{3}, Stat{3, 3, 3}},
+		{[]float64{5, 1, 3}, Stat{3, 1, 5}},
+		{[]float64{4, 1, 3, 2}, Stat{2.5, 1, 4}},
+	} {
+		if got := stat(tc.in); got != tc.want {
+			t.Errorf("stat(%v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestUncheckedConnHidesItsDescriptor: go-redis skips its health check only
+// for connections that are not a syscall.Conn.
+func TestUncheckedConnHidesItsDescriptor(t *testing.T) {
+	var c net.Conn = uncheckedConn{}
+	if _, ok := c.(syscall.Conn); ok {
+		t.Fatal("uncheckedConn implements syscall.Conn: go-redis would run its health check")
+	}
+}
+
+func TestRPSLineTakesTheFinalRate(t *testing.T) {
+	out := "\rSET k: rps=0.0 (overall: -nan) avg_msec=-nan (overall: -nan)\r" +
+		"SET k: rps=19956.2 (overall: 19956.2) avg_msec=0.040 (overall: 0.040)\r" +
+		"SET lb:rb:__rand_int__ value NX PX 30000: 20222.45 requests per second, p50=0.039 msec\n"
+	m := rpsLine.FindAllStringSubmatch(out, -1)
+	if len(m) != 1 || m[0][1] != "20222.45" {
+		t.Fatalf("matches %q, want the one final rate 20222.45", m)
+	}
+}
+
+// TestRunSmall runs a tiny comparison (2 clients, 1 round) and checks that
+// both tools were measured, the server's counts agree with lockbench's
+// grants (SET + DEL per grant) and the results runs carry the figures.
+func TestRunSmall(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark not installed (apt-get install redis-tools)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Run(ctx, Options{Clients: []int{2}, Requests: 2000, Repeat: 1, Check: true, OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Comparisons) != 1 || len(r.Comparisons[0].Rounds) != 1 {
+		t.Fatalf("comparisons %+v", r.Comparisons)
+	}
+	rd := r.Comparisons[0].Rounds[0]
+	for _, m := range rd {
+		if m.CommandsPerS <= 0 || m.ServerCPU <= 0 {
+			t.Errorf("%s: %.0f commands/s, server CPU %.2f: want both positive", m.Tool, m.CommandsPerS, m.ServerCPU)
+		}
+	}
+	if rb := rd[0]; rb.Commands < 2000 {
+		t.Errorf("redis-benchmark: the server counted %d commands, want at least the 2000 sent", rb.Commands)
+	}
+	for _, m := range rd[1:] {
+		// Each hold is SET then DEL; a run may end between the two.
+		if d := m.Commands - 2*int64(m.Grants); d < 0 || d > 2 {
+			t.Errorf("%s: %d commands for %d grants, want 2 per grant", m.Tool, m.Commands, m.Grants)
+		}
+	}
+	if rd[1].Check != "exclusion ok, resource ok" {
+		t.Errorf("check of the recorded history: %q", rd[1].Check)
+	}
+	runs, _ := r.Runs()
+	if len(runs) != 3 || runs[0].Strategy != "redis-benchmark" || runs[1].ServerCPU <= 0 || !strings.Contains(runs[1].Checks["perf"], "commands/s") || runs[1].Verdict.Exclusion != "ok" {
+		t.Errorf("results runs: %+v", runs)
+	}
+}

@@ -1,0 +1,489 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// DefaultMaxRegression is the relative performance change Compare flags by
+// default: 0.1, a throughput drop or a p99 rise of more than 10%.
+const DefaultMaxRegression = 0.1
+
+// MinGrantsCompared is the fewest grants every run of a cell, OLD and NEW,
+// must have for Compare to gate its performance: a p99 over fewer than 100
+// samples is close to the maximum, and a count below 100 varies by 10% or
+// more from run to run (Poisson: 1/√n) however fast the lock is. Below it
+// changes are reported, not gated.
+const MinGrantsCompared = 100
+
+// Finding kinds, as Compare reports them.
+const (
+	// FindingNewViolation: a check ok in every OLD run of a cell is violated
+	// in a NEW run. Gated unless both files expect the check at risk (or
+	// the check was expected to break: a canary that only now broke).
+	FindingNewViolation = "new-violation"
+	// FindingLostCanary: a must-break check violated in every OLD run of a
+	// cell is not violated in some NEW run. Always gated.
+	FindingLostCanary = "lost-canary"
+	// FindingNewUnexpected: every OLD run of a cell was as expected and a
+	// NEW run is not, for a reason other than a new violation or a lost
+	// canary (e.g. a must-hold check inconclusive or with nothing to check,
+	// no grants during a fault that must keep granting). Always gated: the
+	// bench gate itself failed on NEW.
+	FindingNewUnexpected = "new-unexpected"
+	// FindingMissing: a cell of OLD has no run in NEW, or none that
+	// completed. Always gated.
+	FindingMissing = "missing"
+	// FindingThroughput: the median throughput fell by more than the
+	// threshold and every NEW run is below every OLD run (gated with two or
+	// more runs on both sides only).
+	FindingThroughput = "throughput"
+	// FindingP99: the median acquire p99 rose by more than the threshold
+	// and every NEW run is above every OLD run (gated with two or more runs
+	// on both sides only).
+	FindingP99 = "p99"
+	// FindingNewCell: a cell of NEW has no run in OLD. Never gated.
+	FindingNewCell = "new-cell"
+)
+
+// Finding is one difference Compare reports for a cell.
+type Finding struct {
+	// Kind is one of the Finding* constants.
+	Kind string `json:"kind"`
+	// Gated is true when the finding fails the comparison (exit 1).
+	Gated bool `json:"gated"`
+	// Message says what changed, in one line.
+	Message string `json:"message"`
+}
+
+// Change is a performance figure of a cell in OLD and NEW: the spreads over
+// repeats and the relative change of the medians ((new−old)/old; 0 when
+// either side has no value or OLD's median is 0).
+type Change struct {
+	Old      Spread  `json:"old"`
+	New      Spread  `json:"new"`
+	Relative float64 `json:"relative"`
+}
+
+// CellComparison is one (strategy, scenario) cell side by side.
+type CellComparison struct {
+	Strategy string `json:"strategy"`
+	Scenario string `json:"scenario"`
+	// Expected is the cell's summary expectation (NEW's, else OLD's).
+	Expected string `json:"expected"`
+	// OldObserved and NewObserved count runs by observed outcome, e.g.
+	// "held" or "held 2, violated 1"; empty for a side without the cell.
+	OldObserved string `json:"old_observed"`
+	NewObserved string `json:"new_observed"`
+	// ThroughputPerS is grants per second; P99Ms the acquire p99 in ms.
+	ThroughputPerS Change `json:"throughput_per_s"`
+	P99Ms          Change `json:"p99_ms"`
+	// Findings lists what changed; empty when nothing did.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Comparison is the result of Compare.
+type Comparison struct {
+	// Old and New name the compared files.
+	Old string `json:"old"`
+	New string `json:"new"`
+	// MaxRegression is the relative threshold used (0.1 = 10%).
+	MaxRegression float64 `json:"max_regression"`
+	// Warnings say what makes the comparison weaker, e.g. different hosts
+	// (then performance changes are reported but not gated).
+	Warnings []string `json:"warnings,omitempty"`
+	// Cells are OLD's cells in OLD's order, then the cells only NEW has.
+	Cells []CellComparison `json:"cells"`
+	// Gated is the number of gated findings: the comparison failed when > 0.
+	Gated int `json:"gated"`
+}
+
+// Failed reports whether any finding is gated (lockbench compare exits 1).
+func (c Comparison) Failed() bool { return c.Gated > 0 }
+
+// checkNames are the verdict checks compared, in report order.
+var checkNames = []string{"exclusion", "resource", "liveness", "fencing", "reentrancy"}
+
+// verdictOf returns a run's status for a named check.
+func verdictOf(r Run, check string) string {
+	switch check {
+	case "exclusion":
+		return r.Verdict.Exclusion
+	case "resource":
+		return r.Verdict.Resource
+	case "liveness":
+		return r.Verdict.Liveness
+	case "fencing":
+		return r.Verdict.Fencing
+	case "reentrancy":
+		return r.Verdict.Reentrancy
+	}
+	return ""
+}
+
+// expectOf returns the expectation of a check in the runs ("hold", "break"
+// or "at-risk"); a check without one (fencing, reentrancy: strategy
+// promises) is "hold".
+func expectOf(rs []Run, check string) string {
+	for _, r := range rs {
+		if e := r.ExpectedChecks[check]; e != "" {
+			return e
+		}
+	}
+	return "hold"
+}
+
+// Compare sets NEW beside OLD cell by cell ((strategy, scenario), runs
+// grouped over repeats) and flags: a new violation, a lost canary, a cell
+// newly unexpected for another reason, a cell missing from NEW, a median
+// throughput drop or a median acquire-p99 rise
+// beyond maxRegression (relative, e.g. 0.1). A change exactly at the
+// threshold is not flagged. Performance is compared on medians over
+// repeats and gated only when both sides have two or more completed runs of
+// the cell and their ranges do not overlap, so run-to-run noise is not
+// flagged (two identical single 1 s runs on a busy 2-core machine differ by
+// 10-15%); with one run on a side a change is reported, not gated. When
+// the hosts differ (CPUs, CPU model, OS), a cell's clients or TTL differ,
+// or a run of the cell had fewer than MinGrantsCompared grants, performance
+// changes are reported but not gated: throughput measured on two machines
+// cannot be compared, and a handful of grants is noise. Runs that could not complete (Error set)
+// are left out of every figure. Compare reads only its arguments.
+func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) Comparison {
+	c := Comparison{Old: oldName, New: newName, MaxRegression: maxRegression}
+	perfGated := true
+	oh, nh := oldF.Host, newF.Host
+	if oh.CPUs != nh.CPUs || oh.CPUModel != nh.CPUModel || oh.OS != nh.OS {
+		perfGated = false
+		c.Warnings = append(c.Warnings, fmt.Sprintf("different hosts (OLD: %d CPUs, %s, %s; NEW: %d CPUs, %s, %s): throughput and latency from two machines cannot be compared, so performance changes are reported but not gated; compare runs from the same machine",
+			oh.CPUs, oh.CPUModel, oh.OS, nh.CPUs, nh.CPUModel, nh.OS))
+	} else if oh.Kernel != nh.Kernel {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("different kernels (OLD %s, NEW %s): performance may differ for that reason alone", oh.Kernel, nh.Kernel))
+	}
+	if oldF.Redis != newF.Redis {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("different redis-server versions (OLD %s, NEW %s)", oldF.Redis, newF.Redis))
+	}
+	oldCells, oldOrder := groupRuns(oldF.Runs)
+	newCells, newOrder := groupRuns(newF.Runs)
+	oldSum, newSum := summaryByCell(oldF.Runs), summaryByCell(newF.Runs)
+	for _, k := range oldOrder {
+		oldC, newC := oldSum[k], newSum[k]
+		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: oldC.Expected, OldObserved: observedText(oldC)}
+		nrs, ok := newCells[k]
+		if !ok {
+			cc.add(Finding{Kind: FindingMissing, Gated: true, Message: "cell missing from NEW: it ran in OLD but not in NEW"})
+			c.Cells = append(c.Cells, cc)
+			continue
+		}
+		if newC.Expected != "" {
+			cc.Expected = newC.Expected
+		}
+		cc.NewObserved = observedText(newC)
+		ors, nrsOK := completed(oldCells[k]), completed(nrs)
+		if len(nrsOK) == 0 {
+			cc.add(Finding{Kind: FindingMissing, Gated: true, Message: fmt.Sprintf("no run of the cell completed in NEW (%d failed to run)", len(nrs))})
+		}
+		if len(ors) > 0 && len(nrsOK) > 0 {
+			for _, check := range checkNames {
+				cc.compareCheck(check, ors, nrsOK, oldCells[k], nrs)
+			}
+			if len(cc.Findings) == 0 {
+				cc.compareExpected(ors, nrsOK)
+			}
+		}
+		cc.ThroughputPerS = change(oldC.ThroughputPerS, newC.ThroughputPerS)
+		cc.P99Ms = change(oldC.P99Ms, newC.P99Ms)
+		gated := perfGated
+		note := ""
+		switch {
+		case oldC.Clients != newC.Clients || oldC.TTLMs != newC.TTLMs:
+			gated = false
+			note = fmt.Sprintf(" (not gated: OLD ran %d clients, TTL %s ms; NEW %d clients, TTL %s ms)", oldC.Clients, formatNum(oldC.TTLMs), newC.Clients, formatNum(newC.TTLMs))
+		case !perfGated:
+			note = " (not gated: different hosts)"
+		case oldC.ThroughputPerS.N < 2 || newC.ThroughputPerS.N < 2:
+			gated = false
+			note = " (not gated: one run on a side cannot tell a change from noise; run both with --repeat 3 or more)"
+		case oldC.Grants.Min < MinGrantsCompared || newC.Grants.Min < MinGrantsCompared:
+			gated = false
+			note = fmt.Sprintf(" (not gated: a run had fewer than %d grants, OLD %s, NEW %s: too few to tell a change from noise)",
+				MinGrantsCompared, formatNum(oldC.Grants.Min), formatNum(newC.Grants.Min))
+		}
+		if Regressed(oldC.ThroughputPerS, newC.ThroughputPerS, maxRegression, false) {
+			cc.add(Finding{Kind: FindingThroughput, Gated: gated, Message: fmt.Sprintf("throughput %s → %s grants/s (%s, beyond −%s)%s",
+				formatSpread(oldC.ThroughputPerS), formatSpread(newC.ThroughputPerS), formatRelative(cc.ThroughputPerS.Relative), formatShare(maxRegression), note)})
+		}
+		if Regressed(oldC.P99Ms, newC.P99Ms, maxRegression, true) {
+			cc.add(Finding{Kind: FindingP99, Gated: gated, Message: fmt.Sprintf("acquire p99 %s → %s ms (%s, beyond +%s)%s",
+				formatSpread(oldC.P99Ms), formatSpread(newC.P99Ms), formatRelative(cc.P99Ms.Relative), formatShare(maxRegression), note)})
+		}
+		c.Cells = append(c.Cells, cc)
+	}
+	for _, k := range newOrder {
+		if _, ok := oldCells[k]; ok {
+			continue
+		}
+		newC := newSum[k]
+		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: newC.Expected, NewObserved: observedText(newC),
+			ThroughputPerS: Change{New: newC.ThroughputPerS}, P99Ms: Change{New: newC.P99Ms}}
+		cc.add(Finding{Kind: FindingNewCell, Message: "cell only in NEW: nothing to compare it with"})
+		c.Cells = append(c.Cells, cc)
+	}
+	for _, cc := range c.Cells {
+		for _, f := range cc.Findings {
+			if f.Gated {
+				c.Gated++
+			}
+		}
+	}
+	return c
+}
+
+func (cc *CellComparison) add(f Finding) { cc.Findings = append(cc.Findings, f) }
+
+// compareCheck flags a new violation or a lost canary of one check; ors and
+// nrs are the completed runs, allOld and allNew every run (for expectations).
+func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []Run) {
+	oe, ne := expectOf(allOld, check), expectOf(allNew, check)
+	oldAllOK, oldAllViolated := true, true
+	for _, r := range ors {
+		v := verdictOf(r, check)
+		oldAllOK = oldAllOK && v == "ok"
+		oldAllViolated = oldAllViolated && v == "violated"
+	}
+	newViolated, newNotViolated := 0, 0
+	for _, r := range nrs {
+		if verdictOf(r, check) == "violated" {
+			newViolated++
+		} else {
+			newNotViolated++
+		}
+	}
+	switch {
+	case oldAllOK && newViolated > 0 && oe != "break" && ne != "break":
+		gated := oe == "hold" || ne == "hold"
+		msg := fmt.Sprintf("new violation: %s ok in every OLD run (%d), violated in %d of %d NEW runs", check, len(ors), newViolated, len(nrs))
+		if !gated {
+			msg += " (at risk in both: not gated)"
+		}
+		cc.add(Finding{Kind: FindingNewViolation, Gated: gated, Message: msg})
+	case oe == "break" && oldAllViolated && newNotViolated > 0:
+		cc.add(Finding{Kind: FindingLostCanary, Gated: true, Message: fmt.Sprintf("lost canary: %s must break and was violated in every OLD run (%d), not in %d of %d NEW runs: the harness lost its teeth",
+			check, len(ors), newNotViolated, len(nrs))})
+	}
+}
+
+// compareExpected flags a cell whose completed OLD runs were all as
+// expected and some completed NEW run is not (ors and nrs are not empty).
+func (cc *CellComparison) compareExpected(ors, nrs []Run) {
+	for _, r := range ors {
+		if !r.AsExpected {
+			return
+		}
+	}
+	var bad []Run
+	for _, r := range nrs {
+		if !r.AsExpected {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	cc.add(Finding{Kind: FindingNewUnexpected, Gated: true, Message: fmt.Sprintf("newly unexpected: as expected in every OLD run (%d), not in %d of %d NEW runs: %s",
+		len(ors), len(bad), len(nrs), strings.Join(bad[0].Unexpected, "; "))})
+}
+
+// Regressed reports whether a performance figure got worse beyond the
+// relative threshold maxRegression: for throughput (higherIsWorse false)
+// the NEW median is below OLD's by more than maxRegression·OLD; for
+// latency (higherIsWorse true) above it by more. With two or more values
+// on both sides, the ranges must not overlap either (every NEW value worse
+// than every OLD value), so noise between repeats is not flagged. Empty
+// spreads and an OLD median of 0 never regress.
+func Regressed(oldS, newS Spread, maxRegression float64, higherIsWorse bool) bool {
+	if oldS.N == 0 || newS.N == 0 || oldS.Median == 0 {
+		return false
+	}
+	rel := (newS.Median - oldS.Median) / oldS.Median
+	if !higherIsWorse {
+		rel = -rel
+	}
+	if !(rel > maxRegression) {
+		return false
+	}
+	if oldS.N >= 2 && newS.N >= 2 {
+		if higherIsWorse {
+			return newS.Min > oldS.Max
+		}
+		return newS.Max < oldS.Min
+	}
+	return true
+}
+
+// change pairs two spreads with the relative change of their medians.
+func change(o, n Spread) Change {
+	c := Change{Old: o, New: n}
+	if o.N > 0 && n.N > 0 && o.Median != 0 {
+		c.Relative = (n.Median - o.Median) / o.Median
+	}
+	return c
+}
+
+// ParseRegression parses a --max-regression value: a percentage ("10%",
+// "2.5%") or a fraction ("0.1"), returning the fraction. A bare number
+// above 1 ("10") is refused as ambiguous, as are negative and non-numeric
+// values; the error says how to write it.
+func ParseRegression(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, fmt.Errorf("--max-regression %q is not a number: write a percentage (10%%) or a fraction (0.1)", s)
+	case v < 0:
+		return 0, fmt.Errorf("--max-regression %q is negative: write a percentage (10%%) or a fraction (0.1)", s)
+	case pct:
+		return v / 100, nil
+	case v > 1:
+		return 0, fmt.Errorf("--max-regression %q is ambiguous: write %s%% for a percentage or a fraction between 0 and 1", s, t)
+	}
+	return v, nil
+}
+
+// LoadPath loads a results.json given as the file itself or as the results
+// folder holding it; errors are Load's (a folder without results.json
+// gives a not-exist error naming the path).
+func LoadPath(path string) (*File, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, FileName)
+	}
+	f, err := Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, path, fmt.Errorf("%w: %s does not exist: give a results folder or its results.json", err, path)
+	}
+	return f, path, err
+}
+
+// WriteText writes the comparison as a table, one cell a line, followed by
+// its findings and warnings and a verdict line.
+func (c Comparison) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "OLD %s\nNEW %s\n", c.Old, c.New)
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nSTRATEGY\tSCENARIO\tEXPECTED\tOLD\tNEW\tTHROUGHPUT/s OLD → NEW\tP99 ms OLD → NEW\tFLAGS")
+	for _, cc := range c.Cells {
+		var flags []string
+		for _, f := range cc.Findings {
+			k := f.Kind
+			if !f.Gated {
+				k = "(" + k + ")"
+			}
+			flags = append(flags, k)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cc.Strategy, cc.Scenario, orDash(cc.Expected),
+			orDash(cc.OldObserved), orDash(cc.NewObserved), changeText(cc.ThroughputPerS), changeText(cc.P99Ms), orDash(strings.Join(flags, ", ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var lines []string
+	for _, cc := range c.Cells {
+		for _, f := range cc.Findings {
+			mark := "FAIL"
+			if !f.Gated {
+				mark = "note"
+			}
+			lines = append(lines, fmt.Sprintf("%s %s/%s: %s", mark, cc.Strategy, cc.Scenario, f.Message))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
+	verdict := "no regression"
+	if c.Failed() {
+		verdict = fmt.Sprintf("%d gated finding(s): regression", c.Gated)
+	}
+	_, err := fmt.Fprintf(w, "\n%d cells compared, max regression %s: %s\n", len(c.Cells), formatShare(c.MaxRegression), verdict)
+	return err
+}
+
+// groupRuns groups runs by cell, keeping the order of first appearance.
+func groupRuns(runs []Run) (map[cellKey][]Run, []cellKey) {
+	m := map[cellKey][]Run{}
+	var order []cellKey
+	for _, r := range runs {
+		k := cellKey{r.Strategy, r.Scenario}
+		if _, ok := m[k]; !ok {
+			order = append(order, k)
+		}
+		m[k] = append(m[k], r)
+	}
+	return m, order
+}
+
+type cellKey struct{ strategy, scenario string }
+
+func summaryByCell(runs []Run) map[cellKey]Summary {
+	m := map[cellKey]Summary{}
+	for _, s := range Summarize(runs) {
+		m[cellKey{s.Strategy, s.Scenario}] = s
+	}
+	return m
+}
+
+// completed returns the runs without an Error.
+func completed(rs []Run) []Run {
+	return slices.DeleteFunc(slices.Clone(rs), func(r Run) bool { return r.Error != "" })
+}
+
+// observedText counts a cell's runs by observed outcome: "held", "held 2, violated 1".
+func observedText(s Summary) string {
+	var parts []string
+	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
+		switch n := s.Observed[o]; {
+		case n == 0:
+		case n == s.Seeds:
+			parts = append(parts, o)
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func changeText(c Change) string {
+	switch {
+	case c.Old.N == 0 && c.New.N == 0:
+		return "—"
+	case c.Old.N == 0:
+		return "— → " + formatSpread(c.New)
+	case c.New.N == 0:
+		return formatSpread(c.Old) + " → —"
+	}
+	return fmt.Sprintf("%s → %s (%s)", formatSpread(c.Old), formatSpread(c.New), formatRelative(c.Relative))
+}
+
+// formatRelative writes a relative change as a signed percentage.
+func formatRelative(r float64) string {
+	return fmt.Sprintf("%+.1f%%", 100*r)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+package results
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// schemaPaths lists the JSON paths of t's fields: "runs[].verdict.exclusion"
+// for nested structs, "[]" for slices of structs; maps and other values are
+// leaves. A struct type met a second time (RunConfig as config.workload and
+// runs[].config, Run as runs[] and sweep[]) is a leaf there: it is
+// documented once, where it first appears.
+func schemaPaths(t reflect.Type, prefix string, seen map[reflect.Type]bool, out *[]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		path := prefix + name
+		ft := f.Type
+		suffix := ""
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			ft, suffix = ft.Elem(), "[]"
+		}
+		*out = append(*out, path+suffix)
+		if ft.Kind() == reflect.Struct && !seen[ft] {
+			seen[ft] = true
+			schemaPaths(ft, path+suffix+".", seen, out)
+		}
+	}
+}
+
+// readmeSchemaPaths returns the backticked paths in the first column of the
+// tables in the README's results.json section.
+func readmeSchemaPaths(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start := strings.Index(s, "<!-- results-json")
+	end := strings.Index(s, "<!-- /results-json -->")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no <!-- results-json … --> … <!-- /results-json --> section")
+	}
+	var paths []string
+	code := regexp.MustCompile("`([^`]+)`")
+	for _, line := range strings.Split(s[start:end], "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) < 3 || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		for _, m := range code.FindAllStringSubmatch(cols[1], -1) {
+			paths = append(paths, m[1])
+		}
+	}
+	return paths
+}
+
+// TestReadmeDocumentsSchema fails when a results.json field is added to the
+// structs but not to the README's results.json section, or when the README
+// documents a field the structs no longer have.
+func TestReadmeDocumentsSchema(t *testing.T) {
+	var fields []string
+	schemaPaths(reflect.TypeOf(File{}), "", map[reflect.Type]bool{reflect.TypeOf(File{}): true}, &fields)
+	documented := readmeSchemaPaths(t)
+	for _, f := range fields {
+		if !slices.Contains(documented, f) {
+			t.Errorf("results.json field %s is not documented in README.md's results.json section: add a row | `%s` | unit | meaning |", f, f)
+		}
+	}
+	for _, d := range documented {
+		if !slices.Contains(fields, d) {
+			t.Errorf("README.md documents %s, which results.json does not have: remove or rename the row", d)
+		}
+	}
+	if !strings.Contains(strings.Join(documented, " "), "schema_version") {
+		t.Error("the README section names no schema_version")
+	}
+}
