@@ -150,12 +150,17 @@ func (n *Node) Kill() error {
 func (n *Node) killProcess() error {
 	n.mu.Lock()
 	p := n.proc
-	n.proc = nil
 	n.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	if err := p.kill(); err != nil {
+	// The handle is dropped only after the reap, so Running() turns false
+	// once the pid is really gone.
+	err := p.kill()
+	n.mu.Lock()
+	n.proc = nil
+	n.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("cluster: kill %s: %w", n.name, err)
 	}
 	n.c.opts.Logf("cluster: killed %s (pid %d)", n.name, p.cmd.Process.Pid)
