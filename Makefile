@@ -8,7 +8,7 @@ PROFILE ?= ci
 # ("-dirty": the work tree has uncommitted changes).
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps deps-test vet clean perf
+.PHONY: bench test build deps deps-test vet clean perf docker-image
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
@@ -35,6 +35,11 @@ deps-test:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+
+# The docker backend's local image (no registry needed): FROM scratch with
+# this machine's redis-server and the libraries ldd lists for it.
+docker-image:
+	$(GO) run ./scripts/dockerimage -tag lockbench/redis:local
 
 clean:
 	rm -rf bin lockbench-out

@@ -116,8 +116,12 @@ type Options struct {
 	Profile Profile
 	// OutDir is the results folder (created).
 	OutDir string
-	// Cluster configures the Redis processes of every run.
+	// Cluster configures the Redis processes of every run (its Backend
+	// and Image included).
 	Cluster cluster.Options
+	// KeyPrefix replaces the workload's key prefix in every run ("":
+	// workload's default "lb:").
+	KeyPrefix string
 	// Command is the command line that reproduces the bench.
 	Command string
 	// Seed is the base seed: repeat i (from 0) of every cell runs seed
@@ -142,6 +146,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, OutDirError(o.OutDir, err)
 	}
@@ -150,7 +155,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
 		Host: ThisHost(),
 		Config: results.BenchConfig{
-			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload),
+			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
 		},
 	}
@@ -165,6 +170,9 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	var overloaded []error
 	for i, s := range append(specs, sweep...) {
 		s.OutDir, s.Cluster = o.OutDir, o.Cluster
+		if o.KeyPrefix != "" {
+			s.Workload.KeyPrefix = o.KeyPrefix
+		}
 		s.Command = RunCommand(s)
 		if o.Progress != nil {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
@@ -253,11 +261,11 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 
 // baseConfig describes a profile's base workload for results.json (defaults
 // applied; a config defaults cannot complete is recorded as given).
-func baseConfig(w workload.Config) results.RunConfig {
+func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 	if d, err := w.WithDefaults(); err == nil {
 		w = d
 	}
-	return runConfig(w, cluster.Topology{Kind: cluster.Single})
+	return runConfig(w, cluster.Topology{Kind: cluster.Single}, o)
 }
 
 // ThisHost describes the machine lockbench runs on: CPUs, OS/architecture,
@@ -338,7 +346,7 @@ func RunCommand(s Spec) string {
 	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}
-	return cmd
+	return cmd + BackendArgs(s.Cluster, w.KeyPrefix)
 }
 
 // BenchCommand is the lockbench command line that reproduces a bench of
@@ -355,6 +363,28 @@ func BenchCommand(p Profile, seed int64, repeat int, out string) string {
 		cmd += " --scenarios " + strings.Join(p.Scenarios, ",")
 	}
 	return cmd + " --out " + out
+}
+
+// BackendArgs are the backend flags of RunCommand and of a bench's command
+// ("" on the process backend with the default key prefix).
+func BackendArgs(o cluster.Options, prefix string) string {
+	var b strings.Builder
+	switch o.Backend {
+	case cluster.BackendDocker:
+		fmt.Fprintf(&b, " --backend docker --redis-image %s", imageOf(o))
+	case cluster.BackendExternal:
+		fmt.Fprintf(&b, " --backend external --redis-addrs %s", strings.Join(o.External.Addrs, ","))
+		if len(o.External.SentinelAddrs) > 0 {
+			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", strings.Join(o.External.SentinelAddrs, ","), o.External.MasterName)
+		}
+		if o.External.AllowDestructive {
+			b.WriteString(" " + cluster.AllowDestructiveFlag)
+		}
+	}
+	if prefix != "" && prefix != "lb:" {
+		fmt.Fprintf(&b, " --key-prefix %s", prefix)
+	}
+	return b.String()
 }
 
 // StrategyInfo describes a strategy for results.json.
@@ -378,4 +408,45 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 		pol = append(pol, "honour-lost")
 	}
 	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library}
+}
+
+// UnsupportedPairs returns the pairs of profile p that apply to their
+// strategy but whose faults the backend of o cannot inject, in profile
+// order, each with the reason (Unsupported): Bench skips them (n/a).
+func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
+	var out []Pair
+	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			continue
+		}
+		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				continue
+			}
+			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
+				continue
+			}
+			if why := Unsupported(o, scen, strat.Info()); why != "" {
+				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
+			}
+		}
+	}
+	return out
+}
+
+// supportedOnly drops the specs whose faults the backend of o cannot
+// inject (see Unsupported and UnsupportedPairs).
+func supportedOnly(specs []Spec, o cluster.Options) []Spec {
+	var out []Spec
+	for _, s := range specs {
+		sc, err1 := chaos.Lookup(s.Scenario)
+		st, err2 := impl.Lookup(s.Strategy)
+		if err1 == nil && err2 == nil && Unsupported(o, sc, st.Info()) != "" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -89,6 +89,9 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 		return fail(fmt.Errorf("scenario %s does not apply to strategy %s: %s", s.Scenario, s.Strategy, why))
 	}
 	setup := sc.SetupFor(info)
+	if why := Unsupported(s.Cluster, sc, info); why != "" {
+		return fail(errors.New(why))
+	}
 	w := s.Workload
 	w.Seed = s.Seed
 	if !info.Claims.Reentrant {
@@ -167,7 +170,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
 		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
-		Config: runConfig(w, topo),
+		Config: runConfig(w, topo, s.Cluster),
 	}
 	if t, ok := st.(impl.Tunable); ok {
 		out.Config.Library = t.Settings()
@@ -513,7 +516,7 @@ func FaultsOf(ops []history.Operation) []results.Fault {
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
-func runConfig(w workload.Config, t cluster.Topology) results.RunConfig {
+func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results.RunConfig {
 	var pol []string
 	if w.Policy.CheckValidity {
 		pol = append(pol, "check-validity")
@@ -524,8 +527,51 @@ func runConfig(w workload.Config, t cluster.Topology) results.RunConfig {
 	return results.RunConfig{
 		Clients: w.Clients, Keys: w.Keys, TTLMs: ms(int64(w.TTL)), DurationMs: ms(int64(w.Duration)),
 		CSMs: w.CS.String(), Retry: w.Retry.String(), Topology: t.String(), Fencing: string(w.Fencing),
-		Reentrancy: w.Reentrancy, Policy: pol,
+		Reentrancy: w.Reentrancy, Policy: pol, Backend: backendName(o), Image: imageOf(o),
 	}
+}
+
+// backendName is the backend o runs on ("process" for "").
+func backendName(o cluster.Options) string {
+	if o.Backend == "" {
+		return cluster.BackendProcess
+	}
+	return o.Backend
+}
+
+// imageOf is the Docker image of a docker run, "" otherwise.
+func imageOf(o cluster.Options) string {
+	if o.Backend != cluster.BackendDocker {
+		return ""
+	}
+	if o.Image == "" {
+		return cluster.DefaultImage
+	}
+	return o.Image
+}
+
+// Unsupported returns "" when the backend of o can run scenario sc for a
+// strategy, else a one-line reason naming the missing features, the
+// scenarios that do work there for the strategy, and, on the external
+// backend, --allow-destructive when that flag would make it work.
+func Unsupported(o cluster.Options, sc chaos.Scenario, info impl.Info) string {
+	have, err := cluster.BackendFeatures(o.Backend, o)
+	if err != nil {
+		return err.Error()
+	}
+	why := sc.Unsupported(info, have)
+	if why == "" {
+		return ""
+	}
+	msg := fmt.Sprintf("scenario %s cannot run on the %s backend: it %s", sc.Name, backendName(o), why)
+	if o.Backend == cluster.BackendExternal && !o.External.AllowDestructive {
+		d := o
+		d.External.AllowDestructive = true
+		if all, _ := cluster.BackendFeatures(d.Backend, d); sc.Unsupported(info, all) == "" {
+			msg += fmt.Sprintf("; it injects faults through Redis commands on your servers: pass %s to allow them", cluster.AllowDestructiveFlag)
+		}
+	}
+	return msg + fmt.Sprintf("; scenarios that work there: %s", strings.Join(chaos.SupportedOn(info, have), ", "))
 }
 
 // dialer builds go-redis clients with short timeouts and no hidden retries

@@ -71,6 +71,7 @@ const (
 // promoted at that very moment (measured), which Sentinel never does.
 func FailoverLostWrite() Scenario {
 	return Scenario{Name: "failover-lost-write", Kind: Replication,
+		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeatureReplicationProxy, cluster.FeatureRedisFaults},
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
@@ -97,6 +98,7 @@ func FailoverLostWrite() Scenario {
 // unavailability and the recovery time (fault to next grant).
 func SentinelFailover() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Replication,
+		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeatureReplicationProxy},
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
 		Applies: func(in impl.Info) (bool, string) {
 			if quorum(in) {

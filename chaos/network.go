@@ -446,6 +446,7 @@ func jumpWait(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
 // node of five for quorum strategies.
 func ClockJump() Scenario {
 	return Scenario{Name: "clock-jump", Kind: Clock,
+		Needs:   []cluster.Feature{cluster.FeatureClock},
 		Summary: "right after the holder's read the server's wall clock jumps +2×TTL (quorum strategies: one node of five); the holder waits until another client was granted and released (at most 0.7×TTL), then writes; three times a run",
 		Setup:   func(impl.Info) Setup { return Setup{ClockShim: true} },
 		New: func(env Env) Nemesis {
@@ -573,6 +574,7 @@ func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) 
 // past the TTL, its key expires, and B locks nodes 3-5 while A still holds.
 func RedlockClockJump() Scenario {
 	return Scenario{Name: "redlock-clock-jump", Kind: Clock,
+		Needs:   []cluster.Feature{cluster.FeatureClock},
 		Summary: "five nodes, two clients: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
 		Applies: func(in impl.Info) (bool, string) {
 			if !in.Claims.Quorum || in.Nodes < 5 {
@@ -611,6 +613,7 @@ func newRedlockClockJump(env Env) Nemesis {
 // least 3 s.
 func Random() Scenario {
 	return Scenario{Name: "random", Kind: Mixed,
+		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeaturePause},
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Setup: func(in impl.Info) Setup {
 			s := proxiedSetup(in, randomQuorumMinDuration)

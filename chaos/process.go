@@ -79,6 +79,7 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // warning).
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeatureKill},
 		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false) }}
@@ -89,6 +90,7 @@ func NodeRestart() Scenario {
 // persistence ("delayed restarts", redis.io distlock page).
 func NodeRestartDelayed() Scenario {
 	return Scenario{Name: "node-restart-delayed", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeatureKill},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true) }}
@@ -98,6 +100,7 @@ func NodeRestartDelayed() Scenario {
 // the restarted node reloads the lock key with its absolute expiry.
 func NodeRestartAOF() Scenario {
 	return Scenario{Name: "node-restart-aof", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeatureKill},
 		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
 		Setup:   restartSetup(cluster.PersistenceAOF),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false) }}
@@ -336,6 +339,7 @@ func healNodes(ctx context.Context, env Env) error {
 // (seeded) is paused.
 func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeaturePause},
 		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
 		New: func(env Env) Nemesis {
 			return &nodePause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
@@ -404,12 +408,18 @@ func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Even
 	// its ready list, would have its queued release served first after
 	// SIGCONT, before the other clients' queued acquires.
 	sleepCtx(ctx, pauseAfterGrant(p.env.TTL))
+	if p.env.Cluster.Backend() == cluster.BackendExternal {
+		p.sleep(ctx, n, ev, held)
+		return
+	}
 	pid := n.PID()
-	start := p.env.Clock.Now()
 	if err := n.Pause(); err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
 	}
+	// The window starts once the pause is in force: a docker pause (cgroup
+	// freezer) takes tens of ms, during which the node still serves.
+	start := p.env.Clock.Now()
 	state, err := n.ProcState()
 	if err != nil || state != "T" {
 		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))
@@ -425,6 +435,22 @@ func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Even
 	after, _ := n.ProcState()
 	recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
 		n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
+}
+
+// sleep is pause on the external backend, whose servers lockbench cannot
+// signal: DEBUG SLEEP 2×TTL on n (cluster.Node.PauseFor) blocks the server
+// as SIGSTOP does, and commands sent meanwhile run afterwards. The window
+// runs from the command's send for 2×TTL (the server sleeps at least
+// that long after it reads the command).
+func (p *nodePause) sleep(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
+	d := 2 * p.env.TTL
+	start := p.env.Clock.Now()
+	if err := n.PauseFor(ctx, d); err != nil {
+		p.fail(fmt.Errorf("node-pause: %w", err))
+		return
+	}
+	recordWindow(p.env, start, start+int64(d), fmt.Sprintf("node-pause: %s DEBUG SLEEP %v (external backend); struck client %d hold %d on %s; %s",
+		n.Name(), d, ev.Client, ev.Hold, ev.Key, <-held))
 }
 
 // nodesDown kills k of the quorum strategy's nodes at a grant and keeps
@@ -454,6 +480,7 @@ func quorumOnly(in impl.Info) (bool, string) {
 // a majority is up).
 func RedlockMinorityDown() Scenario {
 	return Scenario{Name: "redlock-minority-down", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeatureKill},
 		Summary: "quorum strategies: 2 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -466,6 +493,7 @@ func RedlockMinorityDown() Scenario {
 // Redlock must grant nothing meanwhile.
 func RedlockMajorityDown() Scenario {
 	return Scenario{Name: "redlock-majority-down", Kind: Process,
+		Needs:   []cluster.Feature{cluster.FeatureKill},
 		Summary: "quorum strategies: 3 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {

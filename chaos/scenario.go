@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,11 @@ type Scenario struct {
 	Kind Kind
 	// Summary says in one line what is done and when.
 	Summary string
+	// Needs lists the backend features the nemesis uses (process control,
+	// clock shim, ...), so a backend without them is refused before the
+	// run (see Requires, Unsupported). FeatureProxies is added by Requires
+	// when the Setup asks for proxies. nil: none (client-side faults).
+	Needs []cluster.Feature
 	// Applies reports whether the scenario applies to a strategy, and if
 	// not, why (e.g. a Redlock-only scenario for a single-node lock). nil:
 	// it applies to every strategy.
@@ -58,6 +64,47 @@ func (s Scenario) AppliesTo(in impl.Info) (bool, string) {
 		return true, ""
 	}
 	return s.Applies(in)
+}
+
+// Requires returns the backend features s needs for a strategy: Needs,
+// plus cluster.FeatureProxies when its Setup routes links through proxies.
+func (s Scenario) Requires(in impl.Info) []cluster.Feature {
+	out := append([]cluster.Feature(nil), s.Needs...)
+	if s.SetupFor(in).Proxies && !slices.Contains(out, cluster.FeatureProxies) {
+		out = append(out, cluster.FeatureProxies)
+	}
+	return out
+}
+
+// Unsupported returns "" when a backend with features have can run s for
+// a strategy, else a reason naming the missing features, e.g. "needs kill
+// (the backend supports: proxies)".
+func (s Scenario) Unsupported(in impl.Info, have []cluster.Feature) string {
+	miss := cluster.Missing(have, s.Requires(in))
+	if len(miss) == 0 {
+		return ""
+	}
+	m := make([]string, len(miss))
+	for i, f := range miss {
+		m[i] = string(f)
+	}
+	h := make([]string, len(have))
+	for i, f := range have {
+		h[i] = string(f)
+	}
+	return fmt.Sprintf("needs %s (the backend supports: %s)", strings.Join(m, ", "), strings.Join(h, ", "))
+}
+
+// SupportedOn returns, in report order, the names of the scenarios that
+// apply to a strategy and that a backend with features have can run.
+func SupportedOn(in impl.Info, have []cluster.Feature) []string {
+	var out []string
+	for _, s := range All() {
+		if ok, _ := s.AppliesTo(in); ok && s.Unsupported(in, have) == "" {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // SetupFor returns s's Setup for a strategy.

@@ -38,8 +38,12 @@ func (n *Node) writeOffset(d time.Duration) error {
 // Redis 7 expires keys by the wall clock, so a forward jump past a key's
 // TTL removes it at once. The offset is absolute, not cumulative, and
 // survives Restart. It returns an error if the cluster was started without
-// Options.ClockShim or the node is a Sentinel.
-func (n *Node) SetClockOffset(d time.Duration) error {
+// Options.ClockShim or the node is a Sentinel, and one wrapping
+// ErrUnsupported on backends without the shim (docker, external).
+func (n *Node) SetClockOffset(d time.Duration) error { return n.c.be.setClockOffset(n, d) }
+
+// setShimOffset is SetClockOffset with the shim's offset file.
+func (n *Node) setShimOffset(d time.Duration) error {
 	if n.sentinel {
 		return fmt.Errorf("cluster: set clock offset of %s: sentinels run without the clock shim", n.name)
 	}

@@ -1,10 +1,21 @@
-// Package cluster starts Redis topologies for lockbench on the process
-// backend: redis-server (and redis-sentinel) processes that this harness
-// starts on free loopback ports, each in its own folder, and kills when it
-// stops. Node handles inject real server-side faults (SIGKILL, restart with or
+// Package cluster starts Redis topologies for lockbench on one of three
+// backends (Options.Backend): process (the default: redis-server and
+// redis-sentinel processes that this harness starts on free loopback ports,
+// each in its own folder, and kills when it stops), docker (each server a
+// container on a private Docker network, through testcontainers-go; see
+// docker.go) and external (an existing deployment; faults only through
+// Redis commands; see external.go). Node handles inject real server-side faults (SIGKILL, restart with or
 // without AOF, SIGSTOP/SIGCONT, a wall-clock offset through an LD_PRELOAD
 // shim, replica promotion, held-back replication), and Proxy puts an
 // embedded toxiproxy between a client and a node for partitions and latency.
+//
+// On docker (docker.go) every server is a container with a fixed IP on a
+// private bridge network made per cluster, which clients on this Linux host
+// dial directly; containers and network carry LabelBackend, LabelCluster
+// and LabelPID, Stop removes them, and every docker Start first sweeps
+// what a dead lockbench left (SweepDocker). Ryuk is disabled. The local
+// image (BuildImage, make docker-image) runs lockbench-init as PID 1 so
+// that Kill and Restart act on redis-server inside the running container.
 //
 // Life cycle: Start builds a Topology and waits until every server answers
 // PING (and, for replicated topologies, until replicas are in sync and the
@@ -21,6 +32,9 @@
 // redis-server, a port in use, the clock shim missing or not loaded, a node
 // not answering PING in time) wraps ErrEnvironment; lockbench maps it to exit
 // code 3.
+//
+// A backend that cannot do a Node operation returns an error wrapping
+// ErrUnsupported; BackendFeatures and Cluster.Supports tell in advance.
 //
 // The measured facts behind the choices here (flags, timeouts, which faults
 // lose a write) are in shared/NOTES-redis-chaos.md.
@@ -75,6 +89,15 @@ const (
 // Options configures Start. The zero value is valid: binaries from PATH,
 // a fresh temporary folder, no persistence, no clock shim, silent.
 type Options struct {
+	// Backend is BackendProcess (default, also ""), BackendDocker or
+	// BackendExternal; resolve BackendAuto with ResolveBackend first.
+	Backend string
+	// Image is the Docker image of the docker backend's servers and
+	// Sentinels; it must be on the machine (lockbench never pulls).
+	// Default DefaultImage. Other backends ignore it.
+	Image string
+	// External is the deployment the external backend uses.
+	External External
 	// RedisServer is the path of the redis-server binary.
 	// Default: "redis-server" looked up on PATH.
 	RedisServer string
@@ -91,10 +114,12 @@ type Options struct {
 	// Sentinels ignore it.
 	Persistence Persistence
 	// ClockShim is the path of the clock-offset LD_PRELOAD library built by
-	// BuildClockShim. Default "": servers start without it and
-	// Node.SetClockOffset returns an error. Sentinels never get the shim.
+	// BuildClockShim (process backend only; the others ignore it). Default
+	// "": servers start without it and Node.SetClockOffset returns an error. Sentinels never get the shim.
 	ClockShim string
-	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels().
+	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels()
+	// (process backend only: containers listen on 6379 and 26379 at their
+	// own IP).
 	// A missing or 0 entry means a free port picked at start. A fixed port
 	// that is in use makes Start fail with an error wrapping ErrEnvironment
 	// that names the port.
@@ -108,6 +133,7 @@ type Options struct {
 type Cluster struct {
 	topo      Topology
 	opts      Options
+	be        backend
 	dir       string
 	ownDir    bool
 	nodes     []*Node
@@ -129,10 +155,14 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	t = t.normalized()
+	be, err := newBackend(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := o.resolve(t); err != nil {
 		return nil, err
 	}
-	c := &Cluster{topo: t, opts: o, stopCh: make(chan struct{})}
+	c := &Cluster{topo: t, opts: o, be: be, stopCh: make(chan struct{})}
 	if o.Dir == "" {
 		removeStale(os.TempDir(), time.Now().Add(-staleAfter))
 		d, err := os.MkdirTemp("", "lockbench-cluster-")
@@ -166,6 +196,12 @@ func (o *Options) resolve(t Topology) error {
 	case PersistenceNone, PersistenceAOF:
 	default:
 		return fmt.Errorf("cluster: unknown persistence %q (want %q or %q)", o.Persistence, PersistenceNone, PersistenceAOF)
+	}
+	if o.Backend != "" && o.Backend != BackendProcess {
+		if o.ClockShim != "" && o.Backend != BackendProcess {
+			o.ClockShim = "" // only the process backend preloads it
+		}
+		return nil
 	}
 	if o.RedisServer == "" {
 		p, err := exec.LookPath("redis-server")
@@ -211,6 +247,12 @@ func (o *Options) port(i int) int {
 
 // start launches the processes of c.topo.
 func (c *Cluster) start(ctx context.Context) error {
+	if err := c.be.prepare(ctx, c); err != nil {
+		return err
+	}
+	if c.be.name() == BackendExternal {
+		return c.startExternal(ctx)
+	}
 	t := c.topo
 	for i := range t.Nodes {
 		n, err := c.newNode(fmt.Sprintf("n%d", i+1), false, c.opts.port(i))
@@ -251,7 +293,7 @@ func (c *Cluster) Dir() string { return c.dir }
 // one node. The slice is a copy; the nodes are shared.
 func (c *Cluster) Nodes() []*Node { return append([]*Node(nil), c.nodes...) }
 
-// Addrs returns the "127.0.0.1:PORT" addresses of Nodes(), in the same order.
+// Addrs returns the addresses of Nodes() (see Node.Addr), in the same order.
 func (c *Cluster) Addrs() []string {
 	a := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
@@ -285,15 +327,23 @@ func (c *Cluster) SentinelAddrs() []string {
 }
 
 // MasterName returns the name the Sentinels monitor the primary under
-// (DefaultMasterName, "lockbench").
-func (c *Cluster) MasterName() string { return DefaultMasterName }
+// (DefaultMasterName, "lockbench", or External.MasterName).
+func (c *Cluster) MasterName() string {
+	if m := c.opts.External.MasterName; m != "" && c.be.name() == BackendExternal {
+		return m
+	}
+	return DefaultMasterName
+}
 
 // RedisVersion returns the redis_version the first node reported at start,
 // e.g. "7.0.15".
 func (c *Cluster) RedisVersion() string { return c.version }
 
 // Stop kills every process with SIGKILL (and its process group), waits until
-// each is gone, and removes Dir if Start created it. It is idempotent and
+// each is gone, and removes Dir if Start created it. On docker it also
+// removes every container of the cluster (with its anonymous volumes) and
+// the cluster's network; the external backend's servers are left running
+// (lockbench only closes its connections). It is idempotent and
 // safe to call concurrently: later calls wait for the first and return its
 // error. Errors are joined: a process that would not die, a folder that
 // could not be removed.
@@ -303,7 +353,11 @@ func (c *Cluster) Stop() error {
 		var errs []error
 		var mu sync.Mutex
 		var wg sync.WaitGroup
-		for _, n := range append(c.Sentinels(), c.nodes...) {
+		var running []*Node
+		if c.be.name() != BackendExternal { // never stop servers lockbench did not start
+			running = append(c.Sentinels(), c.nodes...)
+		}
+		for _, n := range running {
 			wg.Go(func() {
 				if err := n.Kill(); err != nil {
 					mu.Lock()
@@ -313,6 +367,9 @@ func (c *Cluster) Stop() error {
 			})
 		}
 		wg.Wait()
+		if err := c.be.close(); err != nil {
+			errs = append(errs, err)
+		}
 		if c.ownDir {
 			if err := os.RemoveAll(c.dir); err != nil {
 				errs = append(errs, fmt.Errorf("cluster: remove %s: %w", c.dir, err))

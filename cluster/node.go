@@ -29,10 +29,12 @@ type Node struct {
 	op sync.Mutex // serialises Kill, Restart, Pause, Resume, SetClockOffset
 
 	mu          sync.Mutex // guards the fields below
+	host        string     // address host clients dial: 127.0.0.1, or a container IP
 	port        int
-	fixed       bool // port must not change (fixed by the caller, or started once)
-	everStarted bool // the node started successfully at least once
-	proc        *process
+	fixed       bool        // port must not change (fixed by the caller, or started once)
+	everStarted bool        // the node started successfully at least once
+	proc        *process    // process backend: the running process
+	ctr         *dockerNode // docker backend: the container
 	version     string
 	logFrom     [2]int64 // sizes of server.log and stdout.log when the last start began
 }
@@ -57,7 +59,7 @@ func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: make node dir: %w", err)
 	}
-	n := &Node{c: c, name: name, sentinel: sentinel, dir: dir, port: port, fixed: port != 0}
+	n := &Node{c: c, name: name, sentinel: sentinel, dir: dir, host: "127.0.0.1", port: port, fixed: port != 0}
 	if !sentinel && c.opts.ClockShim != "" {
 		if err := n.writeOffset(0); err != nil {
 			return nil, err
@@ -70,11 +72,21 @@ func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
 // Sentinels.
 func (n *Node) Name() string { return n.name }
 
-// Addr returns "127.0.0.1:PORT". It is stable across Kill and Restart.
+// Addr returns the "HOST:PORT" clients dial: "127.0.0.1:PORT" on the
+// process backend, the container's IP on its private network and the
+// server's port (6379, Sentinels 26379) on docker, the given address on
+// external. It is stable across Kill and Restart.
 func (n *Node) Addr() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port))
+	return net.JoinHostPort(n.host, strconv.Itoa(n.port))
+}
+
+// Host returns the host part of Addr.
+func (n *Node) Host() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.host
 }
 
 // Port returns the node's TCP port.
@@ -93,9 +105,17 @@ func (n *Node) LogFile() string { return filepath.Join(n.dir, "server.log") }
 // IsSentinel reports whether the node is a Sentinel process.
 func (n *Node) IsSentinel() bool { return n.sentinel }
 
-// PID returns the process id, or 0 when the node is not running (killed, or
-// exited by itself).
-func (n *Node) PID() int {
+// PID returns the process id on this host (docker: the container's main
+// process as the host sees it), or 0 when the node is not running (killed,
+// or exited by itself) or the backend has no process here (external).
+func (n *Node) PID() int { return n.c.be.pid(n) }
+
+// Running reports whether the node is up (possibly paused). On the external
+// backend it is always true: lockbench never stops those servers.
+func (n *Node) Running() bool { return n.c.be.running(n) }
+
+// processPID is PID on the process backend.
+func (n *Node) processPID() int {
 	n.mu.Lock()
 	p := n.proc
 	n.mu.Unlock()
@@ -104,9 +124,6 @@ func (n *Node) PID() int {
 	}
 	return p.cmd.Process.Pid
 }
-
-// Running reports whether the process is alive (possibly paused).
-func (n *Node) Running() bool { return n.PID() != 0 }
 
 // exited reports whether the process has been reaped.
 func (p *process) exited() bool {
@@ -118,17 +135,19 @@ func (p *process) exited() bool {
 	}
 }
 
-// Kill sends SIGKILL to the node's process group and waits until the
-// process is gone (reaped). Killing a node that is not running is a no-op.
-// It returns an error only if the process survives 10 s after SIGKILL.
+// Kill stops the node at once and waits until it is gone: process backend
+// SIGKILL to its process group (and the reap); docker: docker kill (SIGKILL)
+// of the container, which is kept for Restart. Killing a node that is not
+// running is a no-op. It returns an error if the process survives 10 s
+// after SIGKILL, and one wrapping ErrUnsupported on the external backend.
 func (n *Node) Kill() error {
 	n.op.Lock()
 	defer n.op.Unlock()
-	return n.kill()
+	return n.c.be.kill(n)
 }
 
-// kill is Kill without the op lock.
-func (n *Node) kill() error {
+// killProcess is Kill on the process backend, without the op lock.
+func (n *Node) killProcess() error {
 	n.mu.Lock()
 	p := n.proc
 	n.mu.Unlock()
@@ -162,8 +181,9 @@ func (p *process) kill() error {
 }
 
 // Restart kills the node if it is running, waits delay (0 = none), and
-// starts it again on the same port with the same configuration, then waits
-// until it answers PING (at most ReadyTimeout). With PersistenceNone the
+// starts it again on the same address with the same configuration (docker:
+// the same container), then waits until it answers PING (at most
+// ReadyTimeout). With PersistenceNone the
 // restarted node is empty; with PersistenceAOF it reloads its keys. A
 // replica restarts as a replica of its initial primary; a Sentinel keeps the
 // configuration it rewrote. If the port was taken meanwhile the error wraps
@@ -171,7 +191,7 @@ func (p *process) kill() error {
 func (n *Node) Restart(ctx context.Context, delay time.Duration) error {
 	n.op.Lock()
 	defer n.op.Unlock()
-	if err := n.kill(); err != nil {
+	if err := n.c.be.kill(n); err != nil {
 		return err
 	}
 	if delay > 0 {
@@ -185,25 +205,39 @@ func (n *Node) Restart(ctx context.Context, delay time.Duration) error {
 			return fmt.Errorf("cluster: restart %s: cluster stopped", n.name)
 		}
 	}
-	return n.start(ctx)
+	return n.c.be.start(ctx, n)
 }
 
-// Pause sends SIGSTOP to the node's process group and waits (at most 1 s)
-// until /proc reports state "T". Clients on open connections then time out;
-// new TCP connects still succeed (kernel backlog) and their commands run
-// after Resume. TTLs keep running in wall time while paused.
+// Pause freezes the node: process backend SIGSTOP to its process group,
+// waiting (at most 1 s) until /proc reports state "T"; docker: docker pause
+// (cgroup freezer), waiting until Docker reports the container paused.
+// Clients on open connections then time out; new TCP connects still
+// succeed (kernel backlog) and their commands run after Resume. TTLs keep
+// running in wall time while paused. External: an error wrapping
+// ErrUnsupported (use PauseFor).
 func (n *Node) Pause() error {
 	n.op.Lock()
 	defer n.op.Unlock()
-	return n.signal(syscall.SIGSTOP, func(s string) bool { return s == "T" })
+	return n.c.be.pause(n)
 }
 
-// Resume sends SIGCONT to the node's process group and waits (at most 1 s)
-// until /proc no longer reports state "T".
+// Resume undoes Pause: SIGCONT (waiting until /proc no longer reports "T"),
+// or docker unpause.
 func (n *Node) Resume() error {
 	n.op.Lock()
 	defer n.op.Unlock()
-	return n.signal(syscall.SIGCONT, func(s string) bool { return s != "T" })
+	return n.c.be.resume(n)
+}
+
+// Isolate cuts the node off its network when on is true (docker network
+// disconnect: every client, replica and Sentinel loses it; packets to its
+// address go nowhere, so clients time out) and reconnects it with the same
+// address when on is false. Docker only; other backends return an error
+// wrapping ErrUnsupported. ctx bounds the Docker calls.
+func (n *Node) Isolate(ctx context.Context, on bool) error {
+	n.op.Lock()
+	defer n.op.Unlock()
+	return n.c.be.isolate(ctx, n, on)
 }
 
 // signal sends sig to the process group, then polls ProcState until done
@@ -234,9 +268,14 @@ func (n *Node) signal(sig syscall.Signal, done func(state string) bool) error {
 }
 
 // ProcState returns the one-letter process state from /proc/PID/stat:
-// "S" sleeping, "R" running, "T" stopped (paused), "Z" zombie, ...
-// It returns an error when the node is not running.
-func (n *Node) ProcState() (string, error) {
+// "S" sleeping, "R" running, "T" stopped (paused), "Z" zombie, ... On
+// docker a paused (frozen) container reports "T" as well, whatever /proc
+// says. It returns an error when the node is not running, and one wrapping
+// ErrUnsupported on the external backend.
+func (n *Node) ProcState() (string, error) { return n.c.be.state(n) }
+
+// processState is ProcState on the process backend.
+func (n *Node) processState() (string, error) {
 	pid := n.PID()
 	if pid == 0 {
 		return "", fmt.Errorf("cluster: state of %s: node not running", n.name)
@@ -292,10 +331,10 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 	return o.RedisServer, args, nil
 }
 
-// start launches the process and waits until it answers PING. A node whose
-// port is not fixed yet gets a free port, retried on a fresh one when the
-// port was taken between picking and binding.
-func (n *Node) start(ctx context.Context) error {
+// startProcess launches the process and waits until it answers PING. A
+// node whose port is not fixed yet gets a free port, retried on a fresh one
+// when the port was taken between picking and binding.
+func (n *Node) startProcess(ctx context.Context) error {
 	n.mu.Lock()
 	port, fixed := n.port, n.fixed
 	n.mu.Unlock()

@@ -204,12 +204,16 @@ func (c *Cluster) WaitReplicated(ctx context.Context) error {
 	})
 }
 
-// Promote makes the node a primary: REPLICAOF NO ONE. It does not touch the
+// Promote makes the node a primary: REPLICAOF NO ONE (external backend:
+// only with External.AllowDestructive, else ErrUnsupported). It does not touch the
 // old primary or the other replicas (without Sentinel nobody re-points
 // them; see ReplicaOf). While a HoldReplication pause runs on the node,
 // Promote blocks until the pause ends (CLIENT PAUSE ALL holds every
 // command), so bound ctx accordingly.
 func (n *Node) Promote(ctx context.Context) error {
+	if err := n.c.allowRedisFault("REPLICAOF NO ONE"); err != nil {
+		return err
+	}
 	if _, err := n.do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
 		return fmt.Errorf("cluster: promote %s: %w", n.name, err)
 	}
@@ -217,18 +221,23 @@ func (n *Node) Promote(ctx context.Context) error {
 	return nil
 }
 
-// ReplicaOf makes the node a replica of primary: REPLICAOF 127.0.0.1 PORT.
+// ReplicaOf makes the node a replica of primary: REPLICAOF HOST PORT with
+// primary's address.
 // It returns when the command is accepted; the sync runs in the background
 // (see WaitReplicated).
 func (n *Node) ReplicaOf(ctx context.Context, primary *Node) error {
-	if _, err := n.do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(primary.Port())); err != nil {
+	if err := n.c.allowRedisFault("REPLICAOF"); err != nil {
+		return err
+	}
+	if _, err := n.do(ctx, "REPLICAOF", primary.Host(), strconv.Itoa(primary.Port())); err != nil {
 		return fmt.Errorf("cluster: %s REPLICAOF %s: %w", n.name, primary.name, err)
 	}
 	n.c.opts.Logf("cluster: %s now replicates %s", n.name, primary.name)
 	return nil
 }
 
-// HoldReplication stops the replica applying its replication stream for d
+// HoldReplication (external backend: only with External.AllowDestructive)
+// stops the replica applying its replication stream for d
 // (whole milliseconds, at least 1 ms), by CLIENT PAUSE <ms> ALL on the
 // replica. It returns once the pause is in force; the pause ends by itself.
 // A write the primary acknowledges during the hold is lost if the primary
@@ -238,6 +247,9 @@ func (n *Node) ReplicaOf(ctx context.Context, primary *Node) error {
 // effects: every client of the replica, Sentinel included, waits until the
 // hold ends, and so does Promote on this node.
 func (n *Node) HoldReplication(ctx context.Context, d time.Duration) error {
+	if err := n.c.allowRedisFault("CLIENT PAUSE"); err != nil {
+		return err
+	}
 	ms := max(d.Milliseconds(), 1)
 	if _, err := n.do(ctx, "CLIENT", "PAUSE", ms, "ALL"); err != nil {
 		return fmt.Errorf("cluster: hold replication on %s: %w", n.name, err)
@@ -257,12 +269,7 @@ func (n *Node) sentinelCommand(port int) (string, []string, error) {
 	fresh := !n.fixed || !n.everStarted
 	n.mu.Unlock()
 	if fresh {
-		m := DefaultMasterName
-		text := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %q\nlogfile %q\nloglevel warning\n", port, n.dir, n.LogFile()) +
-			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d\n", m, n.replicaOf.Port(), SentinelQuorum) +
-			fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", m, SentinelDownAfterMilliseconds) +
-			fmt.Sprintf("sentinel failover-timeout %s %d\n", m, SentinelFailoverTimeout) +
-			fmt.Sprintf("sentinel parallel-syncs %s 1\n", m)
+		text := sentinelConf(port, "127.0.0.1", n.dir, n.LogFile(), "127.0.0.1", n.replicaOf.Port())
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			return "", nil, fmt.Errorf("cluster: write sentinel config: %w", err)
 		}
@@ -343,7 +350,7 @@ func (c *Cluster) Primary(ctx context.Context) (*Node, error) {
 			if !s.Running() {
 				continue
 			}
-			v, err := s.do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", DefaultMasterName)
+			v, err := s.do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.MasterName())
 			if err != nil {
 				continue
 			}

@@ -242,6 +242,10 @@ type RunConfig struct {
 	Fencing    string   `json:"fencing"`  // off, writes, all
 	Reentrancy int      `json:"reentrancy"`
 	Policy     []string `json:"policy"`
+	// Backend runs the Redis servers: process, docker or external.
+	Backend string `json:"backend,omitempty"`
+	// Image is the Docker image of the docker backend ("" otherwise).
+	Image string `json:"image,omitempty"`
 	// Library holds a library adapter's effective library settings by flag
 	// name, defaults included (e.g. "redsync-tries": "1"); empty for
 	// home-made strategies.

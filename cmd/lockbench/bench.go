@@ -15,6 +15,7 @@ func newBenchCmd() *cobra.Command {
 	var profile, out string
 	var strategies, scenarios []string
 	var o output
+	var be backendFlags
 	var seed int64
 	var repeat int
 	c := &cobra.Command{
@@ -29,6 +30,8 @@ longer runs, a client sweep). --strategies and --scenarios narrow a profile.
 --repeat N runs each cell N times with seeds --seed, --seed+1, ...; the
 report shows medians with min–max; the same seed and repeat run the same
 cells.
+Pairs whose faults the backend cannot inject (--backend docker or external)
+are skipped, one "n/a" line each on stderr.
 
 Output: progress on stderr (a bar on a terminal, one line per run when
 stderr is not a terminal or with -v), then the verdict line and the
@@ -50,13 +53,23 @@ error, 3 environment error.`,
 			if p, err = onlySome(p, strategies, scenarios); err != nil {
 				return err
 			}
+			co, err := be.options(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if seed < 1 || repeat < 0 {
 				return fmt.Errorf("%w: --seed %d --repeat %d: want a seed ≥ 1 and a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, seed, repeat)
 			}
 			if repeat == 0 {
 				repeat = max(p.Seeds, 1)
 			}
-			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out)}
+			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
+				Cluster: co, KeyPrefix: be.keyPrefix}
+			if !o.json {
+				for _, na := range bench.UnsupportedPairs(p, co) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))
+				}
+			}
 			var done func()
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
@@ -98,6 +111,7 @@ error, 3 environment error.`,
 	c.Flags().StringSliceVar(&strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
 	c.Flags().StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
 	o.addFlags(c, true)
+	be.add(c.Flags())
 	return c
 }
 
@@ -137,4 +151,11 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 	}
 	p.SweepStrategies = sweep
 	return p, nil
+}
+
+// firstClause shortens an Unsupported reason to what is missing (the list
+// of scenarios that work follows a "; ").
+func firstClause(why string) string {
+	head, _, _ := strings.Cut(why, "; scenarios that work there")
+	return head
 }

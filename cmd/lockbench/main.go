@@ -86,7 +86,7 @@ func exitCode(err error) int {
 		code = exitUnexpected
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
-		err = errors.New("interrupted: every redis-server lockbench started was stopped")
+		err = errors.New("interrupted: every redis-server (and container) lockbench started was stopped")
 	case errors.Is(err, cluster.ErrEnvironment):
 		code = exitEnvironment
 	case errors.Is(err, bench.ErrUsage), errors.Is(err, history.ErrCorrupt), errors.Is(err, results.ErrCorrupt):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -27,6 +28,7 @@ type runFlags struct {
 	tailShare                    float64
 	zipf                         bool
 	seed                         int64
+	be                           backendFlags
 	repeat                       int
 }
 
@@ -36,9 +38,13 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run --strategy NAME --scenario NAME [flags]",
 		Short: "Run one strategy under one scenario, check the history, write a report",
-		Long: `Run one strategy under one scenario against redis-server processes that
-lockbench starts and stops itself, record the history, check it and write
+		Long: `Run one strategy under one scenario against Redis servers that lockbench
+starts and stops itself (--backend process or docker) or an existing
+deployment (--backend external), record the history, check it and write
 results.json, report.md, index.html and the history to --out.
+
+A scenario whose faults the backend cannot inject (e.g. clock-jump on docker)
+is refused with a usage error that lists the scenarios that work there.
 
 Names: lockbench list. Output: progress on stderr (a spinner on a terminal,
 one line otherwise), then the verdicts on stdout; --quiet prints only errors
@@ -49,7 +55,9 @@ Exit codes: 0 the verdict is as the verdict table expects, 1 it is not, 2
 usage error, 3 environment error.`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
-  lockbench run --strategy reentrant --scenario baseline --reentrancy 3`,
+  lockbench run --strategy reentrant --scenario baseline --reentrancy 3
+  lockbench run --strategy token-lua --scenario node-pause --backend docker --redis-image lockbench/redis:local
+  lockbench run --strategy token-lua --scenario node-pause --backend external --redis-addrs 10.0.0.5:6379 --allow-destructive`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, args[0], args[0])
@@ -153,6 +161,7 @@ usage error, 3 environment error.`,
 	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
 	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
+	f.be.add(fl)
 	libraryFlags(c)
 	o.addFlags(c, false)
 	return c
@@ -260,6 +269,15 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	default:
 		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", bench.ErrUsage, f.policy)
 	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	o, err := f.be.options(ctx)
+	if err != nil {
+		return bench.Spec{}, err
+	}
+	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// backendFlags are the flags that choose where the Redis servers run,
+// shared by run and bench.
+type backendFlags struct {
+	backend, image, masterName, keyPrefix string
+	addrs, sentinelAddrs                  []string
+	allowDestructive                      bool
+}
+
+// add registers the flags on fl.
+func (b *backendFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&b.backend, "backend", cluster.BackendAuto, "where Redis runs: auto (process if redis-server is on PATH, else docker), process, docker, external")
+	fl.StringVar(&b.image, "redis-image", cluster.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+cluster.LocalImage+")")
+	fl.StringSliceVar(&b.addrs, "redis-addrs", nil, "external backend: the servers, host:port,... (node order; primary first)")
+	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
+	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
+	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
+	fl.StringVar(&b.keyPrefix, "key-prefix", "lb:", "prefix of every key lockbench writes (lock keys PREFIXkN, fencing counters PREFIXkN:fence)")
+}
+
+// options validates the flags into cluster.Options, resolving auto;
+// usage errors wrap bench.ErrUsage, a machine with no backend
+// cluster.ErrEnvironment.
+func (b *backendFlags) options(ctx context.Context) (cluster.Options, error) {
+	var o cluster.Options
+	if strings.TrimSpace(b.keyPrefix) == "" {
+		return o, fmt.Errorf("%w: --key-prefix must not be empty: lockbench touches only keys under its prefix", bench.ErrUsage)
+	}
+	switch b.backend {
+	case cluster.BackendAuto, cluster.BackendProcess, cluster.BackendDocker, cluster.BackendExternal:
+	default:
+		return o, fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", bench.ErrUsage, b.backend)
+	}
+	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive
+	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 {
+		return o, fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", bench.ErrUsage)
+	}
+	if b.backend != cluster.BackendExternal && ext {
+		return o, fmt.Errorf("%w: --redis-addrs, --sentinel-addrs and --allow-destructive go with --backend external", bench.ErrUsage)
+	}
+	name, err := cluster.ResolveBackend(ctx, b.backend, o)
+	if err != nil {
+		return o, err
+	}
+	o.Backend = name
+	switch name {
+	case cluster.BackendDocker:
+		o.Image = b.image
+	case cluster.BackendExternal:
+		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive}
+	}
+	return o, nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// TestBackendUsageErrors: backend flags that cannot work are usage errors
+// (exit 2) that say what to do.
+func TestBackendUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", "docker", "--scenario", "clock-jump"}, "scenarios that work there: baseline"},
+		{[]string{"--backend", "external"}, "--redis-addrs"},
+		{[]string{"--backend", "external", "--redis-addrs", "127.0.0.1:1", "--scenario", "node-pause"}, "--allow-destructive"},
+		{[]string{"--backend", "process", "--allow-destructive"}, "go with --backend external"},
+		{[]string{"--backend", "podman"}, "valid: auto, process, docker, external"},
+	}
+	for _, tt := range tests {
+		args := append([]string{"run", "--strategy", "token-lua", "--out", t.TempDir()}, tt.args...)
+		code, out := run(t, nil, args...)
+		if code != 2 || !strings.Contains(out, tt.want) {
+			t.Errorf("%v: exit %d, output %q; want exit 2 mentioning %q", tt.args, code, out, tt.want)
+		}
+	}
+}
+
+// dockerOrSkip skips without a Docker daemon and builds the local image.
+func dockerOrSkip(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := cluster.DockerAvailable(ctx); err != nil {
+		t.Skipf("docker backend test skipped: no Docker daemon answers: %v", err)
+	}
+	if err := cluster.BuildImage(ctx, cluster.LocalImage, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDockerMissingImage: an image that is not on the machine is an
+// environment error (exit 3) naming the make target, never a pull.
+func TestDockerMissingImage(t *testing.T) {
+	dockerOrSkip(t)
+	code, out := run(t, nil, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", "lockbench/no-such-image:0", "--out", t.TempDir())
+	if code != 3 || !strings.Contains(out, "make docker-image") || !strings.Contains(out, "never pulls") {
+		t.Fatalf("exit %d, output %q; want exit 3 naming make docker-image", code, out)
+	}
+}
+
+// TestDockerInterruptLeavesNothing interrupts a docker run (SIGINT, as
+// Ctrl-C) once its container runs: lockbench exits 130 and no container,
+// network or volume of it is left.
+func TestDockerInterruptLeavesNothing(t *testing.T) {
+	dockerOrSkip(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, vols, err := cluster.DockerObjects(ctx, cluster.PIDLabel(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", cluster.LocalImage, "--duration", "60s", "--out", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	label := cluster.PIDLabel(cmd.Process.Pid)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		objs, _, err := cluster.DockerObjects(ctx, label)
+		if err == nil && len(objs) >= 2 { // its network and its container
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the run made no container within 90 s: %v %v", objs, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // into the workload
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit after SIGINT: %v, want 130", err)
+	}
+	objs, v, err := cluster.DockerObjects(ctx, label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) > 0 || v > vols {
+		t.Errorf("left after SIGINT: %v, dangling volumes %d (before %d)", objs, v, vols)
+	}
+}
