@@ -41,7 +41,7 @@ func seedsFor(pair string) int {
 }
 
 // TestVerdictMatrix runs every pair of the verdict table against real
-// redis-server processes with short runs (TTL 50 ms) and asserts the
+// redis-server processes with short runs (TTL 100 ms) and asserts the
 // observed verdict matches the expectation in every seeded run: canaries
 // find their violation, must-hold pairs show none.
 func TestVerdictMatrix(t *testing.T) {
@@ -56,7 +56,7 @@ func TestVerdictMatrix(t *testing.T) {
 		}
 		t.Run(strings.ReplaceAll(pair, "/", "_"), func(t *testing.T) {
 			t.Parallel()
-			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond, Reentrancy: 3}
+			w := workload.Config{Clients: 8, TTL: 100 * time.Millisecond, Duration: 400 * time.Millisecond, Reentrancy: 3}
 			for seed := int64(1); seed <= int64(seedsFor(pair)); seed++ {
 				r, err := runOnce(p.Strategy, p.Scenario, seed, w, out)
 				if errors.Is(err, ErrOverloaded) {
