@@ -53,14 +53,8 @@ func TestReportContents(t *testing.T) {
 		"130 interrupted",
 		"not that the lock is safe",
 	}
-	for _, want := range common {
-		if !strings.Contains(md, want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-		if !strings.Contains(html, want) {
-			t.Errorf("index.html lacks %q", want)
-		}
-	}
+	wantIn(t, "report.md", md, common)
+	wantIn(t, "index.html", html, common)
 	mdWant := []string{
 		"Reproduce: `lockbench bench --profile ci --seed 1`",
 		"[history](histories/baseline%20seed.jsonl)",
@@ -70,11 +64,7 @@ func TestReportContents(t *testing.T) {
 		"- pause: 1000–1300 ms (SIGSTOP holder)",
 		"[https://example.com/a?b=c\\&d=e](https://example.com/a?b=c&d=e)",
 	}
-	for _, want := range mdWant {
-		if !strings.Contains(md, want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
+	wantIn(t, "report.md", md, mdWant)
 	htmlWant := []string{
 		`<pre><code>lockbench bench --profile ci --seed 1</code></pre>`,
 		`<a href="histories/baseline%20seed.jsonl">history</a>`,
@@ -86,11 +76,7 @@ func TestReportContents(t *testing.T) {
 		`<a href="https://example.com/a?b=c&amp;d=e">`,
 		`<li>pause: 1000–1300 ms (SIGSTOP holder)</li>`,
 	}
-	for _, want := range htmlWant {
-		if !strings.Contains(html, want) {
-			t.Errorf("index.html lacks %q", want)
-		}
-	}
+	wantIn(t, "index.html", html, htmlWant)
 	if strings.Contains(html, `src="plots/`) {
 		t.Error("index.html loads an image from a file: it must embed it")
 	}
@@ -312,14 +298,8 @@ func TestReportKept(t *testing.T) {
 		"8 clients, 1 key, CS fixed(5ms), retry exponential:2ms:20ms (8 runs): one holder per key at a time allows at most 200 grants/s",
 		"With 1 key all clients contend for the same lock",
 	}
-	for _, want := range common {
-		if !strings.Contains(md, want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-		if !strings.Contains(html, want) {
-			t.Errorf("index.html lacks %q", want)
-		}
-	}
+	wantIn(t, "report.md", md, common)
+	wantIn(t, "index.html", html, common)
 	mdWant := []string{
 		"| fenced | n/a | exclusion broken, resource safe |",
 		"| token-lua | safe | broken: lost updates |",
@@ -327,20 +307,23 @@ func TestReportKept(t *testing.T) {
 		"| strategy | scenario | seeds | clients | TTL ms | throughput/s |",
 		"| token-lua | baseline | 3 | 8 | 100 | 1000 (900–1200) |",
 	}
-	for _, want := range mdWant {
-		if !strings.Contains(md, want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
+	wantIn(t, "report.md", md, mdWant)
 	htmlWant := []string{
 		`<tr><th>fenced</th><td class="none">n/a</td><td class="partial">exclusion broken, resource safe</td></tr>`,
 		`<td class="broken">broken: lost updates</td>`,
 		`<td class="safe">safe</td>`,
 		`<th>clients</th><th>TTL ms</th>`,
 	}
-	for _, want := range htmlWant {
-		if !strings.Contains(html, want) {
-			t.Errorf("index.html lacks %q", want)
+	wantIn(t, "index.html", html, htmlWant)
+}
+
+// wantIn fails the test for every string of wants that text (the file
+// named name) lacks.
+func wantIn(t *testing.T, name, text string, wants []string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", name, want)
 		}
 	}
 }
