@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,12 +42,8 @@ func TestLibraryFlagsRecorded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, text)
 	}
-	b, err := os.ReadFile(filepath.Join(out, results.FileName))
+	f, err := results.Load(filepath.Join(out, results.FileName))
 	if err != nil {
-		t.Fatal(err)
-	}
-	var f results.File
-	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
 	lib := f.Runs[0].Config.Library
@@ -81,12 +76,8 @@ func TestLibrarySettingsChangeClaims(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, text)
 	}
-	b, err := os.ReadFile(filepath.Join(out, results.FileName))
+	f, err := results.Load(filepath.Join(out, results.FileName))
 	if err != nil {
-		t.Fatal(err)
-	}
-	var f results.File
-	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.Strategies[0]; strings.Contains(strings.Join(s.Claims, ","), "renewal") || len(s.Policy) != 0 || len(f.Runs[0].Config.Policy) != 0 {
