@@ -182,6 +182,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			overloaded = append(overloaded, err) // keep the run, with its Error, and go on
 		} else if err != nil {
 			// Keep what finished (an interrupted bench still leaves a report).
+			f.Incomplete = fmt.Sprintf("stopped after %d of %d runs: %v", i, total, err)
 			if werr := finish(o.OutDir, f); werr != nil {
 				err = errors.Join(err, werr)
 			}

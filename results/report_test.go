@@ -185,6 +185,50 @@ func TestReportNoUnexpected(t *testing.T) {
 	}
 }
 
+// TestReportIncomplete: a bench that stopped early, or ran nothing, never
+// reads as all verdicts as expected.
+func TestReportIncomplete(t *testing.T) {
+	asExpected := func() *File {
+		f := sampleFile()
+		var runs []Run
+		for _, r := range f.Runs {
+			if r.AsExpected {
+				runs = append(runs, r)
+			}
+		}
+		f.Runs = runs
+		return f
+	}
+	interrupted := asExpected()
+	interrupted.Incomplete = "stopped after 3 of 6 runs: context canceled"
+	empty := asExpected()
+	empty.Runs = nil
+	for _, tc := range []struct {
+		name string
+		f    *File
+		want string
+	}{
+		{"interrupted", interrupted, "INCOMPLETE: stopped after 3 of 6 runs"},
+		{"no runs", empty, "0 runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := WriteReport(dir, tc.f, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{ReportMarkdown, ReportHTML} {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(b), tc.want) || strings.Contains(string(b), "All verdicts were as expected") {
+					t.Errorf("%s: want %q and no \"All verdicts were as expected\"", name, tc.want)
+				}
+			}
+		})
+	}
+}
+
 func TestEscapeMarkdown(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain-name 1.5", "plain-name 1.5"},

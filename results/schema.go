@@ -39,6 +39,10 @@ type File struct {
 	// Strategies describes each strategy that ran: summary and claims.
 	Strategies []StrategyInfo `json:"strategies"`
 	Runs       []Run          `json:"runs"`
+	// Incomplete says why the bench or run stopped before every planned run
+	// finished (interrupted, an environment error), with how many ran;
+	// empty when it completed. A report of an incomplete file says so first.
+	Incomplete string `json:"incomplete,omitempty"`
 	// Sweep holds the client-sweep runs (baseline at several client counts)
 	// behind the throughput-vs-clients plot; not part of the verdict matrix.
 	Sweep []Run `json:"sweep,omitempty"`

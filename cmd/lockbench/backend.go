@@ -55,6 +55,9 @@ func (b *backendFlags) options(ctx context.Context) (cluster.Options, error) {
 		return o, err
 	}
 	o.Backend = name
+	if b.image != cluster.DefaultImage && name != cluster.BackendDocker {
+		return o, fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", bench.ErrUsage, name)
+	}
 	switch name {
 	case cluster.BackendDocker:
 		o.Image = b.image

@@ -25,6 +25,7 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "external", "--redis-addrs", "127.0.0.1:1", "--scenario", "node-pause"}, "--allow-destructive"},
 		{[]string{"--backend", "process", "--allow-destructive"}, "go with --backend external"},
 		{[]string{"--backend", "podman"}, "valid: auto, process, docker, external"},
+		{[]string{"--backend", "process", "--redis-image", "foo:bar"}, "--redis-image goes with --backend docker"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--strategy", "token-lua", "--out", t.TempDir()}, tt.args...)

@@ -77,6 +77,9 @@ error, 3 environment error.`,
 			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err
 			}
+			if err == nil && len(f.Runs) == 0 {
+				return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", bench.ErrUsage)
+			}
 			// An overloaded machine still finished every run: print the
 			// summary, then exit 3 with the error.
 			w := cmd.OutOrStdout()

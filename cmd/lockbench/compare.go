@@ -54,7 +54,22 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 			if err != nil {
 				return fmt.Errorf("%w: NEW: %w", bench.ErrUsage, err)
 			}
+			for _, x := range []struct {
+				name string
+				f    *results.File
+			}{{oldPath, oldF}, {newPath, newF}} {
+				if len(x.f.Runs) == 0 {
+					why := ""
+					if x.f.Incomplete != "" {
+						why = " (" + x.f.Incomplete + ")"
+					}
+					return fmt.Errorf("%w: %s holds no runs%s: nothing to compare; rerun the bench that wrote it", bench.ErrUsage, x.name, why)
+				}
+			}
 			cmp := results.Compare(oldF, newF, oldPath, newPath, thr)
+			if oldF.Incomplete != "" {
+				cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("OLD is incomplete (%s): cells it lacks are not compared", oldF.Incomplete))
+			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				b, err := json.MarshalIndent(cmp, "", "  ")

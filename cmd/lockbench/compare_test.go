@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // redlockLongCS runs redlock under long-cs, a must-hold pair that holds only
@@ -119,6 +121,21 @@ func TestCompareBadInputsExit2(t *testing.T) {
 
 // TestReportOldSchemaExit2: lockbench report on a folder whose results.json
 // is schema 1 (a real file from lockbench 0.1.0) or truncated exits 2 and
+
+// TestCompareNoRunsExit2: a results.json that holds no runs (a bench that
+// ran nothing) cannot be a baseline, nor be compared against one.
+func TestCompareNoRunsExit2(t *testing.T) {
+	dir := t.TempDir()
+	f := &results.File{SchemaVersion: results.SchemaVersion, Profile: "ci", Incomplete: "stopped after 0 of 4 runs: environment error"}
+	if err := results.Write(dir, f); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, nil, "compare", dir, dir)
+	if code != 2 || !strings.Contains(out, "holds no runs (stopped after 0 of 4 runs") {
+		t.Errorf("exit %d, want 2 naming the empty file:\n%s", code, out)
+	}
+}
+
 // says what to do.
 func TestReportOldSchemaExit2(t *testing.T) {
 	for _, tt := range []struct{ fixture, mention string }{

@@ -50,6 +50,11 @@ func main() {
 	defer stop()
 	root := newRoot()
 	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		// Interrupted while a library reported its own error (e.g. a Docker
+		// call cut short): the cause is the interrupt, exit 130.
+		err = fmt.Errorf("%w (%v)", context.Canceled, err)
+	}
 	stop()
 	os.Exit(exitCode(err))
 }
@@ -69,7 +74,7 @@ Exit codes: 0 all verdicts as expected, 1 an unexpected verdict, 2 usage error,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v (see lockbench %s --help)", bench.ErrUsage, err, c.Name())
+		return fmt.Errorf("%w: %v (see %s --help)", bench.ErrUsage, err, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(), newBenchCmd(), newCheckCmd(), newListCmd(), newReportCmd(), newCompareCmd(), newPerfCmd())
 	return root

@@ -86,6 +86,7 @@ usage error, 3 environment error.`,
 			// Repeat i runs seed --seed+i; every repeat is recorded.
 			var runs []results.Run
 			var runErr error
+			var incomplete string
 			for i := range f.repeat {
 				s := spec
 				s.Seed = spec.Seed + int64(i)
@@ -93,7 +94,13 @@ usage error, 3 environment error.`,
 				r, err := bench.Run(cmd.Context(), s)
 				stop()
 				if err != nil && !errors.Is(err, bench.ErrOverloaded) {
-					return err
+					if len(runs) == 0 || !errors.Is(err, context.Canceled) {
+						return err
+					}
+					// Interrupted: write the runs that finished, then exit 130.
+					incomplete = fmt.Sprintf("interrupted after %d of %d runs", len(runs), f.repeat)
+					runErr = err
+					break
 				}
 				if err != nil && runErr == nil {
 					runErr = err
@@ -108,6 +115,7 @@ usage error, 3 environment error.`,
 				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
 				Host:   bench.ThisHost(),
 				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
+				Incomplete: incomplete,
 			}
 			if err := results.Write(f.out, file); err != nil {
 				return err
