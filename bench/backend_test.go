@@ -71,6 +71,10 @@ func TestDockerVerdicts(t *testing.T) {
 		t.Run(tt.strategy+"_"+tt.scenario, func(t *testing.T) {
 			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
 			r, err := Run(ctx, Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out, Cluster: o})
+			if err == nil && !r.AsExpected && faultMissed(r) {
+				t.Logf("the fault did not land (%v); running the seed again once", r.Unexpected)
+				r, err = Run(ctx, Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out, Cluster: o})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
