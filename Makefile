@@ -24,7 +24,7 @@ perf: deps build
 # (docker, chromium, hundreds of redis-servers) slowed a restart from ~40 ms
 # to ~370 ms and made canaries miss. On 2 cores it costs little wall time.
 test: deps-test vet
-	$(GO) test -p 1 -count=1 -timeout 9m ./...
+	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 
 build:
 	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench

@@ -17,12 +17,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -38,14 +38,8 @@ const (
 // errUnexpected marks a finished command whose verdicts contradict the verdict table.
 var errUnexpected = errors.New("unexpected verdict")
 
-// quietRedis drops go-redis's own log lines ("failed to dial ..."): under
-// faults they are expected, and every failed call is in the history.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
-
 func main() {
-	redis.SetLogger(quietRedis{})
+	redislog.Quiet()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot()
