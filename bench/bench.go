@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -18,8 +19,10 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// Version is lockbench's version, written into results.json.
-const Version = "0.1.0"
+// Version is lockbench's version, written into results.json ("tool") and
+// printed by lockbench --version. Its minor number follows
+// results.SchemaVersion: 0.2.x writes schema 2.
+const Version = "0.2.0"
 
 // commitFromLinker is the VCS revision the Makefile stamps with
 // -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=REV",
@@ -147,6 +150,9 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		return nil, err
 	}
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
+	if err := CheckExternal(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, OutDirError(o.OutDir, err)
 	}
@@ -218,6 +224,22 @@ func (o Options) seedAndRepeat() (int64, int) {
 	return seed, repeat
 }
 
+// CheckSeeds validates the seeds of lockbench run and bench: a run or
+// cell with repeat runs uses seeds seed..seed+repeat-1, so seed must be at
+// least 1, repeat at least 1 and seed+repeat-1 must not overflow int64.
+// The error wraps ErrUsage and names the largest --seed that works.
+func CheckSeeds(seed int64, repeat int) error {
+	switch {
+	case repeat < 1:
+		return fmt.Errorf("%w: --repeat %d: want at least 1", ErrUsage, repeat)
+	case seed < 1:
+		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", ErrUsage, seed)
+	case seed > math.MaxInt64-int64(repeat-1):
+		return fmt.Errorf("%w: --seed %d with --repeat %d: the last seed (--seed + --repeat - 1) would overflow int64; use a --seed of at most %d", ErrUsage, seed, repeat, math.MaxInt64-int64(repeat-1))
+	}
+	return nil
+}
+
 // Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
 // each strategy (in p.Strategies' order) the scenario applies to, repeat
 // runs with seeds seed..seed+repeat-1; then the client sweep (baseline,
@@ -250,6 +272,9 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 			return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		for _, n := range p.ClientSweep {
+			if last := int64(999+n) + 1000*int64(repeat-1); seed > math.MaxInt64-last {
+				return nil, nil, fmt.Errorf("%w: --seed %d: the client sweep's seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", ErrUsage, seed, last, math.MaxInt64-last)
+			}
 			w := p.Workload
 			w.Clients = n
 			for i := range repeat {

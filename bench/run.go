@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,9 +177,6 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		out.Config.Library = t.Settings()
 	}
 	histPath := filepath.Join(s.OutDir, out.History)
-	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
-		return out, OutDirError(s.OutDir, err)
-	}
 
 	copts := s.Cluster
 	if setup.Persistence != "" {
@@ -194,6 +192,19 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return out, fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
 	}
 	defer c.Stop()
+	if c.Backend() == cluster.BackendExternal {
+		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info)); err != nil {
+			return out, err
+		}
+		// Delete the run's keys when it ends (also on error), so that the
+		// next run's check finds none; the servers are the user's.
+		defer deleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+	}
+	// The histories folder is made only now: a run that could not start
+	// its servers leaves no empty folder behind.
+	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
+		return out, OutDirError(s.OutDir, err)
+	}
 	nodes := c.Nodes()
 	if n := info.Nodes; n >= 1 && n < len(nodes) {
 		nodes = nodes[:n] // a single-node strategy talks to the primary only
@@ -469,6 +480,79 @@ func libraryChanged(s Spec, w workload.Config) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// CheckExternal checks, before any run on the external backend (o.Backend
+// external; other backends: nil), every server of o.External.Addrs: that
+// it answers, that it holds no key under prefix ("": "lb:"; a key left by
+// an earlier run or another program would read as a stale lock, a
+// deadlock), and that it accepts the Redis commands the faults of specs'
+// scenarios use there (DEBUG SLEEP for a pause). An unreachable server or
+// a refused command gives an error wrapping cluster.ErrEnvironment (exit
+// 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
+// server and the fix. Specs that do not resolve are skipped (Run reports
+// them). Run makes the same check on the servers of its own topology.
+func CheckExternal(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
+	if o.Backend != cluster.BackendExternal {
+		return nil
+	}
+	if prefix == "" {
+		prefix = "lb:"
+	}
+	var need []cluster.Feature
+	for _, s := range specs {
+		s.Cluster = o
+		st, sc, _, _, err := s.Resolved()
+		if err != nil {
+			continue
+		}
+		for _, f := range sc.Requires(st.Info()) {
+			if !slices.Contains(need, f) {
+				need = append(need, f)
+			}
+		}
+	}
+	return checkExternal(ctx, o.External.Addrs, prefix, need)
+}
+
+// checkExternal is CheckExternal on the servers addrs for the features need.
+func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature) error {
+	for _, a := range addrs {
+		k, err := cluster.KeysUnder(ctx, a, prefix)
+		if err != nil {
+			return err
+		}
+		if k != nil {
+			n := fmt.Sprint(k.N)
+			if k.AtLeast {
+				n = "at least " + n
+			}
+			cli := "redis-cli"
+			if h, p, err := net.SplitHostPort(a); err == nil {
+				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
+			}
+			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix",
+				ErrUsage, n, prefix, a, k.Example, cli, prefix, cli)
+		}
+	}
+	for _, a := range addrs {
+		if err := cluster.ProbeFaultCommands(ctx, a, need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteExternalKeys deletes the keys under prefix on every server of an
+// external run (best effort, bounded by a few seconds even after ctx is
+// cancelled: an interrupted run cleans up too). A key it could not delete
+// is found by the next run's check, which names it.
+func deleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, a := range addrs {
+		cluster.DeleteKeysUnder(dctx, a, prefix)
+	}
 }
 
 // OutDirError is the error for a results folder that cannot be created or

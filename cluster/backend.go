@@ -162,28 +162,41 @@ func newBackend(o Options) (backend, error) {
 	return nil, fmt.Errorf("cluster: unknown backend %q (valid: %s)", o.Backend, strings.Join(backendNames, ", "))
 }
 
-// ResolveBackend returns the backend to use for name: name itself unless
-// it is BackendAuto, which becomes BackendProcess when redis-server is on
-// PATH (or o.RedisServer is usable), else BackendDocker when a Docker
-// daemon answers, else an error wrapping ErrEnvironment that names both
-// fixes. An unknown name returns an error listing the valid ones.
-func ResolveBackend(ctx context.Context, name string, o Options) (string, error) {
+// ResolveBackend returns the backend to use for name and, for BackendAuto,
+// one line saying what auto picked and why (for a "note:" line; "" for a
+// named backend). Auto becomes BackendProcess when redis-server is on PATH
+// (or o.RedisServer is usable), else BackendDocker when a Docker daemon
+// answers and the image o.Image (default DefaultImage) is on the machine;
+// otherwise the error wraps ErrEnvironment, says that auto tried the
+// process backend first, and names both fixes. An unknown name returns an
+// error listing the valid ones.
+func ResolveBackend(ctx context.Context, name string, o Options) (string, string, error) {
 	switch name {
 	case BackendProcess, BackendDocker, BackendExternal:
-		return name, nil
+		return name, "", nil
 	case BackendAuto, "":
 	default:
-		return "", fmt.Errorf("cluster: unknown backend %q (valid: %s, %s)", name, BackendAuto, strings.Join(backendNames, ", "))
+		return "", "", fmt.Errorf("cluster: unknown backend %q (valid: %s, %s)", name, BackendAuto, strings.Join(backendNames, ", "))
 	}
 	bin := o.RedisServer
 	if bin == "" {
 		bin = "redis-server"
 	}
-	if _, err := exec.LookPath(bin); err == nil {
-		return BackendProcess, nil
+	if p, err := exec.LookPath(bin); err == nil {
+		return BackendProcess, fmt.Sprintf("--backend auto runs the process backend: %s is on PATH", p), nil
 	}
-	if DockerAvailable(ctx) == nil {
-		return BackendDocker, nil
+	img := o.Image
+	if img == "" {
+		img = DefaultImage
 	}
-	return "", fmt.Errorf("%w: cluster: --backend auto found neither redis-server on PATH nor a Docker daemon that answers; fix one: apt-get install redis-server (then the process backend runs), or start Docker and build the local image with `make docker-image` (then run with --redis-image %s)", ErrEnvironment, LocalImage)
+	processFix := "apt-get install redis-server (then auto runs the process backend)"
+	cli, err := dockerClient(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and no Docker daemon answers for the docker backend; fix one: %s, or start Docker and build the local image with `make docker-image` (then pass --redis-image %s)", ErrEnvironment, processFix, LocalImage)
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, img); err != nil {
+		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and the docker backend's image %s is not on this machine (lockbench never pulls); fix one: %s, or build the local image with `make docker-image` and pass --redis-image %s", ErrEnvironment, img, processFix, LocalImage)
+	}
+	return BackendDocker, fmt.Sprintf("--backend auto runs the docker backend (image %s): redis-server is not on PATH (install it for the process backend: apt-get install redis-server)", img), nil
 }

@@ -55,8 +55,9 @@ import (
 // ErrEnvironment is wrapped by every error caused by the machine rather than
 // by the caller: redis-server or redis-sentinel not installed, a port in use,
 // the clock shim missing or not loadable, gcc missing, a node not answering
-// PING before its deadline. Test with errors.Is.
-var ErrEnvironment = errors.New("cluster: environment error")
+// PING before its deadline. Test with errors.Is. Its text carries no
+// "cluster:" prefix: the messages that wrap it name the package once.
+var ErrEnvironment = errors.New("environment error")
 
 // installHint is the one-line fix printed when redis-server is missing.
 const installHint = "install it: apt-get install redis-server (or run make bench, which installs it)"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,8 +14,10 @@ import (
 
 // External describes an existing Redis deployment for the external
 // backend. lockbench never starts, stops or empties these servers: it
-// only sends lock commands on its own keys (workload.Config.KeyPrefix)
-// and, with AllowDestructive, the fault commands listed there.
+// only sends lock commands on its own keys (workload.Config.KeyPrefix),
+// scans for keys under that prefix before a run (KeysUnder), deletes its
+// keys after it (DeleteKeysUnder) and, with AllowDestructive, sends the
+// fault commands listed there.
 type External struct {
 	// Addrs are the redis-servers, "host:port", in node order (n1, n2,
 	// ...): for a replicated topology the primary first. A topology of N
@@ -168,5 +172,112 @@ func (n *Node) PauseFor(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("cluster: DEBUG SLEEP %s on %s: %w (the server needs enable-debug-command yes or local)", sec, n.name, err)
 	}
 	n.c.opts.Logf("cluster: %s slept %ss (DEBUG SLEEP)", n.name, sec)
+	return nil
+}
+
+// StaleKeys describes keys found under a key prefix on a server (KeysUnder).
+type StaleKeys struct {
+	// Addr is the server, Prefix the key prefix scanned for.
+	Addr, Prefix string
+	// N is the number of matching keys found; AtLeast is true when the
+	// scan stopped at its first batch with a match, so there may be more.
+	N       int
+	AtLeast bool
+	// Example is one of the keys.
+	Example string
+}
+
+// scanCount is the COUNT hint of KeysUnder's and DeleteKeysUnder's SCANs.
+const scanCount = 1000
+
+// globEscape escapes the glob characters of a SCAN MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// keyClient is a one-connection client with no retries for the key scans.
+func keyClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: ReadyTimeout, ReadTimeout: ReadyTimeout, WriteTimeout: ReadyTimeout,
+		MaxRetries: -1, PoolSize: 1, DisableIdentity: true, Protocol: 2, ContextTimeoutEnabled: true})
+}
+
+// KeysUnder scans the server at addr for keys under prefix (SCAN 0 MATCH
+// prefix* COUNT 1000, glob characters in prefix escaped) and stops at the
+// first batch with a match: nil when the server holds none. A server that
+// does not answer gives an error wrapping ErrEnvironment that names addr.
+// ctx bounds the scan.
+func KeysUnder(ctx context.Context, addr, prefix string) (*StaleKeys, error) {
+	rc := keyClient(addr)
+	defer rc.Close()
+	var cursor uint64
+	for {
+		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("%w: cluster: external server %s: SCAN for keys under %q: %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, prefix, err)
+		}
+		if len(keys) > 0 {
+			slices.Sort(keys)
+			return &StaleKeys{Addr: addr, Prefix: prefix, N: len(keys), AtLeast: next != 0, Example: keys[0]}, nil
+		}
+		if cursor = next; cursor == 0 {
+			return nil, nil
+		}
+	}
+}
+
+// DeleteKeysUnder deletes every key under prefix on the server at addr
+// (SCAN MATCH prefix* and UNLINK) and returns how many it deleted. A
+// replica's READONLY refusal ends it without an error (the primary's
+// deletions replicate). ctx bounds it.
+func DeleteKeysUnder(ctx context.Context, addr, prefix string) (int, error) {
+	rc := keyClient(addr)
+	defer rc.Close()
+	var cursor uint64
+	n := 0
+	for {
+		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
+		if err != nil {
+			return n, fmt.Errorf("cluster: %s: SCAN for keys under %q: %w", addr, prefix, err)
+		}
+		if len(keys) > 0 {
+			d, err := rc.Unlink(ctx, keys...).Result()
+			if err != nil {
+				if strings.HasPrefix(err.Error(), "READONLY") {
+					return n, nil
+				}
+				return n, fmt.Errorf("cluster: %s: UNLINK keys under %q: %w", addr, prefix, err)
+			}
+			n += int(d)
+		}
+		if cursor = next; cursor == 0 {
+			return n, nil
+		}
+	}
+}
+
+// ProbeFaultCommands checks, before a run on the external backend, that
+// the server at addr accepts the Redis commands through which the features
+// need are injected there: FeaturePause sends DEBUG SLEEP 0 (a no-op),
+// which Redis 7 refuses unless enable-debug-command is yes (or local and
+// lockbench runs on the server's host). A refusal gives an error wrapping
+// ErrEnvironment that names the server and the fix; other features need no
+// probe.
+func ProbeFaultCommands(ctx context.Context, addr string, need []Feature) error {
+	if !slices.Contains(need, FeaturePause) {
+		return nil
+	}
+	rc := keyClient(addr)
+	defer rc.Close()
+	if err := rc.Do(ctx, "DEBUG", "SLEEP", "0").Err(); err != nil {
+		return fmt.Errorf("%w: cluster: external server %s refuses DEBUG SLEEP, through which the scenario pauses it (%s): set enable-debug-command yes (or local, when lockbench runs on that host) in its config and restart it, or choose a scenario without pause",
+			ErrEnvironment, addr, firstLine(err))
+	}
 	return nil
 }

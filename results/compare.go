@@ -340,7 +340,7 @@ func change(o, n Spread) Change {
 // ParseRegression parses a --max-regression value: a percentage ("10%",
 // "2.5%") or a fraction ("0.1"), returning the fraction. A bare number
 // above 1 ("10") is refused as ambiguous, as are negative and non-numeric
-// values; the error says how to write it.
+// values, and a percentage above 100%; the error says how to write it.
 func ParseRegression(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	pct := strings.HasSuffix(t, "%")
@@ -350,6 +350,8 @@ func ParseRegression(s string) (float64, error) {
 		return 0, fmt.Errorf("--max-regression %q is not a number: write a percentage (10%%) or a fraction (0.1)", s)
 	case v < 0:
 		return 0, fmt.Errorf("--max-regression %q is negative: write a percentage (10%%) or a fraction (0.1)", s)
+	case pct && v > 100:
+		return 0, fmt.Errorf("--max-regression %q is above 100%%: the valid range is 0-100%% (or a fraction 0-1)", s)
 	case pct:
 		return v / 100, nil
 	case v > 1:

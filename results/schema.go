@@ -12,7 +12,7 @@ const SchemaVersion = 2
 // documents every field with its unit; a test keeps the two in step.
 type File struct {
 	SchemaVersion int `json:"schema_version"`
-	// Tool is the lockbench version ("lockbench 0.1.0"); Redis the
+	// Tool is the lockbench version ("lockbench 0.2.0"); Redis the
 	// redis-server version string.
 	Tool  string `json:"tool"`
 	Redis string `json:"redis,omitempty"`

@@ -30,39 +30,41 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.keyPrefix, "key-prefix", "lb:", "prefix of every key lockbench writes (lock keys PREFIXkN, fencing counters PREFIXkN:fence)")
 }
 
-// options validates the flags into cluster.Options, resolving auto;
-// usage errors wrap bench.ErrUsage, a machine with no backend
-// cluster.ErrEnvironment.
-func (b *backendFlags) options(ctx context.Context) (cluster.Options, error) {
-	var o cluster.Options
+// options validates the flags into cluster.Options, resolving auto, and
+// returns with them what auto picked and why (for a "note:" line; "" when
+// a backend was named); usage errors wrap bench.ErrUsage, a machine with
+// no backend cluster.ErrEnvironment.
+func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note string, err error) {
 	if strings.TrimSpace(b.keyPrefix) == "" {
-		return o, fmt.Errorf("%w: --key-prefix must not be empty: lockbench touches only keys under its prefix", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --key-prefix must not be empty: lockbench touches only keys under its prefix", bench.ErrUsage)
 	}
 	switch b.backend {
 	case cluster.BackendAuto, cluster.BackendProcess, cluster.BackendDocker, cluster.BackendExternal:
 	default:
-		return o, fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", bench.ErrUsage, b.backend)
+		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", bench.ErrUsage, b.backend)
 	}
 	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive
 	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 {
-		return o, fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", bench.ErrUsage)
 	}
 	if b.backend != cluster.BackendExternal && ext {
-		return o, fmt.Errorf("%w: --redis-addrs, --sentinel-addrs and --allow-destructive go with --backend external", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs and --allow-destructive go with --backend external", bench.ErrUsage)
 	}
-	name, err := cluster.ResolveBackend(ctx, b.backend, o)
+	o.Image = b.image
+	name, note, err := cluster.ResolveBackend(ctx, b.backend, o)
 	if err != nil {
-		return o, err
+		return o, "", err
 	}
 	o.Backend = name
 	if b.image != cluster.DefaultImage && name != cluster.BackendDocker {
-		return o, fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", bench.ErrUsage, name)
+		return o, "", fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", bench.ErrUsage, name)
 	}
+	o.Image = ""
 	switch name {
 	case cluster.BackendDocker:
 		o.Image = b.image
 	case cluster.BackendExternal:
 		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive}
 	}
-	return o, nil
+	return o, note, nil
 }

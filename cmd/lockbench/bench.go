@@ -53,15 +53,21 @@ error, 3 environment error.`,
 			if p, err = onlySome(p, strategies, scenarios); err != nil {
 				return err
 			}
-			co, err := be.options(cmd.Context())
+			co, note, err := be.options(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if seed < 1 || repeat < 0 {
-				return fmt.Errorf("%w: --seed %d --repeat %d: want a seed ≥ 1 and a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, seed, repeat)
+			if repeat < 0 {
+				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, repeat)
 			}
 			if repeat == 0 {
 				repeat = max(p.Seeds, 1)
+			}
+			if err := bench.CheckSeeds(seed, repeat); err != nil {
+				return err
+			}
+			if note != "" && !o.quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
 			}
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,12 @@ error names the line).`,
 			path := args[0]
 			h, ops, err := history.Load(path)
 			if err != nil {
+				if errors.Is(err, history.ErrCorrupt) && !strings.Contains(err.Error(), "results.json") {
+					return fmt.Errorf("%w: %s: %v: not a whole history written by this lockbench (cut short or damaged?); rerun the run that wrote it (its command is in the results.json of its results folder)", bench.ErrUsage, path, err)
+				}
+				if errors.Is(err, history.ErrCorrupt) {
+					return fmt.Errorf("%w: %s: %v", bench.ErrUsage, path, err)
+				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"

@@ -13,8 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -43,14 +45,69 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRoot()
-	err := root.ExecuteContext(ctx)
+	stdout := &countingWriter{w: os.Stdout}
+	root.SetOut(stdout)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 		// Interrupted while a library reported its own error (e.g. a Docker
 		// call cut short): the cause is the interrupt, exit 130.
 		err = fmt.Errorf("%w (%v)", context.Canceled, err)
 	}
 	stop()
-	os.Exit(exitCode(err))
+	code, msg := exitCode(err)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, "lockbench:", msg)
+		if stdout.n == 0 && wantsJSON(cmd, os.Args[1:]) {
+			// --json promises a JSON object on stdout: a failure before the
+			// summary was printed gets one with the error.
+			printJSON(os.Stdout, jsonError{Error: msg, ExitCode: code})
+		}
+	}
+	os.Exit(code)
+}
+
+// jsonError is what a command run with --json prints on stdout when it
+// fails before printing its own JSON.
+type jsonError struct {
+	// Error is the message also printed on stderr.
+	Error string `json:"error"`
+	// ExitCode is the process's exit code (see the package doc).
+	ExitCode int `json:"exit_code"`
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// wantsJSON reports whether the command that ran asked for --json: its
+// parsed flag, or, when parsing stopped before it (a bad flag earlier on
+// the line), --json among args before a "--".
+func wantsJSON(cmd *cobra.Command, args []string) bool {
+	if cmd != nil {
+		if fl := cmd.Flags().Lookup("json"); fl != nil && fl.Changed {
+			return fl.Value.String() == "true"
+		}
+		if cmd.Flags().Lookup("json") == nil {
+			return false
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func newRoot() *cobra.Command {
@@ -70,14 +127,43 @@ Exit codes: 0 all verdicts as expected, 1 an unexpected verdict, 2 usage error,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see %s --help)", bench.ErrUsage, err, c.CommandPath())
 	})
+	root.Version = bench.Version
+	root.SetVersionTemplate("lockbench {{.Version}}\n")
+	// An unknown command is a usage error naming the closest command and
+	// listing them all (cobra's own error has no list and several lines).
+	root.SuggestionsMinimumDistance = 2
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return unknownCommand(c, args[0])
+	}
 	root.AddCommand(newRunCmd(), newBenchCmd(), newCheckCmd(), newListCmd(), newReportCmd(), newCompareCmd(), newPerfCmd())
 	return root
 }
 
-// exitCode maps an error to the documented exit code and prints it.
-func exitCode(err error) int {
+// unknownCommand is the usage error for `lockbench NAME` with no command
+// NAME: it suggests the closest command, if any, and lists them all.
+func unknownCommand(root *cobra.Command, name string) error {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	hint := ""
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", bench.ErrUsage, name, hint, strings.Join(names, ", "))
+}
+
+// exitCode maps an error to the documented exit code and the one-line
+// message to print ("" for none).
+func exitCode(err error) (int, string) {
 	if err == nil {
-		return exitOK
+		return exitOK, ""
 	}
 	code := exitUsage
 	switch {
@@ -91,6 +177,5 @@ func exitCode(err error) int {
 	case errors.Is(err, bench.ErrUsage), errors.Is(err, history.ErrCorrupt), errors.Is(err, results.ErrCorrupt):
 		code = exitUsage
 	}
-	fmt.Fprintln(os.Stderr, "lockbench:", err)
-	return code
+	return code, err.Error()
 }

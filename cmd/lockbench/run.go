@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,8 @@ type runFlags struct {
 	seed                         int64
 	be                           backendFlags
 	repeat                       int
+	// backendNote is what --backend auto picked and why (set by spec).
+	backendNote string
 }
 
 func newRunCmd() *cobra.Command {
@@ -75,11 +78,14 @@ usage error, 3 environment error.`,
 			if old, err := results.Load(filepath.Join(f.out, results.FileName)); err == nil && old.Profile != "run" {
 				return fmt.Errorf("%w: --out %s holds the results of a bench (profile %s); a run would replace them: choose another --out", bench.ErrUsage, f.out, old.Profile)
 			}
-			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return bench.OutDirError(f.out, err)
-			}
 			if !o.quiet {
 				notices(cmd, spec, &f)
+			}
+			if err := bench.CheckExternal(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(f.out, 0o755); err != nil {
+				return bench.OutDirError(f.out, err)
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			_, _, _, w, _ := spec.Resolved()
@@ -90,6 +96,9 @@ usage error, 3 environment error.`,
 			for i := range f.repeat {
 				s := spec
 				s.Seed = spec.Seed + int64(i)
+				if f.repeat > 1 {
+					s.Command = singleSeedCommand(os.Args[1:], s.Seed)
+				}
 				stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed), w.Duration)
 				r, err := bench.Run(cmd.Context(), s)
 				stop()
@@ -229,6 +238,9 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", bench.ErrUsage, x.name)
 		}
 	}
+	if err := bench.CheckSeeds(f.seed, f.repeat); err != nil {
+		return bench.Spec{}, err
+	}
 	for _, x := range []struct {
 		name string
 		d    time.Duration
@@ -281,10 +293,11 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	o, err := f.be.options(ctx)
+	o, note, err := f.be.options(ctx)
 	if err != nil {
 		return bench.Spec{}, err
 	}
+	f.backendNote = note
 	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
@@ -302,6 +315,9 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 		return
 	}
 	e := cmd.ErrOrStderr()
+	if f.backendNote != "" {
+		fmt.Fprintf(e, "note: %s\n", f.backendNote)
+	}
 	if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
 		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; your flags said %d, %v, %v)\n",
 			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, f.clients, f.ttl, f.duration)
@@ -309,6 +325,25 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 	if f.reentrancy > 1 && !st.Info().Claims.Reentrant {
 		fmt.Fprintf(e, "note: --reentrancy %d ignored: %s is not reentrant (only reentrant strategies nest)\n", f.reentrancy, st.Name())
 	}
+}
+
+// singleSeedCommand is the command line (args without the program name)
+// that reproduces the run of one seed of a run --repeat: --repeat and
+// --seed (either spelling) left out, --seed seed appended.
+func singleSeedCommand(args []string, seed int64) string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--repeat" || a == "--seed":
+			i++ // and its value
+			continue
+		case strings.HasPrefix(a, "--repeat=") || strings.HasPrefix(a, "--seed="):
+			continue
+		}
+		out = append(out, a)
+	}
+	return strings.Join(append([]string{"lockbench"}, append(out, "--seed", strconv.FormatInt(seed, 10))...), " ")
 }
 
 // printRun prints one run's verdict beside its expectation; out is the
