@@ -170,6 +170,7 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 	if oldF.Redis != newF.Redis {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("different redis-server versions (OLD %s, NEW %s)", oldF.Redis, newF.Redis))
 	}
+	c.Warnings = append(c.Warnings, setupWarnings(oldF, newF)...)
 	oldCells, oldOrder := groupRuns(oldF.Runs)
 	newCells, newOrder := groupRuns(newF.Runs)
 	oldSum, newSum := summaryByCell(oldF.Runs), summaryByCell(newF.Runs)
@@ -244,6 +245,101 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		}
 	}
 	return c
+}
+
+// setupWarnings says where OLD and NEW ran differently set up, which makes
+// the comparison not like-for-like: the profile, the backend or Docker
+// image (bench config, else the runs'), and per cell the library settings
+// (config.library), the usage policy or the fencing mode (a --policy or
+// --fencing override on one side). One warning per kind of difference,
+// naming the first cell that shows it.
+func setupWarnings(oldF, newF *File) []string {
+	var out []string
+	if oldF.Profile != newF.Profile {
+		out = append(out, fmt.Sprintf("different profiles (OLD %s, NEW %s): the cells ran with different workloads; compare benches of the same profile", oldF.Profile, newF.Profile))
+	}
+	ob, oi := setupOf(oldF)
+	nb, ni := setupOf(newF)
+	if ob != nb {
+		out = append(out, fmt.Sprintf("different backends (OLD %s, NEW %s): not like-for-like; compare runs on the same backend", ob, nb))
+	} else if oi != ni {
+		out = append(out, fmt.Sprintf("different Redis images (OLD %s, NEW %s): not like-for-like", orDash(oi), orDash(ni)))
+	}
+	oldCells, order := groupRuns(oldF.Runs)
+	newCells, _ := groupRuns(newF.Runs)
+	type diff struct {
+		what, first, oldV, newV string
+		cells                   int
+	}
+	diffs := map[string]*diff{}
+	var kinds []string
+	note := func(what string, k cellKey, o, n string) {
+		d := diffs[what]
+		if d == nil {
+			d = &diff{what: what, first: k.strategy + "/" + k.scenario, oldV: o, newV: n}
+			diffs[what] = d
+			kinds = append(kinds, what)
+		}
+		d.cells++
+	}
+	for _, k := range order {
+		nrs, ok := newCells[k]
+		if !ok || len(oldCells[k]) == 0 {
+			continue
+		}
+		o, n := oldCells[k][0].Config, nrs[0].Config
+		if a, b := formatSettings(o.Library), formatSettings(n.Library); a != b {
+			note("library settings (config.library)", k, a, b)
+		}
+		if a, b := strings.Join(o.Policy, ","), strings.Join(n.Policy, ","); a != b {
+			note("usage policy (--policy)", k, orNone(a), orNone(b))
+		}
+		if o.Fencing != n.Fencing {
+			note("fencing mode (--fencing)", k, orNone(o.Fencing), orNone(n.Fencing))
+		}
+	}
+	for _, what := range kinds {
+		d := diffs[what]
+		out = append(out, fmt.Sprintf("different %s in %d cell(s), e.g. %s: OLD %s, NEW %s: not like-for-like", d.what, d.cells, d.first, d.oldV, d.newV))
+	}
+	return out
+}
+
+// setupOf returns a file's backend ("process" when none is recorded) and
+// Docker image: the bench config's, else its first run's.
+func setupOf(f *File) (backend, image string) {
+	backend, image = f.Config.Workload.Backend, f.Config.Workload.Image
+	if backend == "" && len(f.Runs) > 0 {
+		backend, image = f.Runs[0].Config.Backend, f.Runs[0].Config.Image
+	}
+	if backend == "" {
+		backend = "process"
+	}
+	return backend, image
+}
+
+// formatSettings writes library settings as "k=v k=v" in key order ("none" if empty).
+func formatSettings(m map[string]string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func (cc *CellComparison) add(f Finding) { cc.Findings = append(cc.Findings, f) }

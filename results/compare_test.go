@@ -20,7 +20,9 @@ func TestParseRegression(t *testing.T) {
 		{"0", 0, ""},
 		{"0%", 0, ""},
 		{"1", 1, ""},
-		{"150%", 1.5, ""},
+		{"100%", 1, ""},
+		{"150%", 0, "above 100%"},
+		{"100.5%", 0, "valid range is 0-100%"},
 		{"10", 0, "ambiguous"},
 		{"-5%", 0, "negative"},
 		{"ten", 0, "not a number"},
@@ -199,6 +201,68 @@ func TestCompare(t *testing.T) {
 				if !strings.Contains(b.String(), "FAIL ") || !strings.Contains(b.String(), k) {
 					t.Errorf("text lacks FAIL line for %s:\n%s", k, b.String())
 				}
+			}
+		})
+	}
+}
+
+// TestCompareSetupWarnings: OLD and NEW set up differently (profile,
+// backend, image, library settings, a policy or fencing override) compare
+// with a warning naming the difference; the same setup warns nothing.
+func TestCompareSetupWarnings(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*File)
+		warn   string // "" : no warning
+	}{
+		{"same setup", func(*File) {}, ""},
+		{"profile", func(f *File) { f.Profile = "full" }, "different profiles (OLD ci, NEW full)"},
+		{"backend", func(f *File) { f.Config.Workload.Backend = "docker"; f.Config.Workload.Image = "redis:7.4" }, "different backends (OLD process, NEW docker)"},
+		{"backend from the runs", func(f *File) {
+			for i := range f.Runs {
+				f.Runs[i].Config.Backend = "external"
+			}
+		}, "different backends (OLD process, NEW external)"},
+		{"image", func(f *File) { f.Config.Workload.Backend = "docker"; f.Config.Workload.Image = "lockbench/redis:local" }, "different Redis images (OLD redis:7.4, NEW lockbench/redis:local)"},
+		{"library", func(f *File) {
+			each(f, 0, func(r *Run) { r.Config.Library = map[string]string{"redsync-tries": "3"} })
+		}, "different library settings (config.library) in 1 cell(s), e.g. token-lua/baseline: OLD redsync-tries=1, NEW redsync-tries=3"},
+		{"policy", func(f *File) { each(f, 1, func(r *Run) { r.Config.Policy = nil }) }, "different usage policy (--policy) in 1 cell(s), e.g. token-lua/gc-pause: OLD check-validity, NEW none"},
+		{"fencing", func(f *File) { each(f, 2, func(r *Run) { r.Config.Fencing = "all" }) }, "different fencing mode (--fencing) in 1 cell(s), e.g. watchdog/random: OLD writes, NEW all"},
+	}
+	setup := func(f *File, imageSide bool) {
+		if imageSide {
+			f.Config.Workload.Backend, f.Config.Workload.Image = "docker", "redis:7.4"
+		}
+		each(f, 0, func(r *Run) { r.Config.Library = map[string]string{"redsync-tries": "1"} })
+		each(f, 1, func(r *Run) { r.Config.Policy = []string{"check-validity"} })
+		each(f, 2, func(r *Run) { r.Config.Fencing = "writes" })
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oldF, newF := compareFile(2), compareFile(2)
+			oldF.Profile, newF.Profile = "ci", "ci"
+			image := tt.name == "image"
+			setup(oldF, image)
+			setup(newF, image)
+			tt.change(newF)
+			c := Compare(oldF, newF, "old", "new", DefaultMaxRegression)
+			got := strings.Join(c.Warnings, "\n")
+			if tt.warn == "" {
+				if got != "" {
+					t.Errorf("warnings %q, want none", got)
+				}
+				return
+			}
+			if !strings.Contains(got, tt.warn) {
+				t.Errorf("warnings %q, want one mentioning %q", got, tt.warn)
+			}
+			var b bytes.Buffer
+			if err := c.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "warning: "+strings.SplitN(tt.warn, " (", 2)[0]) {
+				t.Errorf("text lacks the warning line:\n%s", b.String())
 			}
 		})
 	}
