@@ -57,6 +57,9 @@ error, 3 environment error.`,
 			if err != nil {
 				return err
 			}
+			if note != "" && !o.quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
+			}
 			if repeat < 0 {
 				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, repeat)
 			}
@@ -66,9 +69,7 @@ error, 3 environment error.`,
 			if err := bench.CheckSeeds(seed, repeat); err != nil {
 				return err
 			}
-			if note != "" && !o.quiet {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
-			}
+
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix}
 			if !o.json {

@@ -104,6 +104,7 @@ func TestCompareBadInputsExit2(t *testing.T) {
 		{"truncated", []string{good, filepath.Join(fixtures, "truncated.json")}, "is truncated"},
 		{"missing", []string{good, filepath.Join(t.TempDir(), "nothing")}, "does not exist"},
 		{"bad threshold", []string{good, good, "--max-regression", "ten"}, "not a number"},
+		{"threshold above 100%", []string{good, good, "--max-regression", "150%"}, "valid range is 0-100%"},
 		{"one argument", []string{good}, "want two arguments"},
 	}
 	for _, tt := range tests {
@@ -119,9 +120,6 @@ func TestCompareBadInputsExit2(t *testing.T) {
 	}
 }
 
-// TestReportOldSchemaExit2: lockbench report on a folder whose results.json
-// is schema 1 (a real file from lockbench 0.1.0) or truncated exits 2 and
-
 // TestCompareNoRunsExit2: a results.json that holds no runs (a bench that
 // ran nothing) cannot be a baseline, nor be compared against one.
 func TestCompareNoRunsExit2(t *testing.T) {
@@ -136,6 +134,8 @@ func TestCompareNoRunsExit2(t *testing.T) {
 	}
 }
 
+// TestReportOldSchemaExit2: lockbench report on a folder whose results.json
+// is schema 1 (a real file from lockbench 0.1.0) or truncated exits 2 and
 // says what to do.
 func TestReportOldSchemaExit2(t *testing.T) {
 	for _, tt := range []struct{ fixture, mention string }{

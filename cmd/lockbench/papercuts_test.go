@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/results"
+)
+
+// startRedis starts a redis-server on a free loopback port with extra
+// arguments (e.g. --enable-debug-command no), waits until it answers and
+// returns its address and a client; the test's cleanup kills it.
+func startRedis(t *testing.T, extra ...string) (string, *redis.Client) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)
+	cmd := exec.Command("redis-server", args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redis-server: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rc.Close() })
+	deadline := time.Now().Add(5 * time.Second)
+	for rc.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on %s does not answer", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr, rc
+}
+
+// TestExternalStaleKeys: keys already under the key prefix on an external
+// server refuse the run (exit 2) naming the count, the server, a key and
+// both fixes; a run under another prefix works, deletes its own keys, and
+// so a second run with that prefix works too; the other keys stay.
+func TestExternalStaleKeys(t *testing.T) {
+	addr, rc := startRedis(t)
+	ctx := context.Background()
+	for _, k := range []string{"lb:k0", "lb:k0:fence", "app:user:1"} {
+		if err := rc.Set(ctx, k, "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := []string{"run", "--strategy", "fenced", "--backend", "external", "--redis-addrs", addr, "--ttl", "50ms", "--duration", "300ms", "--clients", "4"}
+	out := filepath.Join(t.TempDir(), "out")
+	code, text := run(t, nil, append(base, "--out", out)...)
+	want := fmt.Sprintf(`external: 2 keys under "lb:" already exist on %s (e.g. lb:k0): a stale lock reads as a deadlock; delete them (redis-cli -h 127.0.0.1 -p %s --scan --pattern 'lb:*'`, addr, addr[strings.LastIndex(addr, ":")+1:])
+	if code != 2 || !strings.Contains(text, want) || !strings.Contains(text, "or pass another --key-prefix") {
+		t.Fatalf("stale keys: exit %d, output %q; want exit 2 and %q", code, text, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused run made its --out %s", out)
+	}
+	for i := range 2 {
+		code, text := run(t, nil, append(base, "--key-prefix", "lbtest:", "--out", t.TempDir())...)
+		if code != 0 {
+			t.Fatalf("run %d under a fresh prefix: exit %d:\n%s", i+1, code, text)
+		}
+		left, err := rc.Keys(ctx, "lbtest:*").Result()
+		if err != nil || len(left) > 0 {
+			t.Errorf("after run %d: keys under lbtest: left %v (%v); want none", i+1, left, err)
+		}
+	}
+	if n, err := rc.Exists(ctx, "lb:k0", "lb:k0:fence", "app:user:1").Result(); err != nil || n != 3 {
+		t.Errorf("keys lockbench did not write: %d of 3 left (%v)", n, err)
+	}
+}
+
+// TestExternalDebugDisabled: node-pause on an external server whose DEBUG
+// command is disabled (Redis 7's default) is refused before the run with
+// exit 3 naming the server and the setting; bench refuses the same way.
+func TestExternalDebugDisabled(t *testing.T) {
+	addr, _ := startRedis(t, "--enable-debug-command", "no")
+	for _, args := range [][]string{
+		{"run", "--strategy", "set-nx-px", "--scenario", "node-pause", "--ttl", "50ms", "--duration", "300ms", "--clients", "4"},
+		{"bench", "--profile", "full", "--strategies", "set-nx-px", "--scenarios", "baseline,node-pause"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args = append(args, "--backend", "external", "--redis-addrs", addr, "--allow-destructive", "--out", out)
+		code, text := run(t, nil, args...)
+		if code != 3 || !strings.Contains(text, "external server "+addr+" refuses DEBUG SLEEP") || !strings.Contains(text, "enable-debug-command yes") {
+			t.Errorf("%s: exit %d, output %q; want exit 3 naming the server and enable-debug-command", args[0], code, text)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: a refused run made its --out", args[0])
+		}
+	}
+}
+
+// TestExternalUnreachable: an external node that does not answer is an
+// environment error (exit 3) whose message names the package once, and
+// it leaves no histories/ folder behind.
+func TestExternalUnreachable(t *testing.T) {
+	out := t.TempDir()
+	code, text := run(t, nil, "run", "--strategy", "token-lua", "--backend", "external", "--redis-addrs", "127.0.0.1:1", "--out", out)
+	if code != 3 || !strings.Contains(text, "127.0.0.1:1") || strings.Contains(text, "cluster: environment error: cluster:") || !strings.Contains(text, "environment error: cluster: external") {
+		t.Errorf("exit %d, output %q; want exit 3 naming the address, \"cluster:\" once", code, text)
+	}
+	if _, err := os.Stat(filepath.Join(out, "histories")); err == nil {
+		t.Errorf("an external run that could not start left %s", filepath.Join(out, "histories"))
+	}
+}
+
+// TestAutoBackendSaysWhy: --backend auto says in a note: line what it
+// picked and why, and with no redis-server on PATH and no usable Docker
+// image the error says auto tried the process backend first and names
+// both fixes.
+func TestAutoBackendSaysWhy(t *testing.T) {
+	// A bench refused for its seed after the backend was chosen: no run starts.
+	code, text := run(t, nil, "bench", "--seed", "0")
+	if code != 2 || !strings.Contains(text, "note: --backend auto runs the process backend: ") || !strings.Contains(text, "redis-server is on PATH") {
+		t.Errorf("auto with redis-server on PATH: exit %d, output %q; want a note naming the process backend", code, text)
+	}
+	noRedis := "PATH=" + t.TempDir()
+	code, text = run(t, []string{noRedis}, "run", "--strategy", "token-lua", "--redis-image", "lockbench/no-such-image:0", "--out", t.TempDir())
+	for _, want := range []string{"--backend auto tried the process backend first", "redis-server is not on PATH", "apt-get install redis-server", "make docker-image"} {
+		if code != 3 || !strings.Contains(text, want) {
+			t.Errorf("auto without redis-server and image: exit %d, output %q; want exit 3 mentioning %q", code, text, want)
+		}
+	}
+	if strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Errorf("want a one-line error, got %q", text)
+	}
+	dockerOrSkip(t)
+	code, text = run(t, []string{noRedis}, "bench", "--seed", "0", "--redis-image", "lockbench/redis:local")
+	if code != 2 || !strings.Contains(text, "note: --backend auto runs the docker backend (image lockbench/redis:local): redis-server is not on PATH") {
+		t.Errorf("auto without redis-server, with Docker: exit %d, output %q; want a note naming the docker backend and why", code, text)
+	}
+}
+
+// TestRepeatSeedCommands: run --repeat records for each seed the command
+// that reproduces that seed alone (--seed S, no --repeat); the file's
+// command keeps --repeat.
+func TestRepeatSeedCommands(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "4", "--seed", "5", "--repeat", "2", "--out", out}
+	if code, text := run(t, nil, args...); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	f, err := results.Load(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Command, "--repeat 2") {
+		t.Errorf("file command %q lost --repeat", f.Command)
+	}
+	if len(f.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		want := fmt.Sprintf("lockbench run --strategy token-lua --ttl 50ms --duration 200ms --clients 4 --out %s --seed %d", out, r.Seed)
+		if r.Command != want {
+			t.Errorf("seed %d command %q, want %q", r.Seed, r.Command, want)
+		}
+	}
+}
+
+// TestSeedBounds: run and bench share one seed validation: a seed below 1,
+// or one whose last repeat would overflow int64, is a usage error (exit 2)
+// naming the largest seed that works.
+func TestSeedBounds(t *testing.T) {
+	max := "9223372036854775807"
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--strategy", "token-lua", "--seed", max, "--repeat", "2"}, "use a --seed of at most 9223372036854775806"},
+		{[]string{"bench", "--seed", max, "--repeat", "2"}, "use a --seed of at most 9223372036854775806"},
+		{[]string{"run", "--strategy", "token-lua", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
+		{[]string{"bench", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
+		{[]string{"bench", "--profile", "full", "--seed", "9223372036854775000"}, "client sweep's seeds"},
+	}
+	for _, tt := range tests {
+		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
+		if code != 2 || !strings.Contains(text, tt.want) {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+	}
+}
+
+// TestUnknownCommand: a command that does not exist is a one-line usage
+// error listing the commands, with a suggestion when one is close.
+func TestUnknownCommand(t *testing.T) {
+	for _, tt := range []struct{ arg, want string }{
+		{"nosuchcmd", `unknown command "nosuchcmd"; commands: bench, check, compare`},
+		{"rn", `unknown command "rn" (did you mean run?); commands: bench`},
+	} {
+		code, text := run(t, nil, tt.arg)
+		if code != 2 || !strings.Contains(text, tt.want) || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and one line with %q", tt.arg, code, text, tt.want)
+		}
+	}
+}
+
+// TestJSONErrors: a command run with --json that fails before printing its
+// summary prints a JSON object with the error and exit code on stdout.
+func TestJSONErrors(t *testing.T) {
+	fixtures := filepath.Join("..", "..", "results", "testdata")
+	for _, args := range [][]string{
+		{"run", "--strategy", "nope", "--json"},
+		{"run", "--bogus", "--json"},
+		{"bench", "--profile", "huge", "--json"},
+		{"check", "--json", "/no/such/file.jsonl"},
+		{"compare", "--json", filepath.Join(fixtures, "schema-v1.json"), filepath.Join(fixtures, "schema-v2.json")},
+	} {
+		code, stdout, stderr := runSplit(t, args...)
+		var got struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 2 || got.Error == "" || got.ExitCode != 2 || !strings.Contains(stderr, got.Error) {
+			t.Errorf("lockbench %s: exit %d, stdout %q (%v), stderr %q; want exit 2 and {\"error\": ..., \"exit_code\": 2}", strings.Join(args, " "), code, stdout, err, stderr)
+		}
+	}
+	// Without --json stdout stays empty.
+	if _, stdout, _ := runSplit(t, "run", "--strategy", "nope"); stdout != "" {
+		t.Errorf("without --json: stdout %q, want nothing", stdout)
+	}
+}
+
+// TestReportFilePath: report given DIR/results.json takes DIR; given
+// another file it says what it wants.
+func TestReportFilePath(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "schema-v2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := run(t, nil, "report", filepath.Join(dir, "results.json")); code != 0 || !strings.Contains(text, filepath.Join(dir, "report.md")) {
+		t.Errorf("report DIR/results.json: exit %d, output %q; want exit 0 and the report in DIR", code, text)
+	}
+	other := filepath.Join(dir, "report.md")
+	if code, text := run(t, nil, "report", other); code != 2 || !strings.Contains(text, "report takes the directory holding results.json (did you mean "+dir+"?)") {
+		t.Errorf("report FILE: exit %d, output %q; want exit 2 naming the directory", code, text)
+	}
+}
+
+// TestCheckTruncatedHistory: a history cut mid-line is a usage error
+// naming the file, the line and the fix.
+func TestCheckTruncatedHistory(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "checker", "testdata", "clean-sequential.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, data[:len(data)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text := run(t, nil, "check", cut)
+	for _, want := range []string{cut + ": history: corrupt file: line ", "rerun the run that wrote it"} {
+		if code != 2 || !strings.Contains(text, want) {
+			t.Errorf("exit %d, output %q; want exit 2 and %q", code, text, want)
+		}
+	}
+}
+
+// TestVersion: --version prints the version, whose minor number follows
+// the results.json schema it writes.
+func TestVersion(t *testing.T) {
+	code, text := run(t, nil, "--version")
+	if code != 0 || strings.TrimSpace(text) != "lockbench "+bench.Version {
+		t.Errorf("--version: exit %d, output %q", code, text)
+	}
+	parts := strings.Split(bench.Version, ".")
+	if len(parts) != 3 || parts[1] != strconv.Itoa(results.SchemaVersion) {
+		t.Errorf("version %s: its minor must be the results schema version %d", bench.Version, results.SchemaVersion)
+	}
+}
