@@ -190,4 +190,37 @@ func TestExternalBackend(t *testing.T) {
 	if v, err := rc.Get(ctx, "app:user:1").Result(); err != nil || v != "alice" {
 		t.Errorf("the user's key: %q, %v; want alice", v, err)
 	}
+	if left, err := rc.Keys(ctx, w.KeyPrefix+"*").Result(); err != nil || len(left) > 0 {
+		t.Errorf("keys under %q left after the runs: %v (%v); each run deletes its own", w.KeyPrefix, left, err)
+	}
+	// A key under the prefix that no run of this test wrote refuses the
+	// next run before it starts, naming it, and stays.
+	if err := rc.Set(ctx, w.KeyPrefix+"k0", "someone", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, Spec{Strategy: "token-lua", Scenario: "baseline", Seed: 1, Workload: w, OutDir: out, Cluster: o})
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `1 keys under "lockbench-test:" already exist on `+c.Addrs()[0]+" (e.g. lockbench-test:k0)") {
+		t.Errorf("run over a stale key: err %v, want a usage error naming it", err)
+	}
+	if v, _ := rc.Get(ctx, w.KeyPrefix+"k0").Result(); v != "someone" {
+		t.Errorf("the stale key was changed to %q", v)
+	}
+}
+
+// TestExternalUnreachableLeavesNoHistories: a run whose external server
+// does not answer fails with an environment error before it makes the
+// histories folder.
+func TestExternalUnreachableLeavesNoHistories(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	o := cluster.Options{Backend: cluster.BackendExternal, External: cluster.External{Addrs: []string{"127.0.0.1:1"}}}
+	w := workload.Config{Clients: 2, TTL: 50 * time.Millisecond, Duration: 100 * time.Millisecond}
+	_, err := Run(ctx, Spec{Strategy: "token-lua", Scenario: "baseline", Seed: 1, Workload: w, OutDir: out, Cluster: o})
+	if !errors.Is(err, cluster.ErrEnvironment) {
+		t.Fatalf("err %v, want an environment error", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "histories")); err == nil {
+		t.Errorf("a run that could not start left %s", filepath.Join(out, "histories"))
+	}
 }
