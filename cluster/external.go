@@ -220,7 +220,7 @@ func KeysUnder(ctx context.Context, addr, prefix string) (*StaleKeys, error) {
 	for {
 		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
 		if err != nil {
-			return nil, fmt.Errorf("%w: cluster: external server %s: SCAN for keys under %q: %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, prefix, err)
+			return nil, fmt.Errorf("%w: cluster: external server %s does not answer SCAN (the check for keys under %q): %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, prefix, err)
 		}
 		if len(keys) > 0 {
 			slices.Sort(keys)

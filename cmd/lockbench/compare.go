@@ -30,6 +30,9 @@ Performance is compared on medians over repeats (lockbench bench --repeat N);
 with repeats on both sides a change is flagged only when every NEW run is
 worse than every OLD run, so noise is not. Throughput from two machines means
 nothing: when the hosts differ compare warns and does not gate performance.
+It also warns (a warning: line; "warnings" in --json) when OLD and NEW differ
+in profile, backend, Redis image, library settings (config.library) or a
+--policy/--fencing override: such a comparison is not like-for-like.
 
 Exit codes: 0 no gated finding, 1 a gated finding, 2 an unreadable or
 corrupt input (older or newer schema, truncated file) or a bad flag.`,
@@ -86,7 +89,7 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&maxReg, "max-regression", "10%", "largest throughput drop or p99 rise not flagged: a percentage (10%) or a fraction (0.1)")
+	c.Flags().StringVar(&maxReg, "max-regression", "10%", "largest throughput drop or p99 rise not flagged: a percentage (10%, within 0-100%) or a fraction (0.1)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
 	return c
 }
