@@ -70,8 +70,8 @@ type Spec struct {
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
-// the strategy and the full workload config (the setup's client count, TTL
-// and minimum duration applied), or an error wrapping ErrUsage that names
+// the strategy and the full workload config (the setup's client count, TTL,
+// think time and minimum duration applied), or an error wrapping ErrUsage that names
 // the bad input and the valid choices.
 func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
 	fail := func(err error) (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
@@ -124,6 +124,9 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	w, err = w.WithDefaults()
 	if err != nil {
 		return fail(err)
+	}
+	if setup.ThinkTTL > 0 {
+		w.Think = time.Duration(setup.ThinkTTL * float64(w.TTL))
 	}
 	if st, err = impl.Tune(st, s.Library, w.TTL); err != nil {
 		return fail(err)

@@ -595,14 +595,17 @@ func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) 
 func RedlockClockJump() Scenario {
 	return Scenario{Name: "redlock-clock-jump", Kind: Clock,
 		Needs:   []cluster.Feature{cluster.FeatureClock},
-		Summary: "five nodes, two clients: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
+		Summary: "five nodes, two clients, each pausing TTL/4 after a release: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
 		Applies: func(in impl.Info) (bool, string) {
 			if !in.Claims.Quorum || in.Nodes < 5 {
 				return false, "a Redlock counter-example: needs a quorum strategy on five nodes"
 			}
 			return true, ""
 		},
-		Setup: func(impl.Info) Setup { return Setup{Proxies: true, Clients: 2, ClockShim: true} },
+		// A quarter-TTL think: without it the client that released wins
+		// n3 straight back while the other backs off, and A, starved under
+		// CPU load, may hold no lock at any trigger (seen: 2 of 20 seeds).
+		Setup: func(impl.Info) Setup { return Setup{Proxies: true, Clients: 2, ClockShim: true, ThinkTTL: 0.25} },
 		New:   newRedlockClockJump,
 	}
 }

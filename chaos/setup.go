@@ -44,6 +44,12 @@ type Setup struct {
 	TTL time.Duration
 	// MinDuration raises the run's duration to at least this.
 	MinDuration time.Duration
+	// ThinkTTL fixes each client's pause between a release and its next
+	// acquire, in TTLs (0.25: a quarter of the TTL; 0: the workload's
+	// think time). A scenario whose fault needs a given client to hold sets
+	// it, so a client that just released does not win the key straight back
+	// while the other backs off.
+	ThinkTTL float64
 }
 
 // Links holds the proxies of a run with Setup.Proxies: one per (client,

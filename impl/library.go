@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -104,4 +105,17 @@ func Tune(st Strategy, settings map[string]string, ttl time.Duration) (Strategy,
 		return nil, fmt.Errorf("strategy %s takes no library settings", st.Name())
 	}
 	return t.tune(settings, ttl)
+}
+
+// libraryContext returns ctx with a deadline that closes Done: a context of
+// its own at ctx's deadline (context.WithDeadline), or ctx itself when it has
+// no deadline. The workload's call context bounds socket I/O by its
+// deadline but closes Done only on Ctrl-C (workload.callContext), and a
+// library may wait on Done between its attempts (redsync's LockContext
+// does). Call the returned cancel when the call returns.
+func libraryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, d)
+	}
+	return ctx, func() {}
 }

@@ -172,6 +172,8 @@ type redislockLocker struct {
 // ErrNotAcquired for the library's ErrNotObtained, or an unknown-outcome
 // error (a timeout, a network error).
 func (l *redislockLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
 	if err := l.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("redislock: acquire %q: locker closed: %w", key, err)
 	}
@@ -202,6 +204,8 @@ func (l *redislockLocker) Acquire(ctx context.Context, key string) (*Lease, erro
 // nil, ErrNotHeld for the library's ErrLockNotHeld (the lock expired or
 // another owner holds it), or an unknown-outcome error.
 func (l *redislockLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
 	lock, _ := leaseState[*redislock.Lock](lease)
 	if lock == nil {
 		return 0, fmt.Errorf("redislock: release of a lease redislock did not grant: %w", ErrNotHeld)

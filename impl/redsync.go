@@ -248,6 +248,8 @@ type redsyncLocker struct {
 // error when the nodes that failed with errors could complete a quorum (or
 // ctx ended during the library's retries).
 func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
 	start := l.cfg.Now()
 	m := l.rs.NewMutex(key, l.opts...)
 	var err error
@@ -296,6 +298,8 @@ func (l *redsyncLocker) acquireErr(key string, err error) error {
 // unknown-outcome error otherwise (also when redsync reports ErrTaken for
 // a quorum but not all nodes, since it then drops the other nodes' answers).
 func (l *redsyncLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
 	m, _ := leaseState[*redsync.Mutex](lease)
 	if m == nil {
 		return 0, fmt.Errorf("%s: release of a lease redsync did not grant: %w", l.name, ErrNotHeld)

@@ -84,6 +84,14 @@ type Strategy interface {
 
 // Locker is one client's handle on a strategy. Methods are called from one
 // goroutine at a time, except Close.
+//
+// The ctx of Acquire and Release carries the call's deadline (the
+// workload's OpTimeout). Its deadline bounds every dial, read and write of
+// go-redis clients made with ContextTimeoutEnabled, as the harness makes
+// them, but its Done channel closes only on Ctrl-C, not at the deadline
+// (a timer per call was the harness's largest cost): a Locker that waits on
+// anything but Redis (a timer, a channel, a library's retry loop) first
+// derives context.WithDeadline(ctx, deadline), as the library adapters do.
 type Locker interface {
 	// Acquire makes one attempt to take the lock on key (no retry: retry
 	// policies belong to the workload). It returns the lease, ErrNotAcquired,

@@ -12,6 +12,12 @@
 //     command per round trip, so their ratio is the harness's efficiency.
 //   - the same lockbench run again without recording the history gives the
 //     recording's cost.
+//   - a bare go-redis loop (the same client options, SET NX PX then DEL on a
+//     key per client, no context deadline, no history, no workload) gives
+//     the ceiling of the client library and Go's runtime on this machine, so
+//     the gap to redis-benchmark splits into what go-redis and Go cost
+//     (go-redis loop / redis-benchmark) and what lockbench adds on top
+//     (lockbench / go-redis loop).
 //
 // Each figure is the median of Options.Repeat rounds (each round runs the
 // three measurements back to back), with min–max beside it. The optional
@@ -33,6 +39,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -92,7 +99,8 @@ type Options struct {
 
 // Measure is one measurement of one tool.
 type Measure struct {
-	// Tool is "redis-benchmark", "lockbench" or "lockbench-unrecorded".
+	// Tool is "redis-benchmark", "lockbench", "lockbench-unrecorded" or
+	// "go-redis-loop".
 	Tool string
 	// Clients is the number of concurrent clients.
 	Clients int
@@ -140,19 +148,26 @@ type Stat struct {
 // Comparison is one client count: every round's measures and the medians.
 type Comparison struct {
 	Clients int
-	// Rounds holds, per round, redis-benchmark, lockbench and lockbench-unrecorded.
-	Rounds [][3]Measure
-	// RedisBenchmark, Lockbench and Unrecorded are command rates (commands/s).
-	RedisBenchmark, Lockbench, Unrecorded Stat
+	// Rounds holds, per round, redis-benchmark, lockbench,
+	// lockbench-unrecorded and the go-redis loop, in that order.
+	Rounds [][4]Measure
+	// RedisBenchmark, Lockbench, Unrecorded and GoRedis are command rates
+	// (commands/s).
+	RedisBenchmark, Lockbench, Unrecorded, GoRedis Stat
 	// Ratio is lockbench's command rate over redis-benchmark's, per round.
 	Ratio Stat
+	// LibraryRatio is the go-redis loop's command rate over
+	// redis-benchmark's, per round: the most any go-redis harness reaches
+	// here. HarnessRatio is lockbench's over the go-redis loop's: what
+	// lockbench's own code (workload, strategy, context deadlines) costs.
+	LibraryRatio, HarnessRatio Stat
 	// RecordingCost is 1 - recorded/unrecorded command rate, per round.
 	RecordingCost Stat
 	// ClientUs are the load generators' CPU time per command in µs
 	// (ClientCPU / CommandsPerS): redis-benchmark, lockbench recorded and
-	// unrecorded. Unlike rates they hardly move when other processes take
-	// CPU, so they compare the tools on a busy machine.
-	ClientUs [3]Stat
+	// unrecorded, the go-redis loop. Unlike rates they hardly move when
+	// other processes take CPU, so they compare the tools on a busy machine.
+	ClientUs [4]Stat
 }
 
 // ClientUsPerCmd is m's client CPU time per command, in µs (0 without commands).
@@ -275,7 +290,10 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			name := fmt.Sprintf("perf-c%d-r%d", n, round+1)
 			// Recorded and unrecorded alternate which goes first, so that
 			// a drift in the machine's load does not favour one.
-			var rec, unrec Measure
+			var rec, unrec, loop Measure
+			if loop, err = m.goRedisLoop(ctx, n, d); err != nil {
+				return r, err
+			}
 			for i := range 2 {
 				w := workload.Config{Clients: n, OwnKeys: true, Duration: d}
 				if (i+round)%2 == 0 {
@@ -287,7 +305,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 					return r, err
 				}
 			}
-			cmp.Rounds = append(cmp.Rounds, [3]Measure{rb, rec, unrec})
+			cmp.Rounds = append(cmp.Rounds, [4]Measure{rb, rec, unrec, loop})
 		}
 		cmp.summarise()
 		r.Comparisons = append(r.Comparisons, cmp)
@@ -443,19 +461,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		Clock:    history.NewClock(),
 		IDs:      &history.IDs{},
 		Nodes: func(int) ([]redis.UniversalClient, error) {
-			// One go-redis client per logical client, configured as bench's
-			// runs configure theirs (so perf measures what a run costs),
-			// except for the health check (see Options.ConnCheck). It has
-			// one command in flight, so its pool holds one connection.
-			o := &redis.Options{
-				Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
-				DialTimeout: full.OpTimeout, ReadTimeout: full.OpTimeout, WriteTimeout: full.OpTimeout,
-				DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-			}
-			if !m.o.ConnCheck {
-				o.Dialer = dialUnchecked
-			}
-			return []redis.UniversalClient{redis.NewClient(o)}, nil
+			return []redis.UniversalClient{redis.NewClient(m.clientOptions(full.OpTimeout))}, nil
 		},
 	}
 	tool := "lockbench-unrecorded"
@@ -511,6 +517,89 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 	}, nil
 }
 
+// clientOptions are the go-redis options of one perf client: one client
+// per logical client, configured as bench's runs configure theirs (so perf
+// measures what a run costs), except for the health check (see
+// Options.ConnCheck). It has one command in flight, so its pool holds one
+// connection. timeout bounds dials, reads and writes.
+func (m *meter) clientOptions(timeout time.Duration) *redis.Options {
+	o := &redis.Options{
+		Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout,
+		DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+	}
+	if !m.o.ConnCheck {
+		o.Dialer = dialUnchecked
+	}
+	return o
+}
+
+// goRedisLoop runs n goroutines for d, each with its own go-redis client
+// (clientOptions) sending SET key value NX PX 30000 and then DEL key on a
+// key of its own, with nothing else: no context deadline, no history, no
+// strategy or workload code. Its command rate is the ceiling of any
+// go-redis harness on this machine. The rate counts what the server served
+// (INFO commandstats) per second of the loop.
+func (m *meter) goRedisLoop(ctx context.Context, n int, d time.Duration) (Measure, error) {
+	clients := make([]*redis.Client, n)
+	for i := range clients {
+		clients[i] = redis.NewClient(m.clientOptions(5 * time.Second))
+		defer clients[i].Close()
+		if err := clients[i].Ping(ctx).Err(); err != nil {
+			return Measure{}, fmt.Errorf("%w: perf: go-redis loop: %v", cluster.ErrEnvironment, err)
+		}
+	}
+	runtime.GC()
+	before, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, err
+	}
+	cpu0, busy0 := selfCPU(), machineBusy()
+	lctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	start := time.Now()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		key := fmt.Sprintf("lb:loop:%d", i)
+		wg.Go(func() {
+			bg := context.WithoutCancel(ctx) // no deadline per call: the loop's cost alone
+			for lctx.Err() == nil {
+				if err := c.SetNX(bg, key, "value", TTL).Err(); err != nil {
+					errs[i] = err
+					return
+				}
+				if err := c.Del(bg, key).Err(); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		return Measure{}, ctx.Err()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Measure{}, fmt.Errorf("%w: perf: go-redis loop: %v", cluster.ErrEnvironment, err)
+	}
+	cpu, busy := selfCPU()-cpu0, machineBusy()-busy0
+	after, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return Measure{}, err
+	}
+	cmds, cores := serverDelta(before, after)
+	wall := after.at.Sub(before.at).Seconds()
+	return Measure{
+		Tool: "go-redis-loop", Clients: n, Keys: n,
+		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
+		GrantsPerS: float64(cmds) / 2 / elapsed.Seconds(), Grants: int(cmds / 2), Commands: cmds,
+		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall,
+		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
+	}, nil
+}
+
 // uncheckedConn is a TCP connection that does not implement syscall.Conn:
 // go-redis's pool health check (connCheck) needs the file descriptor and
 // skips connections without one. Reads and writes still go through the
@@ -550,8 +639,8 @@ func checkHistory(outDir string, m *Measure) error {
 
 // summarise computes the medians of cmp's rounds.
 func (cmp *Comparison) summarise() {
-	var rb, lb, un, ratio, cost []float64
-	var us [3][]float64
+	var rb, lb, un, gr, ratio, cost, libRatio, harness []float64
+	var us [4][]float64
 	for _, r := range cmp.Rounds {
 		for i, m := range r {
 			us[i] = append(us[i], m.ClientUsPerCmd())
@@ -559,6 +648,13 @@ func (cmp *Comparison) summarise() {
 		rb = append(rb, r[0].CommandsPerS)
 		lb = append(lb, r[1].CommandsPerS)
 		un = append(un, r[2].CommandsPerS)
+		gr = append(gr, r[3].CommandsPerS)
+		if r[0].CommandsPerS > 0 {
+			libRatio = append(libRatio, r[3].CommandsPerS/r[0].CommandsPerS)
+		}
+		if r[3].CommandsPerS > 0 {
+			harness = append(harness, r[1].CommandsPerS/r[3].CommandsPerS)
+		}
 		if r[0].CommandsPerS > 0 {
 			ratio = append(ratio, r[1].CommandsPerS/r[0].CommandsPerS)
 		}
@@ -566,8 +662,9 @@ func (cmp *Comparison) summarise() {
 			cost = append(cost, 1-r[1].CommandsPerS/r[2].CommandsPerS)
 		}
 	}
-	cmp.RedisBenchmark, cmp.Lockbench, cmp.Unrecorded = stat(rb), stat(lb), stat(un)
+	cmp.RedisBenchmark, cmp.Lockbench, cmp.Unrecorded, cmp.GoRedis = stat(rb), stat(lb), stat(un), stat(gr)
 	cmp.Ratio, cmp.RecordingCost = stat(ratio), stat(cost)
+	cmp.LibraryRatio, cmp.HarnessRatio = stat(libRatio), stat(harness)
 	for i := range us {
 		cmp.ClientUs[i] = stat(us[i])
 	}

@@ -71,7 +71,7 @@ func TestRunSmall(t *testing.T) {
 		t.Errorf("redis-benchmark: the server counted %d commands, want at least the 2000 sent", rb.Commands)
 	}
 	for _, m := range rd[1:] {
-		// Each hold is SET then DEL; a run may end between the two.
+		// Each hold (or loop turn) is SET then DEL; a run may end between the two.
 		if d := m.Commands - 2*int64(m.Grants); d < 0 || d > 2 {
 			t.Errorf("%s: %d commands for %d grants, want 2 per grant", m.Tool, m.Commands, m.Grants)
 		}
@@ -80,7 +80,10 @@ func TestRunSmall(t *testing.T) {
 		t.Errorf("check of the recorded history: %q", rd[1].Check)
 	}
 	runs, _ := r.Runs()
-	if len(runs) != 3 || runs[0].Strategy != "redis-benchmark" || runs[1].ServerCPU <= 0 || !strings.Contains(runs[1].Checks["perf"], "commands/s") || runs[1].Verdict.Exclusion != "ok" {
+	if rd[3].Tool != "go-redis-loop" || rd[3].ClientCPU <= 0 {
+		t.Errorf("go-redis loop: %+v", rd[3])
+	}
+	if len(runs) != 4 || runs[0].Strategy != "redis-benchmark" || runs[3].Strategy != "go-redis-loop" || runs[1].ServerCPU <= 0 || !strings.Contains(runs[1].Checks["perf"], "commands/s") || runs[1].Verdict.Exclusion != "ok" {
 		t.Errorf("results runs: %+v", runs)
 	}
 }

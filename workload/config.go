@@ -210,7 +210,8 @@ type Config struct {
 	// SafetyMargin is subtracted from the validity deadline when the policy
 	// checks validity: the write must be done by then. Default TTL/10, at least 2 ms.
 	SafetyMargin time.Duration
-	// OpTimeout bounds each lock call (context deadline). Default 500 ms.
+	// OpTimeout bounds each lock call: its context's deadline, which bounds
+	// every dial, read and write of the call (see callContext). Default 500 ms.
 	OpTimeout time.Duration
 	// Seed seeds every random choice of the run.
 	Seed int64

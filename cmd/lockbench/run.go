@@ -322,6 +322,10 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; your flags said %d, %v, %v)\n",
 			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, f.clients, f.ttl, f.duration)
 	}
+	if w.Think != f.think {
+		fmt.Fprintf(e, "note: scenario %s pauses %v between a release and the next acquire (it fixes the think time for its fault; your flags said %v)\n",
+			sc.Name, w.Think, f.think)
+	}
 	if f.reentrancy > 1 && !st.Info().Claims.Reentrant {
 		fmt.Fprintf(e, "note: --reentrancy %d ignored: %s is not reentrant (only reentrant strategies nest)\n", f.reentrancy, st.Name())
 	}
