@@ -406,6 +406,9 @@ func BackendArgs(o cluster.Options, prefix string) string {
 		if o.External.AllowDestructive {
 			b.WriteString(" " + cluster.AllowDestructiveFlag)
 		}
+		if o.External.SharedKeys {
+			b.WriteString(" " + cluster.SharedKeysFlag)
+		}
 	}
 	if prefix != "" && prefix != "lb:" {
 		fmt.Fprintf(&b, " --key-prefix %s", prefix)

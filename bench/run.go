@@ -196,12 +196,15 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	defer c.Stop()
 	if c.Backend() == cluster.BackendExternal {
-		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info)); err != nil {
+		shared := s.Cluster.External.SharedKeys
+		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
 			return out, err
 		}
-		// Delete the run's keys when it ends (also on error), so that the
-		// next run's check finds none; the servers are the user's.
-		defer deleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+		if !shared {
+			// Delete the run's keys when it ends (also on error), so that
+			// the next run's check finds none; the servers are the user's.
+			defer deleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+		}
 	}
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
@@ -489,7 +492,7 @@ func libraryChanged(s Spec, w workload.Config) string {
 // external; other backends: nil), every server of o.External.Addrs: that
 // it answers, that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
-// deadlock), and that it accepts the Redis commands the faults of specs'
+// deadlock; not checked with o.External.SharedKeys), and that it accepts the Redis commands the faults of specs'
 // scenarios use there (DEBUG SLEEP for a pause). An unreachable server or
 // a refused command gives an error wrapping cluster.ErrEnvironment (exit
 // 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
@@ -515,17 +518,18 @@ func CheckExternal(ctx context.Context, o cluster.Options, prefix string, specs 
 			}
 		}
 	}
-	return checkExternal(ctx, o.External.Addrs, prefix, need)
+	return checkExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
 }
 
-// checkExternal is CheckExternal on the servers addrs for the features need.
-func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature) error {
+// checkExternal is CheckExternal on the servers addrs for the features
+// need; shared skips the check for keys (only that each server answers).
+func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
 	for _, a := range addrs {
 		k, err := cluster.KeysUnder(ctx, a, prefix)
 		if err != nil {
 			return err
 		}
-		if k != nil {
+		if k != nil && !shared {
 			n := fmt.Sprint(k.N)
 			if k.AtLeast {
 				n = "at least " + n
@@ -534,8 +538,8 @@ func checkExternal(ctx context.Context, addrs []string, prefix string, need []cl
 			if h, p, err := net.SplitHostPort(a); err == nil {
 				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
 			}
-			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix",
-				ErrUsage, n, prefix, a, k.Example, cli, prefix, cli)
+			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix (or %s when several lockbench processes share these keys)",
+				ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, cluster.SharedKeysFlag)
 		}
 	}
 	for _, a := range addrs {

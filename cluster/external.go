@@ -16,8 +16,8 @@ import (
 // backend. lockbench never starts, stops or empties these servers: it
 // only sends lock commands on its own keys (workload.Config.KeyPrefix),
 // scans for keys under that prefix before a run (KeysUnder), deletes its
-// keys after it (DeleteKeysUnder) and, with AllowDestructive, sends the
-// fault commands listed there.
+// keys after it (DeleteKeysUnder; neither with SharedKeys) and, with
+// AllowDestructive, sends the fault commands listed there.
 type External struct {
 	// Addrs are the redis-servers, "host:port", in node order (n1, n2,
 	// ...): for a replicated topology the primary first. A topology of N
@@ -35,7 +35,15 @@ type External struct {
 	// ErrUnsupported that names the flag. Each blocks or reconfigures the
 	// server for every user of it, not only for lockbench.
 	AllowDestructive bool
+	// SharedKeys says several lockbench processes (on several client
+	// machines) contend on the same keys at once: lockbench then neither
+	// refuses keys already under its prefix before a run nor deletes its
+	// keys after one (the caller deletes them once every process is done).
+	SharedKeys bool
 }
+
+// SharedKeysFlag is the lockbench flag that sets External.SharedKeys.
+const SharedKeysFlag = "--shared-keys"
 
 // AllowDestructiveFlag is the lockbench flag that sets
 // External.AllowDestructive, named in refusals.

@@ -16,7 +16,7 @@ import (
 type backendFlags struct {
 	backend, image, masterName, keyPrefix string
 	addrs, sentinelAddrs                  []string
-	allowDestructive                      bool
+	allowDestructive, sharedKeys          bool
 }
 
 // add registers the flags on fl.
@@ -27,6 +27,7 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
 	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
 	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
+	fl.BoolVar(&b.sharedKeys, "shared-keys", false, "external backend: several lockbench processes contend on these keys at once: do not refuse keys already under --key-prefix, do not delete them after the run")
 	fl.StringVar(&b.keyPrefix, "key-prefix", "lb:", "prefix of every key lockbench writes (lock keys PREFIXkN, fencing counters PREFIXkN:fence)")
 }
 
@@ -43,12 +44,12 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	default:
 		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", bench.ErrUsage, b.backend)
 	}
-	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive
+	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive || b.sharedKeys
 	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 {
 		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", bench.ErrUsage)
 	}
 	if b.backend != cluster.BackendExternal && ext {
-		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs and --allow-destructive go with --backend external", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", bench.ErrUsage)
 	}
 	o.Image = b.image
 	name, note, err := cluster.ResolveBackend(ctx, b.backend, o)
@@ -64,7 +65,8 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	case cluster.BackendDocker:
 		o.Image = b.image
 	case cluster.BackendExternal:
-		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive}
+		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive,
+			SharedKeys: b.sharedKeys}
 	}
 	return o, note, nil
 }

@@ -52,7 +52,9 @@ func startRedis(t *testing.T, extra ...string) (string, *redis.Client) {
 // TestExternalStaleKeys: keys already under the key prefix on an external
 // server refuse the run (exit 2) naming the count, the server, a key and
 // both fixes; a run under another prefix works, deletes its own keys, and
-// so a second run with that prefix works too; the other keys stay.
+// so a second run with that prefix works too; the other keys stay. With
+// --shared-keys (several lockbench machines on the same keys) a key under
+// the prefix is no refusal and the run's keys stay.
 func TestExternalStaleKeys(t *testing.T) {
 	addr, rc := startRedis(t)
 	ctx := context.Background()
@@ -83,6 +85,15 @@ func TestExternalStaleKeys(t *testing.T) {
 	}
 	if n, err := rc.Exists(ctx, "lb:k0", "lb:k0:fence", "app:user:1").Result(); err != nil || n != 3 {
 		t.Errorf("keys lockbench did not write: %d of 3 left (%v)", n, err)
+	}
+	if err := rc.Set(ctx, "lbshared:other", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := run(t, nil, append(base, "--key-prefix", "lbshared:", "--shared-keys", "--out", t.TempDir())...); code != 0 {
+		t.Fatalf("--shared-keys over a key under the prefix: exit %d:\n%s", code, text)
+	}
+	if n, err := rc.Exists(ctx, "lbshared:other", "lbshared:k0:fence").Result(); err != nil || n != 2 {
+		t.Errorf("--shared-keys: %d of 2 keys under the prefix left (%v); want them kept", n, err)
 	}
 }
 
