@@ -492,8 +492,9 @@ func libraryChanged(s Spec, w workload.Config) string {
 // external; other backends: nil), every server of o.External.Addrs: that
 // it answers, that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
-// deadlock; not checked with o.External.SharedKeys), and that it accepts the Redis commands the faults of specs'
-// scenarios use there (DEBUG SLEEP for a pause). An unreachable server or
+// deadlock; not checked with o.External.SharedKeys), and that it accepts
+// the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
+// for a pause). An unreachable server or
 // a refused command gives an error wrapping cluster.ErrEnvironment (exit
 // 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
 // server and the fix. Specs that do not resolve are skipped (Run reports

@@ -69,7 +69,6 @@ error, 3 environment error.`,
 			if err := bench.CheckSeeds(seed, repeat); err != nil {
 				return err
 			}
-
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix}
 			if !o.json {
