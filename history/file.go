@@ -32,11 +32,14 @@ var ErrCorrupt = errors.New("history: corrupt file")
 type Writer struct {
 	f    *os.File
 	ops  chan Operation
+	stop chan struct{} // closed by Close: write out what is queued and finish
 	done chan struct{} // closed when the background goroutine has finished
-	n    atomic.Int64
+	n    atomic.Int64  // operations encoded, stored by the background goroutine
 
-	mu     sync.RWMutex // Record holds it shared; Close exclusively, to close ops
-	closed bool
+	// closed turns true at Close. Record reads it without a lock: a mutex
+	// shared by every client cost each Record two contended atomic
+	// operations.
+	closed atomic.Bool
 
 	errMu sync.Mutex
 	err   error // first write error (guarded by errMu)
@@ -74,21 +77,28 @@ func Create(path string, h Header) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("history: write header: %w", err)
 	}
-	w := &Writer{f: f, ops: make(chan Operation, QueueSize), done: make(chan struct{})}
+	w := &Writer{f: f, ops: make(chan Operation, QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.drain()
 	return w, nil
 }
 
 // Record queues one operation for writing; see Writer for when it blocks.
-// Records after Close are ignored.
+// Records after Close are ignored; one that races with Close may be
+// dropped.
 func (w *Writer) Record(op Operation) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
+	if w.closed.Load() {
 		return
 	}
-	w.n.Add(1)
-	w.ops <- op
+	select {
+	case w.ops <- op:
+	default:
+		// The queue is full: wait for room, or for the end of the
+		// background goroutine (Close), when the operation is dropped.
+		select {
+		case w.ops <- op:
+		case <-w.done:
+		}
+	}
 }
 
 // drainEvery is how often the Writer's goroutine wakes to take what the
@@ -106,7 +116,7 @@ const drainEvery = 2 * time.Millisecond
 func (w *Writer) drain() {
 	defer close(w.done)
 	buf := make([]byte, 0, 2*writeBatch)
-	var n int // operations encoded so far, for error messages
+	var n int64 // operations encoded so far
 	failed := false
 	write := func() {
 		if len(buf) == 0 {
@@ -120,26 +130,33 @@ func (w *Writer) drain() {
 		}
 		buf = buf[:0]
 	}
-	tick := time.NewTicker(drainEvery)
-	defer tick.Stop()
-	for {
-		for more := true; more; {
+	// take encodes what is queued now, writing every writeBatch bytes.
+	take := func() {
+		for {
 			select {
-			case op, ok := <-w.ops:
-				if !ok {
-					write()
-					return
-				}
+			case op := <-w.ops:
 				buf = append(appendOperation(buf, op), '\n')
 				n++
 				if len(buf) >= writeBatch {
 					write()
 				}
 			default:
-				more = false
+				w.n.Store(n)
+				return
 			}
 		}
-		<-tick.C
+	}
+	tick := time.NewTicker(drainEvery)
+	defer tick.Stop()
+	for {
+		take()
+		select {
+		case <-tick.C:
+		case <-w.stop:
+			take()
+			write()
+			return
+		}
 	}
 }
 
@@ -151,7 +168,8 @@ func (w *Writer) setErr(err error) {
 	}
 }
 
-// Len returns how many operations were recorded (queued before Close).
+// Len returns how many operations the Writer has taken from its queue so
+// far; after Close, every operation recorded before Close.
 func (w *Writer) Len() int { return int(w.n.Load()) }
 
 // Close waits until every queued operation is written, then closes the
@@ -159,10 +177,8 @@ func (w *Writer) Len() int { return int(w.n.Load()) }
 // the same error.
 func (w *Writer) Close() error {
 	w.closeOnce.Do(func() {
-		w.mu.Lock()
-		w.closed = true
-		close(w.ops)
-		w.mu.Unlock()
+		w.closed.Store(true)
+		close(w.stop)
 		<-w.done
 		if err := w.f.Close(); err != nil {
 			w.setErr(fmt.Errorf("history: close: %w", err))

@@ -25,11 +25,11 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if w.Len() != 800 {
-		t.Errorf("Len %d, want 800", w.Len())
-	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if w.Len() != 800 {
+		t.Errorf("Len %d after Close, want 800", w.Len())
 	}
 	h, ops, err := Load(path)
 	if err != nil {
