@@ -1,15 +1,11 @@
 package bench
 
 import (
-	"os"
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/redislog"
 )
 
 // TestMain silences go-redis's dial-failure lines: the tests kill and pause
-// nodes on purpose, and the lines would bury a failing test's message.
-func TestMain(m *testing.M) {
-	redislog.Quiet()
-	os.Exit(m.Run())
-}
+// nodes on purpose (see internal/redislog).
+func TestMain(m *testing.M) { redislog.RunTests(m) }

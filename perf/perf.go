@@ -482,12 +482,10 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		defer hw.Close()
 		env.History = hw
 	}
-	runtime.GC() // garbage of the previous measurement is not this one's cost
-	before, err := snapshot(ctx, m.ctrl)
+	win, err := m.open(ctx)
 	if err != nil {
 		return Measure{}, err
 	}
-	cpu0, busy0 := selfCPU(), machineBusy()
 	stats, err := workload.Run(ctx, w, env)
 	if err != nil {
 		return Measure{}, err
@@ -501,18 +499,47 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 		}
 		elapsed += time.Since(t)
 	}
-	cpu, busy := selfCPU()-cpu0, machineBusy()-busy0
+	ms, err := m.close(ctx, win, elapsed)
+	if err != nil {
+		return Measure{}, err
+	}
+	ms.Tool, ms.Clients, ms.Keys, ms.History = tool, full.Clients, full.Keys, rel
+	ms.Grants, ms.GrantsPerS = stats.Grants, float64(stats.Grants)/elapsed.Seconds()
+	return ms, nil
+}
+
+// window is what a measurement starts from: the server's counters and the
+// CPU times of this process and of the machine.
+type window struct {
+	before      serverSnap
+	cpu0, busy0 time.Duration
+}
+
+// open collects garbage (the previous measurement's is not this one's
+// cost) and starts a measurement window.
+func (m *meter) open(ctx context.Context) (window, error) {
+	runtime.GC()
+	before, err := snapshot(ctx, m.ctrl)
+	if err != nil {
+		return window{}, err
+	}
+	return window{before: before, cpu0: selfCPU(), busy0: machineBusy()}, nil
+}
+
+// close ends the window of a run that took elapsed and returns its server
+// commands, command rates and CPU figures (cores over the window's wall
+// time); the caller fills in the tool, clients, keys and grants.
+func (m *meter) close(ctx context.Context, w window, elapsed time.Duration) (Measure, error) {
+	cpu, busy := selfCPU()-w.cpu0, machineBusy()-w.busy0
 	after, err := snapshot(ctx, m.ctrl)
 	if err != nil {
 		return Measure{}, err
 	}
-	cmds, cores := serverDelta(before, after)
-	wall := after.at.Sub(before.at).Seconds()
+	cmds, cores := serverDelta(w.before, after)
+	wall := after.at.Sub(w.before.at).Seconds()
 	return Measure{
-		Tool: tool, Clients: full.Clients, Keys: full.Keys,
 		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
-		GrantsPerS: float64(stats.Grants) / elapsed.Seconds(), Grants: stats.Grants, Commands: cmds,
-		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall, History: rel,
+		Commands: cmds, Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall,
 		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
 	}, nil
 }
@@ -549,12 +576,10 @@ func (m *meter) goRedisLoop(ctx context.Context, n int, d time.Duration) (Measur
 			return Measure{}, fmt.Errorf("%w: perf: go-redis loop: %v", cluster.ErrEnvironment, err)
 		}
 	}
-	runtime.GC()
-	before, err := snapshot(ctx, m.ctrl)
+	win, err := m.open(ctx)
 	if err != nil {
 		return Measure{}, err
 	}
-	cpu0, busy0 := selfCPU(), machineBusy()
 	lctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	start := time.Now()
@@ -584,20 +609,14 @@ func (m *meter) goRedisLoop(ctx context.Context, n int, d time.Duration) (Measur
 	if err := errors.Join(errs...); err != nil {
 		return Measure{}, fmt.Errorf("%w: perf: go-redis loop: %v", cluster.ErrEnvironment, err)
 	}
-	cpu, busy := selfCPU()-cpu0, machineBusy()-busy0
-	after, err := snapshot(ctx, m.ctrl)
+	ms, err := m.close(ctx, win, elapsed)
 	if err != nil {
 		return Measure{}, err
 	}
-	cmds, cores := serverDelta(before, after)
-	wall := after.at.Sub(before.at).Seconds()
-	return Measure{
-		Tool: "go-redis-loop", Clients: n, Keys: n,
-		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
-		GrantsPerS: float64(cmds) / 2 / elapsed.Seconds(), Grants: int(cmds / 2), Commands: cmds,
-		Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall,
-		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
-	}, nil
+	ms.Tool, ms.Clients, ms.Keys = "go-redis-loop", n, n
+	ms.Grants = int(ms.Commands / 2)
+	ms.GrantsPerS = float64(ms.Grants) / elapsed.Seconds()
+	return ms, nil
 }
 
 // uncheckedConn is a TCP connection that does not implement syscall.Conn:

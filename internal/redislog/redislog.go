@@ -9,6 +9,8 @@ package redislog
 
 import (
 	"context"
+	"os"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,3 +23,10 @@ func (discard) Printf(context.Context, string, ...any) {}
 // go-redis keeps one logger per process, so call it once from main or
 // TestMain, before any client is made.
 func Quiet() { redis.SetLogger(discard{}) }
+
+// RunTests is a package's TestMain body: Quiet, then the tests; it exits
+// with their status.
+func RunTests(m *testing.M) {
+	Quiet()
+	os.Exit(m.Run())
+}
