@@ -107,13 +107,15 @@ func runOnce(strategy, scenario string, seed int64, w workload.Config, out strin
 
 // faultMissed reports whether every fault window of r says the nemesis could
 // not produce its scenario: the struck holder was kept, but no other client
-// was granted the key meanwhile (so nothing could overlap).
+// was granted the key meanwhile (so nothing could overlap), or the fault
+// never landed at all (failover-lost-write found no moment to cut).
 func faultMissed(r results.Run) bool {
 	if len(r.Faults) == 0 {
 		return false
 	}
 	for _, f := range r.Faults {
-		if !strings.Contains(f.Note, "no other grant during the hold") && !strings.Contains(f.Note, "no other client was granted") {
+		if !strings.Contains(f.Note, "no other grant during the hold") && !strings.Contains(f.Note, "no other client was granted") &&
+			!strings.Contains(f.Note, "the fault never landed") {
 			return false
 		}
 	}

@@ -401,8 +401,12 @@ func (s *slowNode) Run(ctx context.Context) error {
 	if !sleepUntil(ctx, env, int64(float64(env.Duration)*0.2)) {
 		return nil
 	}
-	start := env.Clock.Now()
+	// The window is when every link is slow: from after the last link got
+	// its latency to before the first loses it. A call made while the
+	// links were being changed one by one is not inside it (seen: a grant
+	// through a link not yet slowed counted as granted during the fault).
 	err := env.Links.SetLatency(s.node, LatencyEachWay)
+	start := env.Clock.Now()
 	evidence := "PING not measured"
 	if err == nil {
 		if rtt, perr := pingRTT(ctx, env.Links.Link(-1, s.node).Addr()); perr == nil {
@@ -412,8 +416,9 @@ func (s *slowNode) Run(ctx context.Context) error {
 		}
 	}
 	sleepUntil(ctx, env, int64(float64(env.Duration)*0.8))
+	end := env.Clock.Now()
 	err = errors.Join(err, env.Links.SetLatency(s.node, 0))
-	recordWindow(env, start, env.Clock.Now(), fmt.Sprintf("latency: +%v each way (+%v per round trip) on every link to %s; %s",
+	recordWindow(env, start, end, fmt.Sprintf("latency: +%v each way (+%v per round trip) on every link to %s; %s",
 		LatencyEachWay, 2*LatencyEachWay, nodeNames(env, []int{s.node}), evidence))
 	if err != nil {
 		return fmt.Errorf("chaos: latency on %s: %w", nodeNames(env, []int{s.node}), err)

@@ -10,7 +10,7 @@ rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
 	echo
 	echo "=== make test failed (exit $rc). Failing tests and their messages:"
-	grep -E -- '--- FAIL|^FAIL|^panic:|_test\.go:[0-9]+:.*|\[build failed\]|timed out' "$log" |
+	grep -E -- '--- FAIL|^FAIL|^panic:|_test\.go:[0-9]+:|^ {10,}[^ ]|\[build failed\]|timed out' "$log" |
 		grep -v -- '--- PASS' | tail -n 60
 fi
 exit "$rc"
