@@ -121,7 +121,7 @@ func TestWriterKeepsFirstWriteErrorAndNeverBlocks(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /dev/full on this machine: %v", err)
 	}
-	w := &Writer{f: f, ops: make(chan Operation, 4), stop: make(chan struct{}), done: make(chan struct{})}
+	w := newWriter(f, 4)
 	go w.drain()
 	// Far more operations than the queue holds: Record must not block
 	// forever once the file is broken.

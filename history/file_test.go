@@ -83,3 +83,60 @@ func TestClock(t *testing.T) {
 		t.Error("ids do not start at hold 1, stream 0")
 	}
 }
+
+// TestBuffersKeepEveryOperation records from 8 Buffers (enough operations
+// for several chunks each) beside direct Records, and checks that the file
+// holds every operation once, each Buffer's in its own order, and that an
+// unflushed Buffer's operations are the only ones missing.
+func TestBuffersKeepEveryOperation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	w, err := Create(path, Header{Strategy: "token-lua", Scenario: "baseline", Seed: 1, TTLMs: 100, Fencing: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perClient = 3000 // ~450 KB per client: many 16 KiB chunks
+	var wg sync.WaitGroup
+	for c := range 8 {
+		wg.Go(func() {
+			b := w.NewBuffer()
+			for i := range perClient {
+				b.Record(Operation{Client: c, Stream: c, Kind: Acquire, Key: "lb:k0", Token: "c-token-with-some-length",
+					Invoke: int64(i), Complete: int64(i + 1), Result: OK, Hold: int64(c*perClient + i + 1)})
+			}
+			b.Flush()
+		})
+	}
+	for i := range 100 {
+		w.Record(Operation{Client: -1, Stream: -1, Kind: Nemesis, Invoke: int64(i), Complete: int64(i), Result: OK})
+	}
+	wg.Wait()
+	lost := w.NewBuffer()
+	lost.Record(Operation{Client: 99, Kind: Acquire, Key: "lb:k0", Result: OK, Hold: 1})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lost.Flush() // after Close: dropped, not a panic or a block
+	if w.Len() != 8*perClient+100 {
+		t.Errorf("Len %d after Close, want %d", w.Len(), 8*perClient+100)
+	}
+	_, ops, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 8*perClient+100 {
+		t.Fatalf("%d operations in the file, want %d", len(ops), 8*perClient+100)
+	}
+	next := map[int]int64{}
+	for _, op := range ops {
+		if op.Client < 0 {
+			continue
+		}
+		if op.Client == 99 {
+			t.Fatal("an operation of a Buffer flushed after Close was written")
+		}
+		if op.Invoke != next[op.Client] {
+			t.Fatalf("client %d: operation %d where %d was next: a Buffer's order was not kept", op.Client, op.Invoke, next[op.Client])
+		}
+		next[op.Client]++
+	}
+}

@@ -115,6 +115,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer c.flush()
 			c.loop(ctx, runCtx)
 		}()
 	}
@@ -137,6 +138,20 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	return st, nil
 }
 
+// buffered is a Recorder that gives each client a buffer of its own
+// (history.Writer): a client's operations are encoded in its goroutine and
+// handed over in chunks. The client flushes it when its loop ends.
+type buffered interface {
+	NewBuffer() *history.Buffer
+}
+
+// flush hands the client's buffered operations to the recorder.
+func (c *client) flush() {
+	if c.buf != nil {
+		c.buf.Flush()
+	}
+}
+
 // discard is the Recorder of an unrecorded run (Env.NoHistory).
 type discard struct{}
 
@@ -153,6 +168,9 @@ type client struct {
 	nodes  []redis.UniversalClient
 	locker impl.Locker
 	stream int
+	// buf records this client's own operations when the recorder offers
+	// per-client buffers (a *history.Writer does); nil: env.History.Record.
+	buf *history.Buffer
 
 	mu      sync.Mutex
 	key     string // key being acquired or held, for strategy hooks
@@ -175,6 +193,9 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1)),
 		stream:   env.IDs.NextStream(),
 		attempts: map[history.Result]int{},
+	}
+	if b, ok := env.History.(buffered); ok {
+		c.buf = b.NewBuffer()
 	}
 	if cfg.OwnKeys {
 		c.ownKey = cfg.Key(id)
@@ -281,7 +302,11 @@ func (c *client) now() int64 { return c.env.Clock.Now() }
 func (c *client) record(op history.Operation) {
 	op.Client = c.id
 	op.Stream = c.stream
-	c.env.History.Record(op)
+	if c.buf != nil {
+		c.buf.Record(op)
+	} else {
+		c.env.History.Record(op)
+	}
 	if op.Result == history.Info {
 		c.stream = c.env.IDs.NextStream()
 	}
