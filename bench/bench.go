@@ -150,6 +150,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		return nil, err
 	}
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
+	sweep = supportedOnly(sweep, o.Cluster)
 	if err := CheckExternal(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
 		return nil, err
 	}

@@ -145,6 +145,69 @@ func Topology(st impl.Strategy) cluster.Topology {
 	return cluster.Topology{Kind: cluster.Single}
 }
 
+// RunTopology returns the topology a run of a strategy (its Info) under
+// scenario sc uses: the scenario's when its setup sets one, else the
+// strategy's (Topology).
+func RunTopology(info impl.Info, sc chaos.Scenario) cluster.Topology {
+	if t := sc.SetupFor(info).Topology; t.Kind != "" {
+		return t
+	}
+	if info.Nodes > 1 {
+		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
+	}
+	return cluster.Topology{Kind: cluster.Single}
+}
+
+// TooFewServers returns "" when o is not the external backend or when its
+// servers (o.External.Addrs) and Sentinels suffice for topology t, else
+// what is missing and the fix, e.g. "needs 5 servers (topology
+// independent:5), --redis-addrs gives 1: give 5 addresses in
+// --redis-addrs".
+func TooFewServers(o cluster.Options, t cluster.Topology) string {
+	if o.Backend != cluster.BackendExternal {
+		return ""
+	}
+	if n, have := t.Servers(), len(o.External.Addrs); have < n {
+		return fmt.Sprintf("needs %d servers (topology %s), --redis-addrs gives %d: give %d addresses in --redis-addrs", n, t, have, n)
+	}
+	if t.Sentinels > 0 && len(o.External.SentinelAddrs) == 0 {
+		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
+	}
+	return ""
+}
+
+// CheckServers returns nil unless strategy (under scenario; "" for the
+// strategy's own topology) cannot run on the external backend of o for
+// too few servers; then an error wrapping ErrUsage naming the strategy,
+// the servers it needs and the fix; choose is the other fix ("a
+// --strategy that needs fewer"). Unknown names and scenarios that do
+// not apply give nil (Resolved reports them).
+func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
+	st, err := impl.Lookup(strategy)
+	if err != nil {
+		return nil
+	}
+	t := Topology(st)
+	if scenario != "" {
+		sc, err := chaos.Lookup(scenario)
+		if err != nil {
+			return nil
+		}
+		if ok, _ := sc.AppliesTo(st.Info()); !ok {
+			return nil
+		}
+		t = RunTopology(st.Info(), sc)
+	}
+	if why := TooFewServers(o, t); why != "" {
+		on := ""
+		if scenario != "" && t != Topology(st) {
+			on = " under scenario " + scenario
+		}
+		return fmt.Errorf("%w: strategy %s%s %s, or choose %s (lockbench list shows each strategy's NODES)", ErrUsage, strategy, on, why, choose)
+	}
+	return nil
+}
+
 // HistoryName is the history file of a run, relative to the results folder.
 func HistoryName(strategy, scenario string, seed int64) string {
 	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", strategy, scenario, seed))
@@ -161,10 +224,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return results.Run{}, err
 	}
 	info := st.Info()
-	topo := Topology(st)
-	if setup.Topology.Kind != "" {
-		topo = setup.Topology
-	}
+	topo := RunTopology(info, sc)
 	exp := Expected(s.Strategy, s.Scenario)
 	if why := customized(s, info, w); why != "" {
 		exp = Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
@@ -647,6 +707,9 @@ func imageOf(o cluster.Options) string {
 // scenarios that do work there for the strategy, and, on the external
 // backend, --allow-destructive when that flag would make it work.
 func Unsupported(o cluster.Options, sc chaos.Scenario, info impl.Info) string {
+	if why := TooFewServers(o, RunTopology(info, sc)); why != "" {
+		return fmt.Sprintf("on the %s backend the strategy %s, or choose strategies that need fewer", backendName(o), why)
+	}
 	have, err := cluster.BackendFeatures(o.Backend, o)
 	if err != nil {
 		return err.Error()

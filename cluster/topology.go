@@ -131,6 +131,11 @@ func (t Topology) validate() error {
 	return nil
 }
 
+// Servers returns the number of redis-servers the topology has (Sentinels
+// not counted): 1 for Single, Nodes for Independent (0: 5), 1 + Replicas
+// for Replicated.
+func (t Topology) Servers() int { return t.normalized().Nodes }
+
 // String returns the spelling ParseTopology accepts, e.g. "independent:5" or
 // "replicated:2+sentinel".
 func (t Topology) String() string {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -51,6 +53,12 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	if b.backend != cluster.BackendExternal && ext {
 		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", bench.ErrUsage)
 	}
+	if err := checkAddrs("--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
+		return o, "", err
+	}
+	if err := checkAddrs("--sentinel-addrs", b.sentinelAddrs, "Sentinels"); err != nil {
+		return o, "", err
+	}
 	o.Image = b.image
 	name, note, err := cluster.ResolveBackend(ctx, b.backend, o)
 	if err != nil {
@@ -69,4 +77,25 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 			SharedKeys: b.sharedKeys}
 	}
 	return o, note, nil
+}
+
+// checkAddrs checks the addresses of flag: each host:port with a port in
+// 1..65535, none listed twice (the same server twice would count as two
+// independent ones, and a quorum on it means nothing); what names what
+// the addresses should be, for the fix. Errors wrap bench.ErrUsage.
+func checkAddrs(flag string, addrs []string, what string) error {
+	seen := map[string]int{}
+	for _, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%w: %s: %q is not host:port (e.g. 127.0.0.1:6379)", bench.ErrUsage, flag, a)
+		}
+		seen[a]++
+	}
+	for _, a := range addrs {
+		if n := seen[a]; n > 1 {
+			return fmt.Errorf("%w: %s: %s is listed %d times; give %d distinct %s", bench.ErrUsage, flag, a, n, len(addrs), what)
+		}
+	}
+	return nil
 }

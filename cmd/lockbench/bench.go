@@ -60,6 +60,15 @@ error, 3 environment error.`,
 			if note != "" && !o.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
 			}
+			if len(strategies) > 0 {
+				// Named strategies must run; the default set marks the
+				// ones that cannot n/a (bench.Unsupported).
+				for _, st := range p.Strategies {
+					if err := bench.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
+						return err
+					}
+				}
+			}
 			if repeat < 0 {
 				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, repeat)
 			}

@@ -299,6 +299,9 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	f.backendNote = note
 	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
+	if err := bench.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
+		return bench.Spec{}, err
+	}
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
