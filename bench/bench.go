@@ -208,7 +208,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		return f, err
 	}
 	if len(overloaded) > 0 {
-		return f, fmt.Errorf("%d runs with an unexpected verdict on an overloaded machine (results and report written): %w", len(overloaded), overloaded[0])
+		return f, fmt.Errorf("%s with an unexpected verdict on an overloaded machine (results and report written): %w", plural(len(overloaded), "run"), overloaded[0])
 	}
 	return f, nil
 }

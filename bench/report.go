@@ -394,6 +394,14 @@ func (o Outcome) VerdictLine() string {
 		}
 		bad = " (" + strings.Join(names, ", ") + ")"
 	}
-	return fmt.Sprintf("%d runs, %d as expected, %d unexpected%s; report: %s (also %s)",
-		o.Runs, o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+	return fmt.Sprintf("%s, %d as expected, %d unexpected%s; report: %s (also %s)",
+		plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+}
+
+// plural writes n and word, with an s unless n is 1: "1 run", "3 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -629,6 +629,38 @@ func OutDirError(dir string, err error) error {
 	return fmt.Errorf("cannot write results folder %s: %v: choose another --out (%w)", dir, err, cluster.ErrEnvironment)
 }
 
+// CheckWritable returns nil when files can be created in the folder dir,
+// else the error of the attempt. It creates dir (and its parents) to try,
+// and removes what it created: a file, and dir itself if it did not exist
+// and the folders it made (so a command refused afterwards leaves no
+// empty folder).
+func CheckWritable(dir string) error {
+	var made []string // the missing folders, dir first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	defer func() {
+		for _, d := range made {
+			os.Remove(d) // only if empty
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".lockbench-write-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // GrantsDuringFaults counts the grants (outermost acquires with result ok)
 // invoked and completed inside one nemesis window that lasts at least 1 ms.
 func GrantsDuringFaults(ops []history.Operation) int {

@@ -514,7 +514,7 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if c.Failed() {
 		verdict = fmt.Sprintf("%d gated finding(s): regression", c.Gated)
 	}
-	_, err := fmt.Fprintf(w, "\n%d cells compared, max regression %s: %s\n", len(c.Cells), formatShare(c.MaxRegression), verdict)
+	_, err := fmt.Fprintf(w, "\n%s compared, max regression %s: %s\n", plural(len(c.Cells), "cell"), formatShare(c.MaxRegression), verdict)
 	return err
 }
 

@@ -21,9 +21,11 @@ func newBenchCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
-		Long: `Run every (strategy, scenario) pair of a profile against redis-server
-processes lockbench starts itself, check each history, and write results.json,
-report.md, index.html, the plots and the histories to --out.
+		Long: `Run every (strategy, scenario) pair of a profile against Redis servers that
+lockbench starts and stops itself (--backend process: redis-server processes;
+--backend docker: containers) or an existing deployment (--backend external
+--redis-addrs), check each history, and write results.json, report.md,
+index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
 longer runs, a client sweep). --strategies and --scenarios narrow a profile.
@@ -31,7 +33,9 @@ longer runs, a client sweep). --strategies and --scenarios narrow a profile.
 report shows medians with min–max; the same seed and repeat run the same
 cells.
 Pairs whose faults the backend cannot inject (--backend docker or external)
-are skipped, one "n/a" line each on stderr.
+are skipped, one "n/a" line each on stderr; so are, on the external backend,
+the strategies that need more servers than --redis-addrs gives, unless named
+in --strategies (then the bench is refused before it starts).
 
 Output: progress on stderr (a bar on a terminal, one line per run when
 stderr is not a terminal or with -v), then the verdict line and the
@@ -42,7 +46,8 @@ Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
 error, 3 environment error.`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (rerr error) {
+			defer func() { rerr = onExternal(rerr, be.backend) }()
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
@@ -77,6 +82,9 @@ error, 3 environment error.`,
 			}
 			if err := bench.CheckSeeds(seed, repeat); err != nil {
 				return err
+			}
+			if err := bench.CheckWritable(out); err != nil {
+				return bench.OutDirError(out, err)
 			}
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix}

@@ -17,7 +17,12 @@ func newListCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list [--matrix]",
 		Short: "List strategies, scenarios and profiles (or the verdict matrix)",
-		Args:  cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: lockbench list takes no argument, got %q (usage: lockbench list [--matrix | --markdown])", bench.ErrUsage, args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()

@@ -54,7 +54,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != "perf" {
 				return fmt.Errorf("%w: --out %s holds the results of profile %s; perf would replace them: choose another --out", bench.ErrUsage, out, old.Profile)
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			if err := bench.CheckWritable(out); err != nil {
 				return bench.OutDirError(out, err)
 			}
 			o.Clients, o.OutDir = clients, out

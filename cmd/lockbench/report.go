@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -31,11 +32,43 @@ path) is taken as its folder.`,
 			if err != nil {
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
-			if err := bench.Report(dir, f); err != nil {
+			if err := bench.CheckWritable(dir); err != nil {
+				return fmt.Errorf("cannot write results folder %s: %v: choose a writable folder (copy it, histories included, and run lockbench report on the copy) (%w)", dir, err, cluster.ErrEnvironment)
+			}
+			rf, missing, listed := withoutMissingHistories(dir, f)
+			if missing > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d histories listed in %s are missing: their timelines and links are left out of the report (copy the histories folder along with results.json)\n",
+					missing, listed, filepath.Join(dir, results.FileName))
+			}
+			if err := bench.Report(dir, rf); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.md"))
 			return nil
 		},
 	}
+}
+
+// withoutMissingHistories returns f, or, when some of its runs name a
+// history that is not in dir, a copy whose runs name none there (the
+// report then links no missing file); with how many histories were missing
+// and how many f lists.
+func withoutMissingHistories(dir string, f *results.File) (rf *results.File, missing, listed int) {
+	runs := make([]results.Run, len(f.Runs))
+	for i, r := range f.Runs {
+		if r.History != "" {
+			listed++
+			if _, err := os.Stat(filepath.Join(dir, r.History)); err != nil {
+				r.History = ""
+				missing++
+			}
+		}
+		runs[i] = r
+	}
+	if missing == 0 {
+		return f, 0, listed
+	}
+	c := *f
+	c.Runs = runs
+	return &c, missing, listed
 }

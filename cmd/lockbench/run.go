@@ -67,7 +67,8 @@ usage error, 3 environment error.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			defer func() { err = onExternal(err, f.be.backend) }()
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
@@ -77,6 +78,9 @@ usage error, 3 environment error.`,
 			}
 			if old, err := results.Load(filepath.Join(f.out, results.FileName)); err == nil && old.Profile != "run" {
 				return fmt.Errorf("%w: --out %s holds the results of a bench (profile %s); a run would replace them: choose another --out", bench.ErrUsage, f.out, old.Profile)
+			}
+			if err := bench.CheckWritable(f.out); err != nil {
+				return bench.OutDirError(f.out, err)
 			}
 			if !o.quiet {
 				notices(cmd, spec, &f)
