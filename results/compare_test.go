@@ -310,3 +310,21 @@ func TestLoadPath(t *testing.T) {
 		t.Errorf("LoadPath(empty folder) err = %v, want a not-exist error", err)
 	}
 }
+
+// TestWriteTextCellCount: the summary line counts cells in the singular
+// for one.
+func TestWriteTextCellCount(t *testing.T) {
+	for _, tt := range []struct {
+		cells int
+		want  string
+	}{{1, "\n1 cell compared, "}, {2, "\n2 cells compared, "}} {
+		c := Comparison{Old: "a", New: "b", MaxRegression: 0.1, Cells: make([]CellComparison, tt.cells)}
+		var b strings.Builder
+		if err := c.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tt.want) {
+			t.Errorf("%d cells: %q lacks %q", tt.cells, b.String(), tt.want)
+		}
+	}
+}
