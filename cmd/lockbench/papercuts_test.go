@@ -200,6 +200,9 @@ func TestSeedBounds(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
 		{[]string{"bench", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
 		{[]string{"bench", "--profile", "full", "--seed", "9223372036854775000"}, "client sweep's seeds"},
+		// A huge repeat once planned 24 GB of runs before the first.
+		{[]string{"bench", "--repeat", "1000000000"}, "--repeat 1000000000: want at most 1000"},
+		{[]string{"run", "--strategy", "token-lua", "--repeat", "1001"}, "--repeat 1001: want at most 1000"},
 	}
 	for _, tt := range tests {
 		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
