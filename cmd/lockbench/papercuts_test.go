@@ -303,3 +303,34 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version %s: its minor must be the results schema version %d", bench.Version, results.SchemaVersion)
 	}
 }
+
+// TestCheckAgreesWithRun: a run whose flags leave the strategy's defaults
+// (--policy none) is ungated, and lockbench check of its history says the
+// same (it had judged it against the verdict table); the same history cut
+// at a line boundary, as a killed run leaves it, is refused, not judged.
+func TestCheckAgreesWithRun(t *testing.T) {
+	out := t.TempDir()
+	code, text := run(t, nil, "run", "--strategy", "watchdog", "--scenario", "long-cs", "--policy", "none",
+		"--duration", "300ms", "--clients", "4", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, text)
+	}
+	hist := filepath.Join(out, "histories", "watchdog-long-cs-1.jsonl")
+	code, text = run(t, nil, "check", hist)
+	if code != 0 || !strings.Contains(text, "custom usage policy (--policy)") {
+		t.Errorf("check of an ungated run's history: exit %d, output %q; want exit 0 and the reason it is ungated", code, text)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text = run(t, nil, "check", cut)
+	if code != 2 || !strings.Contains(text, "cut short after line") {
+		t.Errorf("check of a history cut at a line boundary: exit %d, output %q; want exit 2 and \"cut short\"", code, text)
+	}
+}
