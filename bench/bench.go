@@ -229,10 +229,15 @@ func (o Options) seedAndRepeat() (int64, int) {
 // cell with repeat runs uses seeds seed..seed+repeat-1, so seed must be at
 // least 1, repeat at least 1 and seed+repeat-1 must not overflow int64.
 // The error wraps ErrUsage and names the largest --seed that works.
+//
+// MaxRepeat bounds repeat: a bench plans all its runs before the first
+// (a fresh user's --repeat 1000000000 took 24 GB before running anything).
 func CheckSeeds(seed int64, repeat int) error {
 	switch {
 	case repeat < 1:
 		return fmt.Errorf("%w: --repeat %d: want at least 1", ErrUsage, repeat)
+	case repeat > MaxRepeat:
+		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", ErrUsage, repeat, MaxRepeat)
 	case seed < 1:
 		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", ErrUsage, seed)
 	case seed > math.MaxInt64-int64(repeat-1):
@@ -240,6 +245,10 @@ func CheckSeeds(seed int64, repeat int) error {
 	}
 	return nil
 }
+
+// MaxRepeat is the largest --repeat of run and bench: 1000 repeats of the
+// ci profile are 82 000 runs, days of machine time.
+const MaxRepeat = 1000
 
 // Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
 // each strategy (in p.Strategies' order) the scenario applies to, repeat

@@ -225,11 +225,8 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	info := st.Info()
 	topo := RunTopology(info, sc)
-	exp := Expected(s.Strategy, s.Scenario)
-	if why := customized(s, info, w); why != "" {
-		exp = Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
-			Reason: why + ": the verdict table assumes the strategy's defaults, so nothing is gated"}
-	}
+	ungated := customized(s, info, w)
+	exp := ExpectedFor(s.Strategy, s.Scenario, ungated)
 	out := results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
@@ -291,7 +288,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	hw, err := history.Create(histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
 		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: info.Claims.Reentrant,
-		Started: clock.Start().UTC().Format(time.RFC3339Nano),
+		Started: clock.Start().UTC().Format(time.RFC3339Nano), Ungated: ungated,
 	})
 	if err != nil {
 		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
@@ -504,6 +501,18 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops))
 	return err
+}
+
+// ExpectedFor is Expected(strategy, scenario), unless ungated names why the
+// run left the strategy's defaults (customized; recorded in the history
+// header as Ungated): then every check is at risk, with that reason, so
+// lockbench run and lockbench check of its history agree.
+func ExpectedFor(strategy, scenario, ungated string) Expectation {
+	if ungated == "" {
+		return Expected(strategy, scenario)
+	}
+	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
+		Reason: ungated + ": the verdict table assumes the strategy's defaults, so nothing is gated"}
 }
 
 // customized names the flags that take a run away from the strategy's

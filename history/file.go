@@ -39,8 +39,6 @@ type Writer struct {
 	stop   chan struct{} // closed by Close: write out what is queued and finish
 	done   chan struct{} // closed when the background goroutine has finished
 	n      atomic.Int64  // operations encoded, stored by the background goroutine
-	// buffered counts the operations Buffers have handed over.
-	buffered atomic.Int64
 
 	// closed turns true at Close. Record reads it without a lock: a mutex
 	// shared by every client cost each Record two contended atomic
@@ -75,6 +73,7 @@ func Create(path string, h Header) (*Writer, error) {
 		return nil, fmt.Errorf("history: create %s: %w", path, err)
 	}
 	h.SchemaVersion = SchemaVersion
+	h.EndLine = true
 	line, err := json.Marshal(h)
 	if err == nil {
 		_, err = f.Write(append(line, '\n'))
@@ -153,12 +152,13 @@ func (w *Writer) drain() {
 				n++
 			case c := <-w.chunks:
 				buf = append(buf, c...)
+				n += int64(bytes.Count(c, []byte{'\n'})) // one line per operation
 				select {
 				case w.free <- c[:0]:
 				default:
 				}
 			default:
-				w.n.Store(n + w.buffered.Load())
+				w.n.Store(n)
 				return
 			}
 			if len(buf) >= writeBatch {
@@ -199,9 +199,8 @@ const (
 // its order. A Buffer is not safe for concurrent use; Flush it before the
 // Writer's Close, or its operations are lost.
 type Buffer struct {
-	w   *Writer
-	b   []byte
-	ops int64
+	w *Writer
+	b []byte
 }
 
 // NewBuffer returns an empty Buffer that hands its operations to w.
@@ -219,7 +218,6 @@ func (b *Buffer) Record(op Operation) {
 		}
 	}
 	b.b = append(appendOperation(b.b, op), '\n')
-	b.ops++
 	if len(b.b) >= chunkSize {
 		b.Flush()
 	}
@@ -234,10 +232,9 @@ func (b *Buffer) Flush() {
 	}
 	select {
 	case b.w.chunks <- b.b:
-		b.w.buffered.Add(b.ops)
 	case <-b.w.done:
 	}
-	b.b, b.ops = nil, 0
+	b.b = nil
 }
 
 func (w *Writer) setErr(err error) {
@@ -260,6 +257,16 @@ func (w *Writer) Close() error {
 		w.closed.Store(true)
 		close(w.stop)
 		<-w.done
+		w.errMu.Lock()
+		failed := w.err != nil
+		w.errMu.Unlock()
+		if !failed {
+			// The end line tells a reader the file is whole.
+			end, _ := json.Marshal(endLine{EndOperations: w.n.Load()})
+			if _, err := w.f.Write(append(end, '\n')); err != nil {
+				w.setErr(fmt.Errorf("history: write the end line: %w", err))
+			}
+		}
 		if err := w.f.Close(); err != nil {
 			w.setErr(fmt.Errorf("history: close: %w", err))
 		}
@@ -289,6 +296,7 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 	var h Header
 	var ops, chunk []Operation
 	var chunks [][]Operation
+	ended, read := int64(-1), int64(0) // the end line's count (-1: none yet); operations read
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
 	line := 0
@@ -313,10 +321,22 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 			}
 			continue
 		}
+		if ended >= 0 {
+			return h, nil, fmt.Errorf("%w: line %d: an operation after the end line", ErrCorrupt, line)
+		}
+		if bytes.HasPrefix(b, []byte(`{"end_operations":`)) {
+			var e endLine
+			if err := strictUnmarshal(b, &e); err != nil {
+				return h, nil, fmt.Errorf("%w: line %d (end line): %v", ErrCorrupt, line, err)
+			}
+			ended = e.EndOperations
+			continue
+		}
 		var op Operation
 		if err := strictUnmarshal(b, &op); err != nil {
 			return h, nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, line, err)
 		}
+		read++
 		if err := op.validate(); err != nil {
 			return h, nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, line, err)
 		}
@@ -346,6 +366,12 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 	}
 	if line == 0 {
 		return h, nil, fmt.Errorf("%w: empty file (line 1 must be the header)", ErrCorrupt)
+	}
+	switch {
+	case h.EndLine && ended < 0:
+		return h, nil, fmt.Errorf("%w: cut short after line %d: no end line (the run that wrote it was killed before it finished); a partial history would give false verdicts", ErrCorrupt, line)
+	case ended >= 0 && ended != read:
+		return h, nil, fmt.Errorf("%w: the end line counts %d operations, the file holds %d", ErrCorrupt, ended, read)
 	}
 	return h, ops, nil
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -138,5 +139,62 @@ func TestBuffersKeepEveryOperation(t *testing.T) {
 			t.Fatalf("client %d: operation %d where %d was next: a Buffer's order was not kept", op.Client, op.Invoke, next[op.Client])
 		}
 		next[op.Client]++
+	}
+}
+
+// TestEndLineCatchesACutHistory: a history lockbench wrote ends with an end
+// line; the same file cut at a line boundary (a killed run) is refused, as
+// is one whose end line miscounts, while a history without the header's
+// end_line promise (another tool's) needs none.
+func TestEndLineCatchesACutHistory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.jsonl")
+	w, err := Create(path, Header{Strategy: "token-lua", Scenario: "baseline", Seed: 1, TTLMs: 100, Fencing: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.NewBuffer()
+	for i := range 10 {
+		b.Record(Operation{Client: 0, Kind: Acquire, Key: "k", Invoke: int64(i), Complete: int64(i + 1), Result: Fail})
+	}
+	b.Flush()
+	w.Record(Operation{Client: -1, Kind: Nemesis, Invoke: 1, Complete: 2, Result: OK})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, ops, err := Load(path)
+	if err != nil || len(ops) != 11 || !h.EndLine {
+		t.Fatalf("whole file: %d operations, end_line %v, err %v; want 11, true, nil", len(ops), h.EndLine, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	write := func(name string, ls []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"cut at a line boundary", write("cut.jsonl", lines[:6]), "cut short after line 6: no end line"},
+		{"end line miscounts", write("miscount.jsonl", append(append([]string{}, lines[:6]...), `{"end_operations":11}`+"\n")), "the end line counts 11 operations, the file holds 5"},
+		{"operation after the end line", write("after.jsonl", append(append([]string{}, lines...), lines[1])), "an operation after the end line"},
+	} {
+		_, _, err := Load(tt.path)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want ErrCorrupt with %q", tt.name, err, tt.want)
+		}
+	}
+	other := strings.Replace(lines[0], `,"end_line":true`, "", 1)
+	if other == lines[0] {
+		t.Fatalf("header %q has no end_line", lines[0])
+	}
+	if _, ops, err := Load(write("other.jsonl", append([]string{other}, lines[1:6]...))); err != nil || len(ops) != 5 {
+		t.Errorf("a history without end_line in its header: %d operations, err %v; want 5, nil", len(ops), err)
 	}
 }

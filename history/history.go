@@ -110,6 +110,20 @@ type Header struct {
 	Reentrant bool `json:"reentrant,omitempty"`
 	// Started is the wall-clock start of the run (RFC 3339), for humans only.
 	Started string `json:"started,omitempty"`
+	// Ungated, when set, says why the verdict table does not gate the run
+	// (a custom usage policy, fencing mode or library settings): lockbench
+	// check then reports the run at risk, as lockbench run did.
+	Ungated string `json:"ungated,omitempty"`
+	// EndLine says the writer ends the file with an end line
+	// ({"end_operations":N}); a file that says so and lacks it was cut
+	// short (its writer was killed) and is refused. Set by Create.
+	EndLine bool `json:"end_line,omitempty"`
+}
+
+// endLine is the last line of a history whose header sets EndLine: how
+// many operations the file holds.
+type endLine struct {
+	EndOperations int64 `json:"end_operations"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's

@@ -229,6 +229,7 @@ func TestCompareSetupWarnings(t *testing.T) {
 		}, "different library settings (config.library) in 1 cell(s), e.g. token-lua/baseline: OLD redsync-tries=1, NEW redsync-tries=3"},
 		{"policy", func(f *File) { each(f, 1, func(r *Run) { r.Config.Policy = nil }) }, "different usage policy (--policy) in 1 cell(s), e.g. token-lua/gc-pause: OLD check-validity, NEW none"},
 		{"fencing", func(f *File) { each(f, 2, func(r *Run) { r.Config.Fencing = "all" }) }, "different fencing mode (--fencing) in 1 cell(s), e.g. watchdog/random: OLD writes, NEW all"},
+		{"interrupted", func(f *File) { f.Incomplete = "interrupted after 7 of 82 runs" }, "NEW is incomplete (interrupted after 7 of 82 runs): the cells it did not run are reported missing"},
 	}
 	setup := func(f *File, imageSide bool) {
 		if imageSide {

@@ -56,7 +56,7 @@ error names the line).`,
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
 			rep := checker.Check(h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
-			exp := bench.Expected(h.Strategy, h.Scenario)
+			exp := bench.ExpectedFor(h.Strategy, h.Scenario, h.Ungated)
 			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, Expected: exp.Summary(),
 				ExpectedChecks: exp.Checks(), Reason: exp.Reason, History: path}
 			bench.Fill(&r, ops, rep, exp, filepath.Dir(path))

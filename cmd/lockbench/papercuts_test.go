@@ -200,6 +200,9 @@ func TestSeedBounds(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
 		{[]string{"bench", "--seed", "0"}, "--seed 0: want a seed ≥ 1"},
 		{[]string{"bench", "--profile", "full", "--seed", "9223372036854775000"}, "client sweep's seeds"},
+		// A huge repeat once planned 24 GB of runs before the first.
+		{[]string{"bench", "--repeat", "1000000000"}, "--repeat 1000000000: want at most 1000"},
+		{[]string{"run", "--strategy", "token-lua", "--repeat", "1001"}, "--repeat 1001: want at most 1000"},
 	}
 	for _, tt := range tests {
 		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
@@ -298,5 +301,36 @@ func TestVersion(t *testing.T) {
 	parts := strings.Split(bench.Version, ".")
 	if len(parts) != 3 || parts[1] != strconv.Itoa(results.SchemaVersion) {
 		t.Errorf("version %s: its minor must be the results schema version %d", bench.Version, results.SchemaVersion)
+	}
+}
+
+// TestCheckAgreesWithRun: a run whose flags leave the strategy's defaults
+// (--policy none) is ungated, and lockbench check of its history says the
+// same (it had judged it against the verdict table); the same history cut
+// at a line boundary, as a killed run leaves it, is refused, not judged.
+func TestCheckAgreesWithRun(t *testing.T) {
+	out := t.TempDir()
+	code, text := run(t, nil, "run", "--strategy", "watchdog", "--scenario", "long-cs", "--policy", "none",
+		"--duration", "300ms", "--clients", "4", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, text)
+	}
+	hist := filepath.Join(out, "histories", "watchdog-long-cs-1.jsonl")
+	code, text = run(t, nil, "check", hist)
+	if code != 0 || !strings.Contains(text, "custom usage policy (--policy)") {
+		t.Errorf("check of an ungated run's history: exit %d, output %q; want exit 0 and the reason it is ungated", code, text)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text = run(t, nil, "check", cut)
+	if code != 2 || !strings.Contains(text, "cut short after line") {
+		t.Errorf("check of a history cut at a line boundary: exit %d, output %q; want exit 2 and \"cut short\"", code, text)
 	}
 }
