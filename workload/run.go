@@ -343,8 +343,8 @@ func (c *client) at(ctx context.Context, p Point, key string, hold int64, l *imp
 
 // opCtx returns the context of one lock call: OpTimeout from now as its
 // deadline, see callContext.
-func (c *client) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return &callContext{Context: ctx, deadline: time.Now().Add(c.cfg.OpTimeout)}, func() {}
+func (c *client) opCtx(ctx context.Context) context.Context {
+	return &callContext{Context: ctx, deadline: time.Now().Add(c.cfg.OpTimeout)}
 }
 
 // callContext carries a lock call's deadline without a timer of its own.
@@ -386,8 +386,7 @@ func (c *callContext) Err() error {
 // acquire makes one attempt and records it. depth is the reentrancy depth.
 // An outermost grant (depth 1) takes a new hold id; nested ones keep hold.
 func (c *client) acquire(ctx context.Context, key string, hold int64, depth int) (*impl.Lease, int64, error) {
-	octx, cancel := c.opCtx(ctx)
-	defer cancel()
+	octx := c.opCtx(ctx)
 	inv := c.now()
 	l, err := c.locker.Acquire(octx, key)
 	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now()}
@@ -409,8 +408,7 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int)
 
 // release releases one level and records it.
 func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth int) {
-	octx, cancel := c.opCtx(ctx)
-	defer cancel()
+	octx := c.opCtx(ctx)
 	inv := c.now()
 	rem, err := c.locker.Release(octx, l)
 	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
