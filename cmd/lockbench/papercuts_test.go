@@ -334,3 +334,21 @@ func TestCheckAgreesWithRun(t *testing.T) {
 		t.Errorf("check of a history cut at a line boundary: exit %d, output %q; want exit 2 and \"cut short\"", code, text)
 	}
 }
+
+// TestRunFlagLimits: a strategy or scenario given twice (pflag would keep
+// the last silently) and a --duration above the limit are usage errors.
+func TestRunFlagLimits(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--strategy", "token-lua", "--strategy", "redlock"}, `given twice ("token-lua", then "redlock")`},
+		{[]string{"run", "--strategy", "token-lua", "--scenario", "long-cs", "--scenario", "gc-pause"}, "lockbench bench --scenarios A,B runs several"},
+		{[]string{"run", "--strategy", "token-lua", "--duration", "10000h"}, "--duration 10000h0m0s: want at most 1h0m0s"},
+	} {
+		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
+		if code != 2 || !strings.Contains(text, tt.want) {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+	}
+}

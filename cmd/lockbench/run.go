@@ -161,8 +161,9 @@ usage error, 3 environment error.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.strategy, "strategy", "", "lock strategy (required; see lockbench list)")
-	fl.StringVar(&f.scenario, "scenario", "baseline", "fault scenario (see lockbench list)")
+	f.scenario = "baseline"
+	fl.Var(&onceString{v: &f.strategy, many: "--strategies"}, "strategy", "lock strategy (required; see lockbench list)")
+	fl.Var(&onceString{v: &f.scenario, many: "--scenarios"}, "scenario", "fault scenario (see lockbench list)")
 	fl.IntVar(&f.clients, "clients", 16, "concurrent clients, each its own lock owner")
 	fl.IntVar(&f.keys, "keys", 1, "lock keys (1 = fully contended)")
 	fl.BoolVar(&f.zipf, "zipf", false, "choose keys with a Zipf distribution instead of uniformly")
@@ -214,6 +215,37 @@ func librarySettings(cmd *cobra.Command) map[string]string {
 	return m
 }
 
+// maxDuration is the longest --duration of one run.
+const maxDuration = time.Hour
+
+// onceString is a string flag that may be given once: pflag keeps the last
+// of repeated values silently, and `run --strategy a --strategy b` ran b
+// alone. many names bench's flag that takes several.
+type onceString struct {
+	v    *string
+	set  bool
+	many string
+}
+
+func (o *onceString) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return *o.v
+}
+
+// Set stores s, or fails when the flag was already given.
+func (o *onceString) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%q, then %q): run takes one; lockbench bench %s A,B runs several", *o.v, s, o.many)
+	}
+	*o.v, o.set = s, true
+	return nil
+}
+
+// Type is the flag's type name in help.
+func (o *onceString) Type() string { return "string" }
+
 // spec validates the flags into a bench.Spec; errors wrap bench.ErrUsage.
 func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.strategy == "" {
@@ -244,6 +276,9 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	if err := bench.CheckSeeds(f.seed, f.repeat); err != nil {
 		return bench.Spec{}, err
+	}
+	if f.duration > maxDuration {
+		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", bench.ErrUsage, f.duration, maxDuration)
 	}
 	for _, x := range []struct {
 		name string
