@@ -355,6 +355,11 @@ func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) 
 		if perf.P50Ms.N > 0 {
 			p += fmt.Sprintf(", acquire p50 %s ms, p99 %s ms", formatNum(perf.P50Ms.Median), formatNum(perf.P99Ms.Median))
 		}
+		if perf.RoundTripsPerGrant.N > 0 {
+			// The figure that tells strategies apart when one contended key
+			// sets everyone's rate: what each grant costs the servers.
+			p += fmt.Sprintf(", %s Redis commands per grant", formatNum(perf.RoundTripsPerGrant.Median))
+		}
 		parts = append(parts, p)
 	}
 	return strategy + ": " + strings.Join(parts, "; ")
