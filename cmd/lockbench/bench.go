@@ -46,8 +46,7 @@ Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
 error, 3 environment error.`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (rerr error) {
-			defer func() { rerr = onExternal(rerr, be.backend) }()
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}

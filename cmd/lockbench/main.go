@@ -51,14 +51,10 @@ func main() {
 	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 		// Interrupted while a library reported its own error (e.g. a Docker
 		// call cut short): the cause is the interrupt, exit 130.
-		_, ext := errors.AsType[externalError](err)
 		err = fmt.Errorf("%w (%v)", context.Canceled, err)
-		if ext {
-			err = externalError{err}
-		}
 	}
 	stop()
-	code, msg := exitCode(err)
+	code, msg := exitCode(err, onExternal(cmd))
 	if msg != "" {
 		fmt.Fprintln(os.Stderr, "lockbench:", msg)
 		if stdout.n == 0 && wantsJSON(cmd, os.Args[1:]) {
@@ -163,25 +159,21 @@ func unknownCommand(root *cobra.Command, name string) error {
 	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", bench.ErrUsage, name, hint, strings.Join(names, ", "))
 }
 
-// externalError marks the error of a command that ran on the external
-// backend (--backend external): its interrupt message stops no server.
-type externalError struct{ error }
-
-func (e externalError) Unwrap() error { return e.error }
-
-// onExternal returns err marked as an error on the external backend when
-// backend is external (nil stays nil).
-func onExternal(err error, backend string) error {
-	if err == nil || backend != cluster.BackendExternal {
-		return err
+// onExternal reports whether cmd ran with --backend external (auto never
+// picks it): there lockbench starts no server, which its interrupt message
+// says.
+func onExternal(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
 	}
-	return externalError{err}
+	fl := cmd.Flags().Lookup("backend")
+	return fl != nil && fl.Value.String() == cluster.BackendExternal
 }
 
 // exitCode maps an error to the documented exit code and the one-line
-// message to print ("" for none).
-func exitCode(err error) (int, string) {
-	err0 := err
+// message to print ("" for none); external says the command ran on the
+// external backend (for the interrupt message).
+func exitCode(err error, external bool) (int, string) {
 	if err == nil {
 		return exitOK, ""
 	}
@@ -192,7 +184,7 @@ func exitCode(err error) (int, string) {
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
 		err = errors.New("interrupted: every redis-server (and container) lockbench started was stopped")
-		if _, ok := errors.AsType[externalError](err0); ok {
+		if external {
 			err = errors.New("interrupted: on the external backend lockbench started no server, so none was stopped; the run's keys under --key-prefix were deleted (unless --shared-keys)")
 		}
 	case errors.Is(err, cluster.ErrEnvironment):

@@ -67,8 +67,7 @@ usage error, 3 environment error.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			defer func() { err = onExternal(err, f.be.backend) }()
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
