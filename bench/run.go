@@ -138,9 +138,12 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 }
 
 // Topology returns the cluster topology a strategy needs.
-func Topology(st impl.Strategy) cluster.Topology {
-	if n := st.Info().Nodes; n > 1 {
-		return cluster.Topology{Kind: cluster.Independent, Nodes: n}
+func Topology(st impl.Strategy) cluster.Topology { return topologyOf(st.Info()) }
+
+// topologyOf is Topology from a strategy's Info.
+func topologyOf(info impl.Info) cluster.Topology {
+	if info.Nodes > 1 {
+		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
 	}
 	return cluster.Topology{Kind: cluster.Single}
 }
@@ -152,10 +155,7 @@ func RunTopology(info impl.Info, sc chaos.Scenario) cluster.Topology {
 	if t := sc.SetupFor(info).Topology; t.Kind != "" {
 		return t
 	}
-	if info.Nodes > 1 {
-		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
-	}
-	return cluster.Topology{Kind: cluster.Single}
+	return topologyOf(info)
 }
 
 // TooFewServers returns "" when o is not the external backend or when its
