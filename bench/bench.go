@@ -136,6 +136,9 @@ type Options struct {
 	// Progress is called before each run with its index (from 0), the
 	// total and a label; nil: silent.
 	Progress func(i, total int, label string)
+	// Notef receives notes, such as an earlier run in OutDir being
+	// replaced; nil: silent.
+	Notef func(format string, args ...any)
 }
 
 // Bench runs a profile's matrix, writes results.json, the plots and the
@@ -152,6 +155,9 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	sweep = supportedOnly(sweep, o.Cluster)
 	if err := CheckExternal(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
+		return nil, err
+	}
+	if err := ReplaceEarlier(o.OutDir, o.Notef); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {

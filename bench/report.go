@@ -24,7 +24,7 @@ import (
 // of holders for up to three keys of each faulted pair's first seed.
 func Report(dir string, f *results.File) error {
 	sweep := f.Sweep
-	pd := filepath.Join(dir, "plots")
+	pd := filepath.Join(dir, results.PlotsFolder)
 	if err := os.MkdirAll(pd, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -36,7 +36,7 @@ func Report(dir string, f *results.File) error {
 		if err != nil {
 			return fmt.Errorf("report: plot %s: %w", name, err)
 		}
-		refs = append(refs, results.PlotRef{Title: title, PNG: filepath.Join("plots", name+".png"), SVG: filepath.Join("plots", name+".svg")})
+		refs = append(refs, results.PlotRef{Title: title, PNG: filepath.Join(results.PlotsFolder, name+".png"), SVG: filepath.Join(results.PlotsFolder, name+".svg")})
 		return nil
 	}
 	if err := add("Throughput per strategy and scenario (grants/s)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {

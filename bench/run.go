@@ -638,6 +638,22 @@ func OutDirError(dir string, err error) error {
 	return fmt.Errorf("cannot write results folder %s: %v: choose another --out (%w)", dir, err, cluster.ErrEnvironment)
 }
 
+// ReplaceEarlier removes the earlier run a results folder holds (see
+// results.RemoveEarlier), so that the new run's files are the only ones
+// there, and tells notef (when not nil) what it removed. It is called
+// after the up-front checks, so bad input leaves the earlier run in place.
+// A file that cannot be removed is an OutDirError (exit 3).
+func ReplaceEarlier(dir string, notef func(format string, args ...any)) error {
+	old, err := results.RemoveEarlier(dir)
+	if err != nil {
+		return OutDirError(dir, err)
+	}
+	if old != nil && notef != nil {
+		notef("note: %s held an earlier run (profile %s, started %s): its results, report, histories and plots were removed", dir, old.Profile, old.Started)
+	}
+	return nil
+}
+
 // CheckWritable returns nil when files can be created in the folder dir,
 // else the error of the attempt. It creates dir (and its parents) to try,
 // and removes what it created: a file, and dir itself if it did not exist

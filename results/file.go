@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // File names written in a results folder.
@@ -18,6 +20,8 @@ const (
 	ReportMarkdown = "report.md"
 	// ReportHTML is the HTML report WriteReport creates.
 	ReportHTML = "index.html"
+	// PlotsFolder is the sub-folder holding the report's plots (PNG and SVG).
+	PlotsFolder = "plots"
 )
 
 // ErrSchemaVersion is wrapped by Load and Write when a file's schema_version
@@ -100,6 +104,51 @@ func Load(path string) (*File, error) {
 		return nil, decodeError(path, data, err)
 	}
 	return &f, nil
+}
+
+// RemoveEarlier removes the run a results folder already holds, so that a
+// new run written there leaves no file of the old one beside its own: the
+// histories and porcupine visualisations that dir/results.json lists (paths
+// inside dir only), the plots (PNG and SVG in dir/plots), report.md,
+// index.html and results.json itself; folders left empty are removed too.
+// Other files are left alone. It returns the File it found (nil, nil when
+// dir holds no results.json, or one that Load refuses, which the new run
+// overwrites anyway). A file that cannot be removed is an error naming it.
+func RemoveEarlier(dir string) (*File, error) {
+	f, err := Load(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, nil
+	}
+	var paths []string
+	for _, r := range append(append([]Run(nil), f.Runs...), f.Sweep...) {
+		if r.History == "" {
+			continue
+		}
+		resourceVis := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + "-resource.html"
+		for _, p := range []string{r.History, r.Visualization, resourceVis} {
+			if p != "" && filepath.IsLocal(p) {
+				paths = append(paths, filepath.Join(dir, p))
+			}
+		}
+	}
+	for _, pat := range []string{"*.png", "*.svg"} {
+		m, _ := filepath.Glob(filepath.Join(dir, PlotsFolder, pat))
+		paths = append(paths, m...)
+	}
+	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, FileName))
+	folders := map[string]bool{filepath.Join(dir, PlotsFolder): true}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return f, fmt.Errorf("results: removing the earlier run's %s: %w", p, err)
+		}
+		folders[filepath.Dir(p)] = true
+	}
+	for d := range folders {
+		if d != filepath.Clean(dir) {
+			os.Remove(d) // only if empty
+		}
+	}
+	return f, nil
 }
 
 // versionError is an error with message msg that wraps both

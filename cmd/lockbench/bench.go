@@ -86,7 +86,7 @@ error, 3 environment error.`,
 				return bench.OutDirError(out, err)
 			}
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
-				Cluster: co, KeyPrefix: be.keyPrefix}
+				Cluster: co, KeyPrefix: be.keyPrefix, Notef: o.notef(cmd)}
 			if !o.json {
 				for _, na := range bench.UnsupportedPairs(p, co) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))

@@ -24,6 +24,15 @@ type output struct {
 	tty bool
 }
 
+// notef returns a function printing notes (such as an earlier run in
+// --out being replaced) on cmd's stderr, or nil when quiet.
+func (o *output) notef(cmd *cobra.Command) func(format string, args ...any) {
+	if o.quiet {
+		return nil
+	}
+	return func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+}
+
 // addFlags registers --quiet and --json (and --verbose when verbose is true).
 func (o *output) addFlags(c *cobra.Command, verbose bool) {
 	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors and the final verdict line (with --json: only the JSON)")

@@ -352,3 +352,42 @@ func TestRunFlagLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestOutReplacesEarlierRun: a run into a folder that holds an earlier run
+// says so and leaves only its own history there; a refused run (bad input)
+// leaves the earlier run in place.
+func TestOutReplacesEarlierRun(t *testing.T) {
+	out := t.TempDir()
+	common := []string{"--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out}
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "token-lua"}, common...)...); code != 0 {
+		t.Fatalf("first run: exit %d:\n%s", code, text)
+	}
+	first := filepath.Join(out, "histories", "token-lua-baseline-1.jsonl")
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("first run's history: %v", err)
+	}
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "naive", "--backend", "external", "--redis-addrs", "127.0.0.1:1"}, common...)...); code == 0 {
+		t.Fatalf("run against an unreachable server: exit 0:\n%s", text)
+	}
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("a refused run removed the earlier run's history: %v", err)
+	}
+	code, text := run(t, nil, append([]string{"run", "--strategy", "naive"}, common...)...)
+	if code != 0 {
+		t.Fatalf("second run: exit %d:\n%s", code, text)
+	}
+	if !strings.Contains(text, "held an earlier run") {
+		t.Errorf("second run did not say it replaced the earlier run:\n%s", text)
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "histories"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "naive-baseline-1.jsonl" {
+		t.Errorf("histories after the second run: %v, want only naive-baseline-1.jsonl", names)
+	}
+}

@@ -70,6 +70,9 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if err := bench.ReplaceEarlier(out, o.Logf); err != nil {
+				return err
+			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			rep, runErr := perf.Run(cmd.Context(), o)
 			if len(rep.Comparisons) == 0 && runErr != nil {

@@ -87,6 +87,9 @@ usage error, 3 environment error.`,
 			if err := bench.CheckExternal(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
 				return err
 			}
+			if err := bench.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
+				return err
+			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
 				return bench.OutDirError(f.out, err)
 			}
