@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -53,10 +54,10 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	if b.backend != cluster.BackendExternal && ext {
 		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", bench.ErrUsage)
 	}
-	if err := checkAddrs("--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
+	if err := checkAddrs(ctx, "--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
 		return o, "", err
 	}
-	if err := checkAddrs("--sentinel-addrs", b.sentinelAddrs, "Sentinels"); err != nil {
+	if err := checkAddrs(ctx, "--sentinel-addrs", b.sentinelAddrs, "Sentinels"); err != nil {
 		return o, "", err
 	}
 	o.Image = b.image
@@ -82,19 +83,48 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 // checkAddrs checks the addresses of flag: each host:port with a port in
 // 1..65535, none listed twice (the same server twice would count as two
 // independent ones, and a quorum on it means nothing); what names what
-// the addresses should be, for the fix. Errors wrap bench.ErrUsage.
-func checkAddrs(flag string, addrs []string, what string) error {
-	seen := map[string]int{}
+// the addresses should be, for the fix. Two addresses are the same server
+// when they are equal or when their hosts resolve (ctx bounds the lookup)
+// to a common IP address with the same port, as localhost:6379 and
+// 127.0.0.1:6379 do; a host that does not resolve is compared as written
+// (the run names it when it does not answer). Errors wrap bench.ErrUsage.
+func checkAddrs(ctx context.Context, flag string, addrs []string, what string) error {
+	count := map[string]int{}
 	for _, a := range addrs {
 		host, port, err := net.SplitHostPort(a)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("%w: %s: %q is not host:port (e.g. 127.0.0.1:6379)", bench.ErrUsage, flag, a)
 		}
-		seen[a]++
+		count[a]++
 	}
 	for _, a := range addrs {
-		if n := seen[a]; n > 1 {
+		if n := count[a]; n > 1 {
 			return fmt.Errorf("%w: %s: %s is listed %d times; give %d distinct %s", bench.ErrUsage, flag, a, n, len(addrs), what)
+		}
+	}
+	type endpoint struct{ ip, port string }
+	seen := map[endpoint]string{} // resolved endpoint → the address first giving it
+	for _, a := range addrs {
+		host, port, _ := net.SplitHostPort(a)
+		ips := []string{host}
+		if net.ParseIP(host) == nil {
+			lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			if found, err := net.DefaultResolver.LookupHost(lctx, host); err == nil && len(found) > 0 {
+				ips = found
+			}
+			cancel()
+		}
+		mine := map[endpoint]bool{}
+		for _, ip := range ips {
+			if p := net.ParseIP(ip); p != nil {
+				ip = p.String()
+			}
+			e := endpoint{ip, port}
+			if first, ok := seen[e]; ok && !mine[e] {
+				return fmt.Errorf("%w: %s: %s and %s are the same server (%s); give %d distinct %s",
+					bench.ErrUsage, flag, a, first, net.JoinHostPort(ip, port), len(addrs), what)
+			}
+			seen[e], mine[e] = a, true
 		}
 	}
 	return nil
