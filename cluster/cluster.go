@@ -171,6 +171,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 			return nil, fmt.Errorf("%w: cluster: make temp dir: %v", ErrEnvironment, err)
 		}
 		c.dir, c.ownDir = d, true
+		writeOwner(d)
 	} else {
 		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("cluster: make dir %s: %w", o.Dir, err)
@@ -392,15 +393,67 @@ func (c *Cluster) stopped() bool {
 	}
 }
 
-// staleAfter is how old a temporary cluster folder must be before
-// removeStale may take it.
+// staleAfter is how old a temporary cluster folder without an owner file
+// must be before removeStale may take it.
 const staleAfter = 10 * time.Minute
 
+// ownerFile names, in a temporary cluster folder, the lockbench process
+// that made it: "PID STARTTIME" (STARTTIME is field 22 of /proc/PID/stat,
+// in clock ticks since boot, so a reused PID is not taken for the owner).
+const ownerFile = "lockbench.owner"
+
+// writeOwner records this process as the owner of the cluster folder dir
+// (best effort: without the file, removeStale falls back to the folder's
+// age).
+func writeOwner(dir string) {
+	if st, ok := procStart(os.Getpid()); ok {
+		os.WriteFile(filepath.Join(dir, ownerFile), []byte(fmt.Sprintf("%d %s\n", os.Getpid(), st)), 0o644)
+	}
+}
+
+// procStart returns field 22 of /proc/pid/stat (the process's start time
+// in clock ticks since boot); ok is false when the process does not exist.
+func procStart(pid int) (string, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", false
+	}
+	f := strings.Fields(s[i+1:]) // from field 3 on
+	if len(f) < 20 {
+		return "", false
+	}
+	return f[19], true
+}
+
+// ownerGone reports whether the folder dir names an owner (ownerFile) that
+// is no longer running; known is false when the folder names none.
+func ownerGone(dir string) (gone, known bool) {
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false, false
+	}
+	var pid int
+	var start string
+	if _, err := fmt.Sscan(string(b), &pid, &start); err != nil {
+		return false, false
+	}
+	now, ok := procStart(pid)
+	return !ok || now != start, true
+}
+
 // removeStale removes temporary cluster folders (lockbench-cluster-* in
-// tmp) last modified before cutoff that no running process works in: the
+// tmp) that no running process works in and whose lockbench is gone: the
 // leftovers of a lockbench killed with SIGKILL, whose servers Pdeathsig
-// took down but whose folders no Stop removed. Best effort: errors are
-// ignored.
+// took down but whose folders no Stop removed. A folder whose owner file
+// names a lockbench that is no longer running goes at once; one without
+// an owner file (an older lockbench's) once last modified before cutoff.
+// Best effort: errors are ignored.
 func removeStale(tmp string, cutoff time.Time) {
 	dirs, _ := filepath.Glob(filepath.Join(tmp, "lockbench-cluster-*"))
 	if len(dirs) == 0 {
@@ -415,7 +468,10 @@ func removeStale(tmp string, cutoff time.Time) {
 	}
 	for _, d := range dirs {
 		st, err := os.Stat(d)
-		if err != nil || !st.IsDir() || st.ModTime().After(cutoff) {
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		if gone, known := ownerGone(d); known && !gone || !known && st.ModTime().After(cutoff) {
 			continue
 		}
 		inUse := false

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,8 +167,36 @@ func TestRemoveStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Folders with an owner file: one of this (running) process, kept
+	// even when old; one of a process that has exited, removed even when
+	// fresh; one whose PID runs but started at another time (a reused
+	// PID), removed.
+	mine := filepath.Join(tmp, "lockbench-cluster-mine")
+	dead := filepath.Join(tmp, "lockbench-cluster-dead")
+	reused := filepath.Join(tmp, "lockbench-cluster-reused")
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	start, ok := procStart(os.Getpid())
+	if !ok {
+		t.Fatal("procStart of this process failed")
+	}
+	for d, owner := range map[string]string{
+		mine:   fmt.Sprintf("%d %s", os.Getpid(), start),
+		dead:   fmt.Sprintf("%d 1", exited.Process.Pid),
+		reused: fmt.Sprintf("%d 1", os.Getpid()),
+	} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(owner), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(mine, long, long)
 	removeStale(tmp, time.Now().Add(-staleAfter))
-	for d, want := range map[string]bool{old: false, fresh: true, busy: true} {
+	for d, want := range map[string]bool{old: false, fresh: true, busy: true, mine: true, dead: false, reused: false} {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(d), err == nil, want)
 		}
