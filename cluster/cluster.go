@@ -414,18 +414,8 @@ func writeOwner(dir string) {
 // procStart returns field 22 of /proc/pid/stat (the process's start time
 // in clock ticks since boot); ok is false when the process does not exist.
 func procStart(pid int) (string, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
-		return "", false
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", false
-	}
-	f := strings.Fields(s[i+1:]) // from field 3 on
-	if len(f) < 20 {
 		return "", false
 	}
 	return f[19], true

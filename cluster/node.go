@@ -287,19 +287,33 @@ func (n *Node) processState() (string, error) {
 	return s, nil
 }
 
-// procState reads the state field of /proc/PID/stat (the field after the
-// parenthesised command name, which may itself contain spaces).
+// procState reads the state field of /proc/PID/stat (field 3).
 func procState(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		return "", err
 	}
+	return f[0], nil
+}
+
+// procStat returns the fields of /proc/PID/stat from field 3 (the state)
+// on: the fields after the parenthesised command name, which may itself
+// contain spaces.
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+3 > len(s) {
-		return "", fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	if i < 0 {
+		return nil, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
 	}
-	return s[i+2 : i+3], nil
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return nil, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
+	}
+	return f, nil
 }
 
 // command builds the command line of the node's server for port.
