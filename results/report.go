@@ -300,6 +300,12 @@ func viewFuncs() map[string]any {
 			return formatNum(ms) + " ms"
 		},
 		"isURL": isWebURL,
+		"runs": func(n int) string {
+			if n == 1 {
+				return "1 run"
+			}
+			return strconv.Itoa(n) + " runs"
+		},
 	}
 }
 

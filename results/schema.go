@@ -3,6 +3,8 @@
 // HTML reports. It reads and writes files only; it runs nothing.
 package results
 
+import "fmt"
+
 // SchemaVersion is the version of results.json written by this package.
 // Version 2 added the commit, seed, repeat, bench config, CPU model and
 // kernel, acquire latency p99.9, fairness and the error breakdown.
@@ -262,4 +264,26 @@ type Fault struct {
 	StartMs float64 `json:"start_ms"`
 	EndMs   float64 `json:"end_ms"`
 	Note    string  `json:"note,omitempty"`
+}
+
+// Contradictions lists, one line each, the checks whose stored verdict
+// contradicts the stored per-check expectation (ExpectedChecks): a "hold"
+// check "violated" or "inconclusive", a "break" check not "violated".
+// lockbench sets AsExpected from the same rule (and a few more: fencing,
+// reentrancy, availability during faults), so a run marked AsExpected with
+// contradictions here comes from an edited file or another tool; report
+// uses it so that it never shows such a run as expected.
+func (r Run) Contradictions() []string {
+	var out []string
+	for _, c := range []struct{ name, got string }{
+		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
+	} {
+		switch want := r.ExpectedChecks[c.name]; {
+		case want == "hold" && (c.got == "violated" || c.got == "inconclusive"):
+			out = append(out, fmt.Sprintf("%s must hold but is %s", c.name, c.got))
+		case want == "break" && c.got != "violated":
+			out = append(out, fmt.Sprintf("%s must break (canary) but is %s", c.name, orNone(c.got)))
+		}
+	}
+	return out
 }

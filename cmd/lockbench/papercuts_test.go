@@ -391,3 +391,33 @@ func TestOutReplacesEarlierRun(t *testing.T) {
 		t.Errorf("histories after the second run: %v, want only naive-baseline-1.jsonl", names)
 	}
 }
+
+// TestReportDistrustsEditedVerdicts: a results.json whose run is marked as
+// expected although its stored verdict contradicts its expectation (an
+// edited file) is reported as unexpected, with a warning naming the run.
+func TestReportDistrustsEditedVerdicts(t *testing.T) {
+	out := t.TempDir()
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
+		t.Fatalf("run: exit %d:\n%s", code, text)
+	}
+	path := filepath.Join(out, results.FileName)
+	f, err := results.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Runs[0].Verdict.Exclusion = "violated" // as_expected stays true
+	if err := results.Write(out, f); err != nil {
+		t.Fatal(err)
+	}
+	code, text := run(t, nil, "report", out)
+	if code != 0 || !strings.Contains(text, "token-lua/baseline seed 1 is marked as expected in results.json, but exclusion must hold but is violated") {
+		t.Errorf("report: exit %d, output %q; want exit 0 and a warning naming the run", code, text)
+	}
+	md, err := os.ReadFile(filepath.Join(out, results.ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "1 run: 0 as expected, 1 unexpected.") {
+		t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,10 @@ path) is taken as its folder.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d histories listed in %s are missing: their timelines and links are left out of the report (copy the histories folder along with results.json)\n",
 					missing, listed, filepath.Join(dir, results.FileName))
 			}
+			rf, edited := distrustContradictions(rf)
+			for _, line := range edited {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", line)
+			}
 			if err := bench.Report(dir, rf); err != nil {
 				return err
 			}
@@ -71,4 +76,28 @@ func withoutMissingHistories(dir string, f *results.File) (rf *results.File, mis
 	c := *f
 	c.Runs = runs
 	return &c, missing, listed
+}
+
+// distrustContradictions returns f, or, when some run is marked as expected
+// although its stored verdicts contradict its stored expectations
+// (results.Run.Contradictions: an edited file or another tool's), a copy in
+// which those runs are unexpected, with one warning line per such run.
+func distrustContradictions(f *results.File) (*results.File, []string) {
+	var warnings []string
+	runs := make([]results.Run, len(f.Runs))
+	for i, r := range f.Runs {
+		if c := r.Contradictions(); r.AsExpected && len(c) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%s/%s seed %d is marked as expected in results.json, but %s: the file was edited or written by another tool; the report shows the run as unexpected",
+				r.Strategy, r.Scenario, r.Seed, strings.Join(c, "; ")))
+			r.AsExpected = false
+			r.Unexpected = append(append([]string(nil), r.Unexpected...), c...)
+		}
+		runs[i] = r
+	}
+	if len(warnings) == 0 {
+		return f, nil
+	}
+	c := *f
+	c.Runs = runs
+	return &c, warnings
 }
