@@ -293,7 +293,12 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if err != nil {
 		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	defer hw.Close()
+	defer func() {
+		if ctx.Err() != nil {
+			hw.MarkInterrupted()
+		}
+		hw.Close()
+	}()
 
 	var cmds atomic.Int64
 	dial := newDialer(w, &cmds)

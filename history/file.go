@@ -44,6 +44,8 @@ type Writer struct {
 	// shared by every client cost each Record two contended atomic
 	// operations.
 	closed atomic.Bool
+	// interrupted is set by MarkInterrupted and written in the end line.
+	interrupted atomic.Bool
 
 	errMu sync.Mutex
 	err   error // first write error (guarded by errMu)
@@ -249,6 +251,11 @@ func (w *Writer) setErr(err error) {
 // far; after Close, every operation recorded before Close.
 func (w *Writer) Len() int { return int(w.n.Load()) }
 
+// MarkInterrupted records that the run was interrupted (Ctrl-C) before its
+// planned end: Close writes it in the end line and Parse reports it in
+// Header.Interrupted. Call it before Close.
+func (w *Writer) MarkInterrupted() { w.interrupted.Store(true) }
+
 // Close waits until every queued operation is written, then closes the
 // file. It returns the first write error, if any. Calling it again returns
 // the same error.
@@ -262,7 +269,7 @@ func (w *Writer) Close() error {
 		w.errMu.Unlock()
 		if !failed {
 			// The end line tells a reader the file is whole.
-			end, _ := json.Marshal(endLine{EndOperations: w.n.Load()})
+			end, _ := json.Marshal(endLine{EndOperations: w.n.Load(), Interrupted: w.interrupted.Load()})
 			if _, err := w.f.Write(append(end, '\n')); err != nil {
 				w.setErr(fmt.Errorf("history: write the end line: %w", err))
 			}
@@ -330,6 +337,7 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 				return h, nil, fmt.Errorf("%w: line %d (end line): %v", ErrCorrupt, line, err)
 			}
 			ended = e.EndOperations
+			h.Interrupted = e.Interrupted
 			continue
 		}
 		var op Operation

@@ -163,8 +163,8 @@ func TestEndLineCatchesACutHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, ops, err := Load(path)
-	if err != nil || len(ops) != 11 || !h.EndLine {
-		t.Fatalf("whole file: %d operations, end_line %v, err %v; want 11, true, nil", len(ops), h.EndLine, err)
+	if err != nil || len(ops) != 11 || !h.EndLine || h.Interrupted {
+		t.Fatalf("whole file: %d operations, end_line %v, interrupted %v, err %v; want 11, true, false, nil", len(ops), h.EndLine, h.Interrupted, err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -196,5 +196,31 @@ func TestEndLineCatchesACutHistory(t *testing.T) {
 	}
 	if _, ops, err := Load(write("other.jsonl", append([]string{other}, lines[1:6]...))); err != nil || len(ops) != 5 {
 		t.Errorf("a history without end_line in its header: %d operations, err %v; want 5, nil", len(ops), err)
+	}
+}
+
+// TestInterruptedInEndLine: a Writer marked interrupted says so in its end
+// line, and Load reports it.
+func TestInterruptedInEndLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	w, err := Create(path, Header{Strategy: "token-lua", Scenario: "baseline", Seed: 1, TTLMs: 100, Fencing: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Record(Operation{Client: 0, Kind: Acquire, Key: "k", Invoke: 1, Complete: 2, Result: Fail})
+	w.MarkInterrupted()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(data), `{"end_operations":1,"interrupted":true}`+"\n") {
+		t.Errorf("end line of an interrupted run: file ends %q", data[max(0, len(data)-60):])
+	}
+	h, ops, err := Load(path)
+	if err != nil || len(ops) != 1 || !h.Interrupted {
+		t.Errorf("Load: %d operations, interrupted %v, err %v; want 1, true, nil", len(ops), h.Interrupted, err)
 	}
 }

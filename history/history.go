@@ -118,12 +118,18 @@ type Header struct {
 	// ({"end_operations":N}); a file that says so and lacks it was cut
 	// short (its writer was killed) and is refused. Set by Create.
 	EndLine bool `json:"end_line,omitempty"`
+	// Interrupted is not part of the header line: Parse sets it from the
+	// end line, which says so when the run was interrupted (Ctrl-C) before
+	// its planned end. The history is whole up to the interruption.
+	Interrupted bool `json:"-"`
 }
 
 // endLine is the last line of a history whose header sets EndLine: how
-// many operations the file holds.
+// many operations the file holds, and whether the run was interrupted
+// before its planned end.
 type endLine struct {
 	EndOperations int64 `json:"end_operations"`
+	Interrupted   bool  `json:"interrupted,omitempty"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's
