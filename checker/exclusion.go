@@ -237,7 +237,7 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	switch {
 	case porc == porcupine.Ok && n == 0:
 		r.Status = OK
-		r.Message = fmt.Sprintf("%d holds on %d keys, no overlap (porcupine and sweep-line agree)", len(hs), nKeys)
+		r.Message = fmt.Sprintf("%d holds on %s, no overlap (porcupine and sweep-line agree)", len(hs), keysOf(nKeys))
 	case porc == porcupine.Illegal && n > 0:
 		r.Status = Violated
 		r.Message = fmt.Sprintf("%s on %d of %d keys (porcupine: illegal)", pairs(n), len(badKeys), nKeys)
@@ -309,6 +309,14 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 }
 
 // pairs says how many overlapping pairs of holds there are.
+// keysOf returns "1 key" or "N keys".
+func keysOf(n int) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return fmt.Sprintf("%d keys", n)
+}
+
 func pairs(n int) string {
 	if n == 1 {
 		return "1 overlapping pair of holds"

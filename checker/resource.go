@@ -361,7 +361,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	porc := checkPieces(model, pieces, o.timeout())
 	lost := replayLostUpdates(ops)
 
-	counts := fmt.Sprintf("%d reads and %d writes on %d keys (fencing %s; %d rejected, %d unknown)", reads, writes, len(keys), mode, rejected, unknown)
+	counts := fmt.Sprintf("%d reads and %d writes on %s (fencing %s; %d rejected, %d unknown)", reads, writes, keysOf(len(keys)), mode, rejected, unknown)
 	var r Result
 	switch porc {
 	case porcupine.Ok:

@@ -82,7 +82,7 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 		return r
 	}
 	r.Status = OK
-	r.Message = fmt.Sprintf("fencing tokens strictly increase over %d grants on %d keys", len(hs), len(keys))
+	r.Message = fmt.Sprintf("fencing tokens strictly increase over %d grants on %s", len(hs), keysOf(len(keys)))
 	return r
 }
 
