@@ -130,6 +130,21 @@ func AcquireLatencies(ops []history.Operation) []float64 {
 	return out
 }
 
+// GrantCalls returns, in ms, the duration of every granting outermost
+// acquire call of the clients (invoke to complete of an acquire with result
+// ok; per-node calls, nested acquires and the harness's probes left out):
+// the cost of the call itself, without the failed attempts and backoff
+// before it that AcquireLatencies includes.
+func GrantCalls(ops []history.Operation) []float64 {
+	var out []float64
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" {
+			out = append(out, float64(op.Complete-op.Invoke)/1e6)
+		}
+	}
+	return out
+}
+
 // maxTimelineKeys is the most keys of one run that get a timeline.
 const maxTimelineKeys = 3
 

@@ -401,6 +401,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if err != nil {
 		return out, err
 	}
+	if out.GrantCallMs, err = results.Percentiles(GrantCalls(ops)); err != nil {
+		return out, err
+	}
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && !out.AsExpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)
@@ -504,7 +507,10 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
 	out.Fairness, out.Errors = FairnessAndErrors(ops, h.Clients)
 	var err error
-	out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops))
+	if out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops)); err != nil {
+		return err
+	}
+	out.GrantCallMs, err = results.Percentiles(GrantCalls(ops))
 	return err
 }
 

@@ -125,6 +125,12 @@ type Run struct {
 	// AcquireLatencyMs are percentiles of successful acquire latency, in ms,
 	// including retries (from the first attempt to the grant).
 	AcquireLatencyMs Latency `json:"acquire_latency_ms"`
+	// GrantCallMs are percentiles, in ms, of the granting acquire call
+	// alone (invoke to complete of the attempt that was granted, without
+	// the failed attempts and backoff before it): what one acquire costs
+	// the client, where AcquireLatencyMs is mostly the wait for the lock
+	// when clients contend for a key.
+	GrantCallMs Latency `json:"grant_call_ms"`
 	// RoundTripsPerGrant is the Redis commands the servers executed per
 	// successful acquire (0 if unknown), from INFO commandstats deltas
 	// (calls + rejected_calls) taken on every node before and after the

@@ -132,6 +132,9 @@ type Summary struct {
 	P99Ms  Spread `json:"p99_ms"`
 	P999Ms Spread `json:"p999_ms"`
 	MaxMs  Spread `json:"max_ms"`
+	// GrantCallP50Ms is the spread of the runs' granting-call p50
+	// (Run.GrantCallMs), in ms (runs without samples are left out).
+	GrantCallP50Ms Spread `json:"grant_call_p50_ms"`
 	// Fairness is Jain's index over grants per client (runs without a grant
 	// are left out).
 	Fairness Spread `json:"fairness"`
@@ -228,7 +231,7 @@ func summarize(rs []Run) Summary {
 		CS:       rs[0].Config.CSMs,
 		Observed: map[string]int{},
 	}
-	var tput, p50, p90, p99, p999, maxL, rt, grants, failed, info, unavail, fair []float64
+	var tput, p50, p90, p99, p999, maxL, call50, rt, grants, failed, info, unavail, fair []float64
 	var notAcq, lost, expired, infoOps []float64
 	for _, r := range rs {
 		s.Observed[Observed(r)]++
@@ -259,10 +262,14 @@ func summarize(rs []Run) Summary {
 			p999 = append(p999, r.AcquireLatencyMs.P999)
 			maxL = append(maxL, r.AcquireLatencyMs.Max)
 		}
+		if r.GrantCallMs.Samples > 0 {
+			call50 = append(call50, r.GrantCallMs.P50)
+		}
 		if r.RoundTripsPerGrant > 0 {
 			rt = append(rt, r.RoundTripsPerGrant)
 		}
 	}
+	s.GrantCallP50Ms = SpreadOf(call50)
 	s.ThroughputPerS = SpreadOf(tput)
 	s.P50Ms = SpreadOf(p50)
 	s.P90Ms = SpreadOf(p90)
