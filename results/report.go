@@ -285,6 +285,7 @@ func viewFuncs() map[string]any {
 	return map[string]any{
 		"num":      formatNum,
 		"spread":   formatSpread,
+		"counts":   formatCountSpread,
 		"share":    formatShare,
 		"pct":      formatSpreadShare,
 		"join":     strings.Join,
@@ -337,6 +338,24 @@ func formatSpread(s Spread) string {
 		return formatNum(s.Median)
 	}
 	return fmt.Sprintf("%s (%s–%s)", formatNum(s.Median), formatNum(s.Min), formatNum(s.Max))
+}
+
+// formatCountSpread is formatSpread for counts: whole numbers without
+// decimals (a median of an even number of runs may end in .5).
+func formatCountSpread(s Spread) string {
+	if s.N == 0 {
+		return "—"
+	}
+	c := func(v float64) string {
+		if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	if s.Min == s.Max {
+		return c(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", c(s.Median), c(s.Min), c(s.Max))
 }
 
 // formatShare writes a share in 0..1 as a percentage.

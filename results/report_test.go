@@ -377,3 +377,18 @@ func wantIn(t *testing.T, name, text string, wants []string) {
 		}
 	}
 }
+
+func TestFormatCountSpread(t *testing.T) {
+	for _, tt := range []struct {
+		s    Spread
+		want string
+	}{
+		{Spread{}, "—"},
+		{Spread{N: 1, Median: 16, Min: 16, Max: 16}, "16"},
+		{Spread{N: 2, Median: 1234.5, Min: 1200, Max: 1269}, "1234.5 (1200–1269)"},
+	} {
+		if got := formatCountSpread(tt.s); got != tt.want {
+			t.Errorf("formatCountSpread(%+v) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
