@@ -270,6 +270,16 @@ func TestReportFilePath(t *testing.T) {
 	if code, text := run(t, nil, "report", other); code != 2 || !strings.Contains(text, "report takes the directory holding results.json (did you mean "+dir+"?)") {
 		t.Errorf("report FILE: exit %d, output %q; want exit 2 naming the directory", code, text)
 	}
+	hist := filepath.Join(dir, "histories", "a-b-1.jsonl")
+	if err := os.MkdirAll(filepath.Dir(hist), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hist, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := run(t, nil, "report", hist); code != 2 || !strings.Contains(text, "(did you mean "+dir+"?); to check a history, lockbench check "+hist) {
+		t.Errorf("report HISTORY: exit %d, output %q; want exit 2 naming the results folder and check", code, text)
+	}
 }
 
 // TestCheckTruncatedHistory: a history cut mid-line is a usage error

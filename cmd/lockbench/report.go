@@ -25,7 +25,15 @@ path) is taken as its folder.`,
 			dir := args[0]
 			if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 				if filepath.Base(dir) != results.FileName {
-					return fmt.Errorf("%w: %s is a file: report takes the directory holding results.json (did you mean %s?)", bench.ErrUsage, dir, filepath.Dir(dir))
+					folder := filepath.Dir(dir)
+					if filepath.Base(folder) == "histories" {
+						folder = filepath.Dir(folder) // a history: its results folder
+					}
+					hint := ""
+					if filepath.Ext(dir) == ".jsonl" {
+						hint = fmt.Sprintf("; to check a history, lockbench check %s", dir)
+					}
+					return fmt.Errorf("%w: %s is a file: report takes the directory holding results.json (did you mean %s?)%s", bench.ErrUsage, dir, folder, hint)
 				}
 				dir = filepath.Dir(dir) // DIR/results.json: its folder
 			}
