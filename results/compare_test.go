@@ -329,3 +329,17 @@ func TestWriteTextCellCount(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareOldIncomplete: an incomplete OLD gets one warning saying its
+// missing cells are listed as only in NEW (not "reported missing", which
+// is what an incomplete NEW gets).
+func TestCompareOldIncomplete(t *testing.T) {
+	oldF, newF := compareFile(2), compareFile(2)
+	oldF.Incomplete = "interrupted after 3 of 82 runs"
+	c := Compare(oldF, newF, "old", "new", DefaultMaxRegression)
+	got := strings.Join(c.Warnings, "\n")
+	want := "OLD is incomplete (interrupted after 3 of 82 runs): the cells it did not run are listed as only in NEW, not compared"
+	if !strings.Contains(got, want) || strings.Count(got, "incomplete") != 1 {
+		t.Errorf("warnings %q, want exactly one incomplete warning: %q", got, want)
+	}
+}

@@ -70,9 +70,6 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 				}
 			}
 			cmp := results.Compare(oldF, newF, oldPath, newPath, thr)
-			if oldF.Incomplete != "" {
-				cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("OLD is incomplete (%s): cells it lacks are not compared", oldF.Incomplete))
-			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				b, err := json.MarshalIndent(cmp, "", "  ")
