@@ -145,6 +145,27 @@ func DockerAvailable(ctx context.Context) error {
 	return cli.Close()
 }
 
+// CheckImage returns nil when the Docker daemon answers and holds image,
+// else an error wrapping ErrEnvironment that names the image and how to
+// get it (lockbench never pulls). Commands call it before anything starts,
+// so a missing image leaves no results folder behind.
+func CheckImage(ctx context.Context, image string) error {
+	cli, err := dockerClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		return imageMissing(image, err)
+	}
+	return nil
+}
+
+// imageMissing is the error for an image that is not on the machine.
+func imageMissing(image string, err error) error {
+	return fmt.Errorf("%w: cluster: Docker image %s is not on this machine and lockbench never pulls (%v); %s", ErrEnvironment, image, firstLine(err), imageHint(image))
+}
+
 // imageHint says how to get an image when it is not on the machine.
 func imageHint(img string) string {
 	return fmt.Sprintf("build the local image with `make docker-image` (tags %s: redis-server from this machine, FROM scratch) and pass --redis-image %s, or load one with `docker load -i redis.tar` / `docker pull %s` where a registry is reachable; or use the process backend: apt-get install redis-server, --backend process", LocalImage, LocalImage, img)
@@ -162,7 +183,7 @@ func (b *dockerBackend) prepare(ctx context.Context, c *Cluster) error {
 	SweepDocker(ctx, false)
 	img, err := cli.ImageInspect(ctx, b.image)
 	if err != nil {
-		return fmt.Errorf("%w: cluster: Docker image %s is not on this machine and lockbench never pulls (%v); %s", ErrEnvironment, b.image, firstLine(err), imageHint(b.image))
+		return imageMissing(b.image, err)
 	}
 	b.init = img.Config != nil && img.Config.Labels[imageInitLabel] == "1"
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -50,12 +51,20 @@ func dockerOrSkip(t *testing.T) {
 }
 
 // TestDockerMissingImage: an image that is not on the machine is an
-// environment error (exit 3) naming the make target, never a pull.
+// environment error (exit 3) naming the make target, never a pull, found
+// before anything starts: no "running" line, no results folder.
 func TestDockerMissingImage(t *testing.T) {
 	dockerOrSkip(t)
-	code, out := run(t, nil, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", "lockbench/no-such-image:0", "--out", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out := run(t, nil, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", "lockbench/no-such-image:0", "--out", dir)
 	if code != 3 || !strings.Contains(out, "make docker-image") || !strings.Contains(out, "never pulls") {
 		t.Fatalf("exit %d, output %q; want exit 3 naming make docker-image", code, out)
+	}
+	if strings.Contains(out, "running") {
+		t.Errorf("output %q: the missing image was found after the run started", out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("results folder %s left behind (stat: %v)", dir, err)
 	}
 }
 
