@@ -3,6 +3,8 @@ package bench
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestOutcomeOf: the --json summary counts runs, names each unexpected run
@@ -21,8 +23,19 @@ func TestOutcomeOf(t *testing.T) {
 		!strings.HasPrefix(u.Command, "lockbench run --strategy redlock") {
 		t.Errorf("unexpected run: %+v", u)
 	}
-	if c := o.Cells[3]; c.Verdict != "unexpected" || c.Observed["error"] != 1 {
+	if c := o.Cells[3]; c.Verdict != "unexpected" || c.Observed["error"] != 1 || c.Kept == "" {
 		t.Errorf("cell: %+v", c)
+	}
+	for _, c := range o.Cells {
+		var runs []results.Run
+		for _, r := range f.Runs {
+			if r.Strategy == c.Strategy && r.Scenario == c.Scenario {
+				runs = append(runs, r)
+			}
+		}
+		if want := results.Kept(runs); c.Kept != want {
+			t.Errorf("%s/%s kept %q, want %q", c.Strategy, c.Scenario, c.Kept, want)
+		}
 	}
 	want := "4 runs, 3 as expected, 1 unexpected (redlock/gc-pause seed 1); report: out/report.md (also index.html)"
 	if got := o.VerdictLine(); got != want {

@@ -332,6 +332,10 @@ type OutcomeCell struct {
 	AsExpected int `json:"as_expected"`
 	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
 	Verdict string `json:"verdict"`
+	// Kept says in plain words what the checkers observed (results.Kept),
+	// e.g. "exclusion broken, resource safe" where Observed only counts a
+	// run with any violated check as "violated".
+	Kept string `json:"kept"`
 }
 
 // UnexpectedRun is one run of an Outcome whose verdicts contradict the
@@ -364,13 +368,19 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 		Cells: []OutcomeCell{}, UnexpectedRuns: []UnexpectedRun{},
 		Paths: OutcomePaths{Dir: dir, Results: filepath.Join(dir, results.FileName),
 			Markdown: filepath.Join(dir, results.ReportMarkdown), HTML: filepath.Join(dir, results.ReportHTML)}}
+	pairs := map[[2]string][]results.Run{}
+	for _, r := range f.Runs {
+		k := [2]string{r.Strategy, r.Scenario}
+		pairs[k] = append(pairs[k], r)
+	}
 	for _, s := range results.Summarize(f.Runs) {
 		v := "as-expected"
 		if s.AsExpected != s.Seeds {
 			v = "unexpected"
 		}
 		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
-			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v})
+			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v,
+			Kept: results.Kept(pairs[[2]string{s.Strategy, s.Scenario}])})
 	}
 	for _, r := range f.Runs {
 		if r.AsExpected {

@@ -188,6 +188,12 @@ type keptCell struct {
 	label string // the scenario
 }
 
+// Kept describes in plain words what the checkers observed over a pair's
+// runs (its seeds), as the report's "What each strategy kept" cell does:
+// e.g. "safe", "exclusion broken, resource safe", "broken: lost updates",
+// "deadlock", with how many seeds showed it when not all did.
+func Kept(rs []Run) string { return keptOf(rs).Text }
+
 // keptOf merges a pair's runs (seeds) into one cell: the worst observed per
 // check, with how many seeds showed the cell's class when not all did, and
 // how many seeds could not run.
