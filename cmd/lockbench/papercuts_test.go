@@ -345,6 +345,21 @@ func TestRunFlagLimits(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--strategy", "redlock"}, `given twice ("token-lua", then "redlock")`},
 		{[]string{"run", "--strategy", "token-lua", "--scenario", "long-cs", "--scenario", "gc-pause"}, "lockbench bench --scenarios A,B runs several"},
 		{[]string{"run", "--strategy", "token-lua", "--duration", "10000h"}, "--duration 10000h0m0s: want at most 1h0m0s"},
+		// A 1 ns op timeout made the liveness probe report a false deadlock.
+		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "1ns"}, "--op-timeout 1ns: want at least 1ms"},
+		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "999us"}, "--op-timeout 999µs: want at least 1ms"},
+		// --ttl 1000h made the default critical section 50 h: the run hung.
+		{[]string{"run", "--strategy", "token-lua", "--ttl", "1000h"}, "--ttl 1000h0m0s: want at most 1h0m0s"},
+		{[]string{"run", "--strategy", "token-lua", "--ttl", "1h"}, "a critical section of up to 3m0s (fixed(3m0s)) is longer than the duration 2s"},
+		{[]string{"run", "--strategy", "token-lua", "--cs-min", "3s"}, "a critical section of up to 3s (fixed(3s)) is longer than the duration 2s"},
+		{[]string{"run", "--strategy", "token-lua", "--cs", "uniform", "--cs-max", "5s"}, "up to 5s (uniform(5ms,5s)) is longer than the duration 2s"},
+		{[]string{"run", "--strategy", "token-lua", "--ttl", "2s", "--cs-tail", "0.1"}, "up to 4s"},
+		// --cs-max below the default --cs-min (TTL/20), for both bounded distributions.
+		{[]string{"run", "--strategy", "token-lua", "--cs", "uniform", "--cs-max", "1ms"}, "--cs-max 1ms is below the default --cs-min 5ms (TTL/20)"},
+		{[]string{"run", "--strategy", "token-lua", "--cs", "exponential", "--cs-max", "1ms"}, "--cs-max 1ms is below the default --cs-min 5ms (TTL/20)"},
+		{[]string{"run", "--strategy", "token-lua", "--cs", "exponential", "--cs-min", "5ms", "--cs-max", "1ms"}, "--cs-max 1ms is below --cs-min 5ms"},
+		{[]string{"run", "--strategy", "token-lua", "--zipf"}, "Zipf key choice over 1 key: nothing to choose; give 2 or more keys (--keys)"},
+		{[]string{"run", "--strategy", "token-lua", "--zipf", "--keys", "1"}, "Zipf key choice over 1 key"},
 	} {
 		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
 		if code != 2 || !strings.Contains(text, tt.want) {

@@ -220,6 +220,14 @@ func librarySettings(cmd *cobra.Command) map[string]string {
 // maxDuration is the longest --duration of one run.
 const maxDuration = time.Hour
 
+// maxTTL is the longest --ttl: a run's default critical section is TTL/20,
+// and a lock that outlives an hour-long run tests nothing.
+const maxTTL = time.Hour
+
+// minOpTimeout is the shortest --op-timeout: below it a lock call cannot
+// even make a round trip to Redis on loopback, so every call would be info.
+const minOpTimeout = time.Millisecond
+
 // onceString is a string flag that may be given once: pflag keeps the last
 // of repeated values silently, and `run --strategy a --strategy b` ran b
 // alone. many names bench's flag that takes several.
@@ -256,13 +264,17 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.tailShare < 0 || f.tailShare > 1 {
 		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", bench.ErrUsage, f.tailShare)
 	}
-	if f.csMax != 0 && f.csMax < f.csMin {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
-	}
 	switch f.csKind {
 	case "fixed", "uniform", "exponential":
 	default:
 		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", bench.ErrUsage, f.csKind)
+	}
+	if f.csMax != 0 && f.csMin != 0 && f.csMax < f.csMin {
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
+	}
+	if f.csKind != "fixed" && f.csMax != 0 && f.csMin == 0 && f.csMax < f.ttl/20 {
+		// --cs-min defaults to TTL/20: the bound would sit below it.
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", bench.ErrUsage, f.csMax, f.ttl/20, f.csMax)
 	}
 	for _, x := range []struct {
 		name string
@@ -281,6 +293,12 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	if f.duration > maxDuration {
 		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", bench.ErrUsage, f.duration, maxDuration)
+	}
+	if f.ttl > maxTTL {
+		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", bench.ErrUsage, f.ttl, maxTTL)
+	}
+	if f.opTimeout < minOpTimeout {
+		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", bench.ErrUsage, f.opTimeout, minOpTimeout)
 	}
 	for _, x := range []struct {
 		name string
