@@ -55,20 +55,25 @@ and the verdict line; --json prints the summary as JSON on stdout and nothing
 else there.
 
 Exit codes: 0 the verdict is as the verdict table expects, 1 it is not, 2
-usage error, 3 environment error.`,
+usage error, 3 environment error (also a harness too overloaded to trust:
+a client stalled inside a hold by more than TTL/2 with no fault to explain
+it), 130 interrupted (the runs already finished are written).`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3
   lockbench run --strategy token-lua --scenario node-pause --backend docker --redis-image lockbench/redis:local
   lockbench run --strategy token-lua --scenario node-pause --backend external --redis-addrs 10.0.0.5:6379 --allow-destructive`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, args[0], args[0])
+				return strayArgument(cmd, os.Args[1:], args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			if err := nonEmptyOut(f.out); err != nil {
 				return err
 			}
 			spec, err := f.spec(cmd)
@@ -195,10 +200,13 @@ usage error, 3 environment error.`,
 // (impl.Settings: --redsync-tries, --redislock-refresh, ...).
 func libraryFlags(c *cobra.Command) {
 	for _, s := range impl.Settings() {
-		c.Flags().String(s.Name, s.Default, s.Usage)
-		if s.Bool {
-			c.Flags().Lookup(s.Name).NoOptDefVal = "true"
+		if !s.Bool {
+			c.Flags().String(s.Name, s.Default, s.Usage)
+			continue
 		}
+		v := boolSetting(s.Default)
+		c.Flags().Var(&v, s.Name, s.Usage+" (a bool flag: --"+s.Name+" or --"+s.Name+"=false)")
+		c.Flags().Lookup(s.Name).NoOptDefVal = "true"
 	}
 }
 
@@ -215,6 +223,43 @@ func librarySettings(cmd *cobra.Command) map[string]string {
 		}
 	}
 	return m
+}
+
+// boolSetting is the value of a library setting that is a bool flag
+// (impl.Setting.Bool): help shows it as a bool (given alone it is "true";
+// a value goes after "=") while the adapter validates the text, so that
+// --redsync-fail-fast=maybe gets the adapter's message.
+type boolSetting string
+
+func (b *boolSetting) String() string { return string(*b) }
+
+// Set stores s; the adapter checks it (impl.Tune).
+func (b *boolSetting) Set(s string) error { *b = boolSetting(s); return nil }
+
+// Type is the flag's type name in help: "bool", which help leaves out.
+func (b *boolSetting) Type() string { return "bool" }
+
+// IsBoolFlag tells pflag's help that the flag is a bool.
+func (b *boolSetting) IsBoolFlag() bool { return true }
+
+// strayArgument is the usage error for a positional argument arg of run
+// (raw: the command line after the program name): a strategy name given
+// without --strategy, a value after a bool flag (--redsync-fail-fast
+// false), or a second value after a flag (--ttl 100ms 5s).
+func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
+	for i := 1; i < len(raw); i++ {
+		if raw[i] != arg || !strings.HasPrefix(raw[i-1], "--") || strings.Contains(raw[i-1], "=") {
+			continue
+		}
+		if fl := cmd.Flags().Lookup(strings.TrimPrefix(raw[i-1], "--")); fl != nil && fl.NoOptDefVal != "" {
+			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=%s", bench.ErrUsage, arg, raw[i-1], raw[i-1], arg)
+		}
+		break
+	}
+	if !cmd.Flags().Changed("strategy") {
+		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, arg, arg)
+	}
+	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", bench.ErrUsage, arg)
 }
 
 // maxDuration is the longest --duration of one run.
