@@ -362,7 +362,8 @@ func TestRunFlagLimits(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--zipf"}, "Zipf key choice over 1 key: nothing to choose; give 2 or more keys (--keys)"},
 		{[]string{"run", "--strategy", "token-lua", "--zipf", "--keys", "1"}, "Zipf key choice over 1 key"},
 		// A stray argument once told to use --strategy, which was given.
-		{[]string{"run", "--strategy", "redsync", "--redsync-fail-fast", "maybe"}, `unexpected argument "maybe" after --redsync-fail-fast: it is a bool flag and takes no separate value; write --redsync-fail-fast=maybe`},
+		{[]string{"run", "--strategy", "redsync", "--redsync-fail-fast", "maybe"}, `unexpected argument "maybe" after --redsync-fail-fast: it is a bool flag and takes no separate value; write --redsync-fail-fast=false or --redsync-fail-fast=true`},
+		{[]string{"run", "--strategy", "token-lua", "--zipf", "false"}, `unexpected argument "false" after --zipf: it is a bool flag and takes no separate value; write --zipf=false`},
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "100ms", "5s"}, `unexpected argument "5s": lockbench run takes flags only, each with one value`},
 		{[]string{"run", "token-lua"}, `unexpected argument "token-lua": name the strategy with --strategy (e.g. lockbench run --strategy token-lua)`},
 	} {

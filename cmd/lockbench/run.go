@@ -252,7 +252,7 @@ func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
 			continue
 		}
 		if fl := cmd.Flags().Lookup(strings.TrimPrefix(raw[i-1], "--")); fl != nil && fl.NoOptDefVal != "" {
-			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=%s", bench.ErrUsage, arg, raw[i-1], raw[i-1], arg)
+			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=false or %s=true (alone it means true)", bench.ErrUsage, arg, raw[i-1], raw[i-1], raw[i-1])
 		}
 		break
 	}
