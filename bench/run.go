@@ -302,6 +302,18 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 
 	var cmds atomic.Int64
 	dial := newDialer(w, &cmds)
+	// The liveness probe (client -1) dials with its own, longer timeout
+	// (workload.Config.ProbeTimeout): a short --op-timeout must not make it
+	// report a deadlock it did not see.
+	pw := w
+	pw.OpTimeout = w.ProbeTimeout()
+	probeDial := newDialer(pw, &cmds)
+	dialFor := func(client int) dialer {
+		if client < 0 {
+			return probeDial
+		}
+		return dial
+	}
 	env := workload.Env{
 		Strategy: st,
 		History:  hw,
@@ -311,19 +323,19 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	switch {
 	case setup.Sentinel:
-		env.Nodes = func(int) ([]redis.UniversalClient, error) {
-			return []redis.UniversalClient{dial.sentinel(c.MasterName(), c.SentinelAddrs())}, nil
+		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+			return []redis.UniversalClient{dialFor(client).sentinel(c.MasterName(), c.SentinelAddrs())}, nil
 		}
 	case links != nil:
 		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
-			return dial.nodes(links.Addrs(client, len(nodes))), nil
+			return dialFor(client).nodes(links.Addrs(client, len(nodes))), nil
 		}
 	default:
 		addrs := make([]string, len(nodes))
 		for i, n := range nodes {
 			addrs[i] = n.Addr()
 		}
-		env.Nodes = func(int) ([]redis.UniversalClient, error) { return dial.nodes(addrs), nil }
+		env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
 	}
 	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
 		Info: info, Clients: w.Clients, Cluster: c, Links: links})

@@ -298,6 +298,10 @@ func Load(path string) (Header, []Operation, error) {
 	return Parse(f)
 }
 
+// maxLine is the longest line Parse reads (16 MiB); a history's lines are
+// a few hundred bytes.
+const maxLine = 1 << 24
+
 // Parse reads a history from r; see Load.
 func Parse(r io.Reader) (Header, []Operation, error) {
 	var h Header
@@ -305,7 +309,7 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 	var chunks [][]Operation
 	ended, read := int64(-1), int64(0) // the end line's count (-1: none yet); operations read
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -369,7 +373,9 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 			ops = append(ops, c...)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return h, nil, fmt.Errorf("%w: line %d is longer than %d MiB: not a lockbench history line (a history has one short JSON object per line)", ErrCorrupt, line+1, maxLine>>20)
+	} else if err != nil {
 		return h, nil, fmt.Errorf("%w: after line %d: %v", ErrCorrupt, line, err)
 	}
 	if line == 0 {

@@ -57,6 +57,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"unknown kind", header + "\n" + strings.Replace(good, "acquire", "grab", 1) + "\n", `line 2: unknown kind "grab"`},
 		{"unknown result", header + "\n" + strings.Replace(good, `"ok"`, `"maybe"`, 1) + "\n", "line 2: unknown result"},
 		{"time backwards", header + "\n" + strings.Replace(good, `"complete_ns":2`, `"complete_ns":0`, 1) + "\n", "line 2: complete_ns 0 is before invoke_ns 1"},
+		{"huge line", header + "\n" + good + "\n" + strings.Repeat("x", maxLine+1) + "\n", "line 3 is longer than 16 MiB: not a lockbench history line"},
 		{"unknown field", header + "\n" + strings.Replace(good, `"key"`, `"kee"`, 1) + "\n", `line 2: json: unknown field "kee"`},
 	} {
 		_, _, err := Parse(strings.NewReader(tc.text))

@@ -80,6 +80,21 @@ func (d CSDist) Sample(r *rand.Rand) time.Duration {
 	}
 }
 
+// Longest is the longest wait the distribution plans: Min (fixed), the
+// larger of Min and Max (uniform), Max for a capped exponential and its
+// mean Min for an uncapped one (a sample may exceed it), or Tail when some
+// critical sections take it and it is longer.
+func (d CSDist) Longest() time.Duration {
+	l := d.Min
+	if d.Kind != "fixed" && d.Max > l {
+		l = d.Max
+	}
+	if d.TailShare > 0 && d.Tail > l {
+		l = d.Tail
+	}
+	return l
+}
+
 // String describes the distribution, e.g. "uniform(1ms,5ms) tail 10%×200ms".
 func (d CSDist) String() string {
 	var s string
@@ -244,11 +259,20 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Keys < 0 || c.Keys > 1000000 {
 		return c, fmt.Errorf("workload: %d keys: want 1..1000000", c.Keys)
 	}
+	if c.Zipf && c.Keys < 2 {
+		return c, fmt.Errorf("workload: Zipf key choice over %d key: nothing to choose; give 2 or more keys (--keys) or drop --zipf", c.Keys)
+	}
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = "lb:"
 	}
 	if c.CS.Kind == "" && c.CS.Min == 0 {
 		c.CS = CSDist{Kind: "fixed", Min: c.TTL / 20, TailShare: c.CS.TailShare, Tail: c.CS.Tail}
+	}
+	if (c.CS.Kind == "uniform" || c.CS.Kind == "exponential") && c.CS.Max > 0 && c.CS.Max < c.CS.Min {
+		return c, fmt.Errorf("workload: critical section %v: the bound %v is below %v; give a --cs-max of at least --cs-min (default TTL/20)", c.CS, c.CS.Max, c.CS.Min)
+	}
+	if l := c.CS.Longest(); l > c.Duration {
+		return c, fmt.Errorf("workload: a critical section of up to %v (%v) is longer than the duration %v: the run would outlast it; give a --duration of at least %v, or a shorter critical section (--cs-min, --cs-max, --cs-tail; default TTL/20, so a shorter --ttl)", l, c.CS, c.Duration, l)
 	}
 	if c.Retry.Kind == "" {
 		base := c.TTL / 50
@@ -277,6 +301,16 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// MinProbeTimeout is the shortest timeout of a liveness probe's Redis call
+// (see ProbeTimeout).
+const MinProbeTimeout = time.Second
+
+// ProbeTimeout is the timeout of each Redis call of the liveness probe:
+// OpTimeout, but at least MinProbeTimeout, so that a short OpTimeout (which
+// a run may set to study timeouts) cannot make the probe time out on a free
+// key and report a deadlock it did not see.
+func (c Config) ProbeTimeout() time.Duration { return max(c.OpTimeout, MinProbeTimeout) }
 
 // Key returns the name of key number i.
 func (c Config) Key(i int) string { return c.KeyPrefix + "k" + strconv.Itoa(i) }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,15 +81,49 @@ func TestWithDefaults(t *testing.T) {
 	if c.Clients != 16 || c.Keys != 1 || c.CS.Min != 5*time.Millisecond || c.Retry.Kind != "exponential" || c.SafetyMargin != 10*time.Millisecond {
 		t.Errorf("defaults: %+v", c)
 	}
-	for _, bad := range []Config{
-		{Duration: time.Second},
-		{TTL: time.Microsecond, Duration: time.Second},
-		{TTL: time.Second},
-		{TTL: time.Second, Duration: time.Second, Clients: -1},
-		{TTL: time.Second, Duration: time.Second, Reentrancy: 100},
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Duration: time.Second}, "TTL must be positive"},
+		{Config{TTL: time.Microsecond, Duration: time.Second}, "below Redis's 1 ms resolution"},
+		{Config{TTL: time.Second}, "duration must be positive"},
+		{Config{TTL: time.Second, Duration: time.Second, Clients: -1}, "-1 clients"},
+		{Config{TTL: time.Second, Duration: time.Second, Reentrancy: 100}, "reentrancy depth 100"},
+		// The default critical section (TTL/20 = 50 h) would hold the run for days.
+		{Config{TTL: 1000 * time.Hour, Duration: 2 * time.Second}, "a critical section of up to 50h0m0s (fixed(50h0m0s)) is longer than the duration 2s"},
+		{Config{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "uniform", Min: time.Millisecond, Max: 2 * time.Second}}, "up to 2s"},
+		{Config{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "exponential", Min: 3 * time.Second}}, "up to 3s"},
+		{Config{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "fixed", Min: time.Millisecond, TailShare: 0.1, Tail: 2 * time.Second}}, "up to 2s"},
+		{Config{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "uniform", Min: 5 * time.Millisecond, Max: time.Millisecond}}, "the bound 1ms is below 5ms"},
+		{Config{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "exponential", Min: 5 * time.Millisecond, Max: time.Millisecond}}, "the bound 1ms is below 5ms"},
+		{Config{TTL: time.Second, Duration: time.Second, Zipf: true}, "Zipf key choice over 1 key"},
 	} {
-		if _, err := bad.WithDefaults(); err == nil {
-			t.Errorf("%+v: no error", bad)
+		if _, err := tc.cfg.WithDefaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	for _, ok := range []Config{
+		{TTL: time.Second, Duration: 50 * time.Millisecond}, // CS 50 ms fits exactly
+		{TTL: time.Second, Duration: time.Second, Zipf: true, Keys: 2},
+		{TTL: time.Second, Duration: time.Second, CS: CSDist{Kind: "exponential", Min: 5 * time.Millisecond}},
+	} {
+		if _, err := ok.WithDefaults(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+}
+
+// TestProbeTimeout: the liveness probe's calls wait at least
+// MinProbeTimeout, however short OpTimeout is.
+func TestProbeTimeout(t *testing.T) {
+	for _, tc := range []struct{ op, want time.Duration }{
+		{time.Nanosecond, time.Second},
+		{500 * time.Millisecond, time.Second},
+		{3 * time.Second, 3 * time.Second},
+	} {
+		if got := (Config{OpTimeout: tc.op}).ProbeTimeout(); got != tc.want {
+			t.Errorf("OpTimeout %v: probe timeout %v, want %v", tc.op, got, tc.want)
 		}
 	}
 }

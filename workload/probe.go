@@ -17,7 +17,9 @@ import (
 // TTL, a deadlock there) and then tries to acquire the key with a fresh owner
 // of the same strategy, retrying every TTL/20, for at most TTL + 1 s. Each
 // key's outcome is recorded as one history.Probe operation (Value = PTTL in
-// ms; ok = acquired, then released). It returns an error only when the probe
+// ms; ok = acquired, then released). Each call's timeout is
+// cfg.ProbeTimeout(), not the workload's OpTimeout: env.Nodes(-1) should
+// return clients whose own timeouts are as long. It returns an error only when the probe
 // client cannot be built or ctx ends.
 func Probe(ctx context.Context, cfg Config, env Env) error {
 	cfg, err := cfg.WithDefaults()
@@ -45,7 +47,7 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 	for i := 0; i < cfg.Keys; i++ {
 		key := cfg.Key(i)
 		inv := env.Clock.Now()
-		pttl := keyPTTL(ctx, nodes, cfg.OpTimeout, key)
+		pttl := keyPTTL(ctx, nodes, cfg.ProbeTimeout(), key)
 		op := history.Operation{Client: -1, Stream: stream, Kind: history.Probe, Key: key, Invoke: inv, Value: pttl}
 		op.Result, op.Error = probeAcquire(ctx, l, key, cfg)
 		op.Complete = env.Clock.Now()
@@ -86,11 +88,11 @@ func probeAcquire(ctx context.Context, l impl.Locker, key string, cfg Config) (h
 	deadline := time.Now().Add(cfg.TTL + time.Second)
 	var last error
 	for time.Now().Before(deadline) {
-		c, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+		c, cancel := context.WithTimeout(ctx, cfg.ProbeTimeout())
 		lease, err := l.Acquire(c, key)
 		cancel()
 		if err == nil {
-			c, cancel := context.WithTimeout(ctx, cfg.OpTimeout)
+			c, cancel := context.WithTimeout(ctx, cfg.ProbeTimeout())
 			l.Release(c, lease)
 			cancel()
 			return history.OK, ""

@@ -93,6 +93,30 @@ func TestRunRecordsHistory(t *testing.T) {
 	}
 }
 
+// TestProbeShortOpTimeout: a 1 ns OpTimeout (every lock call of the run
+// times out) does not make the probe time out on a free key: it acquires
+// it (no false deadlock).
+func TestProbeShortOpTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, st := startSingle(ctx, t, "token-lua")
+	rec := &collect{}
+	env := Env{
+		Strategy: st,
+		Nodes: func(int) ([]redis.UniversalClient, error) {
+			return []redis.UniversalClient{redis.NewClient(&redis.Options{Addr: c.Nodes()[0].Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})}, nil
+		},
+		History: rec, Clock: history.NewClock(), IDs: &history.IDs{},
+	}
+	cfg := Config{TTL: 100 * time.Millisecond, Duration: time.Second, OpTimeout: time.Nanosecond}
+	if err := Probe(ctx, cfg, env); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.ops) != 1 || rec.ops[0].Result != history.OK || rec.ops[0].Value != -2 {
+		t.Errorf("probe: %+v, want one ok on a free key (PTTL -2)", rec.ops)
+	}
+}
+
 // collect is a Recorder that keeps every operation in memory.
 type collect struct {
 	mu  sync.Mutex

@@ -43,12 +43,25 @@ unexpected runs on stdout; --quiet prints only errors and the verdict line;
 --json prints the summary as JSON on stdout and nothing else there.
 
 Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
-error, 3 environment error.`,
+error, 3 environment error (also a harness too overloaded to trust: a
+client stalled inside a hold by more than TTL/2 with no fault to explain
+it), 130 interrupted (the runs already finished are written).`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
 				return err
+			}
+			if err := nonEmptyOut(out); err != nil {
+				return err
+			}
+			for _, x := range []struct {
+				name  string
+				empty bool
+			}{{"strategies", len(strategies) == 0}, {"scenarios", len(scenarios) == 0}} {
+				if x.empty && cmd.Flags().Changed(x.name) {
+					return fmt.Errorf("%w: --%s is empty: name at least one (see lockbench list), or leave the flag out to run all of the profile's", bench.ErrUsage, x.name)
+				}
 			}
 			p, err := bench.LookupProfile(profile)
 			if err != nil {

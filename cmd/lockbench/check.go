@@ -22,6 +22,9 @@ func oneArg(name string) cobra.PositionalArgs {
 		if len(args) != 1 {
 			return fmt.Errorf("%w: want one argument, %s (usage: lockbench %s %s)", bench.ErrUsage, name, c.Name(), name)
 		}
+		if args[0] == "" {
+			return fmt.Errorf("%w: %s must not be empty (usage: lockbench %s %s)", bench.ErrUsage, name, c.Name(), name)
+		}
 		return nil
 	}
 }

@@ -24,6 +24,9 @@ func newListCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if matrix && markdown {
+				return fmt.Errorf("%w: --matrix and --markdown both print the verdict matrix: choose one (--markdown for a Markdown table)", bench.ErrUsage)
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()
 			if markdown {
@@ -66,6 +69,5 @@ func newListCmd() *cobra.Command {
 	}
 	c.Flags().BoolVar(&matrix, "matrix", false, "print the verdict matrix: what each (strategy, scenario) pair must show, and why")
 	c.Flags().BoolVar(&markdown, "markdown", false, "print the verdict matrix as a Markdown table (as in the README)")
-	c.MarkFlagsMutuallyExclusive("matrix", "markdown")
 	return c
 }

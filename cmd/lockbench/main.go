@@ -159,6 +159,15 @@ func unknownCommand(root *cobra.Command, name string) error {
 	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", bench.ErrUsage, name, hint, strings.Join(names, ", "))
 }
 
+// nonEmptyOut refuses an empty --out ("" would name no folder: the
+// results would fail to be written only after the run).
+func nonEmptyOut(out string) error {
+	if out == "" {
+		return fmt.Errorf("%w: --out must not be empty: give a results folder (e.g. --out lockbench-out/run) or leave the flag out for the default", bench.ErrUsage)
+	}
+	return nil
+}
+
 // onExternal reports whether cmd ran with --backend external (auto never
 // picks it): there lockbench starts no server, which its interrupt message
 // says.

@@ -43,6 +43,9 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
   lockbench perf --clients 50 --requests 500000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := nonEmptyOut(out); err != nil {
+				return err
+			}
 			if o.Repeat < 1 || o.Requests < 0 {
 				return fmt.Errorf("%w: --repeat must be at least 1 and --requests not negative", bench.ErrUsage)
 			}

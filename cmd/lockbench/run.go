@@ -55,20 +55,25 @@ and the verdict line; --json prints the summary as JSON on stdout and nothing
 else there.
 
 Exit codes: 0 the verdict is as the verdict table expects, 1 it is not, 2
-usage error, 3 environment error.`,
+usage error, 3 environment error (also a harness too overloaded to trust:
+a client stalled inside a hold by more than TTL/2 with no fault to explain
+it), 130 interrupted (the runs already finished are written).`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3
   lockbench run --strategy token-lua --scenario node-pause --backend docker --redis-image lockbench/redis:local
   lockbench run --strategy token-lua --scenario node-pause --backend external --redis-addrs 10.0.0.5:6379 --allow-destructive`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, args[0], args[0])
+				return strayArgument(cmd, os.Args[1:], args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			if err := nonEmptyOut(f.out); err != nil {
 				return err
 			}
 			spec, err := f.spec(cmd)
@@ -195,10 +200,13 @@ usage error, 3 environment error.`,
 // (impl.Settings: --redsync-tries, --redislock-refresh, ...).
 func libraryFlags(c *cobra.Command) {
 	for _, s := range impl.Settings() {
-		c.Flags().String(s.Name, s.Default, s.Usage)
-		if s.Bool {
-			c.Flags().Lookup(s.Name).NoOptDefVal = "true"
+		if !s.Bool {
+			c.Flags().String(s.Name, s.Default, s.Usage)
+			continue
 		}
+		v := boolSetting(s.Default)
+		c.Flags().Var(&v, s.Name, s.Usage+" (a bool flag: --"+s.Name+" or --"+s.Name+"=false)")
+		c.Flags().Lookup(s.Name).NoOptDefVal = "true"
 	}
 }
 
@@ -217,8 +225,53 @@ func librarySettings(cmd *cobra.Command) map[string]string {
 	return m
 }
 
+// boolSetting is the value of a library setting that is a bool flag
+// (impl.Setting.Bool): help shows it as a bool (given alone it is "true";
+// a value goes after "=") while the adapter validates the text, so that
+// --redsync-fail-fast=maybe gets the adapter's message.
+type boolSetting string
+
+func (b *boolSetting) String() string { return string(*b) }
+
+// Set stores s; the adapter checks it (impl.Tune).
+func (b *boolSetting) Set(s string) error { *b = boolSetting(s); return nil }
+
+// Type is the flag's type name in help: "bool", which help leaves out.
+func (b *boolSetting) Type() string { return "bool" }
+
+// IsBoolFlag tells pflag's help that the flag is a bool.
+func (b *boolSetting) IsBoolFlag() bool { return true }
+
+// strayArgument is the usage error for a positional argument arg of run
+// (raw: the command line after the program name): a strategy name given
+// without --strategy, a value after a bool flag (--redsync-fail-fast
+// false), or a second value after a flag (--ttl 100ms 5s).
+func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
+	for i := 1; i < len(raw); i++ {
+		if raw[i] != arg || !strings.HasPrefix(raw[i-1], "--") || strings.Contains(raw[i-1], "=") {
+			continue
+		}
+		if fl := cmd.Flags().Lookup(strings.TrimPrefix(raw[i-1], "--")); fl != nil && fl.NoOptDefVal != "" {
+			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=false or %s=true (alone it means true)", bench.ErrUsage, arg, raw[i-1], raw[i-1], raw[i-1])
+		}
+		break
+	}
+	if !cmd.Flags().Changed("strategy") {
+		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, arg, arg)
+	}
+	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", bench.ErrUsage, arg)
+}
+
 // maxDuration is the longest --duration of one run.
 const maxDuration = time.Hour
+
+// maxTTL is the longest --ttl: a run's default critical section is TTL/20,
+// and a lock that outlives an hour-long run tests nothing.
+const maxTTL = time.Hour
+
+// minOpTimeout is the shortest --op-timeout: below it a lock call cannot
+// even make a round trip to Redis on loopback, so every call would be info.
+const minOpTimeout = time.Millisecond
 
 // onceString is a string flag that may be given once: pflag keeps the last
 // of repeated values silently, and `run --strategy a --strategy b` ran b
@@ -256,13 +309,17 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.tailShare < 0 || f.tailShare > 1 {
 		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", bench.ErrUsage, f.tailShare)
 	}
-	if f.csMax != 0 && f.csMax < f.csMin {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
-	}
 	switch f.csKind {
 	case "fixed", "uniform", "exponential":
 	default:
 		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", bench.ErrUsage, f.csKind)
+	}
+	if f.csMax != 0 && f.csMin != 0 && f.csMax < f.csMin {
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
+	}
+	if f.csKind != "fixed" && f.csMax != 0 && f.csMin == 0 && f.csMax < f.ttl/20 {
+		// --cs-min defaults to TTL/20: the bound would sit below it.
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", bench.ErrUsage, f.csMax, f.ttl/20, f.csMax)
 	}
 	for _, x := range []struct {
 		name string
@@ -281,6 +338,12 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	if f.duration > maxDuration {
 		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", bench.ErrUsage, f.duration, maxDuration)
+	}
+	if f.ttl > maxTTL {
+		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", bench.ErrUsage, f.ttl, maxTTL)
+	}
+	if f.opTimeout < minOpTimeout {
+		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", bench.ErrUsage, f.opTimeout, minOpTimeout)
 	}
 	for _, x := range []struct {
 		name string
