@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
@@ -399,12 +401,24 @@ func BenchCommand(p Profile, seed int64, repeat int, out string) string {
 	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
 	named, err := LookupProfile(p.Name)
 	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
-		cmd += " --strategies " + strings.Join(p.Strategies, ",")
+		cmd += " --strategies " + Quote(strings.Join(p.Strategies, ","))
 	}
 	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
-		cmd += " --scenarios " + strings.Join(p.Scenarios, ",")
+		cmd += " --scenarios " + Quote(strings.Join(p.Scenarios, ","))
 	}
-	return cmd + " --out " + out
+	return cmd + " --out " + Quote(out)
+}
+
+// Quote returns s as one shell word: unchanged when it holds only
+// characters no POSIX shell treats specially (so plain commands read as
+// typed), else single-quoted (al.essio.dev/pkg/shellescape).
+func Quote(s string) string { return shellescape.Quote(s) }
+
+// CommandLine is the lockbench command line of args (without the program
+// name), each argument quoted for a POSIX shell where it needs it (Quote),
+// so that a reproduce command can be pasted as it is.
+func CommandLine(args []string) string {
+	return strings.TrimSpace("lockbench " + shellescape.QuoteCommand(args))
 }
 
 // BackendArgs are the backend flags of RunCommand and of a bench's command
@@ -413,11 +427,11 @@ func BackendArgs(o cluster.Options, prefix string) string {
 	var b strings.Builder
 	switch o.Backend {
 	case cluster.BackendDocker:
-		fmt.Fprintf(&b, " --backend docker --redis-image %s", imageOf(o))
+		fmt.Fprintf(&b, " --backend docker --redis-image %s", Quote(imageOf(o)))
 	case cluster.BackendExternal:
-		fmt.Fprintf(&b, " --backend external --redis-addrs %s", strings.Join(o.External.Addrs, ","))
+		fmt.Fprintf(&b, " --backend external --redis-addrs %s", Quote(strings.Join(o.External.Addrs, ",")))
 		if len(o.External.SentinelAddrs) > 0 {
-			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", strings.Join(o.External.SentinelAddrs, ","), o.External.MasterName)
+			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", Quote(strings.Join(o.External.SentinelAddrs, ",")), Quote(o.External.MasterName))
 		}
 		if o.External.AllowDestructive {
 			b.WriteString(" " + cluster.AllowDestructiveFlag)
@@ -427,7 +441,7 @@ func BackendArgs(o cluster.Options, prefix string) string {
 		}
 	}
 	if prefix != "" && prefix != "lb:" {
-		fmt.Fprintf(&b, " --key-prefix %s", prefix)
+		fmt.Fprintf(&b, " --key-prefix %s", Quote(prefix))
 	}
 	return b.String()
 }

@@ -346,7 +346,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
-	s.Command = "lockbench " + strings.Join(os.Args[1:], " ")
+	s.Command = bench.CommandLine(os.Args[1:])
 	return s, nil
 }
 
@@ -391,7 +391,7 @@ func singleSeedCommand(args []string, seed int64) string {
 		}
 		out = append(out, a)
 	}
-	return strings.Join(append([]string{"lockbench"}, append(out, "--seed", strconv.FormatInt(seed, 10))...), " ")
+	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10)))
 }
 
 // printRun prints one run's verdict beside its expectation; out is the
