@@ -364,9 +364,12 @@ func kernelRelease(path string) string {
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
 	if err := results.Write(dir, f); err != nil {
-		return err
+		return OutputError(dir, err, OutputFix)
 	}
-	return Report(dir, f)
+	if err := Report(dir, f); err != nil {
+		return OutputError(dir, err, OutputFix)
+	}
+	return nil
 }
 
 // Unexpected returns the runs whose verdicts contradict their expectation.

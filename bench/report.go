@@ -382,6 +382,13 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 // expected, 1 unexpected (redlock/gc-pause seed 1); report:
 // out/report.md (also index.html)".
 func (o Outcome) VerdictLine() string {
+	return fmt.Sprintf("%s; report: %s (also %s)", o.CountsLine(), o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+}
+
+// CountsLine is VerdictLine without the report's path, e.g. "9 runs, 8
+// as expected, 1 unexpected (redlock/gc-pause seed 1)": what is printed
+// when the report could not be written.
+func (o Outcome) CountsLine() string {
 	var names []string
 	for _, u := range o.UnexpectedRuns {
 		names = append(names, fmt.Sprintf("%s/%s seed %d", u.Strategy, u.Scenario, u.Seed))
@@ -394,8 +401,7 @@ func (o Outcome) VerdictLine() string {
 		}
 		bad = " (" + strings.Join(names, ", ") + ")"
 	}
-	return fmt.Sprintf("%s, %d as expected, %d unexpected%s; report: %s (also %s)",
-		plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+	return fmt.Sprintf("%s, %d as expected, %d unexpected%s", plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad)
 }
 
 // plural writes n and word, with an s unless n is 1: "1 run", "3 runs".

@@ -638,6 +638,25 @@ func OutDirError(dir string, err error) error {
 	return fmt.Errorf("cannot write results folder %s: %v: choose another --out (%w)", dir, err, cluster.ErrEnvironment)
 }
 
+// ErrNotWritten is wrapped by OutputError: the runs were carried out (and
+// checked) but their results could not all be written. It wraps
+// cluster.ErrEnvironment (exit 3).
+var ErrNotWritten = fmt.Errorf("results not written: %w", cluster.ErrEnvironment)
+
+// OutputFix is the fix OutputError names for run and bench (--out).
+const OutputFix = "move away what is in the way there (a file where lockbench writes a folder, such as plots, or a folder where it writes a file, such as results.json) or make it writable, or choose another --out"
+
+// OutputError is the error for the results (results.json, the plots, the
+// report) that could not be written into the results folder dir after
+// the runs; it names the folder, the failure and fix (OutputFix for run
+// and bench), and wraps ErrNotWritten (exit 3).
+func OutputError(dir string, err error, fix string) error {
+	if errors.Is(err, ErrNotWritten) {
+		return err
+	}
+	return fmt.Errorf("cannot write the results into %s: %v: %s (%w)", dir, err, fix, ErrNotWritten)
+}
+
 // ReplaceEarlier removes the earlier run a results folder holds (see
 // results.RemoveEarlier), so that the new run's files are the only ones
 // there, and tells notef (when not nil) what it removed. It is called

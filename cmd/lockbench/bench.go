@@ -96,6 +96,11 @@ error, 3 environment error.`,
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
 			done()
+			if err != nil && f != nil && len(f.Runs) > 0 && f.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !o.json {
+				// Every run finished and was checked: say the verdict
+				// before the error.
+				fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(f, out).CountsLine())
+			}
 			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err
 			}

@@ -145,3 +145,54 @@ func TestInterruptDuringChecks(t *testing.T) {
 		t.Errorf("SIGINT during the checks: %v, want exit 130 saying the results were written:\n%s", err, out.String())
 	}
 }
+
+// TestOutputsNotWritten: results that cannot be written after the runs (a
+// file named plots, a folder named results.json) exit 3 naming the folder
+// and the fix, after the verdict of the checks that ran; so does report.
+func TestOutputsNotWritten(t *testing.T) {
+	plotsFile := func(t *testing.T) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "plots"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	resultsDir := func(t *testing.T) string {
+		d := t.TempDir()
+		if err := os.Mkdir(filepath.Join(d, "results.json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	short := []string{"--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--quiet"}
+	for _, tt := range []struct {
+		name string
+		dir  func(*testing.T) string
+		args []string
+	}{
+		{"run, plots is a file", plotsFile, append([]string{"run", "--strategy", "token-lua"}, short...)},
+		{"run, results.json is a folder", resultsDir, append([]string{"run", "--strategy", "token-lua"}, short...)},
+		{"bench, results.json is a folder", resultsDir, []string{"bench", "--strategies", "token-lua", "--scenarios", "baseline", "--quiet"}},
+	} {
+		d := tt.dir(t)
+		code, text := run(t, nil, append(tt.args, "--out", d)...)
+		if code != 3 || !strings.Contains(text, "cannot write the results into "+d) || !strings.Contains(text, "choose another --out") ||
+			!strings.Contains(text, "1 run, 1 as expected, 0 unexpected; not written") {
+			t.Errorf("%s: exit %d, output:\n%s\nwant exit 3, the verdict, the folder and the fix", tt.name, code, text)
+		}
+	}
+	d := t.TempDir()
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "token-lua", "--out", d}, short...)...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, text)
+	}
+	if err := os.RemoveAll(filepath.Join(d, "plots")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "plots"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text := run(t, nil, "report", d)
+	if code != 3 || !strings.Contains(text, "cannot write the results into "+d) || !strings.Contains(text, "run lockbench report on the copy") {
+		t.Errorf("report with a file named plots: exit %d, output:\n%s\nwant exit 3, the folder and the fix", code, text)
+	}
+}

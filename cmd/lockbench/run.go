@@ -132,11 +132,16 @@ usage error, 3 environment error.`,
 				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 				Incomplete: incomplete,
 			}
-			if err := results.Write(f.out, file); err != nil {
-				return err
+			werr := results.Write(f.out, file)
+			if werr == nil {
+				werr = bench.Report(f.out, file)
 			}
-			if err := bench.Report(f.out, file); err != nil {
-				return err
+			if werr != nil {
+				// The checks ran: say their verdict before the error.
+				if !o.json {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+				}
+				return bench.OutputError(f.out, werr, bench.OutputFix)
 			}
 			switch sum := bench.OutcomeOf(file, f.out); {
 			case o.json:
