@@ -498,6 +498,71 @@ func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
 	return out
 }
 
+// SkippedPairs returns every pair of profile p that a bench on the backend
+// of o skips, in profile order, each with the reason: the pairs whose
+// scenario does not apply to the strategy (n/a in the verdict table:
+// "not applicable: ...") and those whose faults the backend cannot inject
+// (UnsupportedPairs).
+func SkippedPairs(p Profile, o cluster.Options) []Pair {
+	var out []Pair
+	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			continue
+		}
+		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				continue
+			}
+			why := ""
+			if ok, na := scen.AppliesTo(strat.Info()); !ok {
+				why = "not applicable: " + na
+			} else {
+				why = Unsupported(o, scen, strat.Info())
+			}
+			if why != "" {
+				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
+			}
+		}
+	}
+	return out
+}
+
+// CheckScenarios returns nil unless a scenario of named (the scenarios
+// the user named in --scenarios) has no pair of profile p that can run on
+// the backend of o; then an error wrapping ErrUsage naming the scenario,
+// why each of its pairs is skipped (skipped, from SkippedPairs) and the
+// fix, as a named strategy that cannot run is refused (CheckServers).
+func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair) error {
+	for _, sc := range named {
+		var reasons []string         // distinct, in order
+		who := map[string][]string{} // reason → its strategies
+		n := 0
+		for _, na := range skipped {
+			if na.Scenario != sc {
+				continue
+			}
+			n++
+			head, _, _ := strings.Cut(na.Reason, "; scenarios that work there")
+			if who[head] == nil {
+				reasons = append(reasons, head)
+			}
+			who[head] = append(who[head], na.Strategy)
+		}
+		if n == 0 || n < len(p.Strategies) {
+			continue // some pair of it runs
+		}
+		why := make([]string, len(reasons))
+		for i, r := range reasons {
+			why[i] = fmt.Sprintf("%s: %s", strings.Join(who[r], ", "), r)
+		}
+		return fmt.Errorf("%w: --scenarios %s: none of the selected strategies can run it on the %s backend (%s); choose other --scenarios, --strategies or --backend",
+			ErrUsage, sc, backendName(o), strings.Join(why, "; "))
+	}
+	return nil
+}
+
 // supportedOnly drops the specs whose faults the backend of o cannot
 // inject (see Unsupported and UnsupportedPairs).
 func supportedOnly(specs []Spec, o cluster.Options) []Spec {

@@ -196,3 +196,35 @@ func TestOutputsNotWritten(t *testing.T) {
 		t.Errorf("report with a file named plots: exit %d, output:\n%s\nwant exit 3, the folder and the fix", code, text)
 	}
 }
+
+// TestBenchSkippedPairsSaid: every pair a bench skips gets an n/a line
+// with its reason, whatever made it n/a (the verdict table or the
+// backend), and a named scenario none of whose pairs can run is refused
+// (exit 2) naming it, as a named strategy that cannot run is.
+func TestBenchSkippedPairsSaid(t *testing.T) {
+	addr, _ := startRedis(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"n/a by the verdict table", []string{"--scenarios", "redlock-clock-jump", "--strategies", "token-lua"},
+			[]string{"n/a token-lua/redlock-clock-jump: not applicable: ", "--scenarios redlock-clock-jump: none of the selected strategies can run it"}},
+		{"n/a on the external backend", []string{"--backend", "external", "--redis-addrs", addr, "--scenarios", "baseline,node-restart"},
+			[]string{"n/a token-lua/node-restart: scenario node-restart cannot run on the external backend", "--scenarios node-restart: none of the selected strategies can run it on the external backend"}},
+	} {
+		out := t.TempDir()
+		code, text := run(t, nil, append(append([]string{"bench"}, tt.args...), "--out", out)...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2:\n%s", tt.name, code, text)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, text)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(out, results.FileName)); err == nil {
+			t.Errorf("%s: a refused bench wrote results", tt.name)
+		}
+	}
+}
