@@ -299,6 +299,10 @@ type Outcome struct {
 	Cells []OutcomeCell `json:"cells"`
 	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
 	UnexpectedRuns []UnexpectedRun `json:"unexpected_runs"`
+	// Warnings say, one line each ("token-lua/baseline seed 1: ..."), which
+	// runs' verdicts rest on little evidence (results.UnknownOutcomeWarning);
+	// they do not make a run unexpected.
+	Warnings []string `json:"warnings,omitempty"`
 	// Paths are where the results were written.
 	Paths OutcomePaths `json:"paths"`
 }
@@ -358,6 +362,9 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v})
 	}
 	for _, r := range f.Runs {
+		if w := results.UnknownOutcomeWarning(r); w != "" {
+			o.Warnings = append(o.Warnings, fmt.Sprintf("%s/%s seed %d: %s", r.Strategy, r.Scenario, r.Seed, w))
+		}
 		if r.AsExpected {
 			o.AsExpected++
 			continue

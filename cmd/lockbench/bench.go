@@ -130,6 +130,9 @@ error, 3 environment error.`,
 					fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
 						u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
 				}
+				for _, warn := range sum.Warnings {
+					fmt.Fprintf(w, "  warning %s\n", warn)
+				}
 			}
 			if err != nil {
 				return err

@@ -418,4 +418,7 @@ func printRun(cmd *cobra.Command, out string, r results.Run) {
 	if r.Error != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", r.Error)
 	}
+	if w := results.UnknownOutcomeWarning(r); w != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", w)
+	}
 }
