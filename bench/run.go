@@ -532,7 +532,55 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if changed := libraryChanged(s, w); changed != "" {
 		why = append(why, "library settings changed ("+changed+")")
 	}
+	if long := longCS(s.Strategy, w); long != "" {
+		why = append(why, long)
+	}
 	return strings.Join(why, " and ")
+}
+
+// longCS names why a run's own critical sections break the verdict
+// table's assumption for strategy, "" when they do not: the table's rows
+// (e.g. "critical sections are far shorter than the TTL") assume the
+// default critical section, TTL/20, and only a strategy the table expects
+// to hold through the long-cs scenario (renewal, a validity check) keeps
+// its verdicts with critical sections as long as the TTL. A workload
+// whose largest planned wait (CSLimit) reaches TTL/2, the stall the
+// harness already calls overloaded, takes any other strategy outside the
+// table. The long-cs scenario's own slow critical sections are a fault,
+// not the workload's CS, and stay gated.
+func longCS(strategy string, w workload.Config) string {
+	if e := Expected(strategy, "long-cs"); e.Exclusion == Hold && e.Resource == Hold {
+		return ""
+	}
+	largest := CSLimit(w.CS)
+	if w.TTL <= 0 || largest < w.TTL/2 {
+		return ""
+	}
+	return fmt.Sprintf("critical sections of up to %v reach TTL/2 (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
+		largest, w.TTL, strategy)
+}
+
+// CSLimit is the largest wait a critical-section distribution plans: the
+// tail when some sections take it, else Min (fixed), Max (uniform) or,
+// for an exponential, Max when it caps it and 10 × the mean otherwise
+// (exceeded by one section in about 22 000).
+func CSLimit(d workload.CSDist) time.Duration {
+	var m time.Duration
+	switch d.Kind {
+	case "uniform":
+		m = max(d.Min, d.Max)
+	case "exponential":
+		m = 10 * d.Min
+		if d.Max > 0 {
+			m = d.Max
+		}
+	default:
+		m = d.Min
+	}
+	if d.TailShare > 0 {
+		m = max(m, d.Tail)
+	}
+	return m
 }
 
 // libraryChanged names the library settings of s that differ from the

@@ -228,3 +228,21 @@ func TestBenchSkippedPairsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestLongUserCSNotGated: a workload whose own critical sections reach
+// TTL/2 (--ttl 20ms --cs-min 30ms) breaks the verdict table's assumption
+// for token-lua: the run is reported at-risk, not gated, with the reason,
+// and lockbench check of its history agrees.
+func TestLongUserCSNotGated(t *testing.T) {
+	out := t.TempDir()
+	code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "20ms", "--cs-min", "30ms",
+		"--duration", "300ms", "--clients", "4", "--out", out)
+	const why = "critical sections of up to 30ms reach TTL/2"
+	if code != 0 || !strings.Contains(text, "expected at-risk") || !strings.Contains(text, "not gated: "+why) {
+		t.Fatalf("run: exit %d, output:\n%s\nwant exit 0, at-risk and %q", code, text, why)
+	}
+	code, text = run(t, nil, "check", filepath.Join(out, "histories", "token-lua-baseline-1.jsonl"))
+	if code != 0 || !strings.Contains(text, "expected at-risk ("+why) {
+		t.Errorf("check: exit %d, output:\n%s\nwant exit 0 and the same reason", code, text)
+	}
+}
