@@ -3,6 +3,7 @@ module github.com/lockbench/lockbench
 go 1.26.8
 
 require (
+	al.essio.dev/pkg/shellescape v1.6.1
 	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/bsm/redislock v0.9.4

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
@@ -362,9 +364,12 @@ func kernelRelease(path string) string {
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
 	if err := results.Write(dir, f); err != nil {
-		return err
+		return OutputError(dir, err, OutputFix)
 	}
-	return Report(dir, f)
+	if err := Report(dir, f); err != nil {
+		return OutputError(dir, err, OutputFix)
+	}
+	return nil
 }
 
 // Unexpected returns the runs whose verdicts contradict their expectation.
@@ -399,12 +404,24 @@ func BenchCommand(p Profile, seed int64, repeat int, out string) string {
 	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
 	named, err := LookupProfile(p.Name)
 	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
-		cmd += " --strategies " + strings.Join(p.Strategies, ",")
+		cmd += " --strategies " + Quote(strings.Join(p.Strategies, ","))
 	}
 	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
-		cmd += " --scenarios " + strings.Join(p.Scenarios, ",")
+		cmd += " --scenarios " + Quote(strings.Join(p.Scenarios, ","))
 	}
-	return cmd + " --out " + out
+	return cmd + " --out " + Quote(out)
+}
+
+// Quote returns s as one shell word: unchanged when it holds only
+// characters no POSIX shell treats specially (so plain commands read as
+// typed), else single-quoted (al.essio.dev/pkg/shellescape).
+func Quote(s string) string { return shellescape.Quote(s) }
+
+// CommandLine is the lockbench command line of args (without the program
+// name), each argument quoted for a POSIX shell where it needs it (Quote),
+// so that a reproduce command can be pasted as it is.
+func CommandLine(args []string) string {
+	return strings.TrimSpace("lockbench " + shellescape.QuoteCommand(args))
 }
 
 // BackendArgs are the backend flags of RunCommand and of a bench's command
@@ -413,11 +430,11 @@ func BackendArgs(o cluster.Options, prefix string) string {
 	var b strings.Builder
 	switch o.Backend {
 	case cluster.BackendDocker:
-		fmt.Fprintf(&b, " --backend docker --redis-image %s", imageOf(o))
+		fmt.Fprintf(&b, " --backend docker --redis-image %s", Quote(imageOf(o)))
 	case cluster.BackendExternal:
-		fmt.Fprintf(&b, " --backend external --redis-addrs %s", strings.Join(o.External.Addrs, ","))
+		fmt.Fprintf(&b, " --backend external --redis-addrs %s", Quote(strings.Join(o.External.Addrs, ",")))
 		if len(o.External.SentinelAddrs) > 0 {
-			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", strings.Join(o.External.SentinelAddrs, ","), o.External.MasterName)
+			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", Quote(strings.Join(o.External.SentinelAddrs, ",")), Quote(o.External.MasterName))
 		}
 		if o.External.AllowDestructive {
 			b.WriteString(" " + cluster.AllowDestructiveFlag)
@@ -427,7 +444,7 @@ func BackendArgs(o cluster.Options, prefix string) string {
 		}
 	}
 	if prefix != "" && prefix != "lb:" {
-		fmt.Fprintf(&b, " --key-prefix %s", prefix)
+		fmt.Fprintf(&b, " --key-prefix %s", Quote(prefix))
 	}
 	return b.String()
 }
@@ -479,6 +496,71 @@ func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
 		}
 	}
 	return out
+}
+
+// SkippedPairs returns every pair of profile p that a bench on the backend
+// of o skips, in profile order, each with the reason: the pairs whose
+// scenario does not apply to the strategy (n/a in the verdict table:
+// "not applicable: ...") and those whose faults the backend cannot inject
+// (UnsupportedPairs).
+func SkippedPairs(p Profile, o cluster.Options) []Pair {
+	var out []Pair
+	for _, sc := range p.Scenarios {
+		scen, err := chaos.Lookup(sc)
+		if err != nil {
+			continue
+		}
+		for _, st := range p.Strategies {
+			strat, err := impl.Lookup(st)
+			if err != nil {
+				continue
+			}
+			why := ""
+			if ok, na := scen.AppliesTo(strat.Info()); !ok {
+				why = "not applicable: " + na
+			} else {
+				why = Unsupported(o, scen, strat.Info())
+			}
+			if why != "" {
+				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
+			}
+		}
+	}
+	return out
+}
+
+// CheckScenarios returns nil unless a scenario of named (the scenarios
+// the user named in --scenarios) has no pair of profile p that can run on
+// the backend of o; then an error wrapping ErrUsage naming the scenario,
+// why each of its pairs is skipped (skipped, from SkippedPairs) and the
+// fix, as a named strategy that cannot run is refused (CheckServers).
+func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair) error {
+	for _, sc := range named {
+		var reasons []string         // distinct, in order
+		who := map[string][]string{} // reason → its strategies
+		n := 0
+		for _, na := range skipped {
+			if na.Scenario != sc {
+				continue
+			}
+			n++
+			head, _, _ := strings.Cut(na.Reason, "; scenarios that work there")
+			if who[head] == nil {
+				reasons = append(reasons, head)
+			}
+			who[head] = append(who[head], na.Strategy)
+		}
+		if n == 0 || n < len(p.Strategies) {
+			continue // some pair of it runs
+		}
+		why := make([]string, len(reasons))
+		for i, r := range reasons {
+			why[i] = fmt.Sprintf("%s: %s", strings.Join(who[r], ", "), r)
+		}
+		return fmt.Errorf("%w: --scenarios %s: none of the selected strategies can run it on the %s backend (%s); choose other --scenarios, --strategies or --backend",
+			ErrUsage, sc, backendName(o), strings.Join(why, "; "))
+	}
+	return nil
 }
 
 // supportedOnly drops the specs whose faults the backend of o cannot

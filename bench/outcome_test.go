@@ -42,3 +42,18 @@ func TestOutcomeOf(t *testing.T) {
 		t.Errorf("VerdictLine = %q, want %q", got, want)
 	}
 }
+
+// TestOutcomeWarnings: a run whose acquires mostly had an unknown outcome
+// is named in the Outcome's warnings, without making it unexpected.
+func TestOutcomeWarnings(t *testing.T) {
+	f := sampleReportFile()
+	if o := OutcomeOf(f, "out"); len(o.Warnings) != 0 {
+		t.Fatalf("warnings of a sample without unknown outcomes: %q", o.Warnings)
+	}
+	f.Runs[0].Acquires = map[string]int{"ok": 2, "fail": 0, "info": 8}
+	o := OutcomeOf(f, "out")
+	want := f.Runs[0].Strategy + "/" + f.Runs[0].Scenario + " seed 1: 8 of 10 acquires"
+	if len(o.Warnings) != 1 || !strings.HasPrefix(o.Warnings[0], want) || o.Unexpected != 1 {
+		t.Errorf("warnings %q (unexpected %d); want one starting %q and the same unexpected count", o.Warnings, o.Unexpected, want)
+	}
+}

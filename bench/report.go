@@ -314,6 +314,10 @@ type Outcome struct {
 	Cells []OutcomeCell `json:"cells"`
 	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
 	UnexpectedRuns []UnexpectedRun `json:"unexpected_runs"`
+	// Warnings say, one line each ("token-lua/baseline seed 1: ..."), which
+	// runs' verdicts rest on little evidence (results.UnknownOutcomeWarning);
+	// they do not make a run unexpected.
+	Warnings []string `json:"warnings,omitempty"`
 	// Paths are where the results were written.
 	Paths OutcomePaths `json:"paths"`
 }
@@ -383,6 +387,9 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 			Kept: results.Kept(pairs[[2]string{s.Strategy, s.Scenario}])})
 	}
 	for _, r := range f.Runs {
+		if w := results.UnknownOutcomeWarning(r); w != "" {
+			o.Warnings = append(o.Warnings, fmt.Sprintf("%s/%s seed %d: %s", r.Strategy, r.Scenario, r.Seed, w))
+		}
 		if r.AsExpected {
 			o.AsExpected++
 			continue
@@ -407,6 +414,13 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 // expected, 1 unexpected (redlock/gc-pause seed 1); report:
 // out/report.md (also index.html)".
 func (o Outcome) VerdictLine() string {
+	return fmt.Sprintf("%s; report: %s (also %s)", o.CountsLine(), o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+}
+
+// CountsLine is VerdictLine without the report's path, e.g. "9 runs, 8
+// as expected, 1 unexpected (redlock/gc-pause seed 1)": what is printed
+// when the report could not be written.
+func (o Outcome) CountsLine() string {
 	var names []string
 	for _, u := range o.UnexpectedRuns {
 		names = append(names, fmt.Sprintf("%s/%s seed %d", u.Strategy, u.Scenario, u.Seed))
@@ -419,8 +433,7 @@ func (o Outcome) VerdictLine() string {
 		}
 		bad = " (" + strings.Join(names, ", ") + ")"
 	}
-	return fmt.Sprintf("%s, %d as expected, %d unexpected%s; report: %s (also %s)",
-		plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad, o.Paths.Markdown, filepath.Base(o.Paths.HTML))
+	return fmt.Sprintf("%s, %d as expected, %d unexpected%s", plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad)
 }
 
 // plural writes n and word, with an s unless n is 1: "1 run", "3 runs".

@@ -555,7 +555,55 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if changed := libraryChanged(s, w); changed != "" {
 		why = append(why, "library settings changed ("+changed+")")
 	}
+	if long := longCS(s.Strategy, w); long != "" {
+		why = append(why, long)
+	}
 	return strings.Join(why, " and ")
+}
+
+// longCS names why a run's own critical sections break the verdict
+// table's assumption for strategy, "" when they do not: the table's rows
+// (e.g. "critical sections are far shorter than the TTL") assume the
+// default critical section, TTL/20, and only a strategy the table expects
+// to hold through the long-cs scenario (renewal, a validity check) keeps
+// its verdicts with critical sections as long as the TTL. A workload
+// whose largest planned wait (CSLimit) reaches TTL/2, the stall the
+// harness already calls overloaded, takes any other strategy outside the
+// table. The long-cs scenario's own slow critical sections are a fault,
+// not the workload's CS, and stay gated.
+func longCS(strategy string, w workload.Config) string {
+	if e := Expected(strategy, "long-cs"); e.Exclusion == Hold && e.Resource == Hold {
+		return ""
+	}
+	largest := CSLimit(w.CS)
+	if w.TTL <= 0 || largest < w.TTL/2 {
+		return ""
+	}
+	return fmt.Sprintf("critical sections of up to %v reach TTL/2 (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
+		largest, w.TTL, strategy)
+}
+
+// CSLimit is the largest wait a critical-section distribution plans: the
+// tail when some sections take it, else Min (fixed), Max (uniform) or,
+// for an exponential, Max when it caps it and 10 × the mean otherwise
+// (exceeded by one section in about 22 000).
+func CSLimit(d workload.CSDist) time.Duration {
+	var m time.Duration
+	switch d.Kind {
+	case "uniform":
+		m = max(d.Min, d.Max)
+	case "exponential":
+		m = 10 * d.Min
+		if d.Max > 0 {
+			m = d.Max
+		}
+	default:
+		m = d.Min
+	}
+	if d.TailShare > 0 {
+		m = max(m, d.Tail)
+	}
+	return m
 }
 
 // libraryChanged names the library settings of s that differ from the
@@ -659,6 +707,25 @@ func deleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
 // written; it wraps cluster.ErrEnvironment (exit 3).
 func OutDirError(dir string, err error) error {
 	return fmt.Errorf("cannot write results folder %s: %v: choose another --out (%w)", dir, err, cluster.ErrEnvironment)
+}
+
+// ErrNotWritten is wrapped by OutputError: the runs were carried out (and
+// checked) but their results could not all be written. It wraps
+// cluster.ErrEnvironment (exit 3).
+var ErrNotWritten = fmt.Errorf("results not written: %w", cluster.ErrEnvironment)
+
+// OutputFix is the fix OutputError names for run and bench (--out).
+const OutputFix = "move away what is in the way there (a file where lockbench writes a folder, such as plots, or a folder where it writes a file, such as results.json) or make it writable, or choose another --out"
+
+// OutputError is the error for the results (results.json, the plots, the
+// report) that could not be written into the results folder dir after
+// the runs; it names the folder, the failure and fix (OutputFix for run
+// and bench), and wraps ErrNotWritten (exit 3).
+func OutputError(dir string, err error, fix string) error {
+	if errors.Is(err, ErrNotWritten) {
+		return err
+	}
+	return fmt.Errorf("cannot write the results into %s: %v: %s (%w)", dir, err, fix, ErrNotWritten)
 }
 
 // ReplaceEarlier removes the earlier run a results folder holds (see

@@ -106,6 +106,16 @@ type view struct {
 	Plots      []plotView
 	// AsExpected is how many runs had verdicts as expected.
 	AsExpected int
+	// Warnings are the runs whose verdict rests on little evidence
+	// (UnknownOutcomeWarning), each with its warning.
+	Warnings []runWarning
+}
+
+// runWarning is one warning about one run.
+type runWarning struct {
+	Strategy, Scenario string
+	Seed               int64
+	Warning            string
 }
 
 // plotView is a PlotRef with its PNG as a data: URI for index.html (empty
@@ -189,6 +199,9 @@ func buildView(f *File, plots []PlotRef) view {
 			v.Unexpected = append(v.Unexpected, r)
 		} else {
 			v.AsExpected++
+		}
+		if w := UnknownOutcomeWarning(r); w != "" {
+			v.Warnings = append(v.Warnings, runWarning{r.Strategy, r.Scenario, r.Seed, w})
 		}
 	}
 

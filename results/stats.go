@@ -288,3 +288,17 @@ func summarize(rs []Run) Summary {
 	s.LongestUnavailableMs = SpreadOf(unavail)
 	return s
 }
+
+// UnknownOutcomeWarning returns, for a run more than half of whose acquire
+// attempts (Run.Acquires) had an unknown outcome (info: the call timed out
+// or its connection failed, so the history cannot say whether the lock was
+// granted), a one-line warning that its verdict rests on little evidence,
+// with the fix; "" otherwise. It does not change the verdict.
+func UnknownOutcomeWarning(r Run) string {
+	info, total := r.Acquires["info"], r.Acquires["ok"]+r.Acquires["fail"]+r.Acquires["info"]
+	if total == 0 || 2*info <= total {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d acquires (%.0f%%) had an unknown outcome (info: the call timed out or failed): the verdict rests on little evidence; rerun with fewer --clients or a longer --op-timeout",
+		info, total, 100*float64(info)/float64(total))
+}

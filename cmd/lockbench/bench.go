@@ -33,9 +33,11 @@ longer runs, a client sweep). --strategies and --scenarios narrow a profile.
 report shows medians with min–max; the same seed and repeat run the same
 cells.
 Pairs whose faults the backend cannot inject (--backend docker or external)
-are skipped, one "n/a" line each on stderr; so are, on the external backend,
-the strategies that need more servers than --redis-addrs gives, unless named
-in --strategies (then the bench is refused before it starts).
+are skipped, one "n/a" line each on stderr; so are the pairs the verdict
+table marks not applicable and, on the external backend, the strategies that
+need more servers than --redis-addrs gives, unless named in --strategies
+(then the bench is refused before it starts). A scenario named in
+--scenarios none of whose pairs can run is refused too.
 
 Output: progress on stderr (a bar on a terminal, one line per run when
 stderr is not a terminal or with -v), then the verdict line and the
@@ -100,15 +102,24 @@ it), 130 interrupted (the runs already finished are written).`,
 			}
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix, Notef: o.notef(cmd)}
+			skipped := bench.SkippedPairs(p, co)
 			if !o.json {
-				for _, na := range bench.UnsupportedPairs(p, co) {
+				for _, na := range skipped {
 					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))
 				}
+			}
+			if err := bench.CheckScenarios(p, co, scenarios, skipped); err != nil {
+				return err
 			}
 			var done func()
 			opts.Progress, done = o.progress(cmd.ErrOrStderr())
 			f, err := bench.Bench(cmd.Context(), opts)
 			done()
+			if err != nil && f != nil && len(f.Runs) > 0 && f.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !o.json {
+				// Every run finished and was checked: say the verdict
+				// before the error.
+				fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(f, out).CountsLine())
+			}
 			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err
 			}
@@ -131,6 +142,9 @@ it), 130 interrupted (the runs already finished are written).`,
 				for _, u := range sum.UnexpectedRuns {
 					fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
 						u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
+				}
+				for _, warn := range sum.Warnings {
+					fmt.Fprintf(w, "  warning %s\n", warn)
 				}
 			}
 			if err != nil {

@@ -88,6 +88,9 @@ error names the line).`,
 				if rep.Visualization != "" {
 					fmt.Fprintf(w, "  porcupine visualisation: %s\n", rep.Visualization)
 				}
+				if warn := results.UnknownOutcomeWarning(r); warn != "" {
+					fmt.Fprintf(w, "  warning: %s\n", warn)
+				}
 			}
 			if !r.AsExpected {
 				return fmt.Errorf("%w: %s", errUnexpected, strings.Join(r.Unexpected, "; "))

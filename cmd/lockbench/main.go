@@ -37,6 +37,26 @@ const (
 	exitInterrupted = 130
 )
 
+// errLate marks an interrupt that arrived after the command's work: its
+// results were computed and may have been written.
+var errLate = errors.New("the signal came after the workload had ended, so its checks finished and the results were written as usual (run, bench: to --out)")
+
+// afterSignal is the outcome of a command that returned err once ctx (the
+// signal context) may have been cancelled: unchanged without a signal;
+// else it wraps context.Canceled (exit 130), whether the command failed
+// for it, failed with another error (a library's own error for a call cut
+// short) or finished anyway (a signal during the checks or the report,
+// which do not stop for it: errLate).
+func afterSignal(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() == nil || errors.Is(err, context.Canceled):
+		return err
+	case err == nil || errors.Is(err, errUnexpected):
+		return fmt.Errorf("%w: %w", context.Canceled, errLate)
+	}
+	return fmt.Errorf("%w (%v)", context.Canceled, err)
+}
+
 // errUnexpected marks a finished command whose verdicts contradict the verdict table.
 var errUnexpected = errors.New("unexpected verdict")
 
@@ -48,11 +68,7 @@ func main() {
 	stdout := &countingWriter{w: os.Stdout}
 	root.SetOut(stdout)
 	cmd, err := root.ExecuteContextC(ctx)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
-		// Interrupted while a library reported its own error (e.g. a Docker
-		// call cut short): the cause is the interrupt, exit 130.
-		err = fmt.Errorf("%w (%v)", context.Canceled, err)
-	}
+	err = afterSignal(ctx, err)
 	stop()
 	code, msg := exitCode(err, onExternal(cmd))
 	if msg != "" {
@@ -192,9 +208,13 @@ func exitCode(err error, external bool) (int, string) {
 		code = exitUnexpected
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
+		late := errors.Is(err, errLate)
 		err = errors.New("interrupted: every redis-server (and container) lockbench started was stopped")
 		if external {
 			err = errors.New("interrupted: on the external backend lockbench started no server, so none was stopped; the run's keys under --key-prefix were deleted (unless --shared-keys)")
+		}
+		if late {
+			err = fmt.Errorf("%v; %v", err, errLate)
 		}
 	case errors.Is(err, cluster.ErrEnvironment):
 		code = exitEnvironment

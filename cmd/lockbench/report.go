@@ -54,7 +54,7 @@ path) is taken as its folder.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", line)
 			}
 			if err := bench.Report(dir, rf); err != nil {
-				return err
+				return bench.OutputError(dir, err, "move away what is in the way there (such as a file named plots) or make the folder and its plots folder writable, or copy the folder (histories included) and run lockbench report on the copy")
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.md"))
 			return nil

@@ -137,11 +137,16 @@ it), 130 interrupted (the runs already finished are written).`,
 				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 				Incomplete: incomplete,
 			}
-			if err := results.Write(f.out, file); err != nil {
-				return err
+			werr := results.Write(f.out, file)
+			if werr == nil {
+				werr = bench.Report(f.out, file)
 			}
-			if err := bench.Report(f.out, file); err != nil {
-				return err
+			if werr != nil {
+				// The checks ran: say their verdict before the error.
+				if !o.json {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+				}
+				return bench.OutputError(f.out, werr, bench.OutputFix)
 			}
 			switch sum := bench.OutcomeOf(file, f.out); {
 			case o.json:
@@ -409,7 +414,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
-	s.Command = "lockbench " + strings.Join(os.Args[1:], " ")
+	s.Command = bench.CommandLine(os.Args[1:])
 	return s, nil
 }
 
@@ -454,7 +459,7 @@ func singleSeedCommand(args []string, seed int64) string {
 		}
 		out = append(out, a)
 	}
-	return strings.Join(append([]string{"lockbench"}, append(out, "--seed", strconv.FormatInt(seed, 10))...), " ")
+	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10)))
 }
 
 // printRun prints one run's verdict beside its expectation; out is the
@@ -475,5 +480,8 @@ func printRun(cmd *cobra.Command, out string, r results.Run) {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", r.Error)
+	}
+	if w := results.UnknownOutcomeWarning(r); w != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", w)
 	}
 }

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestLongCSUngated: a user's critical sections whose largest planned
+// wait reaches TTL/2 ungate the strategies the verdict table does not
+// expect to survive long critical sections; shorter ones, and strategies
+// that renew or check validity, stay gated.
+func TestLongCSUngated(t *testing.T) {
+	const ttl = 100 * time.Millisecond
+	for _, tt := range []struct {
+		name     string
+		strategy string
+		cs       workload.CSDist
+		ungated  bool
+	}{
+		{"default TTL/20", "token-lua", workload.CSDist{Kind: "fixed", Min: ttl / 20}, false},
+		{"fixed just below TTL/2", "token-lua", workload.CSDist{Kind: "fixed", Min: ttl/2 - time.Millisecond}, false},
+		{"fixed TTL/2", "token-lua", workload.CSDist{Kind: "fixed", Min: ttl / 2}, true},
+		{"fixed above the TTL", "naive", workload.CSDist{Kind: "fixed", Min: 2 * ttl}, true},
+		{"uniform up to the TTL", "set-nx-px", workload.CSDist{Kind: "uniform", Min: time.Millisecond, Max: ttl}, true},
+		{"exponential, small mean, no cap", "token-lua", workload.CSDist{Kind: "exponential", Min: ttl / 20}, true},
+		{"exponential, small mean, capped", "token-lua", workload.CSDist{Kind: "exponential", Min: ttl / 20, Max: ttl / 4}, false},
+		{"tail of 2×TTL", "fenced", workload.CSDist{Kind: "fixed", Min: ttl / 20, TailShare: 0.1, Tail: 2 * ttl}, true},
+		{"watchdog renews", "watchdog", workload.CSDist{Kind: "fixed", Min: 2 * ttl}, false},
+		{"redlock checks validity", "redlock", workload.CSDist{Kind: "fixed", Min: 2 * ttl}, false},
+	} {
+		got := longCS(tt.strategy, workload.Config{TTL: ttl, CS: tt.cs})
+		if (got != "") != tt.ungated {
+			t.Errorf("%s: longCS = %q, want ungated %v", tt.name, got, tt.ungated)
+		}
+		if got != "" && !strings.Contains(got, "far shorter than the TTL") {
+			t.Errorf("%s: %q does not say the table's assumption", tt.name, got)
+		}
+	}
+}
