@@ -156,7 +156,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	}
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	sweep = supportedOnly(sweep, o.Cluster)
-	if err := CheckExternal(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
+	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
 		return nil, err
 	}
 	if err := ReplaceEarlier(o.OutDir, o.Notef); err != nil {

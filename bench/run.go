@@ -628,8 +628,10 @@ func libraryChanged(s Spec, w workload.Config) string {
 	return strings.Join(out, ", ")
 }
 
-// CheckExternal checks, before any run on the external backend (o.Backend
-// external; other backends: nil), every server of o.External.Addrs: that
+// CheckBackend checks the backend before any run, after the usage checks:
+// on the docker backend that the daemon answers and holds o.Image
+// (cluster.CheckImage: exit 3, lockbench never pulls); on the external
+// backend, every server of o.External.Addrs: that
 // it answers, that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
 // deadlock; not checked with o.External.SharedKeys), and that it accepts
@@ -639,7 +641,11 @@ func libraryChanged(s Spec, w workload.Config) string {
 // 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
 // server and the fix. Specs that do not resolve are skipped (Run reports
 // them). Run makes the same check on the servers of its own topology.
-func CheckExternal(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
+// On the process backend it returns nil (Run finds a missing redis-server).
+func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
+	if o.Backend == cluster.BackendDocker {
+		return cluster.CheckImage(ctx, o.Image)
+	}
 	if o.Backend != cluster.BackendExternal {
 		return nil
 	}
@@ -662,7 +668,7 @@ func CheckExternal(ctx context.Context, o cluster.Options, prefix string, specs 
 	return checkExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
 }
 
-// checkExternal is CheckExternal on the servers addrs for the features
+// checkExternal is CheckBackend on the servers addrs for the features
 // need; shared skips the check for keys (only that each server answers).
 func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
 	for _, a := range addrs {

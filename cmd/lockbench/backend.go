@@ -73,9 +73,6 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	switch name {
 	case cluster.BackendDocker:
 		o.Image = b.image
-		if err := cluster.CheckImage(ctx, o.Image); err != nil {
-			return o, "", err
-		}
 	case cluster.BackendExternal:
 		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive,
 			SharedKeys: b.sharedKeys}

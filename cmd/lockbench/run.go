@@ -89,7 +89,7 @@ it), 130 interrupted (the runs already finished are written).`,
 			if !o.quiet {
 				notices(cmd, spec, &f)
 			}
-			if err := bench.CheckExternal(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
+			if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
 				return err
 			}
 			if err := bench.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
