@@ -103,9 +103,26 @@ it), 130 interrupted (the runs already finished are written).`,
 			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
 				Cluster: co, KeyPrefix: be.keyPrefix, Notef: o.notef(cmd)}
 			skipped := bench.SkippedPairs(p, co)
-			if !o.json {
+			if !o.json && !o.quiet {
+				// One line per scenario and reason: with one strategy
+				// "n/a STRATEGY/SCENARIO: why", with several "n/a SCENARIO
+				// for A, B, C: why".
+				type group struct{ scenario, why string }
+				var order []group
+				strategies := map[group][]string{}
 				for _, na := range skipped {
-					fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", na.Strategy, na.Scenario, firstClause(na.Reason))
+					g := group{na.Scenario, firstClause(na.Reason)}
+					if _, ok := strategies[g]; !ok {
+						order = append(order, g)
+					}
+					strategies[g] = append(strategies[g], na.Strategy)
+				}
+				for _, g := range order {
+					if ss := strategies[g]; len(ss) == 1 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", ss[0], g.scenario, g.why)
+					} else {
+						fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s for %s: %s\n", g.scenario, strings.Join(ss, ", "), g.why)
+					}
 				}
 			}
 			if err := bench.CheckScenarios(p, co, scenarios, skipped); err != nil {

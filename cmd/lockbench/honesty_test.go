@@ -211,7 +211,7 @@ func TestBenchSkippedPairsSaid(t *testing.T) {
 		{"n/a by the verdict table", []string{"--scenarios", "redlock-clock-jump", "--strategies", "token-lua"},
 			[]string{"n/a token-lua/redlock-clock-jump: not applicable: ", "--scenarios redlock-clock-jump: none of the selected strategies can run it"}},
 		{"n/a on the external backend", []string{"--backend", "external", "--redis-addrs", addr, "--scenarios", "baseline,node-restart"},
-			[]string{"n/a token-lua/node-restart: scenario node-restart cannot run on the external backend", "--scenarios node-restart: none of the selected strategies can run it on the external backend"}},
+			[]string{"n/a node-restart for naive, set-nx-px, token-lua, watchdog, reentrant, fenced, redsync-single, redislock: scenario node-restart cannot run on the external backend", "--scenarios node-restart: none of the selected strategies can run it on the external backend"}},
 	} {
 		out := t.TempDir()
 		code, text := run(t, nil, append(append([]string{"bench"}, tt.args...), "--out", out)...)
