@@ -469,7 +469,7 @@ func printRun(cmd *cobra.Command, out string, r results.Run) {
 	if !r.AsExpected {
 		mark = "UNEXPECTED: " + strings.Join(r.Unexpected, "; ")
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s/%s seed %d: expected %s; exclusion %s, resource %s, liveness %s; %d violations, %d grants, %.0f grants/s, acquire p99 %.2f ms: %s\n",
+	fmt.Fprintf(cmd.OutOrStdout(), "%s/%s seed %d: expected %s; exclusion %s, resource %s, liveness %s; %d violations (overlapping pairs of holds + lost updates), %d grants, %.0f grants/s, acquire p99 %.2f ms: %s\n",
 		r.Strategy, r.Scenario, r.Seed, r.Expected, r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness,
 		r.Violations, r.Grants, r.ThroughputPerS, r.AcquireLatencyMs.P99, mark)
 	if r.Visualization != "" {
