@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/results"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -136,6 +139,10 @@ it), 130 interrupted (the runs already finished are written).`,
 				// Every run finished and was checked: say the verdict
 				// before the error.
 				fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(f, out).CountsLine())
+			}
+			if err != nil && errors.Is(err, context.Canceled) && f != nil && f.Incomplete != "" && len(f.Runs) > 0 && !o.quiet {
+				// The runs that finished were written, marked INCOMPLETE.
+				fmt.Fprintf(cmd.ErrOrStderr(), "partial results (%s): %s (also index.html)\n", f.Incomplete, filepath.Join(out, results.ReportMarkdown))
 			}
 			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err

@@ -237,3 +237,43 @@ func TestMatrixListsAllColumns(t *testing.T) {
 		t.Errorf("--matrix --markdown together: exit %d, want 2", code)
 	}
 }
+
+// TestInterruptedBenchNamesPartialReport: a bench interrupted after its
+// first run exits 130 and names the partial (INCOMPLETE) report it wrote.
+func TestInterruptedBenchNamesPartialReport(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command(bin, "bench", "-v", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "5", "--out", out)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	sc := bufio.NewScanner(stderr)
+	signalled := false
+	for sc.Scan() {
+		text.WriteString(sc.Text() + "\n")
+		if !signalled && strings.HasPrefix(sc.Text(), "[2/5]") {
+			cmd.Process.Signal(syscall.SIGINT)
+			signalled = true
+		}
+	}
+	err = cmd.Wait()
+	if !signalled {
+		t.Fatalf("the bench never reached its second run:\n%s", text.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit after SIGINT: %v, want 130", err)
+	}
+	want := "partial results (stopped after 1 of 5 runs"
+	report := filepath.Join(out, "report.md")
+	if !strings.Contains(text.String(), want) || !strings.Contains(text.String(), report) {
+		t.Errorf("stderr lacks %q and %s:\n%s", want, report, text.String())
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("partial report: %v", err)
+	}
+}
