@@ -472,37 +472,11 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library}
 }
 
-// UnsupportedPairs returns the pairs of profile p that apply to their
-// strategy but whose faults the backend of o cannot inject, in profile
-// order, each with the reason (Unsupported): Bench skips them (n/a).
-func UnsupportedPairs(p Profile, o cluster.Options) []Pair {
-	var out []Pair
-	for _, sc := range p.Scenarios {
-		scen, err := chaos.Lookup(sc)
-		if err != nil {
-			continue
-		}
-		for _, st := range p.Strategies {
-			strat, err := impl.Lookup(st)
-			if err != nil {
-				continue
-			}
-			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
-				continue
-			}
-			if why := Unsupported(o, scen, strat.Info()); why != "" {
-				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
-			}
-		}
-	}
-	return out
-}
-
 // SkippedPairs returns every pair of profile p that a bench on the backend
 // of o skips, in profile order, each with the reason: the pairs whose
 // scenario does not apply to the strategy (n/a in the verdict table:
 // "not applicable: ...") and those whose faults the backend cannot inject
-// (UnsupportedPairs).
+// (Unsupported).
 func SkippedPairs(p Profile, o cluster.Options) []Pair {
 	var out []Pair
 	for _, sc := range p.Scenarios {
@@ -564,7 +538,7 @@ func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair
 }
 
 // supportedOnly drops the specs whose faults the backend of o cannot
-// inject (see Unsupported and UnsupportedPairs).
+// inject (see Unsupported and SkippedPairs).
 func supportedOnly(specs []Spec, o cluster.Options) []Spec {
 	var out []Spec
 	for _, s := range specs {
