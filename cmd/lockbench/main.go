@@ -71,6 +71,9 @@ func main() {
 	err = afterSignal(ctx, err)
 	stop()
 	code, msg := exitCode(err, onExternal(cmd))
+	if code == exitInterrupted && startsNoServer(cmd) {
+		msg = offlineInterrupt(errors.Is(err, errLate))
+	}
 	if msg != "" {
 		fmt.Fprintln(os.Stderr, "lockbench:", msg)
 		if stdout.n == 0 && wantsJSON(cmd, os.Args[1:]) {
@@ -193,6 +196,29 @@ func onExternal(cmd *cobra.Command) bool {
 	}
 	fl := cmd.Flags().Lookup("backend")
 	return fl != nil && fl.Value.String() == cluster.BackendExternal
+}
+
+// startsNoServer reports whether cmd is one of the commands that work on
+// saved files only (check, report, compare, list): their interrupt
+// message names no server and no --out.
+func startsNoServer(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	switch cmd.Name() {
+	case "check", "report", "compare", "list":
+		return true
+	}
+	return false
+}
+
+// offlineInterrupt is the interrupt message of a command that starts no
+// server; late says the signal came after its work was done.
+func offlineInterrupt(late bool) string {
+	if late {
+		return "interrupted after the command had finished its work: its output above is complete"
+	}
+	return "interrupted before the command finished; start it again for a complete result"
 }
 
 // exitCode maps an error to the documented exit code and the one-line

@@ -503,3 +503,28 @@ func TestReportDistrustsEditedVerdicts(t *testing.T) {
 		t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
 	}
 }
+
+// TestOfflineInterruptMessage: check, report, compare and list start no
+// server, so their interrupt message names none (and no --out); run's
+// still does.
+func TestOfflineInterruptMessage(t *testing.T) {
+	root := newRoot()
+	for _, tt := range []struct {
+		args    []string
+		offline bool
+	}{
+		{[]string{"check"}, true}, {[]string{"report"}, true}, {[]string{"compare"}, true}, {[]string{"list"}, true},
+		{[]string{"run"}, false}, {[]string{"bench"}, false}, {[]string{"perf"}, false},
+	} {
+		cmd, _, err := root.Find(tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := startsNoServer(cmd); got != tt.offline {
+			t.Errorf("%s: startsNoServer = %v, want %v", tt.args[0], got, tt.offline)
+		}
+	}
+	if msg := offlineInterrupt(true); strings.Contains(msg, "redis-server") || strings.Contains(msg, "--out") {
+		t.Errorf("offline interrupt message %q names servers or --out", msg)
+	}
+}
