@@ -105,6 +105,6 @@ error names the line).`,
 		}
 		return nil
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict as a results.json run object")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict in the shape of a results.json run object, with what the history holds (verdicts, checks, counts, latencies, liveness, faults); what only the run knew (the command, critical-section and retry settings, topology, Redis command counts) is left empty")
 	return c
 }
