@@ -22,7 +22,7 @@ import (
 // that a run would overwrite (results.NotWrittenByLockbench).
 func CheckOut(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return fmt.Errorf("%w: --out %q names no folder: give a results folder or leave the flag out for the default", ErrUsage, dir)
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder or leave the flag out for the default", ErrUsage, dir)
 	}
 	if p := results.NotWrittenByLockbench(dir); p != "" {
 		return fmt.Errorf("%w: --out %s holds %s, which lockbench did not write and would overwrite: choose another --out (or move that file away)", ErrUsage, dir, p)

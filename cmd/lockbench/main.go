@@ -5,7 +5,7 @@
 // must-hold check violated or inconclusive, or a must-break canary not
 // found); 2 usage error (unknown name, impossible flag, corrupt input file);
 // 3 environment error (no redis-server, port in use, clock shim missing);
-// 130 interrupted (Ctrl-C). Every redis-server lockbench started is stopped
+// 130 interrupted (Ctrl-C or SIGTERM). Every redis-server lockbench started is stopped
 // before it exits.
 package main
 
@@ -190,7 +190,7 @@ func unknownCommand(root *cobra.Command, name string) error {
 // default, suggested in the message.
 func nonEmptyOut(out, def string) error {
 	if strings.TrimSpace(out) == "" {
-		return fmt.Errorf("%w: --out %q names no folder: give a results folder (e.g. --out %s) or leave the flag out for the default", bench.ErrUsage, out, def)
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder (e.g. --out %s) or leave the flag out for the default", bench.ErrUsage, out, def)
 	}
 	return nil
 }

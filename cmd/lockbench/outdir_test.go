@@ -57,7 +57,7 @@ func TestOutOnlySpaces(t *testing.T) {
 	} {
 		for _, out := range []string{" ", "   ", ""} {
 			code, text := run(t, nil, append(tt.args, "--out", out)...)
-			if code != 2 || !strings.Contains(text, "names no folder") || !strings.Contains(text, "e.g. --out "+tt.def) {
+			if code != 2 || !strings.Contains(text, "--out must not be empty or only spaces") || !strings.Contains(text, "e.g. --out "+tt.def) {
 				t.Errorf("%s --out %q: exit %d, output %q; want exit 2 suggesting %s", tt.args[0], out, code, text, tt.def)
 			}
 			if out != "" {
@@ -150,5 +150,42 @@ func TestInterruptedBenchBeforeAnyRun(t *testing.T) {
 	var je jsonError
 	if err := json.Unmarshal([]byte(stdout.String()), &je); err != nil || je.PartialReport != report || je.ExitCode != 130 {
 		t.Errorf("--json error object %q (%v): want partial_report %s and exit_code 130", stdout.String(), err, report)
+	}
+}
+
+// TestInterruptedHistoryReplaced: check notes an interrupted history
+// (Ctrl-C or SIGTERM), and a later run into its folder removes it.
+func TestInterruptedHistoryReplaced(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", dir}
+	if code, out := run(t, nil, args...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "histories", "token-lua-baseline-1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	end := strings.TrimSuffix(lines[len(lines)-1], "}") + `,"interrupted":true}`
+	stale := filepath.Join(dir, "histories", "token-lua-baseline-7.jsonl")
+	if err := os.WriteFile(stale, []byte(strings.Join(append(lines[:len(lines)-1], end), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, "histories", "notes.txt")
+	if err := os.WriteFile(mine, []byte(end+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run(t, nil, "check", stale); !strings.Contains(out, "interrupted (Ctrl-C or SIGTERM)") {
+		t.Errorf("check of an interrupted history: exit %d, output %q; want the note naming Ctrl-C or SIGTERM", code, out)
+	}
+	code, out := run(t, nil, args...)
+	if code != 0 || !strings.Contains(out, "interrupted runs") {
+		t.Errorf("second run: exit %d, output %q; want a note on the interrupted history removed", code, out)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted history is still there: %v", err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("a file that is not a history was removed: %v", err)
 	}
 }
