@@ -251,7 +251,7 @@ func (w *Writer) setErr(err error) {
 // far; after Close, every operation recorded before Close.
 func (w *Writer) Len() int { return int(w.n.Load()) }
 
-// MarkInterrupted records that the run was interrupted (Ctrl-C) before its
+// MarkInterrupted records that the run was interrupted (Ctrl-C or SIGTERM) before its
 // planned end: Close writes it in the end line and Parse reports it in
 // Header.Interrupted. Call it before Close.
 func (w *Writer) MarkInterrupted() { w.interrupted.Store(true) }

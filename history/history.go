@@ -119,7 +119,7 @@ type Header struct {
 	// short (its writer was killed) and is refused. Set by Create.
 	EndLine bool `json:"end_line,omitempty"`
 	// Interrupted is not part of the header line: Parse sets it from the
-	// end line, which says so when the run was interrupted (Ctrl-C) before
+	// end line, which says so when the run was interrupted (Ctrl-C or SIGTERM) before
 	// its planned end. The history is whole up to the interruption.
 	Interrupted bool `json:"-"`
 }

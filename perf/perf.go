@@ -205,14 +205,19 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for _, c := range append(slices.Clone(o.Clients), o.SweepClients...) {
 		if c < 1 || c > 10000 {
-			return o, fmt.Errorf("perf: %d clients: want 1..10000", c)
+			return o, fmt.Errorf("%w: %d clients (--clients): want 1..10000", ErrOptions, c)
 		}
 	}
 	if o.Repeat == 0 {
 		o.Repeat = 5
 	}
-	if o.Repeat < 0 || o.Requests < 0 || o.SweepDuration < 0 {
-		return o, errors.New("perf: negative repeat, requests or sweep duration")
+	switch {
+	case o.Repeat < 0:
+		return o, fmt.Errorf("%w: repeat (--repeat) %d: want at least 1", ErrOptions, o.Repeat)
+	case o.Requests < 0:
+		return o, fmt.Errorf("%w: requests (--requests) %d: want 0 (the default) or more", ErrOptions, o.Requests)
+	case o.SweepDuration < 0:
+		return o, fmt.Errorf("%w: sweep duration (--sweep-duration) %v: want a positive duration (0: the default, 1s)", ErrOptions, o.SweepDuration)
 	}
 	if len(o.SweepClients) == 0 {
 		for c := 1; c <= 1024; c *= 2 {
@@ -223,13 +228,16 @@ func (o Options) withDefaults() (Options, error) {
 		o.SweepDuration = time.Second
 	}
 	if o.OutDir == "" {
-		return o, errors.New("perf: no output folder (OutDir)")
+		return o, fmt.Errorf("%w: no output folder (OutDir)", ErrOptions)
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return o, fmt.Errorf("%w: perf: redis-server not found on PATH; install it: apt-get install redis-server (or run make perf, which installs it)", cluster.ErrEnvironment)
 	}
 	if o.RedisBenchmark == "" {
 		p, err := exec.LookPath("redis-benchmark")
@@ -239,6 +247,20 @@ func (o Options) withDefaults() (Options, error) {
 		o.RedisBenchmark = p
 	}
 	return o, nil
+}
+
+// ErrOptions is wrapped by the errors of Validate (and Run) for options out
+// of range; the CLI maps it to a usage error (exit 2).
+var ErrOptions = errors.New("perf: invalid option")
+
+// Validate checks o as Run does before starting anything: options out of
+// range give an error wrapping ErrOptions; a redis-server or
+// redis-benchmark missing from PATH one wrapping cluster.ErrEnvironment.
+// Callers that remove files before Run (an earlier run in OutDir) call it
+// first, so that bad input or a missing binary leaves them in place.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
 }
 
 // requests returns redis-benchmark's -n for c clients.

@@ -2,12 +2,15 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster"
 )
 
 func TestStat(t *testing.T) {
@@ -85,5 +88,32 @@ func TestRunSmall(t *testing.T) {
 	}
 	if len(runs) != 4 || runs[0].Strategy != "redis-benchmark" || runs[3].Strategy != "go-redis-loop" || runs[1].ServerCPU <= 0 || !strings.Contains(runs[1].Checks["perf"], "commands/s") || runs[1].Verdict.Exclusion != "ok" {
 		t.Errorf("results runs: %+v", runs)
+	}
+}
+
+// TestValidate: Validate refuses options out of range (ErrOptions) and a
+// missing redis-server or redis-benchmark (cluster.ErrEnvironment) without
+// starting anything.
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		o    Options
+		want error
+	}{
+		{"negative sweep duration", Options{OutDir: dir, SweepDuration: -time.Second}, ErrOptions},
+		{"negative requests", Options{OutDir: dir, Requests: -1}, ErrOptions},
+		{"no folder", Options{}, ErrOptions},
+		{"too many clients", Options{OutDir: dir, Clients: []int{10001}}, ErrOptions},
+	} {
+		if err := tt.o.Validate(); !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	for _, o := range []Options{{OutDir: dir}, {OutDir: dir, RedisBenchmark: "/bin/true"}} {
+		if err := o.Validate(); !errors.Is(err, cluster.ErrEnvironment) || !strings.Contains(err.Error(), "redis-server not found") {
+			t.Errorf("no redis-server on PATH: %v, want an environment error naming redis-server", err)
+		}
 	}
 }

@@ -106,6 +106,47 @@ func Load(path string) (*File, error) {
 	return &f, nil
 }
 
+// NotWrittenByLockbench returns the path of a file in dir that a run
+// written there would overwrite although lockbench did not write it: a
+// results.json that is not lockbench's (not a JSON object with a
+// schema_version, or one whose tool is not lockbench), or a report.md or
+// index.html with no lockbench results.json beside them. It returns ""
+// when there is none (dir missing or empty, or a lockbench results folder).
+func NotWrittenByLockbench(dir string) string {
+	res := filepath.Join(dir, FileName)
+	if st, err := os.Stat(res); err == nil && st.Mode().IsRegular() {
+		if !writtenByLockbench(res) {
+			return res
+		}
+		return ""
+	}
+	for _, name := range []string{ReportMarkdown, ReportHTML} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// writtenByLockbench reports whether the file at path looks like a
+// results.json written by lockbench (any schema version): a JSON object
+// with a numeric schema_version and, if it names its tool, lockbench.
+func writtenByLockbench(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		SchemaVersion *int    `json:"schema_version"`
+		Tool          *string `json:"tool"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.SchemaVersion == nil {
+		return false
+	}
+	return head.Tool == nil || *head.Tool == "" || strings.HasPrefix(*head.Tool, "lockbench")
+}
+
 // RemoveEarlier removes the run a results folder already holds, so that a
 // new run written there leaves no file of the old one beside its own: the
 // histories and porcupine visualisations that dir/results.json lists (paths

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,7 +57,7 @@ it), 130 interrupted (the runs already finished are written).`,
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
-			if err := nonEmptyOut(out); err != nil {
+			if err := nonEmptyOut(out, "lockbench-out/bench"); err != nil {
 				return err
 			}
 			for _, x := range []struct {
@@ -100,6 +100,9 @@ it), 130 interrupted (the runs already finished are written).`,
 			if err := bench.CheckSeeds(seed, repeat); err != nil {
 				return err
 			}
+			if err := checkOutFolder(out, "", "bench"); err != nil {
+				return err
+			}
 			if err := bench.CheckWritable(out); err != nil {
 				return bench.OutDirError(out, err)
 			}
@@ -140,9 +143,13 @@ it), 130 interrupted (the runs already finished are written).`,
 				// before the error.
 				fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(f, out).CountsLine())
 			}
-			if err != nil && errors.Is(err, context.Canceled) && f != nil && f.Incomplete != "" && len(f.Runs) > 0 && !o.quiet {
-				// The runs that finished were written, marked INCOMPLETE.
-				fmt.Fprintf(cmd.ErrOrStderr(), "partial results (%s): %s (also index.html)\n", f.Incomplete, filepath.Join(out, results.ReportMarkdown))
+			if md := filepath.Join(out, results.ReportMarkdown); err != nil && f != nil && f.Incomplete != "" && fileExists(md) {
+				// Interrupted or stopped by an error: the runs that
+				// finished (maybe none) were written, marked INCOMPLETE.
+				if !o.quiet {
+					fmt.Fprintf(cmd.ErrOrStderr(), "partial results (%s): %s (also index.html)\n", f.Incomplete, md)
+				}
+				err = &partialError{err: err, report: md}
 			}
 			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
 				return err
@@ -234,4 +241,20 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 func firstClause(why string) string {
 	head, _, _ := strings.Cut(why, "; scenarios that work there")
 	return head
+}
+
+// partialError is a bench's error after it wrote a partial (INCOMPLETE)
+// report; main adds the report's path to the --json error object.
+type partialError struct {
+	err    error
+	report string
+}
+
+func (e *partialError) Error() string { return e.err.Error() }
+func (e *partialError) Unwrap() error { return e.err }
+
+// fileExists reports whether path is a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

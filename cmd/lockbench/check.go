@@ -69,7 +69,7 @@ error names the line).`,
 			}
 			w := cmd.OutOrStdout()
 			if h.Interrupted && !asJSON {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is the history of a run interrupted (Ctrl-C) before its planned end: it is whole up to then, so the verdict covers a shorter run than the one asked for (no liveness probe after the workload)\n", path)
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is the history of a run interrupted (Ctrl-C or SIGTERM) before its planned end: it is whole up to then, so the verdict covers a shorter run than the one asked for (no liveness probe after the workload)\n", path)
 			}
 			if asJSON {
 				b, _ := json.MarshalIndent(r, "", "  ")

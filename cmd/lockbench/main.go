@@ -5,7 +5,7 @@
 // must-hold check violated or inconclusive, or a must-break canary not
 // found); 2 usage error (unknown name, impossible flag, corrupt input file);
 // 3 environment error (no redis-server, port in use, clock shim missing);
-// 130 interrupted (Ctrl-C). Every redis-server lockbench started is stopped
+// 130 interrupted (Ctrl-C or SIGTERM). Every redis-server lockbench started is stopped
 // before it exits.
 package main
 
@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -54,7 +55,7 @@ func afterSignal(ctx context.Context, err error) error {
 	case err == nil || errors.Is(err, errUnexpected):
 		return fmt.Errorf("%w: %w", context.Canceled, errLate)
 	}
-	return fmt.Errorf("%w (%v)", context.Canceled, err)
+	return fmt.Errorf("%w (%w)", context.Canceled, err)
 }
 
 // errUnexpected marks a finished command whose verdicts contradict the verdict table.
@@ -79,7 +80,11 @@ func main() {
 		if stdout.n == 0 && wantsJSON(cmd, os.Args[1:]) {
 			// --json promises a JSON object on stdout: a failure before the
 			// summary was printed gets one with the error.
-			printJSON(os.Stdout, jsonError{Error: msg, ExitCode: code})
+			je := jsonError{Error: msg, ExitCode: code}
+			if pe := (*partialError)(nil); errors.As(err, &pe) {
+				je.PartialReport = pe.report
+			}
+			printJSON(os.Stdout, je)
 		}
 	}
 	os.Exit(code)
@@ -92,6 +97,10 @@ type jsonError struct {
 	Error string `json:"error"`
 	// ExitCode is the process's exit code (see the package doc).
 	ExitCode int `json:"exit_code"`
+	// PartialReport is the INCOMPLETE report.md a bench stopped by the
+	// error (or an interrupt) wrote for the runs that finished; omitted
+	// when none was written.
+	PartialReport string `json:"partial_report,omitempty"`
 }
 
 // countingWriter counts the bytes written through it.
@@ -178,11 +187,31 @@ func unknownCommand(root *cobra.Command, name string) error {
 	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", bench.ErrUsage, name, hint, strings.Join(names, ", "))
 }
 
-// nonEmptyOut refuses an empty --out ("" would name no folder: the
-// results would fail to be written only after the run).
-func nonEmptyOut(out string) error {
-	if out == "" {
-		return fmt.Errorf("%w: --out must not be empty: give a results folder (e.g. --out lockbench-out/run) or leave the flag out for the default", bench.ErrUsage)
+// nonEmptyOut refuses an --out that is empty or only spaces ("" would
+// name no folder: the results would fail to be written only after the
+// run; " " would make a folder named by spaces); def is the command's
+// default, suggested in the message.
+func nonEmptyOut(out, def string) error {
+	if strings.TrimSpace(out) == "" {
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder (e.g. --out %s) or leave the flag out for the default", bench.ErrUsage, out, def)
+	}
+	return nil
+}
+
+// checkOutFolder refuses (exit 2) an --out folder that a command writing
+// results of profile want ("run", "perf" or "" for bench, which may
+// replace anything lockbench wrote) must not reuse: one holding a file
+// lockbench did not write (bench.CheckOut), or, for run and perf, the
+// results of another profile. what is the command, for the message.
+func checkOutFolder(out, want, what string) error {
+	if err := bench.CheckOut(out); err != nil {
+		return err
+	}
+	if want == "" {
+		return nil
+	}
+	if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != want {
+		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", bench.ErrUsage, out, bench.Described(old.Profile), what)
 	}
 	return nil
 }

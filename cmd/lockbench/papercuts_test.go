@@ -161,8 +161,9 @@ func TestAutoBackendSaysWhy(t *testing.T) {
 }
 
 // TestRepeatSeedCommands: run --repeat records for each seed the command
-// that reproduces that seed alone (--seed S, no --repeat); the file's
-// command keeps --repeat.
+// that reproduces that seed alone (--seed S, no --repeat) into its own
+// folder (--out DIR/seed-S, so pasting it keeps the other seeds' files);
+// the file's command keeps --repeat and --out DIR.
 func TestRepeatSeedCommands(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "4", "--seed", "5", "--repeat", "2", "--out", out}
@@ -180,7 +181,7 @@ func TestRepeatSeedCommands(t *testing.T) {
 		t.Fatalf("%d runs, want 2", len(f.Runs))
 	}
 	for _, r := range f.Runs {
-		want := fmt.Sprintf("lockbench run --strategy token-lua --ttl 50ms --duration 200ms --clients 4 --out %s --seed %d", out, r.Seed)
+		want := fmt.Sprintf("lockbench run --strategy token-lua --ttl 50ms --duration 200ms --clients 4 --seed %d --out %s", r.Seed, filepath.Join(out, fmt.Sprintf("seed-%d", r.Seed)))
 		if r.Command != want {
 			t.Errorf("seed %d command %q, want %q", r.Seed, r.Command, want)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
   lockbench perf --clients 50 --requests 500000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := nonEmptyOut(out); err != nil {
+			if err := nonEmptyOut(out, "lockbench-out/perf"); err != nil {
 				return err
 			}
 			if o.Repeat < 1 || o.Requests < 0 {
@@ -53,14 +54,22 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 					return fmt.Errorf("%w: --clients %d: want 1..10000", bench.ErrUsage, n)
 				}
 			}
-			if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != "perf" {
-				return fmt.Errorf("%w: --out %s holds the results of profile %s; perf would replace them: choose another --out", bench.ErrUsage, out, old.Profile)
+			if err := checkOutFolder(out, "perf", "perf"); err != nil {
+				return err
+			}
+			// Options and binaries are checked before CheckWritable and
+			// ReplaceEarlier, so bad input leaves an earlier run in place.
+			o.Clients, o.OutDir = clients, out
+			o.Logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
+			if err := o.Validate(); err != nil {
+				if errors.Is(err, perf.ErrOptions) {
+					return fmt.Errorf("%w: %w", bench.ErrUsage, err)
+				}
+				return err
 			}
 			if err := bench.CheckWritable(out); err != nil {
 				return bench.OutDirError(out, err)
 			}
-			o.Clients, o.OutDir = clients, out
-			o.Logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
 			if profile != "" {
 				f, err := os.Create(profile)
 				if err != nil {
@@ -89,7 +98,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs, Sweep: sweep,
 			}
 			if err := results.Write(out, file); err != nil {
-				return err
+				return bench.OutputError(out, err, bench.OutputFix)
 			}
 			rep.Print(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", filepath.Join(out, results.FileName))

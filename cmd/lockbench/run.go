@@ -73,15 +73,15 @@ it), 130 interrupted (the runs already finished are written).`,
 			if err := o.resolve(cmd); err != nil {
 				return err
 			}
-			if err := nonEmptyOut(f.out); err != nil {
+			if err := nonEmptyOut(f.out, "lockbench-out/run"); err != nil {
 				return err
 			}
 			spec, err := f.spec(cmd)
 			if err != nil {
 				return err
 			}
-			if old, err := results.Load(filepath.Join(f.out, results.FileName)); err == nil && old.Profile != "run" {
-				return fmt.Errorf("%w: --out %s holds the results of a bench (profile %s); a run would replace them: choose another --out", bench.ErrUsage, f.out, old.Profile)
+			if err := checkOutFolder(f.out, "run", "a run"); err != nil {
+				return err
 			}
 			if err := bench.CheckWritable(f.out); err != nil {
 				return bench.OutDirError(f.out, err)
@@ -108,7 +108,7 @@ it), 130 interrupted (the runs already finished are written).`,
 				s := spec
 				s.Seed = spec.Seed + int64(i)
 				if f.repeat > 1 {
-					s.Command = singleSeedCommand(os.Args[1:], s.Seed)
+					s.Command = singleSeedCommand(os.Args[1:], f.out, s.Seed)
 				}
 				stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed), w.Duration)
 				r, err := bench.Run(cmd.Context(), s)
@@ -444,22 +444,30 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 }
 
 // singleSeedCommand is the command line (args without the program name)
-// that reproduces the run of one seed of a run --repeat: --repeat and
-// --seed (either spelling) left out, --seed seed appended.
-func singleSeedCommand(args []string, seed int64) string {
+// that reproduces the run of one seed of a run --repeat into the results
+// folder dir: --repeat, --seed and --out (either spelling) left out,
+// --seed seed and --out dir/seed-SEED appended, so that pasting it writes
+// beside the repeat's results instead of replacing them.
+func singleSeedCommand(args []string, dir string, seed int64) string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--repeat" || a == "--seed":
+		case a == "--repeat" || a == "--seed" || a == "--out":
 			i++ // and its value
 			continue
-		case strings.HasPrefix(a, "--repeat=") || strings.HasPrefix(a, "--seed="):
+		case strings.HasPrefix(a, "--repeat=") || strings.HasPrefix(a, "--seed=") || strings.HasPrefix(a, "--out="):
 			continue
 		}
 		out = append(out, a)
 	}
-	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10)))
+	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10), "--out", seedFolder(dir, seed)))
+}
+
+// seedFolder is the results folder of one seed's reproduce command of a
+// run --repeat into dir: dir/seed-SEED.
+func seedFolder(dir string, seed int64) string {
+	return filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
 }
 
 // printRun prints one run's verdict beside its expectation; out is the

@@ -1,0 +1,276 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/results"
+)
+
+// CheckOut checks a results folder given as --out before anything starts,
+// with errors wrapping ErrUsage (exit 2) naming the fix: an --out that is
+// empty or only spaces, and a folder holding a file lockbench did not write
+// that a run would overwrite (results.NotWrittenByLockbench).
+func CheckOut(dir string) error {
+	if strings.TrimSpace(dir) == "" {
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder or leave the flag out for the default", ErrUsage, dir)
+	}
+	if p := results.NotWrittenByLockbench(dir); p != "" {
+		return fmt.Errorf("%w: --out %s holds %s, which lockbench did not write and would overwrite: choose another --out (or move that file away)", ErrUsage, dir, p)
+	}
+	return nil
+}
+
+// Described names the results of a profile for messages: "a run",
+// "profile perf" or "a bench (profile ci)".
+func Described(profile string) string {
+	switch profile {
+	case "run":
+		return "a run"
+	case "perf":
+		return "profile perf"
+	}
+	return fmt.Sprintf("a bench (profile %s)", profile)
+}
+
+// OutDirError is the error for a results folder that cannot be created or
+// written before anything ran; it names the path once, the cause and the
+// fix for it, and wraps err and cluster.ErrEnvironment (exit 3).
+func OutDirError(dir string, err error) error {
+	where, cause := pathAndCause(dir, err)
+	msg := fmt.Sprintf("cannot write results folder %s: %s%s: %s; nothing was written", dir, where, cause, advice(err, "--out"))
+	return &outError{msg: msg, errs: []error{err, cluster.ErrEnvironment}}
+}
+
+// ErrNotWritten is wrapped by OutputError: the runs were carried out (and
+// checked) but their results could not all be written. It wraps
+// cluster.ErrEnvironment (exit 3).
+var ErrNotWritten = fmt.Errorf("results not written: %w", cluster.ErrEnvironment)
+
+// OutputFix is the fix OutputError names for run and bench (--out): it
+// offers another --out beside the fix for the error's cause.
+const OutputFix = "choose another --out"
+
+// OutputError is the error for the results (results.json, the plots, the
+// report) that could not be written into the results folder dir after
+// the runs. It names the file once, the cause, the fix for that cause (no
+// space, no permission, something in the way; with fix OutputFix it also
+// offers another --out, any other fix replaces the one for something in
+// the way), and what was written: results.json or nothing. It wraps err
+// and ErrNotWritten (exit 3).
+func OutputError(dir string, err error, fix string) error {
+	var oe *outError
+	if errors.As(err, &oe) && errors.Is(err, ErrNotWritten) {
+		return err
+	}
+	flag := ""
+	if fix == OutputFix {
+		flag = "--out"
+	}
+	adv := advice(err, flag)
+	if fix != OutputFix && inTheWay(err) {
+		adv = fix
+	}
+	where, cause := pathAndCause(dir, err)
+	written := "nothing was written (no results.json, report.md, index.html or plots)"
+	if st, serr := os.Stat(filepath.Join(dir, results.FileName)); serr == nil && st.Mode().IsRegular() {
+		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", results.FileName)
+	}
+	msg := fmt.Sprintf("cannot write the results into %s: %s%s: %s; %s", dir, where, cause, adv, written)
+	return &outError{msg: msg, errs: []error{err, ErrNotWritten}}
+}
+
+// outError is an error with its own message that wraps several errors.
+type outError struct {
+	msg  string
+	errs []error
+}
+
+func (e *outError) Error() string   { return e.msg }
+func (e *outError) Unwrap() []error { return e.errs }
+
+// pathAndCause splits err into the file it names ("" when that is dir
+// itself or it names none; else the path and ": ") and its cause, so that
+// a message names each path once. A temporary file (".results.json.123")
+// is named as the file it was to become.
+func pathAndCause(dir string, err error) (where, cause string) {
+	var pe *fs.PathError
+	var le *os.LinkError
+	path := ""
+	switch {
+	case errors.As(err, &pe):
+		path, err = pe.Path, pe.Err
+	case errors.As(err, &le):
+		path, err = le.New, le.Err
+	}
+	switch base := filepath.Base(path); {
+	case strings.HasPrefix(base, ".lockbench-write-check-"):
+		path = filepath.Dir(path) // CheckWritable's probe: the folder
+	case strings.HasPrefix(base, ".") && strings.LastIndex(base, ".") > 0:
+		// writeAtomic's ".NAME.RANDOM" is named as NAME.
+		path = filepath.Join(filepath.Dir(path), base[1:strings.LastIndex(base, ".")])
+	}
+	if path == "" || filepath.Clean(path) == filepath.Clean(dir) {
+		return "", err.Error()
+	}
+	return path + ": ", err.Error()
+}
+
+// inTheWay reports whether err says a file stands where lockbench writes
+// a folder or the reverse.
+func inTheWay(err error) bool {
+	return errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.EISDIR)
+}
+
+// advice is the fix for a write error err: free space (ENOSPC), make the
+// folder writable (EACCES, EPERM, EROFS) or move away what is in the way
+// (ENOTDIR, EEXIST, EISDIR, and any other cause); flag ("--out" or "")
+// adds "or choose another --out".
+func advice(err error, flag string) string {
+	var fix string
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		fix = "the disk is full: free space on it"
+	case errors.Is(err, syscall.EROFS):
+		fix = "the file system is read-only: remount it read-write"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		fix = "make the folder writable for this user"
+	case inTheWay(err):
+		fix = "move away what is in the way there (a file where lockbench writes a folder, such as plots, or a folder where it writes a file, such as results.json)"
+	default:
+		fix = "fix the cause named"
+	}
+	if flag != "" {
+		fix += ", or choose another " + flag
+	}
+	return fix
+}
+
+// ReplaceEarlier removes the earlier run a results folder holds (see
+// results.RemoveEarlier) and the histories of interrupted runs in
+// dir/histories (InterruptedHistories), so that the new run's files are
+// the only ones there, and tells notef (when not nil) what it removed. It
+// is called after the up-front checks, so bad input leaves the earlier run
+// in place. A folder holding a file lockbench did not write is refused
+// (CheckOut, exit 2) and left alone; a file that cannot be removed is an
+// OutDirError (exit 3).
+func ReplaceEarlier(dir string, notef func(format string, args ...any)) error {
+	if err := CheckOut(dir); err != nil {
+		return err
+	}
+	old, err := results.RemoveEarlier(dir)
+	if err != nil {
+		return OutDirError(dir, err)
+	}
+	stale := InterruptedHistories(dir)
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return OutDirError(dir, err)
+		}
+	}
+	if len(stale) > 0 {
+		os.Remove(filepath.Join(dir, "histories")) // only if empty
+	}
+	if notef == nil {
+		return nil
+	}
+	if old != nil {
+		what := fmt.Sprintf("an earlier bench (profile %s, started %s)", old.Profile, old.Started)
+		switch old.Profile {
+		case "run":
+			what = fmt.Sprintf("an earlier run (started %s)", old.Started)
+		case "perf":
+			what = fmt.Sprintf("an earlier perf run (started %s)", old.Started)
+		}
+		notef("note: %s held %s: its results, report, histories and plots were removed", dir, what)
+	}
+	if len(stale) > 0 {
+		notef("note: %s held %d history file(s) of interrupted runs (end line \"interrupted\":true) in histories/: removed", dir, len(stale))
+	}
+	return nil
+}
+
+// InterruptedHistories returns the lockbench histories in dir/histories
+// (*.jsonl files) whose last line is the end line of an interrupted run,
+// {"end_operations":N,"interrupted":true}. Only each file's last line is
+// read; nothing else is returned.
+func InterruptedHistories(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "histories", "*.jsonl"))
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && interruptedEnd(p, st.Size()) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// interruptedEnd reports whether the last line of the file at path (of
+// size bytes) is an end line saying the run was interrupted.
+func interruptedEnd(path string, size int64) bool {
+	const tail = 256 // an end line is about 50 bytes
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	off := max(size-tail, 0)
+	buf := make([]byte, size-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	buf = bytes.TrimRight(buf, "\n")
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && off > 0 {
+		return false // the last line is longer than any end line
+	}
+	var end map[string]json.RawMessage
+	if json.Unmarshal(buf[i+1:], &end) != nil || len(end) != 2 {
+		return false
+	}
+	var n int64
+	var interrupted bool
+	return json.Unmarshal(end["end_operations"], &n) == nil &&
+		json.Unmarshal(end["interrupted"], &interrupted) == nil && interrupted
+}
+
+// CheckWritable returns nil when files can be created in the folder dir,
+// else the error of the attempt. It creates dir (and its parents) to try,
+// and removes what it created: a file, and dir itself if it did not exist
+// and the folders it made (so a command refused afterwards leaves no
+// empty folder).
+func CheckWritable(dir string) error {
+	var made []string // the missing folders, dir first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	defer func() {
+		for _, d := range made {
+			os.Remove(d) // only if empty
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".lockbench-write-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
