@@ -632,7 +632,8 @@ func libraryChanged(s Spec, w workload.Config) string {
 // on the docker backend that the daemon answers and holds o.Image
 // (cluster.CheckImage: exit 3, lockbench never pulls); on the external
 // backend, every server of o.External.Addrs: that
-// it answers, that it holds no key under prefix ("": "lb:"; a key left by
+// it answers, that no two addresses reach the same server (the same
+// run_id in INFO server; ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
 // deadlock; not checked with o.External.SharedKeys), and that it accepts
 // the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
@@ -670,7 +671,21 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 
 // checkExternal is CheckBackend on the servers addrs for the features
 // need; shared skips the check for keys (only that each server answers).
+// Two addresses reaching the same server (the same run_id, as 0.0.0.0:P
+// and 127.0.0.1:P do) are a usage error: a quorum on one server is none.
 func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
+	seen := map[string]string{} // run_id → the address first giving it
+	for _, a := range addrs {
+		id, err := cluster.RunID(ctx, a)
+		if err != nil {
+			return err
+		}
+		if first, ok := seen[id]; ok && id != "" {
+			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
+				ErrUsage, first, a, id, len(addrs))
+		}
+		seen[id] = a
+	}
 	for _, a := range addrs {
 		k, err := cluster.KeysUnder(ctx, a, prefix)
 		if err != nil {

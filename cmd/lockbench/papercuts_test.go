@@ -503,3 +503,49 @@ func TestReportDistrustsEditedVerdicts(t *testing.T) {
 		t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
 	}
 }
+
+// TestExternalSameServerManyNames: one server given under addresses no
+// lookup relates (0.0.0.0, 127.0.0.x) is refused before the run (exit 2)
+// by its run_id, naming both addresses: five names for one server are no
+// quorum (redlock used to run, grant nothing and blame the lock). Spaces
+// around an address are trimmed and ports compare as numbers; two
+// distinct servers written with spaces run.
+func TestExternalSameServerManyNames(t *testing.T) {
+	addr, _ := startRedis(t, "--bind", "0.0.0.0")
+	other, _ := startRedis(t)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	var names []string
+	for _, h := range []string{"127.0.0.1", "0.0.0.0", "127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		names = append(names, h+":"+port)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"five names", []string{"--strategy", "redlock", "--redis-addrs", strings.Join(names, ",")}, 2,
+			[]string{"external: 127.0.0.1:" + port + " and 0.0.0.0:" + port + " are the same server (run_id ", "): give 5 distinct servers"}},
+		{"leading zero", []string{"--strategy", "token-lua", "--redis-addrs", addr + ", 127.0.0.1:0" + port}, 2,
+			[]string{"--redis-addrs: 127.0.0.1:0" + port + " and " + addr + " are the same server (" + addr + "); give 2 distinct servers"}},
+		{"spaces", []string{"--strategy", "token-lua", "--redis-addrs", addr + ", " + other + " "}, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "--backend", "external", "--ttl", "50ms", "--duration", "300ms", "--clients", "2", "--out", out}, tt.args...)
+			code, text := run(t, nil, args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; output %q", code, tt.code, text)
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(text, w) {
+					t.Errorf("output %q; want %q", text, w)
+				}
+			}
+			if _, err := os.Stat(out); tt.code != 0 && err == nil {
+				t.Errorf("a refused run made its --out %s", out)
+			}
+		})
+	}
+}
