@@ -558,7 +558,21 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if long := longCS(s.Strategy, w); long != "" {
 		why = append(why, long)
 	}
+	if lone := oneClient(s.Strategy, s.Scenario, w); lone != "" {
+		why = append(why, lone)
+	}
 	return strings.Join(why, " and ")
+}
+
+// oneClient names why a run with fewer than two clients cannot show the
+// breaks the verdict table expects of strategy under scenario (one client
+// cannot overlap itself nor lose another's update), "" when it has two or
+// more clients or the table expects no break.
+func oneClient(strategy, scenario string, w workload.Config) string {
+	if w.Clients >= 2 || Expected(strategy, scenario).Summary() != "must-break" {
+		return ""
+	}
+	return fmt.Sprintf("%d client (--clients %d) cannot overlap itself, so the breaks the verdict table expects for %s/%s need 2 or more clients", w.Clients, w.Clients, strategy, scenario)
 }
 
 // longCS names why a run's own critical sections break the verdict

@@ -100,8 +100,8 @@ error names the line).`,
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	c.PreRunE = func(*cobra.Command, []string) error {
-		if timeout <= 0 {
-			return fmt.Errorf("%w: --timeout must be positive", bench.ErrUsage)
+		if err := checkTimeoutError("--timeout", timeout); err != nil {
+			return err
 		}
 		return nil
 	}

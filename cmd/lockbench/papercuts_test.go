@@ -359,6 +359,9 @@ func TestRunFlagLimits(t *testing.T) {
 		// A 1 ns op timeout made the liveness probe report a false deadlock.
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "1ns"}, "--op-timeout 1ns: want at least 1ms"},
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "999us"}, "--op-timeout 999µs: want at least 1ms"},
+		// A 1 ns check timeout made every check inconclusive (exit 1).
+		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "1ns"}, "--check-timeout 1ns: want at least 100ms"},
+		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "99ms"}, "--check-timeout 99ms: want at least 100ms"},
 		// --ttl 1000h made the default critical section 50 h: the run hung.
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1000h"}, "--ttl 1000h0m0s: want at most 1h0m0s"},
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1h"}, "a critical section of up to 3m0s (fixed(3m0s)) is longer than the duration 2s"},
@@ -545,6 +548,39 @@ func TestExternalSameServerManyNames(t *testing.T) {
 			}
 			if _, err := os.Stat(out); tt.code != 0 && err == nil {
 				t.Errorf("a refused run made its --out %s", out)
+			}
+		})
+	}
+}
+
+// TestOneClientUngated: one client cannot overlap itself, so a pair the
+// verdict table expects to break is reported not gated (it used to fail
+// its canary with exit 1), and check of its history agrees; a pair
+// expected to hold stays gated. check refuses a --timeout below 100 ms.
+func TestOneClientUngated(t *testing.T) {
+	tests := []struct {
+		scenario, expected string
+		ungated            bool
+	}{
+		{"long-cs", "expected at-risk", true},
+		{"baseline", "expected must-hold", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			out := t.TempDir()
+			code, text := run(t, nil, "run", "--strategy", "token-lua", "--scenario", tt.scenario, "--clients", "1", "--out", out)
+			const why = "1 client (--clients 1) cannot overlap itself"
+			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.ungated {
+				t.Fatalf("run: exit %d, output %q; want exit 0, %q, ungated %v", code, text, tt.expected, tt.ungated)
+			}
+			hist := filepath.Join(out, "histories", "token-lua-"+tt.scenario+"-1.jsonl")
+			code, text = run(t, nil, "check", hist)
+			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.ungated {
+				t.Errorf("check: exit %d, output %q; want exit 0, %q, ungated %v", code, text, tt.expected, tt.ungated)
+			}
+			code, text = run(t, nil, "check", "--timeout", "1ns", hist)
+			if code != 2 || !strings.Contains(text, "--timeout 1ns: want at least 100ms") {
+				t.Errorf("check --timeout 1ns: exit %d, output %q; want exit 2", code, text)
 			}
 		})
 	}
