@@ -477,33 +477,54 @@ func TestOutReplacesEarlierRun(t *testing.T) {
 	}
 }
 
-// TestReportDistrustsEditedVerdicts: a results.json whose run is marked as
-// expected although its stored verdict contradicts its expectation (an
-// edited file) is reported as unexpected, with a warning naming the run.
+// TestReportDistrustsEditedVerdicts: hand edits of results.json that
+// lockbench cannot have written are reported, each with a warning naming
+// the run: a run marked as expected although its stored verdict
+// contradicts its expectation, or with a verdict value lockbench never
+// writes ("banana"), is shown as unexpected; a run marked unexpected with
+// no reason stays unexpected, and the warning says the file gives none.
 func TestReportDistrustsEditedVerdicts(t *testing.T) {
 	out := t.TempDir()
 	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
 		t.Fatalf("run: exit %d:\n%s", code, text)
 	}
 	path := filepath.Join(out, results.FileName)
-	f, err := results.Load(path)
+	orig, err := results.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Runs[0].Verdict.Exclusion = "violated" // as_expected stays true
-	if err := results.Write(out, f); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		edit func(r *results.Run)
+		want string
+	}{
+		{"contradiction", func(r *results.Run) { r.Verdict.Exclusion = "violated" }, // as_expected stays true
+			"token-lua/baseline seed 1 is marked as expected in results.json, but exclusion must hold but is violated"},
+		{"unknown verdict", func(r *results.Run) { r.Verdict.Exclusion = "banana" },
+			`token-lua/baseline seed 1 has exclusion verdict "banana" is none of ok, violated, inconclusive, skipped in results.json`},
+		{"unexpected without reason", func(r *results.Run) { r.AsExpected = false; r.Unexpected = nil },
+			"token-lua/baseline seed 1 is marked unexpected in results.json without saying why"},
 	}
-	code, text := run(t, nil, "report", out)
-	if code != 0 || !strings.Contains(text, "token-lua/baseline seed 1 is marked as expected in results.json, but exclusion must hold but is violated") {
-		t.Errorf("report: exit %d, output %q; want exit 0 and a warning naming the run", code, text)
-	}
-	md, err := os.ReadFile(filepath.Join(out, results.ReportMarkdown))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(md), "1 run: 0 as expected, 1 unexpected.") {
-		t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := *orig
+			f.Runs = append([]results.Run(nil), orig.Runs...)
+			tt.edit(&f.Runs[0])
+			if err := results.Write(out, &f); err != nil {
+				t.Fatal(err)
+			}
+			code, text := run(t, nil, "report", out)
+			if code != 0 || !strings.Contains(text, "warning: "+tt.want) {
+				t.Errorf("report: exit %d, output %q; want exit 0 and a warning %q", code, text, tt.want)
+			}
+			md, err := os.ReadFile(filepath.Join(out, results.ReportMarkdown))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), "1 run: 0 as expected, 1 unexpected.") {
+				t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
+			}
+		})
 	}
 }
 
