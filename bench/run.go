@@ -593,8 +593,12 @@ func longCS(strategy string, w workload.Config) string {
 	if w.TTL <= 0 || largest < w.TTL/2 {
 		return ""
 	}
-	return fmt.Sprintf("critical sections of up to %v reach TTL/2 (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
-		largest, w.TTL, strategy)
+	reach := "reach TTL/2 or more"
+	if largest > w.TTL {
+		reach = "exceed the TTL"
+	}
+	return fmt.Sprintf("critical sections of up to %v %s (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
+		largest, reach, w.TTL, strategy)
 }
 
 // CSLimit is the largest wait a critical-section distribution plans: the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ error names the line).`,
 				}
 				if errors.Is(err, history.ErrCorrupt) {
 					return fmt.Errorf("%w: %s: %v", bench.ErrUsage, path, err)
+				}
+				if errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", bench.ErrUsage, err, path)
 				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}

@@ -606,3 +606,24 @@ func TestOneClientUngated(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingPathsNameTheFix: check and report of a path that does not
+// exist (or a folder without results.json) exit 2 naming what to give,
+// as compare does, not a bare "open ...: no such file".
+func TestMissingPathsNameTheFix(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexist")
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", missing}, missing + " does not exist: give a history file"},
+		{[]string{"report", missing}, missing + " does not exist: give a results folder"},
+		{[]string{"report", empty}, empty + " holds no results.json: give a results folder"},
+	} {
+		code, text := run(t, nil, tt.args...)
+		if code != 2 || !strings.Contains(text, tt.want) {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +41,12 @@ path) is taken as its folder.`,
 			}
 			f, err := results.Load(filepath.Join(dir, results.FileName))
 			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					if _, serr := os.Stat(dir); serr != nil {
+						return fmt.Errorf("%w: %v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+					}
+					return fmt.Errorf("%w: %v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
 			if err := bench.CheckWritable(dir); err != nil {
