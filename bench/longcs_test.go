@@ -40,3 +40,25 @@ func TestLongCSUngated(t *testing.T) {
 		}
 	}
 }
+
+// TestOneClientUngated: with one client a pair the verdict table expects
+// to break cannot show it (one client cannot overlap itself), so it is
+// ungated; a pair expected to hold, and two or more clients, stay gated.
+func TestOneClientUngated(t *testing.T) {
+	for _, tt := range []struct {
+		strategy, scenario string
+		clients            int
+		ungated            bool
+	}{
+		{"token-lua", "long-cs", 1, true},
+		{"set-nx-px", "gc-pause", 1, true},
+		{"token-lua", "long-cs", 2, false},
+		{"token-lua", "baseline", 1, false},
+		{"watchdog", "long-cs", 1, false},
+	} {
+		got := oneClient(tt.strategy, tt.scenario, workload.Config{Clients: tt.clients})
+		if (got != "") != tt.ungated {
+			t.Errorf("%s/%s, %d clients: oneClient = %q, want ungated %v", tt.strategy, tt.scenario, tt.clients, got, tt.ungated)
+		}
+	}
+}

@@ -558,7 +558,21 @@ func customized(s Spec, info impl.Info, w workload.Config) string {
 	if long := longCS(s.Strategy, w); long != "" {
 		why = append(why, long)
 	}
+	if lone := oneClient(s.Strategy, s.Scenario, w); lone != "" {
+		why = append(why, lone)
+	}
 	return strings.Join(why, " and ")
+}
+
+// oneClient names why a run with fewer than two clients cannot show the
+// breaks the verdict table expects of strategy under scenario (one client
+// cannot overlap itself nor lose another's update), "" when it has two or
+// more clients or the table expects no break.
+func oneClient(strategy, scenario string, w workload.Config) string {
+	if w.Clients >= 2 || Expected(strategy, scenario).Summary() != "must-break" {
+		return ""
+	}
+	return fmt.Sprintf("%d client (--clients %d) cannot overlap itself, so the breaks the verdict table expects for %s/%s need 2 or more clients", w.Clients, w.Clients, strategy, scenario)
 }
 
 // longCS names why a run's own critical sections break the verdict
@@ -579,8 +593,12 @@ func longCS(strategy string, w workload.Config) string {
 	if w.TTL <= 0 || largest < w.TTL/2 {
 		return ""
 	}
-	return fmt.Sprintf("critical sections of up to %v reach TTL/2 (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
-		largest, w.TTL, strategy)
+	reach := "reach TTL/2 or more"
+	if largest > w.TTL {
+		reach = "exceed the TTL"
+	}
+	return fmt.Sprintf("critical sections of up to %v %s (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
+		largest, reach, w.TTL, strategy)
 }
 
 // CSLimit is the largest wait a critical-section distribution plans: the
@@ -632,7 +650,8 @@ func libraryChanged(s Spec, w workload.Config) string {
 // on the docker backend that the daemon answers and holds o.Image
 // (cluster.CheckImage: exit 3, lockbench never pulls); on the external
 // backend, every server of o.External.Addrs: that
-// it answers, that it holds no key under prefix ("": "lb:"; a key left by
+// it answers, that no two addresses reach the same server (the same
+// run_id in INFO server; ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
 // deadlock; not checked with o.External.SharedKeys), and that it accepts
 // the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
@@ -670,7 +689,21 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 
 // checkExternal is CheckBackend on the servers addrs for the features
 // need; shared skips the check for keys (only that each server answers).
+// Two addresses reaching the same server (the same run_id, as 0.0.0.0:P
+// and 127.0.0.1:P do) are a usage error: a quorum on one server is none.
 func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
+	seen := map[string]string{} // run_id → the address first giving it
+	for _, a := range addrs {
+		id, err := cluster.RunID(ctx, a)
+		if err != nil {
+			return err
+		}
+		if first, ok := seen[id]; ok && id != "" {
+			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
+				ErrUsage, first, a, id, len(addrs))
+		}
+		seen[id] = a
+	}
 	for _, a := range addrs {
 		k, err := cluster.KeysUnder(ctx, a, prefix)
 		if err != nil {

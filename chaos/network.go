@@ -638,10 +638,13 @@ func newRedlockClockJump(env Env) Nemesis {
 // latency on a node's links, a client cut off from some nodes, and forward
 // clock jumps, one fault at a time with random gaps and durations. Quorum
 // strategies run with QuorumProxiedTTL and quorumProxiedClients for at
-// least 3 s.
+// least 3 s. Needs lists every fault the mix may pick, clock included: a
+// backend without one of them refuses the scenario before the run rather
+// than failing when the seed picks it, and the mix stays the same on every
+// backend (its at-risk verdicts rest on the clock jumps).
 func Random() Scenario {
 	return Scenario{Name: "random", Kind: Mixed,
-		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeaturePause},
+		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeaturePause, cluster.FeatureClock},
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Setup: func(in impl.Info) Setup {
 			s := proxiedSetup(in, randomQuorumMinDuration)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,23 @@ func TestNetworkScenarioSetup(t *testing.T) {
 				t.Errorf("setup %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestClockShimScenariosNeedClock: a scenario whose Setup asks for the
+// clock shim (its nemesis may jump a clock) declares FeatureClock, so a
+// backend without the shim refuses it before the run instead of failing
+// when the seed picks a jump (random on docker did).
+func TestClockShimScenariosNeedClock(t *testing.T) {
+	infos := []impl.Info{{Nodes: 1}, {Nodes: 5, Claims: impl.Claims{Quorum: true}}}
+	for _, s := range All() {
+		for _, in := range infos {
+			if ok, _ := s.AppliesTo(in); !ok || !s.SetupFor(in).ClockShim {
+				continue
+			}
+			if !slices.Contains(s.Requires(in), cluster.FeatureClock) {
+				t.Errorf("%s (nodes %d): setup uses the clock shim but Requires is %v", s.Name, in.Nodes, s.Requires(in))
+			}
+		}
 	}
 }

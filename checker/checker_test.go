@@ -528,3 +528,31 @@ func TestSweepOverlaps(t *testing.T) {
 		})
 	}
 }
+
+// TestLivenessMessageCounts: the liveness message counts probed keys in
+// the right number ("1 probed key", not "1 probed keys").
+func TestLivenessMessageCounts(t *testing.T) {
+	probe := func(key string, ok bool) history.Operation {
+		op := history.Operation{Kind: history.Probe, Client: -1, Key: key, Invoke: 1, Complete: 2, Result: history.OK, Value: -2}
+		if !ok {
+			op.Result = history.Fail
+		}
+		return op
+	}
+	tests := []struct {
+		ops  []history.Operation
+		want string
+	}{
+		{[]history.Operation{probe("k0", true)}, "1 probed key acquirable after the run"},
+		{[]history.Operation{probe("k0", true), probe("k1", true)}, "2 probed keys acquirable after the run"},
+		{[]history.Operation{probe("k0", false)}, "1 of 1 probed key is deadlocked"},
+		{[]history.Operation{probe("k0", false), probe("k1", true)}, "1 of 2 probed keys is deadlocked"},
+		{[]history.Operation{probe("k0", false), probe("k1", false)}, "2 of 2 probed keys are deadlocked"},
+	}
+	for _, tt := range tests {
+		r, _ := Liveness(history.Header{TTLMs: 100}, tt.ops)
+		if !strings.HasPrefix(r.Message, tt.want) {
+			t.Errorf("message %q, want it to start with %q", r.Message, tt.want)
+		}
+	}
+}

@@ -83,12 +83,24 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 		r.Message = "no post-run probes; " + gap
 	case len(bad) > 0:
 		r.Status = Violated
-		r.Message = fmt.Sprintf("%d of %d probed keys are deadlocked or not acquirable after the run; %s", len(bad), len(probed), gap)
+		verb := "are"
+		if len(bad) == 1 {
+			verb = "is"
+		}
+		r.Message = fmt.Sprintf("%d of %s %s deadlocked or not acquirable after the run; %s", len(bad), probedKeys(len(probed)), verb, gap)
 	default:
 		r.Status = OK
-		r.Message = fmt.Sprintf("%d probed keys acquirable after the run, none without TTL; %s", len(probed), gap)
+		r.Message = fmt.Sprintf("%s acquirable after the run, none without TTL; %s", probedKeys(len(probed)), gap)
 	}
 	return r, f
+}
+
+// probedKeys is "1 probed key" or "N probed keys".
+func probedKeys(n int) string {
+	if n == 1 {
+		return "1 probed key"
+	}
+	return fmt.Sprintf("%d probed keys", n)
 }
 
 // livenessFigures computes the figures and whether the run had a nemesis window.

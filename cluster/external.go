@@ -216,6 +216,25 @@ func keyClient(addr string) *redis.Client {
 		MaxRetries: -1, PoolSize: 1, DisableIdentity: true, Protocol: 2, ContextTimeoutEnabled: true})
 }
 
+// RunID returns the run_id of the server at addr (INFO server): the same
+// for every address that reaches the same server process. A server that
+// does not answer gives an error wrapping ErrEnvironment that names addr.
+// ctx bounds the call.
+func RunID(ctx context.Context, addr string) (string, error) {
+	rc := keyClient(addr)
+	defer rc.Close()
+	info, err := rc.Info(ctx, "server").Result()
+	if err != nil {
+		return "", fmt.Errorf("%w: cluster: external server %s does not answer INFO server: %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v, nil
+		}
+	}
+	return "", nil
+}
+
 // KeysUnder scans the server at addr for keys under prefix (SCAN 0 MATCH
 // prefix* COUNT 1000, glob characters in prefix escaped) and stops at the
 // first batch with a match: nil when the server holds none. A server that

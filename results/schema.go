@@ -272,6 +272,34 @@ type Fault struct {
 	Note    string  `json:"note,omitempty"`
 }
 
+// KnownVerdict reports whether v is a value a check's verdict may take:
+// "ok", "violated", "inconclusive", "skipped", or "" (not recorded).
+func KnownVerdict(v string) bool {
+	switch v {
+	case "", "ok", "violated", "inconclusive", "skipped":
+		return true
+	}
+	return false
+}
+
+// UnknownVerdicts lists, one line each, the checks whose stored verdict is
+// not a KnownVerdict (e.g. "exclusion verdict \"banana\" is none of ok,
+// violated, inconclusive, skipped"): lockbench writes none, so such a run
+// comes from an edited file or another tool, and report shows it as
+// unexpected.
+func (r Run) UnknownVerdicts() []string {
+	var out []string
+	for _, c := range []struct{ name, got string }{
+		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
+		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
+	} {
+		if !KnownVerdict(c.got) {
+			out = append(out, fmt.Sprintf("%s verdict %q is none of ok, violated, inconclusive, skipped", c.name, c.got))
+		}
+	}
+	return out
+}
+
 // Contradictions lists, one line each, the checks whose stored verdict
 // contradicts the stored per-check expectation (ExpectedChecks): a "hold"
 // check "violated" or "inconclusive", a "break" check not "violated".

@@ -84,3 +84,21 @@ func TestReadmeDocumentsSchema(t *testing.T) {
 		t.Error("the README section names no schema_version")
 	}
 }
+
+// TestUnknownVerdicts: a verdict value lockbench never writes is named,
+// one line per check; the values it writes, and "", are not.
+func TestUnknownVerdicts(t *testing.T) {
+	for _, tt := range []struct {
+		v    Verdict
+		want int
+	}{
+		{Verdict{Exclusion: "ok", Resource: "violated", Liveness: "inconclusive", Fencing: "skipped"}, 0},
+		{Verdict{}, 0},
+		{Verdict{Exclusion: "banana", Resource: "ok", Liveness: "ok"}, 1},
+		{Verdict{Exclusion: "OK", Resource: "held", Liveness: "ok", Reentrancy: "x"}, 3},
+	} {
+		if got := (Run{Verdict: tt.v}).UnknownVerdicts(); len(got) != tt.want {
+			t.Errorf("%+v: UnknownVerdicts = %q, want %d lines", tt.v, got, tt.want)
+		}
+	}
+}

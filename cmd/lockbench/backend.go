@@ -54,6 +54,7 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	if b.backend != cluster.BackendExternal && ext {
 		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", bench.ErrUsage)
 	}
+	b.addrs, b.sentinelAddrs = trimAddrs(b.addrs), trimAddrs(b.sentinelAddrs)
 	if err := checkAddrs(ctx, "--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
 		return o, "", err
 	}
@@ -80,14 +81,30 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	return o, note, nil
 }
 
+// trimAddrs returns addrs with the spaces around each address removed
+// ("127.0.0.1:1, 127.0.0.1:2" is two addresses, not a host " 127.0.0.1").
+func trimAddrs(addrs []string) []string {
+	if addrs == nil {
+		return nil
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = strings.TrimSpace(a)
+	}
+	return out
+}
+
 // checkAddrs checks the addresses of flag: each host:port with a port in
 // 1..65535, none listed twice (the same server twice would count as two
 // independent ones, and a quorum on it means nothing); what names what
 // the addresses should be, for the fix. Two addresses are the same server
 // when they are equal or when their hosts resolve (ctx bounds the lookup)
 // to a common IP address with the same port, as localhost:6379 and
-// 127.0.0.1:6379 do; a host that does not resolve is compared as written
-// (the run names it when it does not answer). Errors wrap bench.ErrUsage.
+// 127.0.0.1:6379 do; ports compare as numbers (:016391 is :16391); a host
+// that does not resolve is compared as written (the run names it when it
+// does not answer). The same server under addresses no lookup relates
+// (0.0.0.0 and 127.0.0.1) is caught by bench.CheckBackend, which compares
+// the servers' run_id. Errors wrap bench.ErrUsage.
 func checkAddrs(ctx context.Context, flag string, addrs []string, what string) error {
 	count := map[string]int{}
 	for _, a := range addrs {
@@ -105,7 +122,9 @@ func checkAddrs(ctx context.Context, flag string, addrs []string, what string) e
 	type endpoint struct{ ip, port string }
 	seen := map[endpoint]string{} // resolved endpoint → the address first giving it
 	for _, a := range addrs {
-		host, port, _ := net.SplitHostPort(a)
+		host, p, _ := net.SplitHostPort(a)
+		n, _ := strconv.Atoi(p)
+		port := strconv.Itoa(n)
 		ips := []string{host}
 		if net.ParseIP(host) == nil {
 			lctx, cancel := context.WithTimeout(ctx, 2*time.Second)

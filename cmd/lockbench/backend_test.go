@@ -112,3 +112,32 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 		t.Errorf("left after SIGINT: %v, dangling volumes %d (before %d)", objs, v, vols)
 	}
 }
+
+// TestDockerRefusesRandom: the random mix may jump a server's clock, which
+// the docker backend cannot do, so docker refuses it before the run (exit
+// 2, nothing started) instead of failing mid-run when the seed picks a
+// jump; and clock-jump's refusal no longer lists random among the
+// scenarios that work there.
+func TestDockerRefusesRandom(t *testing.T) {
+	dockerOrSkip(t)
+	tests := []struct {
+		scenario string
+		want     string
+	}{
+		{"random", "scenario random cannot run on the docker backend: it needs clock"},
+		{"clock-jump", "scenarios that work there: baseline"},
+	}
+	for _, tt := range tests {
+		dir := filepath.Join(t.TempDir(), "out")
+		code, out := run(t, nil, "run", "--strategy", "watchdog", "--scenario", tt.scenario, "--backend", "docker", "--redis-image", cluster.LocalImage, "--out", dir)
+		if code != 2 || !strings.Contains(out, tt.want) {
+			t.Errorf("%s: exit %d, output %q; want exit 2 mentioning %q", tt.scenario, code, out, tt.want)
+		}
+		if strings.Contains(out, "random") && tt.scenario != "random" {
+			t.Errorf("%s: output %q lists random among the scenarios docker can run", tt.scenario, out)
+		}
+		if strings.Contains(out, "running") {
+			t.Errorf("%s: output %q: refused after the run started", tt.scenario, out)
+		}
+	}
+}

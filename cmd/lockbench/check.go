@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ error names the line).`,
 				if errors.Is(err, history.ErrCorrupt) {
 					return fmt.Errorf("%w: %s: %v", bench.ErrUsage, path, err)
 				}
+				if errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", bench.ErrUsage, err, path)
+				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
@@ -100,8 +104,8 @@ error names the line).`,
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	c.PreRunE = func(*cobra.Command, []string) error {
-		if timeout <= 0 {
-			return fmt.Errorf("%w: --timeout must be positive", bench.ErrUsage)
+		if err := checkTimeoutError("--timeout", timeout); err != nil {
+			return err
 		}
 		return nil
 	}

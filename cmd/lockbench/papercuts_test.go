@@ -360,6 +360,9 @@ func TestRunFlagLimits(t *testing.T) {
 		// A 1 ns op timeout made the liveness probe report a false deadlock.
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "1ns"}, "--op-timeout 1ns: want at least 1ms"},
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "999us"}, "--op-timeout 999µs: want at least 1ms"},
+		// A 1 ns check timeout made every check inconclusive (exit 1).
+		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "1ns"}, "--check-timeout 1ns: want at least 100ms"},
+		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "99ms"}, "--check-timeout 99ms: want at least 100ms"},
 		// --ttl 1000h made the default critical section 50 h: the run hung.
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1000h"}, "--ttl 1000h0m0s: want at most 1h0m0s"},
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1h"}, "a critical section of up to 3m0s (fixed(3m0s)) is longer than the duration 2s"},
@@ -475,33 +478,154 @@ func TestOutReplacesEarlierRun(t *testing.T) {
 	}
 }
 
-// TestReportDistrustsEditedVerdicts: a results.json whose run is marked as
-// expected although its stored verdict contradicts its expectation (an
-// edited file) is reported as unexpected, with a warning naming the run.
+// TestReportDistrustsEditedVerdicts: hand edits of results.json that
+// lockbench cannot have written are reported, each with a warning naming
+// the run: a run marked as expected although its stored verdict
+// contradicts its expectation, or with a verdict value lockbench never
+// writes ("banana"), is shown as unexpected; a run marked unexpected with
+// no reason stays unexpected, and the warning says the file gives none.
 func TestReportDistrustsEditedVerdicts(t *testing.T) {
 	out := t.TempDir()
 	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
 		t.Fatalf("run: exit %d:\n%s", code, text)
 	}
 	path := filepath.Join(out, results.FileName)
-	f, err := results.Load(path)
+	orig, err := results.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Runs[0].Verdict.Exclusion = "violated" // as_expected stays true
-	if err := results.Write(out, f); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		edit func(r *results.Run)
+		want string
+	}{
+		{"contradiction", func(r *results.Run) { r.Verdict.Exclusion = "violated" }, // as_expected stays true
+			"token-lua/baseline seed 1 is marked as expected in results.json, but exclusion must hold but is violated"},
+		{"unknown verdict", func(r *results.Run) { r.Verdict.Exclusion = "banana" },
+			`token-lua/baseline seed 1 has exclusion verdict "banana" is none of ok, violated, inconclusive, skipped in results.json`},
+		{"unexpected without reason", func(r *results.Run) { r.AsExpected = false; r.Unexpected = nil },
+			"token-lua/baseline seed 1 is marked unexpected in results.json without saying why"},
 	}
-	code, text := run(t, nil, "report", out)
-	if code != 0 || !strings.Contains(text, "token-lua/baseline seed 1 is marked as expected in results.json, but exclusion must hold but is violated") {
-		t.Errorf("report: exit %d, output %q; want exit 0 and a warning naming the run", code, text)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := *orig
+			f.Runs = append([]results.Run(nil), orig.Runs...)
+			tt.edit(&f.Runs[0])
+			if err := results.Write(out, &f); err != nil {
+				t.Fatal(err)
+			}
+			code, text := run(t, nil, "report", out)
+			if code != 0 || !strings.Contains(text, "warning: "+tt.want) {
+				t.Errorf("report: exit %d, output %q; want exit 0 and a warning %q", code, text, tt.want)
+			}
+			md, err := os.ReadFile(filepath.Join(out, results.ReportMarkdown))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), "1 run: 0 as expected, 1 unexpected.") {
+				t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
+			}
+		})
 	}
-	md, err := os.ReadFile(filepath.Join(out, results.ReportMarkdown))
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestExternalSameServerManyNames: one server given under addresses no
+// lookup relates (0.0.0.0, 127.0.0.x) is refused before the run (exit 2)
+// by its run_id, naming both addresses: five names for one server are no
+// quorum (redlock used to run, grant nothing and blame the lock). Spaces
+// around an address are trimmed and ports compare as numbers; two
+// distinct servers written with spaces run.
+func TestExternalSameServerManyNames(t *testing.T) {
+	addr, _ := startRedis(t, "--bind", "0.0.0.0")
+	other, _ := startRedis(t)
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	var names []string
+	for _, h := range []string{"127.0.0.1", "0.0.0.0", "127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		names = append(names, h+":"+port)
 	}
-	if !strings.Contains(string(md), "1 run: 0 as expected, 1 unexpected.") {
-		t.Errorf("report.md does not show the edited run as unexpected:\n%.400s", md)
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"five names", []string{"--strategy", "redlock", "--redis-addrs", strings.Join(names, ",")}, 2,
+			[]string{"external: 127.0.0.1:" + port + " and 0.0.0.0:" + port + " are the same server (run_id ", "): give 5 distinct servers"}},
+		{"leading zero", []string{"--strategy", "token-lua", "--redis-addrs", addr + ", 127.0.0.1:0" + port}, 2,
+			[]string{"--redis-addrs: 127.0.0.1:0" + port + " and " + addr + " are the same server (" + addr + "); give 2 distinct servers"}},
+		{"spaces", []string{"--strategy", "token-lua", "--redis-addrs", addr + ", " + other + " "}, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "--backend", "external", "--ttl", "50ms", "--duration", "300ms", "--clients", "2", "--out", out}, tt.args...)
+			code, text := run(t, nil, args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; output %q", code, tt.code, text)
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(text, w) {
+					t.Errorf("output %q; want %q", text, w)
+				}
+			}
+			if _, err := os.Stat(out); tt.code != 0 && err == nil {
+				t.Errorf("a refused run made its --out %s", out)
+			}
+		})
+	}
+}
+
+// TestOneClientUngated: one client cannot overlap itself, so a pair the
+// verdict table expects to break is reported not gated (it used to fail
+// its canary with exit 1), and check of its history agrees; a pair
+// expected to hold stays gated. check refuses a --timeout below 100 ms.
+func TestOneClientUngated(t *testing.T) {
+	tests := []struct {
+		scenario, expected string
+		ungated            bool
+	}{
+		{"long-cs", "expected at-risk", true},
+		{"baseline", "expected must-hold", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			out := t.TempDir()
+			code, text := run(t, nil, "run", "--strategy", "token-lua", "--scenario", tt.scenario, "--clients", "1", "--out", out)
+			const why = "1 client (--clients 1) cannot overlap itself"
+			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.ungated {
+				t.Fatalf("run: exit %d, output %q; want exit 0, %q, ungated %v", code, text, tt.expected, tt.ungated)
+			}
+			hist := filepath.Join(out, "histories", "token-lua-"+tt.scenario+"-1.jsonl")
+			code, text = run(t, nil, "check", hist)
+			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.ungated {
+				t.Errorf("check: exit %d, output %q; want exit 0, %q, ungated %v", code, text, tt.expected, tt.ungated)
+			}
+			code, text = run(t, nil, "check", "--timeout", "1ns", hist)
+			if code != 2 || !strings.Contains(text, "--timeout 1ns: want at least 100ms") {
+				t.Errorf("check --timeout 1ns: exit %d, output %q; want exit 2", code, text)
+			}
+		})
+	}
+}
+
+// TestMissingPathsNameTheFix: check and report of a path that does not
+// exist (or a folder without results.json) exit 2 naming what to give,
+// as compare does, not a bare "open ...: no such file".
+func TestMissingPathsNameTheFix(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexist")
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", missing}, missing + " does not exist: give a history file"},
+		{[]string{"report", missing}, missing + " does not exist: give a results folder"},
+		{[]string{"report", empty}, empty + " holds no results.json: give a results folder"},
+	} {
+		code, text := run(t, nil, tt.args...)
+		if code != 2 || !strings.Contains(text, tt.want) {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +41,12 @@ path) is taken as its folder.`,
 			}
 			f, err := results.Load(filepath.Join(dir, results.FileName))
 			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					if _, serr := os.Stat(dir); serr != nil {
+						return fmt.Errorf("%w: %v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+					}
+					return fmt.Errorf("%w: %v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
 			if err := bench.CheckWritable(dir); err != nil {
@@ -86,19 +94,36 @@ func withoutMissingHistories(dir string, f *results.File) (rf *results.File, mis
 	return &c, missing, listed
 }
 
-// distrustContradictions returns f, or, when some run is marked as expected
-// although its stored verdicts contradict its stored expectations
-// (results.Run.Contradictions: an edited file or another tool's), a copy in
-// which those runs are unexpected, with one warning line per such run.
+// distrustContradictions returns f, or, when some run's stored verdicts
+// cannot be what lockbench wrote (an edited file or another tool's), a copy
+// with those runs corrected and one warning line per such run: a verdict
+// value that is none of ok, violated, inconclusive, skipped
+// (results.Run.UnknownVerdicts) and a run marked as expected although its
+// verdicts contradict its expectations (results.Run.Contradictions) make
+// the run unexpected; a run marked unexpected with no unexpected lines and
+// nothing contradicting keeps its mark, with a line saying the file gives
+// no reason.
 func distrustContradictions(f *results.File) (*results.File, []string) {
 	var warnings []string
 	runs := make([]results.Run, len(f.Runs))
 	for i, r := range f.Runs {
-		if c := r.Contradictions(); r.AsExpected && len(c) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s/%s seed %d is marked as expected in results.json, but %s: the file was edited or written by another tool; the report shows the run as unexpected",
-				r.Strategy, r.Scenario, r.Seed, strings.Join(c, "; ")))
+		name := fmt.Sprintf("%s/%s seed %d", r.Strategy, r.Scenario, r.Seed)
+		unknown, c := r.UnknownVerdicts(), r.Contradictions()
+		switch {
+		case len(unknown) > 0:
+			warnings = append(warnings, fmt.Sprintf("%s has %s in results.json: the file was edited or written by another tool; the report shows the run as unexpected",
+				name, strings.Join(unknown, "; ")))
+			r.AsExpected = false
+			r.Unexpected = append(append([]string(nil), r.Unexpected...), unknown...)
+		case r.AsExpected && len(c) > 0:
+			warnings = append(warnings, fmt.Sprintf("%s is marked as expected in results.json, but %s: the file was edited or written by another tool; the report shows the run as unexpected",
+				name, strings.Join(c, "; ")))
 			r.AsExpected = false
 			r.Unexpected = append(append([]string(nil), r.Unexpected...), c...)
+		case !r.AsExpected && len(r.Unexpected) == 0 && len(c) == 0:
+			warnings = append(warnings, fmt.Sprintf("%s is marked unexpected in results.json without saying why (no unexpected lines, and its verdicts agree with its expectations): the file was edited or written by another tool; the report shows it as unexpected, with no reason",
+				name))
+			r.Unexpected = []string{"marked unexpected in results.json without a reason (as_expected false, no unexpected lines)"}
 		}
 		runs[i] = r
 	}

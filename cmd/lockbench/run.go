@@ -278,6 +278,21 @@ const maxTTL = time.Hour
 // even make a round trip to Redis on loopback, so every call would be info.
 const minOpTimeout = time.Millisecond
 
+// minCheckTimeout is the shortest porcupine time limit (run
+// --check-timeout, check --timeout): below it even a short clean history
+// cannot be checked in time, so every check would be inconclusive (exit 1)
+// for the flag's sake, not the lock's.
+const minCheckTimeout = 100 * time.Millisecond
+
+// checkTimeoutError is the usage error for a porcupine time limit below
+// minCheckTimeout given as flag; nil when d is long enough.
+func checkTimeoutError(flag string, d time.Duration) error {
+	if d >= minCheckTimeout {
+		return nil
+	}
+	return fmt.Errorf("%w: %s %v: want at least %v (shorter, every check is inconclusive before it can finish; default 10s)", bench.ErrUsage, flag, d, minCheckTimeout)
+}
+
 // onceString is a string flag that may be given once: pflag keeps the last
 // of repeated values silently, and `run --strategy a --strategy b` ran b
 // alone. many names bench's flag that takes several.
@@ -346,6 +361,9 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	if f.ttl > maxTTL {
 		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", bench.ErrUsage, f.ttl, maxTTL)
+	}
+	if err := checkTimeoutError("--check-timeout", f.checkLimit); err != nil {
+		return bench.Spec{}, err
 	}
 	if f.opTimeout < minOpTimeout {
 		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", bench.ErrUsage, f.opTimeout, minOpTimeout)
