@@ -59,15 +59,15 @@ func TestExternalAddrsRefusedUpFront(t *testing.T) {
 
 // TestBenchDefaultStrategiesTooFewServersNA: with no --strategies, the
 // strategies that need more servers than --redis-addrs gives are n/a (one
-// line each, with the reason) and the others go on (here to the check of
+// line per scenario and reason, naming them) and the others go on (here to the check of
 // an unreachable server: exit 3).
 func TestBenchDefaultStrategiesTooFewServersNA(t *testing.T) {
 	code, out := run(t, nil, "bench", "--scenarios", "baseline", "--backend", "external", "--redis-addrs", "127.0.0.1:1", "--out", t.TempDir())
-	want := "n/a redlock/baseline: on the external backend the strategy needs 5 servers (topology independent:5), --redis-addrs gives 1: give 5 addresses in --redis-addrs"
+	want := "n/a baseline for redlock, redsync: on the external backend the strategy needs 5 servers (topology independent:5), --redis-addrs gives 1: give 5 addresses in --redis-addrs"
 	if code != 3 || !strings.Contains(out, want) || !strings.Contains(out, "127.0.0.1:1 does not answer") {
 		t.Errorf("exit %d, output %q; want exit 3 with %q", code, out, want)
 	}
-	if strings.Contains(out, "n/a token-lua/baseline") {
+	if strings.Contains(out, "token-lua/baseline") || strings.Contains(out, "redsync, token-lua") {
 		t.Errorf("token-lua needs 1 server but was marked n/a: %q", out)
 	}
 }
