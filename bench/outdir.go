@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -48,7 +49,7 @@ func Described(profile string) string {
 func OutDirError(dir string, err error) error {
 	where, cause := pathAndCause(dir, err)
 	msg := fmt.Sprintf("cannot write results folder %s: %s%s: %s; nothing was written", dir, where, cause, advice(err, "--out"))
-	return &outError{msg: msg, errs: []error{err, cluster.ErrEnvironment}}
+	return errs.New(msg, err, cluster.ErrEnvironment)
 }
 
 // ErrNotWritten is wrapped by OutputError: the runs were carried out (and
@@ -68,8 +69,7 @@ const OutputFix = "choose another --out"
 // the way), and what was written: results.json or nothing. It wraps err
 // and ErrNotWritten (exit 3).
 func OutputError(dir string, err error, fix string) error {
-	var oe *outError
-	if errors.As(err, &oe) && errors.Is(err, ErrNotWritten) {
+	if errors.Is(err, ErrNotWritten) { // already an OutputError
 		return err
 	}
 	flag := ""
@@ -86,17 +86,8 @@ func OutputError(dir string, err error, fix string) error {
 		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", results.FileName)
 	}
 	msg := fmt.Sprintf("cannot write the results into %s: %s%s: %s; %s", dir, where, cause, adv, written)
-	return &outError{msg: msg, errs: []error{err, ErrNotWritten}}
+	return errs.New(msg, err, ErrNotWritten)
 }
-
-// outError is an error with its own message that wraps several errors.
-type outError struct {
-	msg  string
-	errs []error
-}
-
-func (e *outError) Error() string   { return e.msg }
-func (e *outError) Unwrap() []error { return e.errs }
 
 // pathAndCause splits err into the file it names ("" when that is dir
 // itself or it names none; else the path and ": ") and its cause, so that

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // File names written in a results folder.
@@ -195,18 +197,8 @@ func RemoveEarlier(dir string) (*File, error) {
 // versionError is an error with message msg that wraps both
 // ErrSchemaVersion and ErrCorrupt.
 func versionError(msg string) error {
-	return &multiError{msg: msg, errs: []error{ErrSchemaVersion, ErrCorrupt}}
+	return errs.New(msg, ErrSchemaVersion, ErrCorrupt)
 }
-
-// multiError is an error whose message is its own and that wraps several
-// sentinel errors (errors.Is matches each).
-type multiError struct {
-	msg  string
-	errs []error
-}
-
-func (e *multiError) Error() string   { return e.msg }
-func (e *multiError) Unwrap() []error { return e.errs }
 
 // decodeError turns a JSON decoding error into one that wraps ErrCorrupt and
 // names the file, where in it the problem is (line and column) and the fix.
