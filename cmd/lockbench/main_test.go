@@ -242,7 +242,30 @@ func TestMatrixListsAllColumns(t *testing.T) {
 // first run exits 130 and names the partial (INCOMPLETE) report it wrote.
 func TestInterruptedBenchNamesPartialReport(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(bin, "bench", "-v", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "5", "--out", out)
+	text, _, err := signalAt(t, "[2/5]", syscall.SIGINT, "bench", "-v", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "5", "--out", out)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit after SIGINT: %v, want 130", err)
+	}
+	want := "partial results (stopped after 1 of 5 runs"
+	report := filepath.Join(out, "report.md")
+	if !strings.Contains(text, want) || !strings.Contains(text, report) {
+		t.Errorf("stderr lacks %q and %s:\n%s", want, report, text)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("partial report: %v", err)
+	}
+}
+
+// signalAt runs lockbench with args, sends it sig once a line of its
+// stderr starts with prefix (a progress line, with -v) and returns its
+// stderr, its stdout and Wait's error. The test fails when no such line
+// came.
+func signalAt(t *testing.T, prefix string, sig os.Signal, args ...string) (stderrText, stdoutText string, err error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,25 +278,14 @@ func TestInterruptedBenchNamesPartialReport(t *testing.T) {
 	signalled := false
 	for sc.Scan() {
 		text.WriteString(sc.Text() + "\n")
-		if !signalled && strings.HasPrefix(sc.Text(), "[2/5]") {
-			cmd.Process.Signal(syscall.SIGINT)
+		if !signalled && strings.HasPrefix(sc.Text(), prefix) {
+			cmd.Process.Signal(sig)
 			signalled = true
 		}
 	}
 	err = cmd.Wait()
 	if !signalled {
-		t.Fatalf("the bench never reached its second run:\n%s", text.String())
+		t.Fatalf("no stderr line started with %q:\n%s", prefix, text.String())
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Errorf("exit after SIGINT: %v, want 130", err)
-	}
-	want := "partial results (stopped after 1 of 5 runs"
-	report := filepath.Join(out, "report.md")
-	if !strings.Contains(text.String(), want) || !strings.Contains(text.String(), report) {
-		t.Errorf("stderr lacks %q and %s:\n%s", want, report, text.String())
-	}
-	if _, err := os.Stat(report); err != nil {
-		t.Errorf("partial report: %v", err)
-	}
+	return text.String(), stdout.String(), err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -118,38 +117,18 @@ func TestRunIntoPerfFolderWording(t *testing.T) {
 // in the --json error object.
 func TestInterruptedBenchBeforeAnyRun(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(bin, "bench", "-v", "--json", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "3", "--out", out)
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	sc := bufio.NewScanner(stderr)
-	signalled := false
-	for sc.Scan() {
-		text.WriteString(sc.Text() + "\n")
-		if !signalled && strings.HasPrefix(sc.Text(), "[1/3]") {
-			cmd.Process.Signal(syscall.SIGTERM)
-			signalled = true
-		}
-	}
-	err = cmd.Wait()
+	text, stdout, err := signalAt(t, "[1/3]", syscall.SIGTERM, "bench", "-v", "--json", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "3", "--out", out)
 	var ee *exec.ExitError
-	if !signalled || !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v (signalled %v), want 130:\n%s", err, signalled, text.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130:\n%s", err, text)
 	}
 	report := filepath.Join(out, results.ReportMarkdown)
-	if !strings.Contains(text.String(), "partial results (stopped after 0 of 3 runs") || !strings.Contains(text.String(), report) {
-		t.Errorf("stderr does not name the partial report %s:\n%s", report, text.String())
+	if !strings.Contains(text, "partial results (stopped after 0 of 3 runs") || !strings.Contains(text, report) {
+		t.Errorf("stderr does not name the partial report %s:\n%s", report, text)
 	}
 	var je jsonError
-	if err := json.Unmarshal([]byte(stdout.String()), &je); err != nil || je.PartialReport != report || je.ExitCode != 130 {
-		t.Errorf("--json error object %q (%v): want partial_report %s and exit_code 130", stdout.String(), err, report)
+	if err := json.Unmarshal([]byte(stdout), &je); err != nil || je.PartialReport != report || je.ExitCode != 130 {
+		t.Errorf("--json error object %q (%v): want partial_report %s and exit_code 130", stdout, err, report)
 	}
 }
 
