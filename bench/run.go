@@ -660,10 +660,14 @@ func libraryChanged(s Spec, w workload.Config) string {
 // 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
 // server and the fix. Specs that do not resolve are skipped (Run reports
 // them). Run makes the same check on the servers of its own topology.
-// On the process backend it returns nil (Run finds a missing redis-server).
+// On the process backend, that redis-server can be found
+// (cluster.CheckRedisServer: exit 3).
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
-	if o.Backend == cluster.BackendDocker {
+	switch o.Backend {
+	case cluster.BackendDocker:
 		return cluster.CheckImage(ctx, o.Image)
+	case cluster.BackendProcess, "":
+		return cluster.CheckRedisServer(o)
 	}
 	if o.Backend != cluster.BackendExternal {
 		return nil

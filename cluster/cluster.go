@@ -59,6 +59,35 @@ import (
 // "cluster:" prefix: the messages that wrap it name the package once.
 var ErrEnvironment = errors.New("environment error")
 
+// CheckRedisServer returns nil when the process backend can start
+// redis-server: o.RedisServer, or redis-server on PATH when that is empty.
+// Other backends need none (nil). The error wraps ErrEnvironment and names
+// the fix. Commands call it before anything starts, so a missing
+// redis-server leaves an earlier run's results in place.
+func CheckRedisServer(o Options) error {
+	if o.Backend != "" && o.Backend != BackendProcess {
+		return nil
+	}
+	_, err := redisServerPath(o.RedisServer)
+	return err
+}
+
+// redisServerPath returns the redis-server to run: bin when given and
+// usable, else redis-server found on PATH; errors wrap ErrEnvironment.
+func redisServerPath(bin string) (string, error) {
+	if bin == "" {
+		p, err := exec.LookPath("redis-server")
+		if err != nil {
+			return "", fmt.Errorf("%w: redis-server not found on PATH; %s", ErrEnvironment, installHint)
+		}
+		return p, nil
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return "", fmt.Errorf("%w: redis-server %q not usable (%v); %s", ErrEnvironment, bin, err, installHint)
+	}
+	return bin, nil
+}
+
 // installHint is the one-line fix printed when redis-server is missing.
 const installHint = "install it: apt-get install redis-server (or run make bench, which installs it)"
 
@@ -205,15 +234,11 @@ func (o *Options) resolve(t Topology) error {
 		}
 		return nil
 	}
-	if o.RedisServer == "" {
-		p, err := exec.LookPath("redis-server")
-		if err != nil {
-			return fmt.Errorf("%w: redis-server not found on PATH; %s", ErrEnvironment, installHint)
-		}
-		o.RedisServer = p
-	} else if _, err := exec.LookPath(o.RedisServer); err != nil {
-		return fmt.Errorf("%w: redis-server %q not usable (%v); %s", ErrEnvironment, o.RedisServer, err, installHint)
+	p, err := redisServerPath(o.RedisServer)
+	if err != nil {
+		return err
 	}
+	o.RedisServer = p
 	if t.Sentinels > 0 && o.RedisSentinel == "" {
 		if p, err := exec.LookPath("redis-sentinel"); err == nil {
 			o.RedisSentinel = p

@@ -653,3 +653,24 @@ func TestOfflineInterruptMessage(t *testing.T) {
 		t.Errorf("offline interrupt message %q names servers or --out", msg)
 	}
 }
+
+// TestMissingRedisServerKeepsEarlierRun: with no redis-server to start,
+// run and bench exit 3 before touching --out: an earlier run there stays.
+func TestMissingRedisServerKeepsEarlierRun(t *testing.T) {
+	out := t.TempDir()
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
+		t.Fatalf("first run: exit %d:\n%s", code, text)
+	}
+	for _, args := range [][]string{
+		{"run", "--strategy", "fenced", "--backend", "process", "--out", out},
+		{"bench", "--strategies", "fenced", "--scenarios", "baseline", "--backend", "process", "--out", out},
+	} {
+		code, text := run(t, []string{"PATH=/nonexistent"}, args...)
+		if code != 3 || !strings.Contains(text, "redis-server not found on PATH") || strings.Contains(text, "held an earlier run") {
+			t.Errorf("%s without redis-server: exit %d, output %q; want exit 3 before replacing anything", args[0], code, text)
+		}
+		if _, err := os.Stat(filepath.Join(out, "histories", "token-lua-baseline-1.jsonl")); err != nil {
+			t.Errorf("%s without redis-server removed the earlier run's history: %v", args[0], err)
+		}
+	}
+}
