@@ -674,3 +674,15 @@ func TestMissingRedisServerKeepsEarlierRun(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRefusesPerfResults: perf's results measure lockbench itself;
+// report (which renders lock verdicts) refuses them with exit 2.
+func TestReportRefusesPerfResults(t *testing.T) {
+	dir := t.TempDir()
+	if err := results.Write(dir, &results.File{Tool: "lockbench test", Profile: "perf", Runs: []results.Run{{Strategy: "redis-benchmark", Scenario: "perf-c50"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := run(t, nil, "report", dir); code != 2 || !strings.Contains(text, "holds the results of lockbench perf") {
+		t.Errorf("report on perf results: exit %d, output %q; want exit 2 naming perf", code, text)
+	}
+}

@@ -49,6 +49,9 @@ path) is taken as its folder.`,
 				}
 				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
 			}
+			if f.Profile == "perf" {
+				return fmt.Errorf("%w: %s holds the results of lockbench perf, which are measurements of lockbench itself, not lock verdicts: report renders run and bench results; lockbench perf prints its own tables (rerun it to see them)", bench.ErrUsage, dir)
+			}
 			if err := bench.CheckWritable(dir); err != nil {
 				return fmt.Errorf("cannot write results folder %s: %v: choose a writable folder (copy it, histories included, and run lockbench report on the copy) (%w)", dir, err, cluster.ErrEnvironment)
 			}
