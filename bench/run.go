@@ -330,12 +330,14 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
 			return dialFor(client).nodes(links.Addrs(client, len(nodes))), nil
 		}
+		env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
 	default:
 		addrs := make([]string, len(nodes))
 		for i, n := range nodes {
 			addrs[i] = n.Addr()
 		}
 		env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
+		env.Endpoints = func(int) []string { return addrs }
 	}
 	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
 		Info: info, Clients: w.Clients, Cluster: c, Links: links})

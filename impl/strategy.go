@@ -66,9 +66,38 @@ type Info struct {
 	Claims  Claims
 	// Policy is the default usage policy.
 	Policy Policy
-	// Nodes is how many independent Redis nodes the strategy needs by
+	// Nodes is how many independent servers the strategy needs by
 	// default: 1, or 5 for quorum strategies.
 	Nodes int
+	// Server is the kind of server the strategy's lock lives on; the zero
+	// value is ServerRedis.
+	Server Server
+}
+
+// Server is the kind of server a strategy's lock lives on. It selects the
+// cluster the harness starts and how a Locker reaches it (Config.Nodes for
+// Redis, Config.Endpoints for the others).
+type Server string
+
+// Server kinds.
+const (
+	// ServerRedis: redis-server nodes; Lockers get go-redis clients in
+	// Config.Nodes (and their addresses in Config.Endpoints).
+	ServerRedis Server = ""
+	// ServerEtcd: an etcd cluster; Lockers dial Config.Endpoints
+	// (host:port of each member's client URL) themselves.
+	ServerEtcd Server = "etcd"
+	// ServerZooKeeper: a ZooKeeper ensemble; Lockers dial
+	// Config.Endpoints (host:port of each server's client port) themselves.
+	ServerZooKeeper Server = "zookeeper"
+)
+
+// String returns the server kind's name ("redis" for ServerRedis).
+func (s Server) String() string {
+	if s == ServerRedis {
+		return "redis"
+	}
+	return string(s)
 }
 
 // Strategy creates Lockers, one per workload client.
@@ -127,8 +156,15 @@ type Hook func(ctx context.Context, p Point) error
 // Config configures one client's Locker. Zero values select the defaults.
 type Config struct {
 	// Nodes are the Redis nodes, one client each: len 1 for single-node
-	// strategies, N (5 by default) for quorum strategies. Required.
+	// strategies, N (5 by default) for quorum strategies. Required for
+	// ServerRedis strategies; unused by the others.
 	Nodes []redis.UniversalClient
+	// Endpoints are the servers' addresses (host:port), one per node, as
+	// this client must reach them (through a proxy where a scenario routes
+	// its links through one). Strategies on ServerEtcd and ServerZooKeeper
+	// dial them themselves; for Redis strategies they are the addresses of
+	// Nodes, in the same order. Default: none.
+	Endpoints []string
 	// NodeNames label Nodes in errors ("n1".."n5"); default "n<index+1>".
 	NodeNames []string
 	// TTL is the lock's time to live. Required, at least 1 ms.

@@ -29,7 +29,7 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 	if env.NoHistory {
 		return errors.New("workload: probe of an unrecorded run (Env.NoHistory): nothing would keep its results")
 	}
-	nodes, err := env.Nodes(-1)
+	nodes, err := env.nodes(-1)
 	if err != nil {
 		return fmt.Errorf("workload: probe: redis clients: %w", err)
 	}
@@ -38,7 +38,7 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 			n.Close()
 		}
 	}()
-	l, err := env.Strategy.New(impl.Config{Nodes: nodes, TTL: cfg.TTL, Owner: "probe", Now: env.Now})
+	l, err := env.Strategy.New(impl.Config{Nodes: nodes, Endpoints: env.endpoints(-1), TTL: cfg.TTL, Owner: "probe", Now: env.Now})
 	if err != nil {
 		return fmt.Errorf("workload: probe: %w", err)
 	}

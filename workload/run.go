@@ -25,7 +25,12 @@ type Env struct {
 	Strategy impl.Strategy
 	// Nodes returns the Redis clients of one logical client, one per node
 	// (the caller may route some clients through proxies). Run closes them.
+	// nil: none (strategies that dial Endpoints themselves).
 	Nodes func(client int) ([]redis.UniversalClient, error)
+	// Endpoints returns the server addresses (host:port) one logical client
+	// must use, one per node, in the order of Nodes (client -1: the
+	// liveness probe); they reach impl.Config.Endpoints. nil: none.
+	Endpoints func(client int) []string
 	// Faults is the client-side nemesis; nil: none.
 	Faults Faults
 	// History receives every operation. Required unless NoHistory.
@@ -42,6 +47,22 @@ type Env struct {
 	Resource *Resource
 	// Now is the clients' clock for validity deadlines; default time.Now.
 	Now func() time.Time
+}
+
+// nodes returns Nodes(client), or none when Nodes is nil.
+func (e Env) nodes(client int) ([]redis.UniversalClient, error) {
+	if e.Nodes == nil {
+		return nil, nil
+	}
+	return e.Nodes(client)
+}
+
+// endpoints returns Endpoints(client), or none when Endpoints is nil.
+func (e Env) endpoints(client int) []string {
+	if e.Endpoints == nil {
+		return nil
+	}
+	return e.Endpoints(client)
 }
 
 // Stats summarise a run's workload.
@@ -184,7 +205,7 @@ type client struct {
 }
 
 func newClient(id int, cfg Config, env Env) (*client, error) {
-	nodes, err := env.Nodes(id)
+	nodes, err := env.nodes(id)
 	if err != nil {
 		return nil, fmt.Errorf("workload: client %d: redis clients: %w", id, err)
 	}
@@ -205,6 +226,7 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 	}
 	c.locker, err = env.Strategy.New(impl.Config{
 		Nodes:      nodes,
+		Endpoints:  env.endpoints(id),
 		TTL:        cfg.TTL,
 		Owner:      fmt.Sprintf("c%d-%d", id, cfg.Seed),
 		Now:        env.Now,
