@@ -91,7 +91,24 @@ type Operation struct {
 	Error string `json:"error,omitempty"`
 	// Note is free text: the crash point, the fault injected.
 	Note string `json:"note,omitempty"`
+	// Landing says, for a Nemesis operation, whether the fault hit what
+	// its scenario aims at (e.g. a held lock, another client granted the
+	// key meanwhile); "" for other kinds and when the nemesis cannot tell.
+	Landing Landing `json:"landing,omitempty"`
 }
+
+// Landing says whether a fault window hit what its scenario aims at.
+type Landing string
+
+// Landings of a Nemesis operation.
+const (
+	// Landed: the fault hit its target (a held lock was struck, and the
+	// condition the scenario needs for a violation was met).
+	Landed Landing = "landed"
+	// Missed: the fault was injected but found nothing to hit (no holder,
+	// no other client granted meanwhile): it is no evidence either way.
+	Missed Landing = "missed"
+)
 
 // Header is line 1 of a history file: the schema version and what the
 // checkers need to know about the run.
