@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -134,11 +135,11 @@ func TestExternalBackend(t *testing.T) {
 	out := t.TempDir()
 
 	_, err = Run(ctx, Spec{Strategy: "set-nx-px", Scenario: "node-pause", Seed: 1, Workload: w, OutDir: out, Cluster: o})
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), cluster.AllowDestructiveFlag) {
+	if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), cluster.AllowDestructiveFlag) {
 		t.Fatalf("node-pause without %s: err %v, want a usage error naming the flag", cluster.AllowDestructiveFlag, err)
 	}
 	for _, sc := range []string{"node-restart", "clock-jump"} {
-		if _, err := Run(ctx, Spec{Strategy: "token-lua", Scenario: sc, Seed: 1, Workload: w, OutDir: out, Cluster: o}); !errors.Is(err, ErrUsage) {
+		if _, err := Run(ctx, Spec{Strategy: "token-lua", Scenario: sc, Seed: 1, Workload: w, OutDir: out, Cluster: o}); !errors.Is(err, errs.ErrUsage) {
 			t.Errorf("%s on external: err %v, want a usage error", sc, err)
 		}
 	}
@@ -199,7 +200,7 @@ func TestExternalBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Run(ctx, Spec{Strategy: "token-lua", Scenario: "baseline", Seed: 1, Workload: w, OutDir: out, Cluster: o})
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `1 keys under "lockbench-test:" already exist on `+c.Addrs()[0]+" (e.g. lockbench-test:k0)") {
+	if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), `1 keys under "lockbench-test:" already exist on `+c.Addrs()[0]+" (e.g. lockbench-test:k0)") {
 		t.Errorf("run over a stale key: err %v, want a usage error naming it", err)
 	}
 	if v, _ := rc.Get(ctx, w.KeyPrefix+"k0").Result(); v != "someone" {

@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -103,7 +104,7 @@ func CIScenarios() []string {
 		"node-restart", "failover-lost-write", "partition-holder", "clock-jump", "redlock-clock-jump"}
 }
 
-// LookupProfile finds a profile; the error (wrapping ErrUsage) lists the valid names.
+// LookupProfile finds a profile; the error (wrapping errs.ErrUsage) lists the valid names.
 func LookupProfile(name string) (Profile, error) {
 	var names []string
 	for _, p := range Profiles() {
@@ -112,7 +113,7 @@ func LookupProfile(name string) (Profile, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return Profile{}, fmt.Errorf("%w: unknown profile %q (valid: %s)", ErrUsage, name, strings.Join(names, ", "))
+	return Profile{}, fmt.Errorf("%w: unknown profile %q (valid: %s)", errs.ErrUsage, name, strings.Join(names, ", "))
 }
 
 // Options configure a bench.
@@ -177,7 +178,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	for _, name := range p.Strategies {
 		st, err := impl.Lookup(name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
 		f.Strategies = append(f.Strategies, StrategyInfo(st))
 	}
@@ -236,20 +237,20 @@ func (o Options) seedAndRepeat() (int64, int) {
 // CheckSeeds validates the seeds of lockbench run and bench: a run or
 // cell with repeat runs uses seeds seed..seed+repeat-1, so seed must be at
 // least 1, repeat at least 1 and seed+repeat-1 must not overflow int64.
-// The error wraps ErrUsage and names the largest --seed that works.
+// The error wraps errs.ErrUsage and names the largest --seed that works.
 //
 // MaxRepeat bounds repeat: a bench plans all its runs before the first
 // (a fresh user's --repeat 1000000000 took 24 GB before running anything).
 func CheckSeeds(seed int64, repeat int) error {
 	switch {
 	case repeat < 1:
-		return fmt.Errorf("%w: --repeat %d: want at least 1", ErrUsage, repeat)
+		return fmt.Errorf("%w: --repeat %d: want at least 1", errs.ErrUsage, repeat)
 	case repeat > MaxRepeat:
-		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", ErrUsage, repeat, MaxRepeat)
+		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", errs.ErrUsage, repeat, MaxRepeat)
 	case seed < 1:
-		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", ErrUsage, seed)
+		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", errs.ErrUsage, seed)
 	case seed > math.MaxInt64-int64(repeat-1):
-		return fmt.Errorf("%w: --seed %d with --repeat %d: the last seed (--seed + --repeat - 1) would overflow int64; use a --seed of at most %d", ErrUsage, seed, repeat, math.MaxInt64-int64(repeat-1))
+		return fmt.Errorf("%w: --seed %d with --repeat %d: the last seed (--seed + --repeat - 1) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, repeat, math.MaxInt64-int64(repeat-1))
 	}
 	return nil
 }
@@ -265,17 +266,17 @@ const MaxRepeat = 1000
 // seed+999+n+1000·i). The plan
 // depends on its arguments only (no map order, no clock), so two benches
 // with the same profile, seed and repeat run the same cells. Unknown names
-// give an error wrapping ErrUsage.
+// give an error wrapping errs.ErrUsage.
 func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	for _, sc := range p.Scenarios {
 		scen, err := chaos.Lookup(sc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
 		for _, st := range p.Strategies {
 			strat, err := impl.Lookup(st)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+				return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
 				continue
@@ -287,11 +288,11 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	}
 	for _, st := range p.SweepStrategies {
 		if _, err := impl.Lookup(st); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
 		for _, n := range p.ClientSweep {
 			if last := int64(999+n) + 1000*int64(repeat-1); seed > math.MaxInt64-last {
-				return nil, nil, fmt.Errorf("%w: --seed %d: the client sweep's seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", ErrUsage, seed, last, math.MaxInt64-last)
+				return nil, nil, fmt.Errorf("%w: --seed %d: the client sweep's seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, last, math.MaxInt64-last)
 			}
 			w := p.Workload
 			w.Clients = n
@@ -505,7 +506,7 @@ func SkippedPairs(p Profile, o cluster.Options) []Pair {
 
 // CheckScenarios returns nil unless a scenario of named (the scenarios
 // the user named in --scenarios) has no pair of profile p that can run on
-// the backend of o; then an error wrapping ErrUsage naming the scenario,
+// the backend of o; then an error wrapping errs.ErrUsage naming the scenario,
 // why each of its pairs is skipped (skipped, from SkippedPairs) and the
 // fix, as a named strategy that cannot run is refused (CheckServers).
 func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair) error {
@@ -532,7 +533,7 @@ func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair
 			why[i] = fmt.Sprintf("%s: %s", strings.Join(who[r], ", "), r)
 		}
 		return fmt.Errorf("%w: --scenarios %s: none of the selected strategies can run it on the %s backend (%s); choose other --scenarios, --strategies or --backend",
-			ErrUsage, sc, backendName(o), strings.Join(why, "; "))
+			errs.ErrUsage, sc, backendName(o), strings.Join(why, "; "))
 	}
 	return nil
 }

@@ -18,15 +18,15 @@ import (
 )
 
 // CheckOut checks a results folder given as --out before anything starts,
-// with errors wrapping ErrUsage (exit 2) naming the fix: an --out that is
+// with errors wrapping errs.ErrUsage (exit 2) naming the fix: an --out that is
 // empty or only spaces, and a folder holding a file lockbench did not write
 // that a run would overwrite (results.NotWrittenByLockbench).
 func CheckOut(dir string) error {
 	if strings.TrimSpace(dir) == "" {
-		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder or leave the flag out for the default", ErrUsage, dir)
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder or leave the flag out for the default", errs.ErrUsage, dir)
 	}
 	if p := results.NotWrittenByLockbench(dir); p != "" {
-		return fmt.Errorf("%w: --out %s holds %s, which lockbench did not write and would overwrite: choose another --out (or move that file away)", ErrUsage, dir, p)
+		return fmt.Errorf("%w: --out %s holds %s, which lockbench did not write and would overwrite: choose another --out (or move that file away)", errs.ErrUsage, dir, p)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -143,7 +144,7 @@ func TestReplaceEarlierRefusesForeignFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := ReplaceEarlier(dir, nil)
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "choose another --out") {
+		if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "choose another --out") {
 			t.Errorf("%s %q: error %v, want a usage error naming %s and another --out", tt.name, tt.text, err, p)
 		}
 		if data, _ := os.ReadFile(p); string(data) != tt.text {

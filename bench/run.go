@@ -26,13 +26,10 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// ErrUsage is wrapped by errors caused by the caller's input (unknown
-// strategy or scenario, impossible flags); lockbench exits 2 on it.
-var ErrUsage = errors.New("usage error")
 
 // ErrOverloaded is wrapped by the error of a run whose verdict contradicts
 // the verdict table while the harness itself ran late (a client stalled
@@ -71,11 +68,11 @@ type Spec struct {
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
 // the strategy and the full workload config (the setup's client count, TTL,
-// think time and minimum duration applied), or an error wrapping ErrUsage that names
+// think time and minimum duration applied), or an error wrapping errs.ErrUsage that names
 // the bad input and the valid choices.
 func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
 	fail := func(err error) (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
-		return nil, chaos.Scenario{}, chaos.Setup{}, workload.Config{}, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, chaos.Scenario{}, chaos.Setup{}, workload.Config{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
 	st, err := impl.Lookup(s.Strategy)
 	if err != nil {
@@ -178,7 +175,7 @@ func TooFewServers(o cluster.Options, t cluster.Topology) string {
 
 // CheckServers returns nil unless strategy (under scenario; "" for the
 // strategy's own topology) cannot run on the external backend of o for
-// too few servers; then an error wrapping ErrUsage naming the strategy,
+// too few servers; then an error wrapping errs.ErrUsage naming the strategy,
 // the servers it needs and the fix; choose is the other fix ("a
 // --strategy that needs fewer"). Unknown names and scenarios that do
 // not apply give nil (Resolved reports them).
@@ -203,7 +200,7 @@ func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
 		if scenario != "" && t != Topology(st) {
 			on = " under scenario " + scenario
 		}
-		return fmt.Errorf("%w: strategy %s%s %s, or choose %s (lockbench list shows each strategy's NODES)", ErrUsage, strategy, on, why, choose)
+		return fmt.Errorf("%w: strategy %s%s %s, or choose %s (lockbench list shows each strategy's NODES)", errs.ErrUsage, strategy, on, why, choose)
 	}
 	return nil
 }
@@ -214,7 +211,7 @@ func HistoryName(strategy, scenario string, seed int64) string {
 }
 
 // Run executes one Spec and returns its result. The returned error is for
-// runs that could not be carried out (bad input: wraps ErrUsage; the
+// runs that could not be carried out (bad input: wraps errs.ErrUsage; the
 // machine: wraps cluster.ErrEnvironment; Ctrl-C: wraps context.Canceled);
 // a violation is a result, not an error. Every Redis process the run
 // started is stopped before Run returns, also on error or panic.
@@ -653,13 +650,13 @@ func libraryChanged(s Spec, w workload.Config) string {
 // (cluster.CheckImage: exit 3, lockbench never pulls); on the external
 // backend, every server of o.External.Addrs: that
 // it answers, that no two addresses reach the same server (the same
-// run_id in INFO server; ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
+// run_id in INFO server; errs.ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
 // an earlier run or another program would read as a stale lock, a
 // deadlock; not checked with o.External.SharedKeys), and that it accepts
 // the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
 // for a pause). An unreachable server or
 // a refused command gives an error wrapping cluster.ErrEnvironment (exit
-// 3), keys under the prefix one wrapping ErrUsage (exit 2); each names the
+// 3), keys under the prefix one wrapping errs.ErrUsage (exit 2); each names the
 // server and the fix. Specs that do not resolve are skipped (Run reports
 // them). Run makes the same check on the servers of its own topology.
 // On the process backend, that redis-server can be found
@@ -706,7 +703,7 @@ func checkExternal(ctx context.Context, addrs []string, prefix string, need []cl
 		}
 		if first, ok := seen[id]; ok && id != "" {
 			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
-				ErrUsage, first, a, id, len(addrs))
+				errs.ErrUsage, first, a, id, len(addrs))
 		}
 		seen[id] = a
 	}
@@ -725,7 +722,7 @@ func checkExternal(ctx context.Context, addrs []string, prefix string, need []cl
 				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
 			}
 			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix (or %s when several lockbench processes share these keys)",
-				ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, cluster.SharedKeysFlag)
+				errs.ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, cluster.SharedKeysFlag)
 		}
 	}
 	for _, a := range addrs {

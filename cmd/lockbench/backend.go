@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // backendFlags are the flags that choose where the Redis servers run,
@@ -36,23 +36,23 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 
 // options validates the flags into cluster.Options, resolving auto, and
 // returns with them what auto picked and why (for a "note:" line; "" when
-// a backend was named); usage errors wrap bench.ErrUsage, a machine with
+// a backend was named); usage errors wrap errs.ErrUsage, a machine with
 // no backend cluster.ErrEnvironment.
 func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note string, err error) {
 	if strings.TrimSpace(b.keyPrefix) == "" {
-		return o, "", fmt.Errorf("%w: --key-prefix must not be empty: lockbench touches only keys under its prefix", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --key-prefix must not be empty: lockbench touches only keys under its prefix", errs.ErrUsage)
 	}
 	switch b.backend {
 	case cluster.BackendAuto, cluster.BackendProcess, cluster.BackendDocker, cluster.BackendExternal:
 	default:
-		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", bench.ErrUsage, b.backend)
+		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", errs.ErrUsage, b.backend)
 	}
 	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive || b.sharedKeys
 	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 {
-		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", errs.ErrUsage)
 	}
 	if b.backend != cluster.BackendExternal && ext {
-		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", bench.ErrUsage)
+		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", errs.ErrUsage)
 	}
 	b.addrs, b.sentinelAddrs = trimAddrs(b.addrs), trimAddrs(b.sentinelAddrs)
 	if err := checkAddrs(ctx, "--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
@@ -68,7 +68,7 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	}
 	o.Backend = name
 	if b.image != cluster.DefaultImage && name != cluster.BackendDocker {
-		return o, "", fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", bench.ErrUsage, name)
+		return o, "", fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", errs.ErrUsage, name)
 	}
 	o.Image = ""
 	switch name {
@@ -104,19 +104,19 @@ func trimAddrs(addrs []string) []string {
 // that does not resolve is compared as written (the run names it when it
 // does not answer). The same server under addresses no lookup relates
 // (0.0.0.0 and 127.0.0.1) is caught by bench.CheckBackend, which compares
-// the servers' run_id. Errors wrap bench.ErrUsage.
+// the servers' run_id. Errors wrap errs.ErrUsage.
 func checkAddrs(ctx context.Context, flag string, addrs []string, what string) error {
 	count := map[string]int{}
 	for _, a := range addrs {
 		host, port, err := net.SplitHostPort(a)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%w: %s: %q is not host:port (e.g. 127.0.0.1:6379)", bench.ErrUsage, flag, a)
+			return fmt.Errorf("%w: %s: %q is not host:port (e.g. 127.0.0.1:6379)", errs.ErrUsage, flag, a)
 		}
 		count[a]++
 	}
 	for _, a := range addrs {
 		if n := count[a]; n > 1 {
-			return fmt.Errorf("%w: %s: %s is listed %d times; give %d distinct %s", bench.ErrUsage, flag, a, n, len(addrs), what)
+			return fmt.Errorf("%w: %s: %s is listed %d times; give %d distinct %s", errs.ErrUsage, flag, a, n, len(addrs), what)
 		}
 	}
 	type endpoint struct{ ip, port string }
@@ -141,7 +141,7 @@ func checkAddrs(ctx context.Context, flag string, addrs []string, what string) e
 			e := endpoint{ip, port}
 			if first, ok := seen[e]; ok && !mine[e] {
 				return fmt.Errorf("%w: %s: %s and %s are the same server (%s); give %d distinct %s",
-					bench.ErrUsage, flag, a, first, net.JoinHostPort(ip, port), len(addrs), what)
+					errs.ErrUsage, flag, a, first, net.JoinHostPort(ip, port), len(addrs), what)
 			}
 			seen[e], mine[e] = a, true
 		}

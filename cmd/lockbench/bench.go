@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -65,7 +66,7 @@ it), 130 interrupted (the runs already finished are written).`,
 				empty bool
 			}{{"strategies", len(strategies) == 0}, {"scenarios", len(scenarios) == 0}} {
 				if x.empty && cmd.Flags().Changed(x.name) {
-					return fmt.Errorf("%w: --%s is empty: name at least one (see lockbench list), or leave the flag out to run all of the profile's", bench.ErrUsage, x.name)
+					return fmt.Errorf("%w: --%s is empty: name at least one (see lockbench list), or leave the flag out to run all of the profile's", errs.ErrUsage, x.name)
 				}
 			}
 			p, err := bench.LookupProfile(profile)
@@ -92,7 +93,7 @@ it), 130 interrupted (the runs already finished are written).`,
 				}
 			}
 			if repeat < 0 {
-				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", bench.ErrUsage, repeat)
+				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", errs.ErrUsage, repeat)
 			}
 			if repeat == 0 {
 				repeat = max(p.Seeds, 1)
@@ -155,7 +156,7 @@ it), 130 interrupted (the runs already finished are written).`,
 				return err
 			}
 			if err == nil && len(f.Runs) == 0 {
-				return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", bench.ErrUsage)
+				return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", errs.ErrUsage)
 			}
 			// An overloaded machine still finished every run: print the
 			// summary, then exit 3 with the error.
@@ -208,7 +209,7 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 		}
 		for _, w := range want {
 			if !slices.Contains(all, w) {
-				return nil, fmt.Errorf("%w: --%s %s: not in profile %s (valid: %s)", bench.ErrUsage, flag, w, p.Name, strings.Join(all, ", "))
+				return nil, fmt.Errorf("%w: --%s %s: not in profile %s (valid: %s)", errs.ErrUsage, flag, w, p.Name, strings.Join(all, ", "))
 			}
 		}
 		var out []string

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -21,10 +22,10 @@ import (
 func oneArg(name string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != 1 {
-			return fmt.Errorf("%w: want one argument, %s (usage: lockbench %s %s)", bench.ErrUsage, name, c.Name(), name)
+			return fmt.Errorf("%w: want one argument, %s (usage: lockbench %s %s)", errs.ErrUsage, name, c.Name(), name)
 		}
 		if args[0] == "" {
-			return fmt.Errorf("%w: %s must not be empty (usage: lockbench %s %s)", bench.ErrUsage, name, c.Name(), name)
+			return fmt.Errorf("%w: %s must not be empty (usage: lockbench %s %s)", errs.ErrUsage, name, c.Name(), name)
 		}
 		return nil
 	}
@@ -51,15 +52,15 @@ error names the line).`,
 			h, ops, err := history.Load(path)
 			if err != nil {
 				if errors.Is(err, history.ErrCorrupt) && !strings.Contains(err.Error(), "results.json") {
-					return fmt.Errorf("%w: %s: %v: not a whole history written by this lockbench (cut short or damaged?); rerun the run that wrote it (its command is in the results.json of its results folder)", bench.ErrUsage, path, err)
+					return fmt.Errorf("%w: %s: %v: not a whole history written by this lockbench (cut short or damaged?); rerun the run that wrote it (its command is in the results.json of its results folder)", errs.ErrUsage, path, err)
 				}
 				if errors.Is(err, history.ErrCorrupt) {
-					return fmt.Errorf("%w: %s: %v", bench.ErrUsage, path, err)
+					return fmt.Errorf("%w: %s: %v", errs.ErrUsage, path, err)
 				}
 				if errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", bench.ErrUsage, err, path)
+					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, err, path)
 				}
-				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
+				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
 			rep := checker.Check(h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -40,22 +40,22 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
   lockbench compare old/results.json new/results.json --max-regression 20% --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return fmt.Errorf("%w: want two arguments, OLD and NEW (usage: lockbench compare OLD NEW)", bench.ErrUsage)
+				return fmt.Errorf("%w: want two arguments, OLD and NEW (usage: lockbench compare OLD NEW)", errs.ErrUsage)
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			thr, err := results.ParseRegression(maxReg)
 			if err != nil {
-				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
+				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			oldF, oldPath, err := results.LoadPath(args[0])
 			if err != nil {
-				return fmt.Errorf("%w: OLD: %w", bench.ErrUsage, err)
+				return fmt.Errorf("%w: OLD: %w", errs.ErrUsage, err)
 			}
 			newF, newPath, err := results.LoadPath(args[1])
 			if err != nil {
-				return fmt.Errorf("%w: NEW: %w", bench.ErrUsage, err)
+				return fmt.Errorf("%w: NEW: %w", errs.ErrUsage, err)
 			}
 			for _, x := range []struct {
 				name string
@@ -66,7 +66,7 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 					if x.f.Incomplete != "" {
 						why = " (" + x.f.Incomplete + ")"
 					}
-					return fmt.Errorf("%w: %s holds no runs%s: nothing to compare; rerun the bench that wrote it", bench.ErrUsage, x.name, why)
+					return fmt.Errorf("%w: %s holds no runs%s: nothing to compare; rerun the bench that wrote it", errs.ErrUsage, x.name, why)
 				}
 			}
 			cmp := results.Compare(oldF, newF, oldPath, newPath, thr)

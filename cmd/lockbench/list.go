@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 func newListCmd() *cobra.Command {
@@ -19,13 +20,13 @@ func newListCmd() *cobra.Command {
 		Short: "List strategies, scenarios and profiles (or the verdict matrix)",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("%w: lockbench list takes no argument, got %q (usage: lockbench list [--matrix | --markdown])", bench.ErrUsage, args[0])
+				return fmt.Errorf("%w: lockbench list takes no argument, got %q (usage: lockbench list [--matrix | --markdown])", errs.ErrUsage, args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if matrix && markdown {
-				return fmt.Errorf("%w: --matrix and --markdown both print the verdict matrix: choose one (--markdown for a Markdown table)", bench.ErrUsage)
+				return fmt.Errorf("%w: --matrix and --markdown both print the verdict matrix: choose one (--markdown for a Markdown table)", errs.ErrUsage)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()

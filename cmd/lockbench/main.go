@@ -25,6 +25,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/results"
 )
@@ -153,7 +154,7 @@ Exit codes: 0 all verdicts as expected, 1 an unexpected verdict, 2 usage error,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v (see %s --help)", bench.ErrUsage, err, c.CommandPath())
+		return fmt.Errorf("%w: %v (see %s --help)", errs.ErrUsage, err, c.CommandPath())
 	})
 	root.Version = bench.Version
 	root.SetVersionTemplate("lockbench {{.Version}}\n")
@@ -184,7 +185,7 @@ func unknownCommand(root *cobra.Command, name string) error {
 	if s := root.SuggestionsFor(name); len(s) > 0 {
 		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 	}
-	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", bench.ErrUsage, name, hint, strings.Join(names, ", "))
+	return fmt.Errorf("%w: unknown command %q%s; commands: %s (see lockbench --help)", errs.ErrUsage, name, hint, strings.Join(names, ", "))
 }
 
 // nonEmptyOut refuses an --out that is empty or only spaces ("" would
@@ -193,7 +194,7 @@ func unknownCommand(root *cobra.Command, name string) error {
 // default, suggested in the message.
 func nonEmptyOut(out, def string) error {
 	if strings.TrimSpace(out) == "" {
-		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder (e.g. --out %s) or leave the flag out for the default", bench.ErrUsage, out, def)
+		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder (e.g. --out %s) or leave the flag out for the default", errs.ErrUsage, out, def)
 	}
 	return nil
 }
@@ -211,7 +212,7 @@ func checkOutFolder(out, want, what string) error {
 		return nil
 	}
 	if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != want {
-		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", bench.ErrUsage, out, bench.Described(old.Profile), what)
+		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", errs.ErrUsage, out, bench.Described(old.Profile), what)
 	}
 	return nil
 }
@@ -273,7 +274,7 @@ func exitCode(err error, external bool) (int, string) {
 		}
 	case errors.Is(err, cluster.ErrEnvironment):
 		code = exitEnvironment
-	case errors.Is(err, bench.ErrUsage), errors.Is(err, history.ErrCorrupt), errors.Is(err, results.ErrCorrupt):
+	case errors.Is(err, errs.ErrUsage), errors.Is(err, history.ErrCorrupt), errors.Is(err, results.ErrCorrupt):
 		code = exitUsage
 	}
 	return code, err.Error()

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // output holds the output-mode flags shared by bench and run: progress on
@@ -42,11 +42,11 @@ func (o *output) addFlags(c *cobra.Command, verbose bool) {
 	}
 }
 
-// resolve checks the flags (errors wrap bench.ErrUsage) and notes whether
+// resolve checks the flags (errors wrap errs.ErrUsage) and notes whether
 // stderr is a terminal.
 func (o *output) resolve(cmd *cobra.Command) error {
 	if o.quiet && o.verbose {
-		return fmt.Errorf("%w: --quiet and --verbose contradict each other: choose one", bench.ErrUsage)
+		return fmt.Errorf("%w: --quiet and --verbose contradict each other: choose one", errs.ErrUsage)
 	}
 	if f, ok := cmd.ErrOrStderr().(*os.File); ok {
 		o.tty = term.IsTerminal(int(f.Fd()))

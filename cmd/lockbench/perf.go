@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
@@ -47,11 +48,11 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				return err
 			}
 			if o.Repeat < 1 || o.Requests < 0 {
-				return fmt.Errorf("%w: --repeat must be at least 1 and --requests not negative", bench.ErrUsage)
+				return fmt.Errorf("%w: --repeat must be at least 1 and --requests not negative", errs.ErrUsage)
 			}
 			for _, n := range clients {
 				if n < 1 || n > 10000 {
-					return fmt.Errorf("%w: --clients %d: want 1..10000", bench.ErrUsage, n)
+					return fmt.Errorf("%w: --clients %d: want 1..10000", errs.ErrUsage, n)
 				}
 			}
 			if err := checkOutFolder(out, "perf", "perf"); err != nil {
@@ -63,7 +64,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			o.Logf = func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
 			if err := o.Validate(); err != nil {
 				if errors.Is(err, perf.ErrOptions) {
-					return fmt.Errorf("%w: %w", bench.ErrUsage, err)
+					return fmt.Errorf("%w: %w", errs.ErrUsage, err)
 				}
 				return err
 			}
@@ -73,7 +74,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			if profile != "" {
 				f, err := os.Create(profile)
 				if err != nil {
-					return fmt.Errorf("%w: --cpuprofile: %v", bench.ErrUsage, err)
+					return fmt.Errorf("%w: --cpuprofile: %v", errs.ErrUsage, err)
 				}
 				defer f.Close()
 				if err := pprof.StartCPUProfile(f); err != nil {

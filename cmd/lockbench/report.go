@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -35,7 +36,7 @@ path) is taken as its folder.`,
 					if filepath.Ext(dir) == ".jsonl" {
 						hint = fmt.Sprintf("; to check a history, lockbench check %s", dir)
 					}
-					return fmt.Errorf("%w: %s is a file: report takes the directory holding results.json (did you mean %s?)%s", bench.ErrUsage, dir, folder, hint)
+					return fmt.Errorf("%w: %s is a file: report takes the directory holding results.json (did you mean %s?)%s", errs.ErrUsage, dir, folder, hint)
 				}
 				dir = filepath.Dir(dir) // DIR/results.json: its folder
 			}
@@ -43,14 +44,14 @@ path) is taken as its folder.`,
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					if _, serr := os.Stat(dir); serr != nil {
-						return fmt.Errorf("%w: %v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+						return fmt.Errorf("%w: %v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, err, dir)
 					}
-					return fmt.Errorf("%w: %v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", bench.ErrUsage, err, dir)
+					return fmt.Errorf("%w: %v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, err, dir)
 				}
-				return fmt.Errorf("%w: %v", bench.ErrUsage, err)
+				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			if f.Profile == "perf" {
-				return fmt.Errorf("%w: %s holds the results of lockbench perf, which are measurements of lockbench itself, not lock verdicts: report renders run and bench results; lockbench perf prints its own tables (rerun it to see them)", bench.ErrUsage, dir)
+				return fmt.Errorf("%w: %s holds the results of lockbench perf, which are measurements of lockbench itself, not lock verdicts: report renders run and bench results; lockbench perf prints its own tables (rerun it to see them)", errs.ErrUsage, dir)
 			}
 			if err := bench.CheckWritable(dir); err != nil {
 				return fmt.Errorf("cannot write results folder %s: %v: choose a writable folder (copy it, histories included, and run lockbench report on the copy) (%w)", dir, err, cluster.ErrEnvironment)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -257,14 +258,14 @@ func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
 			continue
 		}
 		if fl := cmd.Flags().Lookup(strings.TrimPrefix(raw[i-1], "--")); fl != nil && fl.NoOptDefVal != "" {
-			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=false or %s=true (alone it means true)", bench.ErrUsage, arg, raw[i-1], raw[i-1], raw[i-1])
+			return fmt.Errorf("%w: unexpected argument %q after %s: it is a bool flag and takes no separate value; write %s=false or %s=true (alone it means true)", errs.ErrUsage, arg, raw[i-1], raw[i-1], raw[i-1])
 		}
 		break
 	}
 	if !cmd.Flags().Changed("strategy") {
-		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", bench.ErrUsage, arg, arg)
+		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", errs.ErrUsage, arg, arg)
 	}
-	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", bench.ErrUsage, arg)
+	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", errs.ErrUsage, arg)
 }
 
 // maxDuration is the longest --duration of one run.
@@ -290,7 +291,7 @@ func checkTimeoutError(flag string, d time.Duration) error {
 	if d >= minCheckTimeout {
 		return nil
 	}
-	return fmt.Errorf("%w: %s %v: want at least %v (shorter, every check is inconclusive before it can finish; default 10s)", bench.ErrUsage, flag, d, minCheckTimeout)
+	return fmt.Errorf("%w: %s %v: want at least %v (shorter, every check is inconclusive before it can finish; default 10s)", errs.ErrUsage, flag, d, minCheckTimeout)
 }
 
 // onceString is a string flag that may be given once: pflag keeps the last
@@ -321,25 +322,25 @@ func (o *onceString) Set(s string) error {
 // Type is the flag's type name in help.
 func (o *onceString) Type() string { return "string" }
 
-// spec validates the flags into a bench.Spec; errors wrap bench.ErrUsage.
+// spec validates the flags into a bench.Spec; errors wrap errs.ErrUsage.
 func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.strategy == "" {
-		return bench.Spec{}, fmt.Errorf("%w: --strategy is required (valid: %s)", bench.ErrUsage, strings.Join(impl.Names(), ", "))
+		return bench.Spec{}, fmt.Errorf("%w: --strategy is required (valid: %s)", errs.ErrUsage, strings.Join(impl.Names(), ", "))
 	}
 	if f.tailShare < 0 || f.tailShare > 1 {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", bench.ErrUsage, f.tailShare)
+		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", errs.ErrUsage, f.tailShare)
 	}
 	switch f.csKind {
 	case "fixed", "uniform", "exponential":
 	default:
-		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", bench.ErrUsage, f.csKind)
+		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", errs.ErrUsage, f.csKind)
 	}
 	if f.csMax != 0 && f.csMin != 0 && f.csMax < f.csMin {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", bench.ErrUsage, f.csMax, f.csMin)
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", errs.ErrUsage, f.csMax, f.csMin)
 	}
 	if f.csKind != "fixed" && f.csMax != 0 && f.csMin == 0 && f.csMax < f.ttl/20 {
 		// --cs-min defaults to TTL/20: the bound would sit below it.
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", bench.ErrUsage, f.csMax, f.ttl/20, f.csMax)
+		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", errs.ErrUsage, f.csMax, f.ttl/20, f.csMax)
 	}
 	for _, x := range []struct {
 		name string
@@ -350,30 +351,30 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 		{"--repeat", f.repeat <= 0},
 	} {
 		if x.bad {
-			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", bench.ErrUsage, x.name)
+			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", errs.ErrUsage, x.name)
 		}
 	}
 	if err := bench.CheckSeeds(f.seed, f.repeat); err != nil {
 		return bench.Spec{}, err
 	}
 	if f.duration > maxDuration {
-		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", bench.ErrUsage, f.duration, maxDuration)
+		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", errs.ErrUsage, f.duration, maxDuration)
 	}
 	if f.ttl > maxTTL {
-		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", bench.ErrUsage, f.ttl, maxTTL)
+		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", errs.ErrUsage, f.ttl, maxTTL)
 	}
 	if err := checkTimeoutError("--check-timeout", f.checkLimit); err != nil {
 		return bench.Spec{}, err
 	}
 	if f.opTimeout < minOpTimeout {
-		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", bench.ErrUsage, f.opTimeout, minOpTimeout)
+		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", errs.ErrUsage, f.opTimeout, minOpTimeout)
 	}
 	for _, x := range []struct {
 		name string
 		d    time.Duration
 	}{{"--think", f.think}, {"--cs-min", f.csMin}, {"--cs-max", f.csMax}} {
 		if x.d < 0 {
-			return bench.Spec{}, fmt.Errorf("%w: %s %v is negative", bench.ErrUsage, x.name, x.d)
+			return bench.Spec{}, fmt.Errorf("%w: %s %v is negative", errs.ErrUsage, x.name, x.d)
 		}
 	}
 	w := workload.Config{
@@ -390,7 +391,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.retry != "" {
 		r, err := workload.ParseRetry(f.retry)
 		if err != nil {
-			return bench.Spec{}, fmt.Errorf("%w: --retry: %v", bench.ErrUsage, err)
+			return bench.Spec{}, fmt.Errorf("%w: --retry: %v", errs.ErrUsage, err)
 		}
 		w.Retry = r
 	}
@@ -399,7 +400,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if f.fencing != "" {
 		fm, err := workload.ParseFencing(f.fencing)
 		if err != nil {
-			return bench.Spec{}, fmt.Errorf("%w: --fencing: %v", bench.ErrUsage, err)
+			return bench.Spec{}, fmt.Errorf("%w: --fencing: %v", errs.ErrUsage, err)
 		}
 		s.Fencing = fm
 	}
@@ -414,7 +415,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	case "both":
 		s.Policy = &impl.Policy{CheckValidity: true, HonourLost: true}
 	default:
-		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", bench.ErrUsage, f.policy)
+		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", errs.ErrUsage, f.policy)
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
