@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -79,7 +80,7 @@ func TestDockerVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := Expected(tt.strategy, tt.scenario).Summary(); r.Expected != want {
+			if want := validate.For(tt.strategy, tt.scenario, "").Summary(); r.Expected != want {
 				t.Errorf("expected %q, table says %q", r.Expected, want)
 			}
 			if !r.AsExpected {

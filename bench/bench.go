@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -478,8 +479,8 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 // scenario does not apply to the strategy (n/a in the verdict table:
 // "not applicable: ...") and those whose faults the backend cannot inject
 // (Unsupported).
-func SkippedPairs(p Profile, o cluster.Options) []Pair {
-	var out []Pair
+func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
+	var out []validate.Pair
 	for _, sc := range p.Scenarios {
 		scen, err := chaos.Lookup(sc)
 		if err != nil {
@@ -497,7 +498,7 @@ func SkippedPairs(p Profile, o cluster.Options) []Pair {
 				why = Unsupported(o, scen, strat.Info())
 			}
 			if why != "" {
-				out = append(out, Pair{Strategy: st, Scenario: sc, Expectation: Expectation{Reason: why}})
+				out = append(out, validate.Pair{Strategy: st, Scenario: sc, Expectation: validate.Expectation{Reason: why}})
 			}
 		}
 	}
@@ -509,7 +510,7 @@ func SkippedPairs(p Profile, o cluster.Options) []Pair {
 // the backend of o; then an error wrapping errs.ErrUsage naming the scenario,
 // why each of its pairs is skipped (skipped, from SkippedPairs) and the
 // fix, as a named strategy that cannot run is refused (CheckServers).
-func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []Pair) error {
+func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []validate.Pair) error {
 	for _, sc := range named {
 		var reasons []string         // distinct, in order
 		who := map[string][]string{} // reason → its strategies

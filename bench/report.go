@@ -53,7 +53,7 @@ func Report(dir string, f *results.File) error {
 			if err != nil {
 				continue // a missing history only thins the CDF
 			}
-			cdf[r.Strategy] = append(cdf[r.Strategy], AcquireLatencies(ops)...)
+			cdf[r.Strategy] = append(cdf[r.Strategy], checker.AcquireLatencies(ops)...)
 		}
 		if err := add("Acquire latency CDF (baseline, ms, log scale)", "latency-cdf", plots.LatencyCDF(cdf, filepath.Join(pd, "latency-cdf"))); err != nil {
 			return err
@@ -102,44 +102,6 @@ func runsOf(rs []results.Run, scenario string) []results.Run {
 	for _, r := range rs {
 		if r.Scenario == scenario {
 			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// AcquireLatencies returns, per grant in a history, the time from the
-// client's first attempt to the grant, in ms (retries included).
-func AcquireLatencies(ops []history.Operation) []float64 {
-	first := map[int]int64{}
-	var out []float64
-	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 || op.Node != "" {
-			continue
-		}
-		t, ok := first[op.Client]
-		if !ok {
-			t = op.Invoke
-		}
-		if op.Result == history.OK {
-			out = append(out, float64(op.Complete-t)/1e6)
-			delete(first, op.Client)
-		} else {
-			first[op.Client] = t
-		}
-	}
-	return out
-}
-
-// GrantCalls returns, in ms, the duration of every granting outermost
-// acquire call of the clients (invoke to complete of an acquire with result
-// ok; per-node calls, nested acquires and the harness's probes left out):
-// the cost of the call itself, without the failed attempts and backoff
-// before it that AcquireLatencies includes.
-func GrantCalls(ops []history.Operation) []float64 {
-	var out []float64
-	for _, op := range ops {
-		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" {
-			out = append(out, float64(op.Complete-op.Invoke)/1e6)
 		}
 	}
 	return out

@@ -9,12 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -28,6 +26,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -222,8 +221,8 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 	info := st.Info()
 	topo := RunTopology(info, sc)
-	ungated := customized(s, info, w)
-	exp := ExpectedFor(s.Strategy, s.Scenario, ungated)
+	notGated := validate.NotGated(st, s.Scenario, w)
+	exp := validate.For(s.Strategy, s.Scenario, notGated)
 	out := results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
@@ -285,7 +284,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	hw, err := history.Create(histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
 		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: info.Claims.Reentrant,
-		Started: clock.Start().UTC().Format(time.RFC3339Nano), Ungated: ungated,
+		Started: clock.Start().UTC().Format(time.RFC3339Nano), NotGated: notGated,
 	})
 	if err != nil {
 		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
@@ -392,9 +391,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		os.Remove(old) // a visualisation left by an earlier run of the same pair would mislead
 	}
 	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
-	Fill(&out, ops, rep, exp, s.OutDir)
-	out.Faults = FaultsOf(ops)
-	out.Fairness, out.Errors = FairnessAndErrors(ops, w.Clients)
+	validate.Fill(&out, ops, rep, exp, s.OutDir)
 
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
@@ -412,7 +409,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if err != nil {
 		return out, err
 	}
-	if out.GrantCallMs, err = results.Percentiles(GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && !out.AsExpected {
@@ -420,229 +417,6 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)
 	}
 	return out, nil
-}
-
-// Fill sets a run's verdict, violations, liveness figures, faults and
-// AsExpected from a checker report. outDir makes the visualisation path
-// relative. Used by Run and by `lockbench check`.
-func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
-	out.Verdict = results.Verdict{
-		Exclusion:  string(rep.Exclusion.Status),
-		Resource:   string(rep.Resource.Status),
-		Liveness:   string(rep.Liveness.Status),
-		Fencing:    string(rep.Fencing.Status),
-		Reentrancy: string(rep.Reentrancy.Status),
-	}
-	out.Violations = rep.Exclusion.Violations + rep.Resource.Violations
-	out.Checks = map[string]string{
-		"exclusion":  rep.Exclusion.Message,
-		"resource":   rep.Resource.Message,
-		"liveness":   rep.Liveness.Message,
-		"fencing":    rep.Fencing.Message,
-		"reentrancy": rep.Reentrancy.Message,
-	}
-	f := rep.Figures
-	out.Liveness = results.LivenessFigures{
-		LongestUnavailableMs: f.LongestUnavailableMs, UnavailableMsByKey: f.UnavailableMsByKey, RecoveryMs: f.RecoveryMs,
-		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
-		GrantsDuringFaults: GrantsDuringFaults(ops),
-	}
-	if rep.Visualization != "" {
-		if rel, err := filepath.Rel(outDir, rep.Visualization); err == nil {
-			out.Visualization = rel
-		} else {
-			out.Visualization = rep.Visualization
-		}
-	}
-	out.Unexpected = nil
-	judge := func(name string, e Expect, r checker.Result) {
-		switch {
-		case e == Hold && (r.Status == checker.Violated || r.Status == checker.Inconclusive):
-			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s must hold but is %s: %s", name, r.Status, r.Message))
-		case e == Hold && r.Status == checker.Skipped && (name == "exclusion" || name == "resource"):
-			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s must hold but nothing was checked: %s", name, r.Message))
-		case e == Break && r.Status != checker.Violated:
-			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s must break (canary) but is %s: %s", name, r.Status, r.Message))
-		}
-	}
-	judge("exclusion", exp.Exclusion, rep.Exclusion)
-	judge("resource", exp.Resource, rep.Resource)
-	judge("liveness", exp.Liveness, rep.Liveness)
-	switch g := out.Liveness.GrantsDuringFaults; {
-	case exp.DuringFaults == "grants" && g == 0:
-		out.Unexpected = append(out.Unexpected, "availability: must keep granting during the fault but granted nothing")
-	case exp.DuringFaults == "no-grants" && g > 0:
-		out.Unexpected = append(out.Unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
-	}
-	// Fencing tokens and reentrancy counts are strategy promises: a strategy
-	// that claims them must keep them in every scenario, unless exp.Fencing
-	// expects otherwise (a fault that loses the fencing counter itself).
-	promise := func(name string, r checker.Result) {
-		if r.Status == checker.Violated || r.Status == checker.Inconclusive {
-			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s is %s: %s", name, r.Status, r.Message))
-		}
-	}
-	if exp.Fencing == "" || exp.Fencing == Hold {
-		promise("fencing", rep.Fencing)
-	} else {
-		judge("fencing", exp.Fencing, rep.Fencing)
-	}
-	promise("reentrancy", rep.Reentrancy)
-	out.AsExpected = len(out.Unexpected) == 0
-}
-
-// FromHistory fills a run's workload figures from its history alone (for
-// `lockbench check`): grants, acquire attempts by result, acquire latency
-// percentiles, throughput over the history's span, fairness, the error
-// breakdown, and the configuration the header records.
-func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
-	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
-	var first, last int64 = -1, 0
-	for _, op := range ops {
-		if op.Client < 0 {
-			continue
-		}
-		if first < 0 || op.Invoke < first {
-			first = op.Invoke
-		}
-		last = max(last, op.Complete)
-		if op.Kind == history.Acquire && op.Depth <= 1 && op.Node == "" {
-			out.Acquires[string(op.Result)]++
-		}
-	}
-	out.Grants = out.Acquires["ok"]
-	if first >= 0 && last > first {
-		out.DurationS = float64(last-first) / 1e9
-		out.ThroughputPerS = float64(out.Grants) / out.DurationS
-	}
-	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
-	out.Fairness, out.Errors = FairnessAndErrors(ops, h.Clients)
-	var err error
-	if out.AcquireLatencyMs, err = results.Percentiles(AcquireLatencies(ops)); err != nil {
-		return err
-	}
-	out.GrantCallMs, err = results.Percentiles(GrantCalls(ops))
-	return err
-}
-
-// ExpectedFor is Expected(strategy, scenario), unless ungated names why the
-// run left the strategy's defaults (customized; recorded in the history
-// header as Ungated): then every check is at risk, with that reason, so
-// lockbench run and lockbench check of its history agree.
-func ExpectedFor(strategy, scenario, ungated string) Expectation {
-	if ungated == "" {
-		return Expected(strategy, scenario)
-	}
-	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
-		Reason: ungated + ": the verdict table assumes the strategy's defaults, so nothing is gated"}
-}
-
-// customized names the flags that take a run away from the strategy's
-// defaults the verdict table assumes (usage policy, fencing mode); "" if none.
-func customized(s Spec, info impl.Info, w workload.Config) string {
-	var why []string
-	if s.Policy != nil && *s.Policy != info.Policy {
-		why = append(why, "custom usage policy (--policy)")
-	}
-	def := workload.FencingOff
-	if info.Claims.Fencing {
-		def = workload.FencingWrites
-	}
-	if w.Fencing != def {
-		why = append(why, fmt.Sprintf("fencing %s instead of %s (--fencing)", w.Fencing, def))
-	}
-	if changed := libraryChanged(s, w); changed != "" {
-		why = append(why, "library settings changed ("+changed+")")
-	}
-	if long := longCS(s.Strategy, w); long != "" {
-		why = append(why, long)
-	}
-	if lone := oneClient(s.Strategy, s.Scenario, w); lone != "" {
-		why = append(why, lone)
-	}
-	return strings.Join(why, " and ")
-}
-
-// oneClient names why a run with fewer than two clients cannot show the
-// breaks the verdict table expects of strategy under scenario (one client
-// cannot overlap itself nor lose another's update), "" when it has two or
-// more clients or the table expects no break.
-func oneClient(strategy, scenario string, w workload.Config) string {
-	if w.Clients >= 2 || Expected(strategy, scenario).Summary() != "must-break" {
-		return ""
-	}
-	return fmt.Sprintf("%d client (--clients %d) cannot overlap itself, so the breaks the verdict table expects for %s/%s need 2 or more clients", w.Clients, w.Clients, strategy, scenario)
-}
-
-// longCS names why a run's own critical sections break the verdict
-// table's assumption for strategy, "" when they do not: the table's rows
-// (e.g. "critical sections are far shorter than the TTL") assume the
-// default critical section, TTL/20, and only a strategy the table expects
-// to hold through the long-cs scenario (renewal, a validity check) keeps
-// its verdicts with critical sections as long as the TTL. A workload
-// whose largest planned wait (CSLimit) reaches TTL/2, the stall the
-// harness already calls overloaded, takes any other strategy outside the
-// table. The long-cs scenario's own slow critical sections are a fault,
-// not the workload's CS, and stay gated.
-func longCS(strategy string, w workload.Config) string {
-	if e := Expected(strategy, "long-cs"); e.Exclusion == Hold && e.Resource == Hold {
-		return ""
-	}
-	largest := CSLimit(w.CS)
-	if w.TTL <= 0 || largest < w.TTL/2 {
-		return ""
-	}
-	reach := "reach TTL/2 or more"
-	if largest > w.TTL {
-		reach = "exceed the TTL"
-	}
-	return fmt.Sprintf("critical sections of up to %v %s (TTL %v; --cs, --cs-min, --cs-max, --cs-tail, --ttl), while the verdict table assumes them far shorter than the TTL (default TTL/20) for %s",
-		largest, reach, w.TTL, strategy)
-}
-
-// CSLimit is the largest wait a critical-section distribution plans: the
-// tail when some sections take it, else Min (fixed), Max (uniform) or,
-// for an exponential, Max when it caps it and 10 × the mean otherwise
-// (exceeded by one section in about 22 000).
-func CSLimit(d workload.CSDist) time.Duration {
-	var m time.Duration
-	switch d.Kind {
-	case "uniform":
-		m = max(d.Min, d.Max)
-	case "exponential":
-		m = 10 * d.Min
-		if d.Max > 0 {
-			m = d.Max
-		}
-	default:
-		m = d.Min
-	}
-	if d.TailShare > 0 {
-		m = max(m, d.Tail)
-	}
-	return m
-}
-
-// libraryChanged names the library settings of s that differ from the
-// adapter's defaults ("--redsync-tries 3, ..."); "" if none.
-func libraryChanged(s Spec, w workload.Config) string {
-	st, err := impl.Lookup(s.Strategy)
-	if err != nil || len(s.Library) == 0 {
-		return ""
-	}
-	def, ok := st.(impl.Tunable)
-	tuned, err := impl.Tune(st, s.Library, w.TTL)
-	if !ok || err != nil {
-		return ""
-	}
-	was, now := def.Settings(), tuned.(impl.Tunable).Settings()
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if now[k] != was[k] {
-			out = append(out, "--"+k+" "+now[k])
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // CheckBackend checks the backend before any run, after the usage checks:
@@ -743,43 +517,6 @@ func deleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
 	for _, a := range addrs {
 		cluster.DeleteKeysUnder(dctx, a, prefix)
 	}
-}
-
-// GrantsDuringFaults counts the grants (outermost acquires with result ok)
-// invoked and completed inside one nemesis window that lasts at least 1 ms.
-func GrantsDuringFaults(ops []history.Operation) int {
-	var ws [][2]int64
-	for _, op := range ops {
-		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
-			ws = append(ws, [2]int64{op.Invoke, op.Complete})
-		}
-	}
-	n := 0
-	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Result != history.OK || op.Depth > 1 || op.Client < 0 || op.Node != "" {
-			continue
-		}
-		for _, w := range ws {
-			if op.Invoke >= w[0] && op.Complete <= w[1] {
-				n++
-				break
-			}
-		}
-	}
-	return n
-}
-
-// FaultsOf returns the nemesis windows of a history in ms since run start.
-func FaultsOf(ops []history.Operation) []results.Fault {
-	var fs []results.Fault
-	for _, op := range ops {
-		if op.Kind == history.Nemesis {
-			name, _, _ := strings.Cut(op.Note, ":")
-			fs = append(fs, results.Fault{Name: name, StartMs: ms(op.Invoke), EndMs: ms(op.Complete), Note: op.Note})
-		}
-	}
-	sort.Slice(fs, func(i, j int) bool { return fs[i].StartMs < fs[j].StartMs })
-	return fs
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }

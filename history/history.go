@@ -127,10 +127,13 @@ type Header struct {
 	Reentrant bool `json:"reentrant,omitempty"`
 	// Started is the wall-clock start of the run (RFC 3339), for humans only.
 	Started string `json:"started,omitempty"`
-	// Ungated, when set, says why the verdict table does not gate the run
-	// (a custom usage policy, fencing mode or library settings): lockbench
-	// check then reports the run at risk, as lockbench run did.
-	Ungated string `json:"ungated,omitempty"`
+	// NotGated, when set, says why the verdict table does not gate the run
+	// (a custom usage policy, fencing mode or library settings; see
+	// validate.NotGated): lockbench check then reports the run at risk, as
+	// lockbench run did. Its JSON name is "ungated", the name histories of
+	// this schema version carry; it stays so that they remain readable
+	// without a schema change.
+	NotGated string `json:"ungated,omitempty"`
 	// EndLine says the writer ends the file with an end line
 	// ({"end_operations":N}); a file that says so and lacks it was cut
 	// short (its writer was killed) and is refused. Set by Create.

@@ -44,12 +44,34 @@ func ParseFencing(s string) (Fencing, error) {
 	return "", fmt.Errorf("unknown fencing mode %q (valid: off, writes, all)", s)
 }
 
+// CSKind is the shape of a critical-section duration distribution.
+type CSKind string
+
+// Critical-section distributions; the zero value "" is CSFixed.
+const (
+	// CSFixed: every critical section takes Min.
+	CSFixed CSKind = "fixed"
+	// CSUniform: uniformly between Min and Max.
+	CSUniform CSKind = "uniform"
+	// CSExponential: exponential with mean Min, capped at Max when Max > 0.
+	CSExponential CSKind = "exponential"
+)
+
+// ParseCSKind parses "fixed", "uniform" or "exponential"; the error names
+// the valid ones.
+func ParseCSKind(s string) (CSKind, error) {
+	switch k := CSKind(s); k {
+	case CSFixed, CSUniform, CSExponential:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown critical-section distribution %q (valid: fixed, uniform, exponential)", s)
+}
+
 // CSDist is the distribution of critical-section durations (the wait between
 // the resource read and the write).
 type CSDist struct {
-	// Kind is "fixed" (always Min), "uniform" (between Min and Max) or
-	// "exponential" (mean Min, capped at Max when Max > 0).
-	Kind string
+	// Kind is the distribution's shape; "" is CSFixed.
+	Kind CSKind
 	// Min and Max bound the duration; see Kind.
 	Min, Max time.Duration
 	// TailShare is the share (0..1) of critical sections that take Tail instead.
@@ -64,12 +86,12 @@ func (d CSDist) Sample(r *rand.Rand) time.Duration {
 		return d.Tail
 	}
 	switch d.Kind {
-	case "uniform":
+	case CSUniform:
 		if d.Max <= d.Min {
 			return d.Min
 		}
 		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)))
-	case "exponential":
+	case CSExponential:
 		v := time.Duration(r.ExpFloat64() * float64(d.Min))
 		if d.Max > 0 && v > d.Max {
 			v = d.Max
@@ -86,7 +108,7 @@ func (d CSDist) Sample(r *rand.Rand) time.Duration {
 // critical sections take it and it is longer.
 func (d CSDist) Longest() time.Duration {
 	l := d.Min
-	if d.Kind != "fixed" && d.Max > l {
+	if d.Kind != CSFixed && d.Max > l {
 		l = d.Max
 	}
 	if d.TailShare > 0 && d.Tail > l {
@@ -99,9 +121,9 @@ func (d CSDist) Longest() time.Duration {
 func (d CSDist) String() string {
 	var s string
 	switch d.Kind {
-	case "uniform":
+	case CSUniform:
 		s = fmt.Sprintf("uniform(%v,%v)", d.Min, d.Max)
-	case "exponential":
+	case CSExponential:
 		s = fmt.Sprintf("exponential(mean %v, max %v)", d.Min, d.Max)
 	default:
 		s = fmt.Sprintf("fixed(%v)", d.Min)
@@ -112,13 +134,28 @@ func (d CSDist) String() string {
 	return s
 }
 
+// RetryKind is the shape of a retry policy.
+type RetryKind string
+
+// Retry policies.
+const (
+	// RetryNone: give up after one attempt.
+	RetryNone RetryKind = "none"
+	// RetrySpin: retry at once.
+	RetrySpin RetryKind = "spin"
+	// RetryFixed: wait Base before every retry.
+	RetryFixed RetryKind = "fixed"
+	// RetryExponential: wait a random time up to Base·2^(attempt-1),
+	// capped at Max (full jitter).
+	RetryExponential RetryKind = "exponential"
+)
+
 // Retry is a retry policy for a failed acquire: how long to wait before
 // attempt number attempt (1 = the first retry).
 type Retry struct {
-	// Kind is "none" (give up after one attempt), "fixed" (wait Base),
-	// "exponential" (Base·2^(attempt-1) capped at Max, with full jitter) or
-	// "spin" (retry at once).
-	Kind string
+	// Kind is the policy's shape; "" takes Config's default retry
+	// policy (Config.WithDefaults); Next treats it as RetryNone.
+	Kind RetryKind
 	// Base is the fixed delay, or the exponential base.
 	Base time.Duration
 	// Max caps the exponential delay.
@@ -130,13 +167,13 @@ type Retry struct {
 func ParseRetry(s string) (Retry, error) {
 	parts := strings.Split(s, ":")
 	bad := fmt.Errorf("bad retry policy %q (valid: none, spin, fixed:DUR, exponential:BASE:MAX, e.g. exponential:1ms:20ms)", s)
-	switch parts[0] {
-	case "none", "spin":
+	switch k := RetryKind(parts[0]); k {
+	case RetryNone, RetrySpin:
 		if len(parts) != 1 {
 			return Retry{}, bad
 		}
-		return Retry{Kind: parts[0]}, nil
-	case "fixed":
+		return Retry{Kind: k}, nil
+	case RetryFixed:
 		if len(parts) != 2 {
 			return Retry{}, bad
 		}
@@ -144,8 +181,8 @@ func ParseRetry(s string) (Retry, error) {
 		if err != nil || d < 0 {
 			return Retry{}, bad
 		}
-		return Retry{Kind: "fixed", Base: d}, nil
-	case "exponential":
+		return Retry{Kind: RetryFixed, Base: d}, nil
+	case RetryExponential:
 		if len(parts) != 3 {
 			return Retry{}, bad
 		}
@@ -154,7 +191,7 @@ func ParseRetry(s string) (Retry, error) {
 		if err1 != nil || err2 != nil || b <= 0 || m < b {
 			return Retry{}, bad
 		}
-		return Retry{Kind: "exponential", Base: b, Max: m}, nil
+		return Retry{Kind: RetryExponential, Base: b, Max: m}, nil
 	}
 	return Retry{}, bad
 }
@@ -163,13 +200,13 @@ func ParseRetry(s string) (Retry, error) {
 // the policy gives up.
 func (p Retry) Next(attempt int, r *rand.Rand) (time.Duration, bool) {
 	switch p.Kind {
-	case "none":
+	case RetryNone:
 		return 0, false
-	case "spin":
+	case RetrySpin:
 		return 0, true
-	case "fixed":
+	case RetryFixed:
 		return p.Base, true
-	case "exponential":
+	case RetryExponential:
 		d := float64(p.Base) * math.Pow(2, float64(attempt-1))
 		if d > float64(p.Max) || math.IsInf(d, 0) {
 			d = float64(p.Max)
@@ -182,12 +219,12 @@ func (p Retry) Next(attempt int, r *rand.Rand) (time.Duration, bool) {
 // String is the policy in ParseRetry's syntax.
 func (p Retry) String() string {
 	switch p.Kind {
-	case "fixed":
+	case RetryFixed:
 		return "fixed:" + p.Base.String()
-	case "exponential":
+	case RetryExponential:
 		return "exponential:" + p.Base.String() + ":" + p.Max.String()
 	}
-	return p.Kind
+	return string(p.Kind)
 }
 
 // Config is one run's workload. Zero values select the defaults given.
@@ -266,9 +303,9 @@ func (c Config) WithDefaults() (Config, error) {
 		c.KeyPrefix = "lb:"
 	}
 	if c.CS.Kind == "" && c.CS.Min == 0 {
-		c.CS = CSDist{Kind: "fixed", Min: c.TTL / 20, TailShare: c.CS.TailShare, Tail: c.CS.Tail}
+		c.CS = CSDist{Kind: CSFixed, Min: c.TTL / 20, TailShare: c.CS.TailShare, Tail: c.CS.Tail}
 	}
-	if (c.CS.Kind == "uniform" || c.CS.Kind == "exponential") && c.CS.Max > 0 && c.CS.Max < c.CS.Min {
+	if (c.CS.Kind == CSUniform || c.CS.Kind == CSExponential) && c.CS.Max > 0 && c.CS.Max < c.CS.Min {
 		return c, fmt.Errorf("workload: critical section %v: the bound %v is below %v; give a --cs-max of at least --cs-min (default TTL/20)", c.CS, c.CS.Max, c.CS.Min)
 	}
 	if l := c.CS.Longest(); l > c.Duration {
@@ -279,7 +316,7 @@ func (c Config) WithDefaults() (Config, error) {
 		if base < 100*time.Microsecond {
 			base = 100 * time.Microsecond
 		}
-		c.Retry = Retry{Kind: "exponential", Base: base, Max: c.TTL / 5}
+		c.Retry = Retry{Kind: RetryExponential, Base: base, Max: c.TTL / 5}
 	}
 	if c.Reentrancy == 0 {
 		c.Reentrancy = 1

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,15 +14,21 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 )
 
+// benchFlags are the flags of `lockbench bench`.
+type benchFlags struct {
+	profile, out          string
+	strategies, scenarios []string
+	o                     output
+	be                    backendFlags
+	seed                  int64
+	repeat                int
+}
+
 func newBenchCmd() *cobra.Command {
-	var profile, out string
-	var strategies, scenarios []string
-	var o output
-	var be backendFlags
-	var seed int64
-	var repeat int
+	var f benchFlags
 	c := &cobra.Command{
 		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
@@ -54,149 +61,182 @@ client stalled inside a hold by more than TTL/2 with no fault to explain
 it), 130 interrupted (the runs already finished are written).`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.resolve(cmd); err != nil {
-				return err
-			}
-			if err := nonEmptyOut(out, "lockbench-out/bench"); err != nil {
-				return err
-			}
-			for _, x := range []struct {
-				name  string
-				empty bool
-			}{{"strategies", len(strategies) == 0}, {"scenarios", len(scenarios) == 0}} {
-				if x.empty && cmd.Flags().Changed(x.name) {
-					return fmt.Errorf("%w: --%s is empty: name at least one (see lockbench list), or leave the flag out to run all of the profile's", errs.ErrUsage, x.name)
-				}
-			}
-			p, err := bench.LookupProfile(profile)
-			if err != nil {
-				return err
-			}
-			if p, err = onlySome(p, strategies, scenarios); err != nil {
-				return err
-			}
-			co, note, err := be.options(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if note != "" && !o.quiet {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
-			}
-			if len(strategies) > 0 {
-				// Named strategies must run; the default set marks the
-				// ones that cannot n/a (bench.Unsupported).
-				for _, st := range p.Strategies {
-					if err := bench.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
-						return err
-					}
-				}
-			}
-			if repeat < 0 {
-				return fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", errs.ErrUsage, repeat)
-			}
-			if repeat == 0 {
-				repeat = max(p.Seeds, 1)
-			}
-			if err := bench.CheckSeeds(seed, repeat); err != nil {
-				return err
-			}
-			if err := checkOutFolder(out, "", "bench"); err != nil {
-				return err
-			}
-			if err := bench.CheckWritable(out); err != nil {
-				return bench.OutDirError(out, err)
-			}
-			opts := bench.Options{Profile: p, OutDir: out, Seed: seed, Repeat: repeat, Command: bench.BenchCommand(p, seed, repeat, out) + bench.BackendArgs(co, be.keyPrefix),
-				Cluster: co, KeyPrefix: be.keyPrefix, Notef: o.notef(cmd)}
-			skipped := bench.SkippedPairs(p, co)
-			if !o.json && !o.quiet {
-				// One line per scenario and reason: with one strategy
-				// "n/a STRATEGY/SCENARIO: why", with several "n/a SCENARIO
-				// for A, B, C: why".
-				type group struct{ scenario, why string }
-				var order []group
-				strategies := map[group][]string{}
-				for _, na := range skipped {
-					g := group{na.Scenario, firstClause(na.Reason)}
-					if _, ok := strategies[g]; !ok {
-						order = append(order, g)
-					}
-					strategies[g] = append(strategies[g], na.Strategy)
-				}
-				for _, g := range order {
-					if ss := strategies[g]; len(ss) == 1 {
-						fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s/%s: %s\n", ss[0], g.scenario, g.why)
-					} else {
-						fmt.Fprintf(cmd.ErrOrStderr(), "n/a %s for %s: %s\n", g.scenario, strings.Join(ss, ", "), g.why)
-					}
-				}
-			}
-			if err := bench.CheckScenarios(p, co, scenarios, skipped); err != nil {
-				return err
-			}
-			var done func()
-			opts.Progress, done = o.progress(cmd.ErrOrStderr())
-			f, err := bench.Bench(cmd.Context(), opts)
-			done()
-			if err != nil && f != nil && len(f.Runs) > 0 && f.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !o.json {
-				// Every run finished and was checked: say the verdict
-				// before the error.
-				fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(f, out).CountsLine())
-			}
-			if md := filepath.Join(out, results.ReportMarkdown); err != nil && f != nil && f.Incomplete != "" && fileExists(md) {
-				// Interrupted or stopped by an error: the runs that
-				// finished (maybe none) were written, marked INCOMPLETE.
-				if !o.quiet {
-					fmt.Fprintf(cmd.ErrOrStderr(), "partial results (%s): %s (also index.html)\n", f.Incomplete, md)
-				}
-				err = &partialError{err: err, report: md}
-			}
-			if err != nil && (f == nil || !errors.Is(err, bench.ErrOverloaded)) {
-				return err
-			}
-			if err == nil && len(f.Runs) == 0 {
-				return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", errs.ErrUsage)
-			}
-			// An overloaded machine still finished every run: print the
-			// summary, then exit 3 with the error.
-			w := cmd.OutOrStdout()
-			sum := bench.OutcomeOf(f, out)
-			switch {
-			case o.json:
-				if err := printJSON(w, sum); err != nil {
-					return err
-				}
-			case o.quiet:
-				fmt.Fprintln(w, sum.VerdictLine())
-			default:
-				fmt.Fprintln(w, sum.VerdictLine())
-				for _, u := range sum.UnexpectedRuns {
-					fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
-						u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
-				}
-				for _, warn := range sum.Warnings {
-					fmt.Fprintf(w, "  warning %s\n", warn)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if !sum.OK {
-				return fmt.Errorf("%w: %d of %d runs", errUnexpected, sum.Unexpected, sum.Runs)
-			}
-			return nil
-		},
+		RunE:    f.run,
 	}
-	c.Flags().StringVar(&profile, "profile", "ci", "bench profile: ci or full")
-	c.Flags().StringVar(&out, "out", "lockbench-out/bench", "results folder")
-	c.Flags().Int64Var(&seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
-	c.Flags().IntVar(&repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
-	c.Flags().StringSliceVar(&strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
-	c.Flags().StringSliceVar(&scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
-	o.addFlags(c, true)
-	be.add(c.Flags())
+	c.Flags().StringVar(&f.profile, "profile", "ci", "bench profile: ci or full")
+	c.Flags().StringVar(&f.out, "out", "lockbench-out/bench", "results folder")
+	c.Flags().Int64Var(&f.seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
+	c.Flags().IntVar(&f.repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
+	c.Flags().StringSliceVar(&f.strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
+	c.Flags().StringSliceVar(&f.scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
+	f.o.addFlags(c, true)
+	f.be.add(c.Flags())
 	return c
+}
+
+// run is the bench command: the flags become a bench's options (options),
+// the pairs the backend cannot run are named (printSkipped), the bench
+// runs, and its outcome is printed (printOutcome).
+func (f *benchFlags) run(cmd *cobra.Command, _ []string) error {
+	opts, err := f.options(cmd)
+	if err != nil {
+		return err
+	}
+	skipped := bench.SkippedPairs(opts.Profile, opts.Cluster)
+	if !f.o.json && !f.o.quiet {
+		printSkipped(cmd.ErrOrStderr(), skipped)
+	}
+	if err := bench.CheckScenarios(opts.Profile, opts.Cluster, f.scenarios, skipped); err != nil {
+		return err
+	}
+	var done func()
+	opts.Progress, done = f.o.progress(cmd.ErrOrStderr())
+	file, err := bench.Bench(cmd.Context(), opts)
+	done()
+	return f.printOutcome(cmd, file, err)
+}
+
+// options checks the flags and turns them into a bench's options: the
+// output mode, --out, the profile narrowed to --strategies and
+// --scenarios, the backend (a note on stderr when --backend auto chose),
+// the named strategies' server needs, --repeat and --seed, and that --out
+// may be written. Errors wrap errs.ErrUsage, or cluster.ErrEnvironment for
+// the machine.
+func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
+	if err := f.o.resolve(cmd); err != nil {
+		return bench.Options{}, err
+	}
+	if err := nonEmptyOut(f.out, "lockbench-out/bench"); err != nil {
+		return bench.Options{}, err
+	}
+	for _, x := range []struct {
+		name  string
+		empty bool
+	}{{"strategies", len(f.strategies) == 0}, {"scenarios", len(f.scenarios) == 0}} {
+		if x.empty && cmd.Flags().Changed(x.name) {
+			return bench.Options{}, fmt.Errorf("%w: --%s is empty: name at least one (see lockbench list), or leave the flag out to run all of the profile's", errs.ErrUsage, x.name)
+		}
+	}
+	p, err := bench.LookupProfile(f.profile)
+	if err != nil {
+		return bench.Options{}, err
+	}
+	if p, err = onlySome(p, f.strategies, f.scenarios); err != nil {
+		return bench.Options{}, err
+	}
+	co, note, err := f.be.options(cmd.Context())
+	if err != nil {
+		return bench.Options{}, err
+	}
+	if note != "" && !f.o.quiet {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", note)
+	}
+	if len(f.strategies) > 0 {
+		// Named strategies must run; the default set marks the
+		// ones that cannot n/a (bench.Unsupported).
+		for _, st := range p.Strategies {
+			if err := bench.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
+				return bench.Options{}, err
+			}
+		}
+	}
+	repeat := f.repeat
+	if repeat < 0 {
+		return bench.Options{}, fmt.Errorf("%w: --repeat %d: want a repeat ≥ 1 (0: the profile's)", errs.ErrUsage, repeat)
+	}
+	if repeat == 0 {
+		repeat = max(p.Seeds, 1)
+	}
+	if err := bench.CheckSeeds(f.seed, repeat); err != nil {
+		return bench.Options{}, err
+	}
+	if err := checkOutFolder(f.out, "", "bench"); err != nil {
+		return bench.Options{}, err
+	}
+	if err := bench.CheckWritable(f.out); err != nil {
+		return bench.Options{}, bench.OutDirError(f.out, err)
+	}
+	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat,
+		Command: bench.BenchCommand(p, f.seed, repeat, f.out) + bench.BackendArgs(co, f.be.keyPrefix),
+		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd)}, nil
+}
+
+// printSkipped writes one line per scenario and reason to w: with one
+// strategy "n/a STRATEGY/SCENARIO: why", with several "n/a SCENARIO for
+// A, B, C: why".
+func printSkipped(w io.Writer, skipped []validate.Pair) {
+	type group struct{ scenario, why string }
+	var order []group
+	strategies := map[group][]string{}
+	for _, na := range skipped {
+		g := group{na.Scenario, firstClause(na.Reason)}
+		if _, ok := strategies[g]; !ok {
+			order = append(order, g)
+		}
+		strategies[g] = append(strategies[g], na.Strategy)
+	}
+	for _, g := range order {
+		if ss := strategies[g]; len(ss) == 1 {
+			fmt.Fprintf(w, "n/a %s/%s: %s\n", ss[0], g.scenario, g.why)
+		} else {
+			fmt.Fprintf(w, "n/a %s for %s: %s\n", g.scenario, strings.Join(ss, ", "), g.why)
+		}
+	}
+}
+
+// printOutcome prints a finished (or stopped) bench's outcome and returns
+// the command's error: err (the bench's) when the bench could not finish,
+// then the verdict line and the unexpected runs on stdout (--quiet: the
+// verdict line; --json: the summary), and errUnexpected when a verdict
+// contradicts the verdict table.
+func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err error) error {
+	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !f.o.json {
+		// Every run finished and was checked: say the verdict
+		// before the error.
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+	}
+	if md := filepath.Join(f.out, results.ReportMarkdown); err != nil && file != nil && file.Incomplete != "" && fileExists(md) {
+		// Interrupted or stopped by an error: the runs that
+		// finished (maybe none) were written, marked INCOMPLETE.
+		if !f.o.quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "partial results (%s): %s (also index.html)\n", file.Incomplete, md)
+		}
+		err = &partialError{err: err, report: md}
+	}
+	if err != nil && (file == nil || !errors.Is(err, bench.ErrOverloaded)) {
+		return err
+	}
+	if err == nil && len(file.Runs) == 0 {
+		return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", errs.ErrUsage)
+	}
+	// An overloaded machine still finished every run: print the
+	// summary, then exit 3 with the error.
+	w := cmd.OutOrStdout()
+	sum := bench.OutcomeOf(file, f.out)
+	switch {
+	case f.o.json:
+		if err := printJSON(w, sum); err != nil {
+			return err
+		}
+	case f.o.quiet:
+		fmt.Fprintln(w, sum.VerdictLine())
+	default:
+		fmt.Fprintln(w, sum.VerdictLine())
+		for _, u := range sum.UnexpectedRuns {
+			fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
+				u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
+		}
+		for _, warn := range sum.Warnings {
+			fmt.Fprintf(w, "  warning %s\n", warn)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !sum.OK {
+		return fmt.Errorf("%w: %d of %d runs", errUnexpected, sum.Unexpected, sum.Runs)
+	}
+	return nil
 }
 
 // onlySome narrows a profile to the named strategies and scenarios (none

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 )
 
 // oneArg requires exactly one positional argument, named in the error.
@@ -64,14 +64,12 @@ error names the line).`,
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
 			rep := checker.Check(h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
-			exp := bench.ExpectedFor(h.Strategy, h.Scenario, h.Ungated)
-			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, Expected: exp.Summary(),
-				ExpectedChecks: exp.Checks(), Reason: exp.Reason, History: path}
-			bench.Fill(&r, ops, rep, exp, filepath.Dir(path))
-			r.Faults = bench.FaultsOf(ops)
-			if err := bench.FromHistory(&r, h, ops); err != nil {
+			exp := validate.For(h.Strategy, h.Scenario, h.NotGated)
+			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, History: path}
+			if err := validate.FromHistory(&r, h, ops); err != nil {
 				return err
 			}
+			validate.Fill(&r, ops, rep, exp, filepath.Dir(path))
 			w := cmd.OutOrStdout()
 			if h.Interrupted && !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is the history of a run interrupted (Ctrl-C or SIGTERM) before its planned end: it is whole up to then, so the verdict covers a shorter run than the one asked for (no liveness probe after the workload)\n", path)

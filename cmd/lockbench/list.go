@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/validate"
 )
 
 func newListCmd() *cobra.Command {
@@ -31,7 +32,7 @@ func newListCmd() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()
 			if markdown {
-				fmt.Fprint(cmd.OutOrStdout(), bench.MatrixMarkdown())
+				fmt.Fprint(cmd.OutOrStdout(), validate.MatrixMarkdown())
 				return nil
 			}
 			if matrix {
@@ -42,9 +43,9 @@ func newListCmd() *cobra.Command {
 					}
 					return s
 				}
-				for _, p := range bench.Matrix() {
+				for _, p := range validate.Matrix() {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness,
-						dash(string(p.Fencing)), dash(p.DuringFaults), p.Reason)
+						dash(string(p.Fencing)), dash(string(p.DuringFaults)), p.Reason)
 				}
 				return nil
 			}

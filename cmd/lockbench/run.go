@@ -323,99 +323,21 @@ func (o *onceString) Set(s string) error {
 func (o *onceString) Type() string { return "string" }
 
 // spec validates the flags into a bench.Spec; errors wrap errs.ErrUsage.
+// Its phases: the flags' own values (checkValues), the workload they
+// describe (workload), the overrides of the strategy's defaults
+// (overrides), then the backend and a dry resolution of the whole spec.
 func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
-	if f.strategy == "" {
-		return bench.Spec{}, fmt.Errorf("%w: --strategy is required (valid: %s)", errs.ErrUsage, strings.Join(impl.Names(), ", "))
-	}
-	if f.tailShare < 0 || f.tailShare > 1 {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", errs.ErrUsage, f.tailShare)
-	}
-	switch f.csKind {
-	case "fixed", "uniform", "exponential":
-	default:
-		return bench.Spec{}, fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", errs.ErrUsage, f.csKind)
-	}
-	if f.csMax != 0 && f.csMin != 0 && f.csMax < f.csMin {
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below --cs-min %v", errs.ErrUsage, f.csMax, f.csMin)
-	}
-	if f.csKind != "fixed" && f.csMax != 0 && f.csMin == 0 && f.csMax < f.ttl/20 {
-		// --cs-min defaults to TTL/20: the bound would sit below it.
-		return bench.Spec{}, fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", errs.ErrUsage, f.csMax, f.ttl/20, f.csMax)
-	}
-	for _, x := range []struct {
-		name string
-		bad  bool
-	}{
-		{"--duration", f.duration <= 0}, {"--ttl", f.ttl <= 0}, {"--clients", f.clients <= 0}, {"--keys", f.keys <= 0},
-		{"--reentrancy", f.reentrancy <= 0}, {"--op-timeout", f.opTimeout <= 0}, {"--check-timeout", f.checkLimit <= 0},
-		{"--repeat", f.repeat <= 0},
-	} {
-		if x.bad {
-			return bench.Spec{}, fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", errs.ErrUsage, x.name)
-		}
-	}
-	if err := bench.CheckSeeds(f.seed, f.repeat); err != nil {
+	if err := f.checkValues(); err != nil {
 		return bench.Spec{}, err
 	}
-	if f.duration > maxDuration {
-		return bench.Spec{}, fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", errs.ErrUsage, f.duration, maxDuration)
-	}
-	if f.ttl > maxTTL {
-		return bench.Spec{}, fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", errs.ErrUsage, f.ttl, maxTTL)
-	}
-	if err := checkTimeoutError("--check-timeout", f.checkLimit); err != nil {
+	w, err := f.workload()
+	if err != nil {
 		return bench.Spec{}, err
-	}
-	if f.opTimeout < minOpTimeout {
-		return bench.Spec{}, fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", errs.ErrUsage, f.opTimeout, minOpTimeout)
-	}
-	for _, x := range []struct {
-		name string
-		d    time.Duration
-	}{{"--think", f.think}, {"--cs-min", f.csMin}, {"--cs-max", f.csMax}} {
-		if x.d < 0 {
-			return bench.Spec{}, fmt.Errorf("%w: %s %v is negative", errs.ErrUsage, x.name, x.d)
-		}
-	}
-	w := workload.Config{
-		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, TTL: f.ttl, Duration: f.duration,
-		Think: f.think, Reentrancy: f.reentrancy, OpTimeout: f.opTimeout,
-	}
-	if f.csMin > 0 || f.csKind != "fixed" || f.tailShare > 0 {
-		min := f.csMin
-		if min == 0 {
-			min = f.ttl / 20
-		}
-		w.CS = workload.CSDist{Kind: f.csKind, Min: min, Max: f.csMax, TailShare: f.tailShare, Tail: 2 * f.ttl}
-	}
-	if f.retry != "" {
-		r, err := workload.ParseRetry(f.retry)
-		if err != nil {
-			return bench.Spec{}, fmt.Errorf("%w: --retry: %v", errs.ErrUsage, err)
-		}
-		w.Retry = r
 	}
 	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
 		Library: librarySettings(cmd)}
-	if f.fencing != "" {
-		fm, err := workload.ParseFencing(f.fencing)
-		if err != nil {
-			return bench.Spec{}, fmt.Errorf("%w: --fencing: %v", errs.ErrUsage, err)
-		}
-		s.Fencing = fm
-	}
-	switch f.policy {
-	case "", "default":
-	case "none":
-		s.Policy = &impl.Policy{}
-	case "check-validity":
-		s.Policy = &impl.Policy{CheckValidity: true}
-	case "honour-lost":
-		s.Policy = &impl.Policy{HonourLost: true}
-	case "both":
-		s.Policy = &impl.Policy{CheckValidity: true, HonourLost: true}
-	default:
-		return bench.Spec{}, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", errs.ErrUsage, f.policy)
+	if s.Fencing, s.Policy, err = f.overrides(); err != nil {
+		return bench.Spec{}, err
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -435,6 +357,120 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	s.Command = bench.CommandLine(os.Args[1:])
 	return s, nil
+}
+
+// checkValues refuses flag values that are impossible on their own or
+// together: a missing --strategy, an unknown --cs, critical-section bounds
+// that cross, values that must be positive, seeds that overflow, and
+// durations outside their documented bounds. Errors wrap errs.ErrUsage.
+func (f *runFlags) checkValues() error {
+	if f.strategy == "" {
+		return fmt.Errorf("%w: --strategy is required (valid: %s)", errs.ErrUsage, strings.Join(impl.Names(), ", "))
+	}
+	if f.tailShare < 0 || f.tailShare > 1 {
+		return fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", errs.ErrUsage, f.tailShare)
+	}
+	kind, err := workload.ParseCSKind(f.csKind)
+	if err != nil {
+		return fmt.Errorf("%w: --cs %q (valid: fixed, uniform, exponential)", errs.ErrUsage, f.csKind)
+	}
+	if f.csMax != 0 && f.csMin != 0 && f.csMax < f.csMin {
+		return fmt.Errorf("%w: --cs-max %v is below --cs-min %v", errs.ErrUsage, f.csMax, f.csMin)
+	}
+	if kind != workload.CSFixed && f.csMax != 0 && f.csMin == 0 && f.csMax < f.ttl/20 {
+		// --cs-min defaults to TTL/20: the bound would sit below it.
+		return fmt.Errorf("%w: --cs-max %v is below the default --cs-min %v (TTL/20): give a --cs-min of at most %v, or a larger --cs-max", errs.ErrUsage, f.csMax, f.ttl/20, f.csMax)
+	}
+	for _, x := range []struct {
+		name string
+		bad  bool
+	}{
+		{"--duration", f.duration <= 0}, {"--ttl", f.ttl <= 0}, {"--clients", f.clients <= 0}, {"--keys", f.keys <= 0},
+		{"--reentrancy", f.reentrancy <= 0}, {"--op-timeout", f.opTimeout <= 0}, {"--check-timeout", f.checkLimit <= 0},
+		{"--repeat", f.repeat <= 0},
+	} {
+		if x.bad {
+			return fmt.Errorf("%w: %s must be positive (see lockbench run --help for defaults)", errs.ErrUsage, x.name)
+		}
+	}
+	if err := bench.CheckSeeds(f.seed, f.repeat); err != nil {
+		return err
+	}
+	if f.duration > maxDuration {
+		return fmt.Errorf("%w: --duration %v: want at most %v (a history grows by tens of MB a minute; for a longer soak use --repeat)", errs.ErrUsage, f.duration, maxDuration)
+	}
+	if f.ttl > maxTTL {
+		return fmt.Errorf("%w: --ttl %v: want at most %v (a run's critical section defaults to TTL/20 and must fit in --duration)", errs.ErrUsage, f.ttl, maxTTL)
+	}
+	if err := checkTimeoutError("--check-timeout", f.checkLimit); err != nil {
+		return err
+	}
+	if f.opTimeout < minOpTimeout {
+		return fmt.Errorf("%w: --op-timeout %v: want at least %v (shorter, every lock call times out before Redis can answer; default 500ms)", errs.ErrUsage, f.opTimeout, minOpTimeout)
+	}
+	for _, x := range []struct {
+		name string
+		d    time.Duration
+	}{{"--think", f.think}, {"--cs-min", f.csMin}, {"--cs-max", f.csMax}} {
+		if x.d < 0 {
+			return fmt.Errorf("%w: %s %v is negative", errs.ErrUsage, x.name, x.d)
+		}
+	}
+	return nil
+}
+
+// workload is the workload the flags describe (checked by checkValues):
+// clients, keys, TTL, duration, think time, nesting, call timeout, the
+// critical-section distribution when a --cs flag is given (else the
+// default, TTL/20) and the retry policy when --retry is given.
+func (f *runFlags) workload() (workload.Config, error) {
+	w := workload.Config{
+		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, TTL: f.ttl, Duration: f.duration,
+		Think: f.think, Reentrancy: f.reentrancy, OpTimeout: f.opTimeout,
+	}
+	kind := workload.CSKind(f.csKind) // a valid kind: checkValues parsed it
+	if f.csMin > 0 || kind != workload.CSFixed || f.tailShare > 0 {
+		min := f.csMin
+		if min == 0 {
+			min = f.ttl / 20
+		}
+		w.CS = workload.CSDist{Kind: kind, Min: min, Max: f.csMax, TailShare: f.tailShare, Tail: 2 * f.ttl}
+	}
+	if f.retry != "" {
+		r, err := workload.ParseRetry(f.retry)
+		if err != nil {
+			return w, fmt.Errorf("%w: --retry: %v", errs.ErrUsage, err)
+		}
+		w.Retry = r
+	}
+	return w, nil
+}
+
+// overrides are the flags that override the strategy's defaults: the
+// resource's fencing mode ("" keeps the strategy's) and the usage policy
+// (nil keeps the strategy's). Errors wrap errs.ErrUsage.
+func (f *runFlags) overrides() (workload.Fencing, *impl.Policy, error) {
+	var fencing workload.Fencing
+	if f.fencing != "" {
+		fm, err := workload.ParseFencing(f.fencing)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: --fencing: %v", errs.ErrUsage, err)
+		}
+		fencing = fm
+	}
+	switch f.policy {
+	case "", "default":
+		return fencing, nil, nil
+	case "none":
+		return fencing, &impl.Policy{}, nil
+	case "check-validity":
+		return fencing, &impl.Policy{CheckValidity: true}, nil
+	case "honour-lost":
+		return fencing, &impl.Policy{HonourLost: true}, nil
+	case "both":
+		return fencing, &impl.Policy{CheckValidity: true, HonourLost: true}, nil
+	}
+	return "", nil, fmt.Errorf("%w: --policy %q (valid: default, none, check-validity, honour-lost, both)", errs.ErrUsage, f.policy)
 }
 
 // notices tells, one line each on stderr, where the run will not do what

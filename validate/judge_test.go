@@ -1,0 +1,129 @@
+package validate
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestJudge: each rule of the judgement on a checker report, one case each.
+func TestJudge(t *testing.T) {
+	ok := checker.Result{Status: checker.OK, Message: "fine"}
+	bad := checker.Result{Status: checker.Violated, Violations: 1, Message: "1 overlapping pair"}
+	unsure := checker.Result{Status: checker.Inconclusive, Message: "porcupine timed out"}
+	skip := checker.Result{Status: checker.Skipped, Message: "no holds"}
+	clean := checker.Report{Exclusion: ok, Resource: ok, Liveness: ok, Fencing: skip, Reentrancy: skip}
+	with := func(f func(*checker.Report)) checker.Report {
+		r := clean
+		f(&r)
+		return r
+	}
+	for _, tt := range []struct {
+		name   string
+		rep    checker.Report
+		exp    Expectation
+		grants int    // grants during faults
+		want   string // "" as expected, else a part of the one unexpected line
+	}{
+		{"must hold, held", clean, safe("r"), 0, ""},
+		{"must hold, violated", with(func(r *checker.Report) { r.Exclusion = bad }), safe("r"), 0, "exclusion must hold but is violated: 1 overlapping pair"},
+		{"must hold, inconclusive", with(func(r *checker.Report) { r.Resource = unsure }), safe("r"), 0, "resource must hold but is inconclusive"},
+		{"must hold, nothing checked", with(func(r *checker.Report) { r.Exclusion = skip }), safe("r"), 0, "exclusion must hold but nothing was checked: no holds"},
+		{"liveness skipped is no contradiction", with(func(r *checker.Report) { r.Liveness = skip }), safe("r"), 0, ""},
+		{"canary broke", with(func(r *checker.Report) { r.Exclusion, r.Resource = bad, bad }), broken("r"), 0, ""},
+		{"canary held", with(func(r *checker.Report) { r.Exclusion = bad }), broken("r"), 0, "resource must break (canary) but is ok"},
+		{"at risk is never judged", with(func(r *checker.Report) { r.Exclusion, r.Resource = bad, unsure }), mayBreak("r"), 0, ""},
+		{"must keep granting", clean, keepsGranting("r"), 0, "availability: must keep granting during the fault but granted nothing"},
+		{"kept granting", clean, keepsGranting("r"), 2, ""},
+		{"must grant nothing", clean, Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting}, 3, "must grant nothing during the fault but granted 3 times"},
+		{"fencing is a promise", with(func(r *checker.Report) { r.Fencing = bad }), safe("r"), 0, "fencing is violated"},
+		{"fencing expected to break", with(func(r *checker.Report) { r.Fencing = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, ""},
+		{"fencing expected to break but held", with(func(r *checker.Report) { r.Fencing = ok }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, "fencing must break (canary) but is ok"},
+		{"reentrancy is a promise", with(func(r *checker.Report) { r.Reentrancy = unsure }), safe("r"), 0, "reentrancy is inconclusive"},
+	} {
+		got := judge(tt.rep, tt.exp, tt.grants)
+		switch {
+		case tt.want == "" && len(got) != 0:
+			t.Errorf("%s: unexpected %q, want as expected", tt.name, got)
+		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+			t.Errorf("%s: unexpected %q, want one line containing %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestFill: Fill records the expectation, verdicts, fault windows (ms),
+// a visualisation path relative to the results folder, fairness over
+// out.Config.Clients and the error breakdown, and AsExpected.
+func TestFill(t *testing.T) {
+	const ms = 1_000_000
+	ops := []history.Operation{
+		{Client: -1, Kind: history.Nemesis, Invoke: 10 * ms, Complete: 30 * ms, Result: history.OK, Note: "gc-pause: client 0 stopped"},
+		{Client: 0, Kind: history.Acquire, Depth: 1, Hold: 1, Invoke: 12 * ms, Complete: 13 * ms, Result: history.OK},
+		{Client: 1, Kind: history.Acquire, Depth: 1, Invoke: 40 * ms, Complete: 41 * ms, Result: history.Fail},
+	}
+	rep := checker.Report{
+		Exclusion: checker.Result{Status: checker.Violated, Violations: 2, Message: "2 pairs"},
+		Resource:  checker.Result{Status: checker.Violated, Violations: 1, Message: "1 lost update"},
+		Liveness:  checker.Result{Status: checker.OK}, Fencing: checker.Result{Status: checker.Skipped}, Reentrancy: checker.Result{Status: checker.Skipped},
+		Visualization: "out/histories/x.html",
+	}
+	exp := broken("canary")
+	r := results.Run{Config: results.RunConfig{Clients: 2}}
+	Fill(&r, ops, rep, exp, "out")
+	if !r.AsExpected || len(r.Unexpected) != 0 {
+		t.Errorf("as expected %v, unexpected %q", r.AsExpected, r.Unexpected)
+	}
+	if r.Expected != "must-break" || r.Reason != "canary" || !reflect.DeepEqual(r.ExpectedChecks, exp.Checks()) {
+		t.Errorf("expectation recorded as %q %q %v", r.Expected, r.Reason, r.ExpectedChecks)
+	}
+	if r.Verdict.Exclusion != "violated" || r.Verdict.Fencing != "skipped" || r.Violations != 3 || r.Checks["resource"] != "1 lost update" {
+		t.Errorf("verdict %+v, violations %d, checks %v", r.Verdict, r.Violations, r.Checks)
+	}
+	if r.Visualization != "histories/x.html" {
+		t.Errorf("visualization %q, want it relative to the results folder", r.Visualization)
+	}
+	if want := []results.Fault{{Name: "gc-pause", StartMs: 10, EndMs: 30, Note: "gc-pause: client 0 stopped"}}; !reflect.DeepEqual(r.Faults, want) {
+		t.Errorf("faults %+v, want %+v", r.Faults, want)
+	}
+	if r.Liveness.GrantsDuringFaults != 1 {
+		t.Errorf("grants during faults %d, want 1", r.Liveness.GrantsDuringFaults)
+	}
+	// Grants per client 1, 0: (1)²/(2·1).
+	if math.Abs(r.Fairness-0.5) > 1e-12 || r.Errors != (results.ErrorBreakdown{NotAcquired: 1}) {
+		t.Errorf("fairness %v errors %+v, want 0.5 and one not acquired", r.Fairness, r.Errors)
+	}
+}
+
+// TestFromHistory: the figures of a history judged without its run.
+func TestFromHistory(t *testing.T) {
+	const ms = 1_000_000
+	h := history.Header{Clients: 2, Keys: 1, TTLMs: 100, Fencing: "off"}
+	ops := []history.Operation{
+		{Client: 0, Kind: history.Acquire, Depth: 1, Invoke: 0, Complete: 2 * ms, Result: history.OK},
+		{Client: 1, Kind: history.Acquire, Depth: 1, Invoke: ms, Complete: 3 * ms, Result: history.Fail},
+		{Client: 1, Kind: history.Acquire, Depth: 1, Invoke: 4 * ms, Complete: 5 * ms, Result: history.Info},
+		{Client: 0, Kind: history.Release, Depth: 1, Invoke: 6 * ms, Complete: 10 * ms, Result: history.OK},
+		{Client: -1, Kind: history.Probe, Invoke: 20 * ms, Complete: 21 * ms, Result: history.OK},
+	}
+	var r results.Run
+	if err := FromHistory(&r, h, ops); err != nil {
+		t.Fatal(err)
+	}
+	if r.Grants != 1 || !reflect.DeepEqual(r.Acquires, map[string]int{"ok": 1, "fail": 1, "info": 1}) {
+		t.Errorf("grants %d acquires %v", r.Grants, r.Acquires)
+	}
+	if math.Abs(r.DurationS-0.01) > 1e-12 || math.Abs(r.ThroughputPerS-100) > 1e-9 {
+		t.Errorf("duration %v s, throughput %v/s; want 0.01 s (the clients' span) and 100/s", r.DurationS, r.ThroughputPerS)
+	}
+	if r.Config.Clients != 2 || r.Config.TTLMs != 100 || r.Config.DurationMs != 10 {
+		t.Errorf("config %+v", r.Config)
+	}
+	if r.AcquireLatencyMs.P50 != 2 || r.GrantCallMs.P50 != 2 {
+		t.Errorf("latency p50 %v, grant call p50 %v; want 2 ms each", r.AcquireLatencyMs.P50, r.GrantCallMs.P50)
+	}
+}

@@ -1,0 +1,52 @@
+package validate
+
+// Reasons that several strategies' rows share, grouped by the scenarios
+// they explain.
+
+// Node restarts and pauses (node-restart, node-restart-delayed,
+// node-restart-aof, node-pause).
+//
+// A restart without persistence loses every key of the node while their
+// owners still hold valid leases; a single-node lock has nothing else to
+// stand on, and Redlock loses the vote of the restarted node, which breaks a
+// bare quorum (redis.io distlock, "Performance, crash recovery and fsync";
+// Kleppmann 2016). The two fixes the distlock page gives, a restart delayed
+// past the TTL and AOF with fsync always, must hold. A pause keeps the keys
+// but lets their TTLs run out in wall time, and commands sent meanwhile run
+// after SIGCONT: a late unchecked DEL then frees the next owner's lock.
+const (
+	lostOnRestart    = "the restart without persistence drops the lock while its holder is within its lease, and another client is granted it (redis.io distlock on crash recovery)"
+	delayedRestart   = "the node stays down past the TTL, so the held lock would have expired before the node can grant it again (redis.io distlock: delayed restarts)"
+	aofReloads       = "AOF with appendfsync always logs the grant before replying; the restarted node reloads the key with its absolute expiry and refuses others"
+	pausedNode       = "SIGSTOP keeps the key while its TTL runs out in wall time; nothing is granted until SIGCONT, and then only after the holder's lease has ended"
+	lateUncheckedDel = "the holder's DEL, sent during the pause, runs after SIGCONT behind the first queued SET NX and deletes that new owner's lock; the old holder, acquiring again at once, is granted it too: the unchecked release of the seeds' simple locks"
+	onePausedOfFive  = "one of five nodes paused: the other four still form a quorum, so grants go on; the paused node's queued commands leave at most stray keys that cannot make a second quorum"
+)
+
+// Failovers (failover-lost-write, sentinel-failover).
+//
+// Both scenarios lose a fresh lock on purpose: Redis replication is
+// asynchronous, so a primary acknowledges a grant before its replica has
+// it, and a replica promoted after the primary died never saw it (redis.io
+// distlock: "a race condition with this model"; Kleppmann 2016). The
+// client the fault strikes stays inside its lease until the next holder has
+// read the protected resource, and the next holder's write waits for the
+// struck client's read (chaos.FailoverLostWrite), so the loss becomes two
+// holders and a lost update in every run. Quorum locks keep each node on
+// its own: one node of five failing over costs a holder that keeps a
+// majority one vote.
+const (
+	lostAtFailover             = "replication is asynchronous: the promoted replica never saw the grant, so a second client is granted the key inside the first one's lease and both write (redis.io distlock, Kleppmann 2016)"
+	lostAtSentinelFailover     = "Sentinel promotes a replica that never saw the fresh grant (asynchronous replication): once clients follow, a second client is granted the key inside the first one's 4 s lease and both write (redis.io distlock, Kleppmann 2016)"
+	quorumKeepsFailedOverGrant = "n1 of five fails over and loses the grant; the holder keeps a majority (it held at least 4 nodes), so no other client reaches a quorum (redis.io distlock)"
+)
+
+// Clock jumps and the random mix on quorum locks (clock-jump, random).
+//
+// Measured: with 8 contending clients, split votes often leave a holder
+// with exactly three of five nodes; seed 3 of clock-jump shows a holder on
+// n2,n3,n4, n4 jumping and another client locking it.
+const (
+	bareQuorumJump = "safe while the holder has four or five nodes; when contention left it a bare quorum of three and the jumped node is one of them, another client locks that node plus the two free ones (Kleppmann 2016; measured: violated in 4 of 10 seeds, redsync 3 of 10)"
+	bareQuorumMix  = "one node or one client at a time is faulty, but a clock jump or an empty restart on a node of a bare quorum of three (left by split votes) lets a second client in (Kleppmann 2016)"
+)

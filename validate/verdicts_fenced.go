@@ -1,0 +1,33 @@
+package validate
+
+// fencedVerdicts are the rows of fenced, token-lua plus a fencing token from
+// an INCR in the same script; the protected resource rejects writes with a
+// token below the highest it has seen. Exclusion breaks as for token-lua,
+// but the resource stays safe, unless the fault loses the fencing counter
+// itself (a restart without persistence, a failover).
+func fencedVerdicts() map[string][]row {
+	return map[string][]row{
+		"fenced": {
+			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
+			{"long-cs", fencedOnly("exclusion breaks when the key expires mid-CS, but the resource rejects the slow owner's older fencing token")},
+			{"gc-pause", fencedOnly("exclusion breaks under the pause, but the resource rejects the woken owner's older fencing token (Kleppmann 2016)")},
+			{"crash-between", safe("the holder dies inside its CS; the key expires after the TTL")},
+			{"node-restart", Expectation{Exclusion: Break, Resource: Hold, Liveness: Hold, Fencing: Break,
+				Reason: "the restart loses the lock and the fencing counter with it: the next holder's token restarts at 1 (fencing tokens must come from durable storage, Kleppmann 2016), so the resource rejects its writes and stays safe"}},
+			{"node-restart-delayed", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break,
+				Reason: delayedRestart + "; but the restart still loses the fencing counter, so tokens restart at 1 and the resource rejects the new holders' writes (safe, not live)"}},
+			{"node-restart-aof", safe(aofReloads + ", the fencing counter too")},
+			{"node-pause", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting,
+				Reason: pausedNode + "; the fencing counter survives the pause"}},
+			{"failover-lost-write", Expectation{Exclusion: Break, Resource: Break, Liveness: Hold, Fencing: Break,
+				Reason: "the fencing counter's INCR is lost with the grant, so the next holder gets the same fencing token and the resource accepts both writes: fencing tokens need a store that survives failover (Kleppmann 2016)"}},
+			{"sentinel-failover", Expectation{Exclusion: Break, Resource: Break, Liveness: Hold, Fencing: Break,
+				Reason: "the promoted replica never saw the fencing counter's INCR either: the next holder gets the same fencing token and the resource accepts both writes (Kleppmann 2016: fencing tokens need a consensus-backed store)"}},
+			{"partition-holder", fencedOnly("exclusion breaks when the key expires behind the cut-off holder, but the resource is reachable and rejects its older fencing token (Kleppmann 2016)")},
+			{"latency", keepsGranting("every client sees the same delay: grants stay ordered and fencing tokens increase; slower, not unsafe")},
+			{"clock-jump", fencedOnly("the jump expires the key and another owner enters (exclusion breaks), but the resource rejects the holder's older fencing token")},
+			{"random", Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Fencing: AtRisk,
+				Reason: "a clock jump lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"}},
+		},
+	}
+}

@@ -1,0 +1,31 @@
+package validate
+
+// renewalVerdicts are the rows of watchdog, token-lua plus renewal every
+// TTL/3 and a Lost signal the client honours (Redisson's watchdog). Renewal
+// carries it through long critical sections and partitions; it cannot help
+// when the holder itself stops (a pause stops the watchdog too) or when
+// the server forgets the key (restart, failover, clock jump).
+func renewalVerdicts() map[string][]row {
+	return map[string][]row{
+		"watchdog": {
+			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
+			{"long-cs", safe("renewal every TTL/3 keeps the key alive through a 2×TTL critical section")},
+			{"gc-pause", broken("the pause stops the watchdog too (Kleppmann 2016): the key expires and the paused owner writes on wake")},
+			{"crash-between", safe("the holder dies with its watchdog; the key expires after the TTL")},
+			{"node-restart", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: lostOnRestart + "; the next renewal finds the key gone and fires Lost, which stops the stale write only if it comes first (Redisson's watchdog cannot renew what the node forgot)"}},
+			{"node-restart-delayed", safe(delayedRestart)},
+			{"node-restart-aof", safe(aofReloads)},
+			{"node-pause", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting,
+				Reason: pausedNode + "; renewals to the paused node time out, and Lost fires once the TTL has passed"}},
+			{"failover-lost-write", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: "the grant is lost with the primary and a second client enters while the first still uses the lock; the first renewal (TTL/3 after the grant) would fire Lost and stop the stale write, but the failover and the next grant usually beat it"}},
+			{"sentinel-failover", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: "the grant is lost at the Sentinel failover and a second client enters while the first still uses the lock; a renewal that reaches the new primary fires Lost and stops the stale write only if it comes before the write"}},
+			{"partition-holder", safe("renewals fail while cut off; Lost fires once TTL has passed since the last renewal, and the holder honours it before writing (Redisson's watchdog)")},
+			{"latency", keepsGranting("every client sees the same delay and holds end long before the TTL; renewals time out (round trip > TTL/3) but Lost only fires after the TTL, past the hold")},
+			{"clock-jump", mayBreak("the jump expires the key at once; Lost fires only at the next renewal (every TTL/3), so the holder writes unless a renewal fell between the jump and its write (measured: violated in 10 of 10 seeds of three jumps, not certain per jump)")},
+			{"random", mayBreak("a clock jump between two renewals expires the key before Lost can fire: seed-dependent")},
+		},
+	}
+}
