@@ -23,7 +23,7 @@ func TestOutcomeOf(t *testing.T) {
 		!strings.HasPrefix(u.Command, "lockbench run --strategy redlock") {
 		t.Errorf("unexpected run: %+v", u)
 	}
-	if c := o.Cells[3]; c.Verdict != "unexpected" || c.Observed["error"] != 1 || c.Kept == "" {
+	if c := o.Cells[3]; c.Verdict != "unexpected" || c.Observed["error"] != 1 || c.ObservedSafety == "" {
 		t.Errorf("cell: %+v", c)
 	}
 	for _, c := range o.Cells {
@@ -33,8 +33,8 @@ func TestOutcomeOf(t *testing.T) {
 				runs = append(runs, r)
 			}
 		}
-		if want := results.Kept(runs); c.Kept != want {
-			t.Errorf("%s/%s kept %q, want %q", c.Strategy, c.Scenario, c.Kept, want)
+		if want := results.ObservedSafety(runs); c.ObservedSafety != want {
+			t.Errorf("%s/%s observed safety %q, want %q", c.Strategy, c.Scenario, c.ObservedSafety, want)
 		}
 	}
 	want := "4 runs, 3 as expected, 1 unexpected (redlock/gc-pause seed 1); report: out/report.md (also index.html)"

@@ -298,10 +298,11 @@ type OutcomeCell struct {
 	AsExpected int `json:"as_expected"`
 	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
 	Verdict string `json:"verdict"`
-	// Kept says in plain words what the checkers observed (results.Kept),
-	// e.g. "exclusion broken, resource safe" where Observed only counts a
-	// run with any violated check as "violated".
-	Kept string `json:"kept"`
+	// ObservedSafety says in plain words what the checkers observed
+	// (results.ObservedSafety), e.g. "exclusion broken, resource safe",
+	// where Observed only counts a run with any violated check as
+	// "violated".
+	ObservedSafety string `json:"observed_safety"`
 }
 
 // UnexpectedRun is one run of an Outcome whose verdicts contradict the
@@ -346,7 +347,7 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 		}
 		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
 			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v,
-			Kept: results.Kept(pairs[[2]string{s.Strategy, s.Scenario}])})
+			ObservedSafety: results.ObservedSafety(pairs[[2]string{s.Strategy, s.Scenario}])})
 	}
 	for _, r := range f.Runs {
 		if w := results.UnknownOutcomeWarning(r); w != "" {

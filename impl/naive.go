@@ -16,7 +16,7 @@ func (naive) Name() string { return "naive" }
 func (naive) Info() Info {
 	return Info{
 		Summary: "acquire: SETNX k token, then PEXPIRE k ttl (two round trips); release: DEL k (no token check)",
-		Source:  "the seed posts' first attempt (\"SETNX + EXPIRE\", e.g. \"Redis 分布式锁：从 SETNX 到 Redlock 的完整指南\")",
+		Source:  "the first attempt in the Chinese articles on Redis locks lockbench grew from (\"SETNX + EXPIRE\", e.g. \"Redis 分布式锁：从 SETNX 到 Redlock 的完整指南\")",
 		Nodes:   1,
 	}
 }

@@ -14,7 +14,7 @@ func (setNXPXStrategy) Name() string { return "set-nx-px" }
 func (setNXPXStrategy) Info() Info {
 	return Info{
 		Summary: "acquire: SET k token NX PX ttl (one command); release: DEL k (no token check: may delete another client's lock)",
-		Source:  "the seed posts' second step (\"SET NX PX\", e.g. \"Redis 分布式锁实现：从 SET NX 到 Redlock 算法\")",
+		Source:  "the second step in the Chinese articles on Redis locks lockbench grew from (\"SET NX PX\", e.g. \"Redis 分布式锁实现：从 SET NX 到 Redlock 算法\")",
 		Claims:  Claims{AtomicAcquire: true},
 		Nodes:   1,
 	}

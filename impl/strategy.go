@@ -57,7 +57,9 @@ type Policy struct {
 type Info struct {
 	// Summary is one line: how acquire and release work.
 	Summary string
-	// Source names where the algorithm comes from (redis.io page, Redisson, a seed post).
+	// Source names where the algorithm comes from (the redis.io distlock
+	// page, Redisson, one of the articles on Redis locks lockbench grew
+	// from).
 	Source string
 	// Library is the library module and version an adapter runs, as
 	// linked into the binary (go.mod's version), e.g.

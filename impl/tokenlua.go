@@ -17,7 +17,7 @@ func (tokenLua) Name() string { return "token-lua" }
 func (tokenLua) Info() Info {
 	return Info{
 		Summary: "acquire: SET k token NX PX ttl; release: Lua compare-and-delete (GET == token then DEL)",
-		Source:  "redis.io distlock page, single-instance section; the seed posts' \"basic correct\" lock",
+		Source:  "redis.io distlock page, single-instance section; the \"basic correct\" lock of the articles lockbench grew from",
 		Claims:  Claims{AtomicAcquire: true, TokenRelease: true},
 		Nodes:   1,
 	}

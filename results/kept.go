@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// This file derives the report's "What each strategy kept" section: what the
+// This file derives the report's "Observed safety per strategy" section: what the
 // checkers observed per (strategy, scenario) pair, in plain words, for an
 // engineer choosing a lock; and one summary line per strategy. Unlike the
 // harness gate it ignores expectations entirely.
 
-// Classes of a kept cell, also its CSS class in the HTML report.
+// Classes of a safety cell, also its CSS class in the HTML report.
 const (
 	keptSafe    = "safe"    // every check held
 	keptPartial = "partial" // the lock's promise broke but the protected resource stayed safe, or a check was inconclusive
@@ -178,7 +178,7 @@ func (o outcome) text() string {
 	return s
 }
 
-// keptCell is one (strategy, scenario) cell of the kept table; Ran is false
+// keptCell is one (strategy, scenario) cell of the observed-safety table; Ran is false
 // where the pair was not run ("n/a").
 type keptCell struct {
 	Ran   bool
@@ -188,11 +188,11 @@ type keptCell struct {
 	label string // the scenario
 }
 
-// Kept describes in plain words what the checkers observed over a pair's
-// runs (its seeds), as the report's "What each strategy kept" cell does:
+// ObservedSafety describes in plain words what the checkers observed over
+// a pair's runs (its seeds), as the report's "Observed safety per strategy" cell does:
 // e.g. "safe", "exclusion broken, resource safe", "broken: lost updates",
 // "deadlock", with how many seeds showed it when not all did.
-func Kept(rs []Run) string { return keptOf(rs).Text }
+func ObservedSafety(rs []Run) string { return keptOf(rs).Text }
 
 // keptOf merges a pair's runs (seeds) into one cell: the worst observed per
 // check, with how many seeds showed the cell's class when not all did, and
@@ -237,7 +237,7 @@ func keptOf(rs []Run) keptCell {
 	return c
 }
 
-// keptRow is one strategy's row of the kept table and its summary line.
+// keptRow is one strategy's row of the observed-safety table and its summary line.
 type keptRow struct {
 	Strategy string
 	Cells    []keptCell
@@ -247,7 +247,7 @@ type keptRow struct {
 // pairRuns groups runs by (strategy, scenario).
 type pairKey struct{ strategy, scenario string }
 
-// buildKept returns the kept table's rows, strategies and scenarios in the
+// buildKept returns the observed-safety table's rows, strategies and scenarios in the
 // order given, each row with its summary line; summaries holds the
 // performance figures of each pair.
 func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary) []keptRow {

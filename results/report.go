@@ -34,7 +34,7 @@ type PlotRef struct {
 // (runs as expected and not) with the command that reproduces the bench;
 // the verdict matrix of the harness gate (strategies × scenarios, expected
 // against observed, coloured in HTML, with each pair's reason); the
-// unexpected results, if any; what each strategy kept (the observed outcome
+// unexpected results, if any; the observed safety per strategy (the observed outcome
 // per check in plain words, the worst over seeds, and a summary line per
 // strategy); a performance table (median and min–max over seeds, with each
 // pair's clients and TTL, and what contention bounds throughput); the
@@ -91,9 +91,9 @@ type view struct {
 	Scenarios  []string
 	Matrix     []matrixRow
 	Notes      []matrixNote
-	// Kept is the "What each strategy kept" table: observed outcomes in
+	// Safety is the "Observed safety per strategy" table: observed outcomes in
 	// plain words, rows in Matrix's order, columns Scenarios.
-	Kept []keptRow
+	Safety []keptRow
 	// Contention describes each run configuration (clients, keys, CS,
 	// retry) under the performance table.
 	Contention []string
@@ -247,7 +247,7 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 		v.Matrix = append(v.Matrix, row)
 	}
-	v.Kept = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries)
+	v.Safety = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries)
 	v.Contention = contentionNotes(f.Runs)
 	for _, r := range f.Runs {
 		v.OneKey = v.OneKey || r.Config.Keys == 1

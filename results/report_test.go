@@ -106,7 +106,7 @@ var (
 
 // TestReportSections: report.md and index.html have the same sections in
 // the same order, the verdict matrix first, then (with unexpected results)
-// those, what each strategy kept, performance, plots and the runs' links.
+// those, the observed safety per strategy, performance, plots and the runs' links.
 func TestReportSections(t *testing.T) {
 	md, html := renderSample(t)
 	var mdS, htmlS []string
@@ -119,7 +119,7 @@ func TestReportSections(t *testing.T) {
 	if strings.Join(mdS, "\n") != strings.Join(htmlS, "\n") {
 		t.Errorf("sections differ:\nreport.md:  %q\nindex.html: %q", mdS, htmlS)
 	}
-	want := []string{"Harness gate: expected vs observed", "Unexpected results (1)", "What each strategy kept", "Performance", "Plots",
+	want := []string{"Harness gate: expected vs observed", "Unexpected results (1)", "Observed safety per strategy", "Performance", "Plots",
 		"Runs: histories and porcupine visualisations", "Liveness", "Faults injected", "Strategies", "About this run"}
 	if strings.Join(mdS, "\n") != strings.Join(want, "\n") {
 		t.Errorf("report.md sections %q, want %q", mdS, want)
@@ -316,7 +316,7 @@ func TestKeptCells(t *testing.T) {
 	}
 }
 
-func TestReportKept(t *testing.T) {
+func TestReportObservedSafety(t *testing.T) {
 	f := sampleFile()
 	fenced := f.Runs[4] // token-lua × pause-holder: exclusion and resource violated
 	fenced.Strategy = "fenced"
@@ -341,7 +341,7 @@ func TestReportKept(t *testing.T) {
 	}
 	md, html := read(ReportMarkdown), read(ReportHTML)
 	common := []string{
-		"What each strategy kept",
+		"Observed safety per strategy",
 		"Harness gate: expected vs observed",
 		"token-lua: safe under 1 of 2 scenarios (baseline); loses updates under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1000 grants/s, granting call p50 0.25 ms, acquire with waiting p50 1.50 ms, p99 10.0 ms, 4.00 Redis commands per grant",
 		"fenced: safe under 0 of 1 scenarios; breaks exclusion but the resource stays safe under pause-holder",

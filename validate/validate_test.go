@@ -49,25 +49,6 @@ func TestMatrixGolden(t *testing.T) {
 	}
 }
 
-// TestReadmeMatrix keeps the README's verdict matrix equal to the table in code.
-func TestReadmeMatrix(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	start := strings.Index(s, "<!-- verdict-matrix")
-	end := strings.Index(s, "<!-- /verdict-matrix -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md has no verdict-matrix section")
-	}
-	body := s[start:end]
-	body = body[strings.Index(body, "\n")+1:]
-	if body != MatrixMarkdown() {
-		t.Errorf("README.md's verdict matrix is out of date: replace it with the output of `go run ./cmd/lockbench list --markdown`")
-	}
-}
-
 // TestVerdictTableComplete: every (strategy, scenario) pair of the
 // registries (impl.All × chaos.All) whose scenario applies to the strategy
 // has exactly one row; every row names a registered strategy and scenario
