@@ -141,3 +141,30 @@ func TestDockerRefusesRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoBackendSaysWhy: --backend auto says in a note: line what it
+// picked and why, and with no redis-server on PATH and no usable Docker
+// image the error says auto tried the process backend first and names
+// both fixes.
+func TestAutoBackendSaysWhy(t *testing.T) {
+	// A bench refused for its seed after the backend was chosen: no run starts.
+	code, text := run(t, nil, "bench", "--seed", "0")
+	if code != 2 || !strings.Contains(text, "note: --backend auto runs the process backend: ") || !strings.Contains(text, "redis-server is on PATH") {
+		t.Errorf("auto with redis-server on PATH: exit %d, output %q; want a note naming the process backend", code, text)
+	}
+	noRedis := "PATH=" + t.TempDir()
+	code, text = run(t, []string{noRedis}, "run", "--strategy", "token-lua", "--redis-image", "lockbench/no-such-image:0", "--out", t.TempDir())
+	for _, want := range []string{"--backend auto tried the process backend first", "redis-server is not on PATH", "apt-get install redis-server", "make docker-image"} {
+		if code != 3 || !strings.Contains(text, want) {
+			t.Errorf("auto without redis-server and image: exit %d, output %q; want exit 3 mentioning %q", code, text, want)
+		}
+	}
+	if strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Errorf("want a one-line error, got %q", text)
+	}
+	dockerOrSkip(t)
+	code, text = run(t, []string{noRedis}, "bench", "--seed", "0", "--redis-image", "lockbench/redis:local")
+	if code != 2 || !strings.Contains(text, "note: --backend auto runs the docker backend (image lockbench/redis:local): redis-server is not on PATH") {
+		t.Errorf("auto without redis-server, with Docker: exit %d, output %q; want a note naming the docker backend and why", code, text)
+	}
+}

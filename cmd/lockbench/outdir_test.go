@@ -168,3 +168,114 @@ func TestInterruptedHistoryReplaced(t *testing.T) {
 		t.Errorf("a file that is not a history was removed: %v", err)
 	}
 }
+
+// TestOutReplacesEarlierRun: a run into a folder that holds an earlier run
+// says so and leaves only its own history there; a refused run (bad input)
+// leaves the earlier run in place.
+func TestOutReplacesEarlierRun(t *testing.T) {
+	out := t.TempDir()
+	common := []string{"--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out}
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "token-lua"}, common...)...); code != 0 {
+		t.Fatalf("first run: exit %d:\n%s", code, text)
+	}
+	first := filepath.Join(out, "histories", "token-lua-baseline-1.jsonl")
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("first run's history: %v", err)
+	}
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "naive", "--backend", "external", "--redis-addrs", "127.0.0.1:1"}, common...)...); code == 0 {
+		t.Fatalf("run against an unreachable server: exit 0:\n%s", text)
+	}
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("a refused run removed the earlier run's history: %v", err)
+	}
+	code, text := run(t, nil, append([]string{"run", "--strategy", "naive"}, common...)...)
+	if code != 0 {
+		t.Fatalf("second run: exit %d:\n%s", code, text)
+	}
+	if !strings.Contains(text, "held an earlier run") {
+		t.Errorf("second run did not say it replaced the earlier run:\n%s", text)
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "histories"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "naive-baseline-1.jsonl" {
+		t.Errorf("histories after the second run: %v, want only naive-baseline-1.jsonl", names)
+	}
+}
+
+// TestMissingRedisServerKeepsEarlierRun: with no redis-server to start,
+// run and bench exit 3 before touching --out: an earlier run there stays.
+func TestMissingRedisServerKeepsEarlierRun(t *testing.T) {
+	out := t.TempDir()
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
+		t.Fatalf("first run: exit %d:\n%s", code, text)
+	}
+	for _, args := range [][]string{
+		{"run", "--strategy", "fenced", "--backend", "process", "--out", out},
+		{"bench", "--strategies", "fenced", "--scenarios", "baseline", "--backend", "process", "--out", out},
+	} {
+		code, text := run(t, []string{"PATH=/nonexistent"}, args...)
+		if code != 3 || !strings.Contains(text, "redis-server not found on PATH") || strings.Contains(text, "held an earlier run") {
+			t.Errorf("%s without redis-server: exit %d, output %q; want exit 3 before replacing anything", args[0], code, text)
+		}
+		if _, err := os.Stat(filepath.Join(out, "histories", "token-lua-baseline-1.jsonl")); err != nil {
+			t.Errorf("%s without redis-server removed the earlier run's history: %v", args[0], err)
+		}
+	}
+}
+
+// TestOutputsNotWritten: results that cannot be written after the runs (a
+// file named plots, a folder named results.json) exit 3 naming the folder
+// and the fix, after the verdict of the checks that ran; so does report.
+func TestOutputsNotWritten(t *testing.T) {
+	plotsFile := func(t *testing.T) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "plots"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	resultsDir := func(t *testing.T) string {
+		d := t.TempDir()
+		if err := os.Mkdir(filepath.Join(d, "results.json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	short := []string{"--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--quiet"}
+	for _, tt := range []struct {
+		name string
+		dir  func(*testing.T) string
+		args []string
+	}{
+		{"run, plots is a file", plotsFile, append([]string{"run", "--strategy", "token-lua"}, short...)},
+		{"run, results.json is a folder", resultsDir, append([]string{"run", "--strategy", "token-lua"}, short...)},
+		{"bench, results.json is a folder", resultsDir, []string{"bench", "--strategies", "token-lua", "--scenarios", "baseline", "--quiet"}},
+	} {
+		d := tt.dir(t)
+		code, text := run(t, nil, append(tt.args, "--out", d)...)
+		if code != 3 || !strings.Contains(text, "cannot write the results into "+d) || !strings.Contains(text, "choose another --out") ||
+			!strings.Contains(text, "1 run, 1 as expected, 0 unexpected; not written") {
+			t.Errorf("%s: exit %d, output:\n%s\nwant exit 3, the verdict, the folder and the fix", tt.name, code, text)
+		}
+	}
+	d := t.TempDir()
+	if code, text := run(t, nil, append([]string{"run", "--strategy", "token-lua", "--out", d}, short...)...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, text)
+	}
+	if err := os.RemoveAll(filepath.Join(d, "plots")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "plots"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, text := run(t, nil, "report", d)
+	if code != 3 || !strings.Contains(text, "cannot write the results into "+d) || !strings.Contains(text, "run lockbench report on the copy") {
+		t.Errorf("report with a file named plots: exit %d, output:\n%s\nwant exit 3, the folder and the fix", code, text)
+	}
+}
