@@ -3,7 +3,7 @@
 // reentrancy, liveness), each with a status, a violation count, a one-line
 // message and a few lines naming the holds and operations involved.
 //
-// The contract is the "Checkers" section of DESIGN.md. In short:
+// The contract is the "Checkers" section of docs/design.md. In short:
 //
 //   - Exclusion: per key, no two holds overlap. A hold (see Holds) runs from
 //     its acquire to the end of its use. Porcupine
