@@ -1,8 +1,7 @@
 // Package bench orchestrates lockbench: one run is scenario → cluster →
-// workload (with the scenario's nemesis) → history file → checker → a
-// results.Run; a bench is a profile's matrix of runs plus the report. The
-// verdict table (verdicts.go) says what each (strategy, scenario) pair must
-// show.
+// workload (with the scenario's nemesis) → history file → checker →
+// validate (the verdict table and the judgement) → a results.Run; a bench
+// is a profile's matrix of runs plus the report.
 package bench
 
 import (

@@ -7,16 +7,38 @@ import (
 	"time"
 )
 
+func TestParseCSKind(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want CSKind
+		err  bool
+	}{
+		{"fixed", CSFixed, false},
+		{"uniform", CSUniform, false},
+		{"exponential", CSExponential, false},
+		{"", "", true},
+		{"normal", "", true},
+	} {
+		got, err := ParseCSKind(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseCSKind(%q) = %q, %v; want %q, err %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "valid: fixed, uniform, exponential") {
+			t.Errorf("ParseCSKind(%q): %v does not name the valid kinds", tc.in, err)
+		}
+	}
+}
+
 func TestParseRetry(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want Retry
 		err  bool
 	}{
-		{"none", Retry{Kind: "none"}, false},
-		{"spin", Retry{Kind: "spin"}, false},
-		{"fixed:5ms", Retry{Kind: "fixed", Base: 5 * time.Millisecond}, false},
-		{"exponential:1ms:20ms", Retry{Kind: "exponential", Base: time.Millisecond, Max: 20 * time.Millisecond}, false},
+		{"none", Retry{Kind: RetryNone}, false},
+		{"spin", Retry{Kind: RetrySpin}, false},
+		{"fixed:5ms", Retry{Kind: RetryFixed, Base: 5 * time.Millisecond}, false},
+		{"exponential:1ms:20ms", Retry{Kind: RetryExponential, Base: time.Millisecond, Max: 20 * time.Millisecond}, false},
 		{"exponential:20ms:1ms", Retry{}, true},
 		{"fixed", Retry{}, true},
 		{"fixed:-1s", Retry{}, true},
