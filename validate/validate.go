@@ -185,6 +185,10 @@ func For(strategy, scenario, notGated string) Expectation {
 	if e, ok := Expected(strategy, scenario); ok {
 		return e
 	}
+	// No row: a strategy outside the registry (e.g. a lock run through an
+	// adapter process) or an unknown pair. Nothing is gated; this is the
+	// place where expectations derived from a strategy's declared claims
+	// (impl.Info.Claims) would be computed.
 	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk,
 		Reason: fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)}
 }
