@@ -1,14 +1,16 @@
 # lockbench: `make bench` (the main job) and `make test`. Both install
-# redis-server (and redis-sentinel, gcc) with apt-get when missing and root.
+# redis-server (and redis-sentinel, gcc, ZooKeeper with a JVM) with apt-get
+# when missing and root, and build etcd from its Go module into bin/etcd.
 GO      ?= go
 BIN     := bin/lockbench
 OUT     ?= lockbench-out/bench
 PROFILE ?= ci
 # The commit results.json records when Go's own VCS stamping is unavailable.
 # ("-dirty": the work tree has uncommitted changes).
+ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps deps-test vet clean perf docker-image
+.PHONY: bench test build deps deps-test vet clean perf docker-image etcd
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
@@ -29,12 +31,22 @@ test: deps-test vet
 build:
 	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
 
-deps:
+deps: $(ETCD)
 	@./scripts/deps.sh
 
 # make test also needs chromium (the report test renders index.html headless).
-deps-test:
+deps-test: $(ETCD)
 	@./scripts/deps.sh --browser
+
+# etcd's server at the release tools/etcd/go.mod pins, built from its Go
+# module (a module of its own, so its dependencies stay out of lockbench's):
+# newer than Debian's etcd-server 3.4 and the same release as the client the
+# etcd strategies link. Built once (1-2 min on a fresh machine, seconds with
+# a warm build cache); rebuilt when tools/etcd changes.
+etcd: $(ETCD)
+$(ETCD): tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
+	@echo "deps: building etcd $$(awk '$$1 == "go.etcd.io/etcd/server/v3" || $$2 == "go.etcd.io/etcd/server/v3" {print $$NF}' tools/etcd/go.mod) from its Go module into $(ETCD) (once; 1-2 min on a fresh machine)" >&2
+	cd tools/etcd && $(GO) build -o ../../$(ETCD) .
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)

@@ -131,6 +131,19 @@ type Options struct {
 	// RedisServer is the path of the redis-server binary.
 	// Default: "redis-server" looked up on PATH.
 	RedisServer string
+	// Etcd is the path of the etcd server binary (Etcd topologies).
+	// Default: etcd beside the running executable (make etcd builds
+	// bin/etcd beside bin/lockbench), then bin/etcd of the lockbench
+	// checkout the working directory is in, then etcd on PATH.
+	Etcd string
+	// Java is the java binary that runs ZooKeeper (ZooKeeper topologies).
+	// Default: java on PATH.
+	Java string
+	// ZooKeeperClasspath is the ZooKeeper server's class path. Default:
+	// Debian's /usr/share/java/zookeeper.jar (apt-get install
+	// libzookeeper-java),
+	// with /usr/share/java/slf4j-simple.jar for its log when present.
+	ZooKeeperClasspath string
 	// RedisSentinel is the path of the redis-sentinel binary, used only by
 	// topologies with Sentinels. Default: "redis-sentinel" on PATH, else
 	// RedisServer with --sentinel.
@@ -141,7 +154,8 @@ type Options struct {
 	// a run never loads data or Sentinel state left by an earlier one.
 	Dir string
 	// Persistence is PersistenceNone (default, also for "") or PersistenceAOF.
-	// Sentinels ignore it.
+	// Sentinels ignore it, and so do etcd and ZooKeeper, which always keep
+	// their data across a restart.
 	Persistence Persistence
 	// ClockShim is the path of the clock-offset LD_PRELOAD library built by
 	// BuildClockShim (process backend only; the others ignore it). Default
@@ -149,7 +163,7 @@ type Options struct {
 	ClockShim string
 	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels()
 	// (process backend only: containers listen on 6379 and 26379 at their
-	// own IP).
+	// own IP; etcd and ZooKeeper members always get free ports).
 	// A missing or 0 entry means a free port picked at start. A fixed port
 	// that is in use makes Start fail with an error wrapping ErrEnvironment
 	// that names the port.
@@ -169,6 +183,7 @@ type Cluster struct {
 	nodes     []*Node
 	sentinels []*Node
 	version   string
+	token     string // etcd's --initial-cluster-token
 
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -188,6 +203,11 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 	be, err := newBackend(o)
 	if err != nil {
 		return nil, err
+	}
+	if be.name() == BackendDocker {
+		if err := dockerRefuses(t.Kind); err != nil {
+			return nil, err
+		}
 	}
 	if err := o.resolve(t); err != nil {
 		return nil, err
@@ -234,6 +254,16 @@ func (o *Options) resolve(t Topology) error {
 		}
 		return nil
 	}
+	switch t.Kind {
+	case Etcd:
+		p, err := etcdPath(o.Etcd)
+		o.Etcd = p
+		return err
+	case ZooKeeper:
+		j, cp, err := zooKeeperPaths(o.Java, o.ZooKeeperClasspath)
+		o.Java, o.ZooKeeperClasspath = j, cp
+		return err
+	}
 	p, err := redisServerPath(o.RedisServer)
 	if err != nil {
 		return err
@@ -277,10 +307,15 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.be.prepare(ctx, c); err != nil {
 		return err
 	}
-	if c.be.name() == BackendExternal {
-		return c.startExternal(ctx)
-	}
 	t := c.topo
+	switch {
+	case c.be.name() == BackendExternal && t.Kind.Consensus():
+		return c.startExternalConsensus(ctx)
+	case c.be.name() == BackendExternal:
+		return c.startExternal(ctx)
+	case t.Kind.Consensus():
+		return c.startConsensus(ctx)
+	}
 	for i := range t.Nodes {
 		n, err := c.newNode(fmt.Sprintf("n%d", i+1), false, c.opts.port(i))
 		if err != nil {
@@ -363,8 +398,14 @@ func (c *Cluster) MasterName() string {
 }
 
 // RedisVersion returns the redis_version the first node reported at start,
-// e.g. "7.0.15".
+// e.g. "7.0.15" (for etcd and ZooKeeper the same as ServerVersion).
 func (c *Cluster) RedisVersion() string { return c.version }
+
+// ServerVersion returns the version of the cluster's servers as they
+// report it at start: redis_version (e.g. "7.0.15"), etcd's
+// Maintenance.Status version (e.g. "3.7.3"), or ZooKeeper's mntr version
+// without its build suffix (e.g. "3.8.0").
+func (c *Cluster) ServerVersion() string { return c.version }
 
 // Stop kills every process with SIGKILL (and its process group), waits until
 // each is gone, and removes Dir if Start created it. On docker it also

@@ -23,6 +23,15 @@ type External struct {
 	// ...): for a replicated topology the primary first. A topology of N
 	// nodes uses the first N.
 	Addrs []string
+	// EtcdEndpoints are the client endpoints ("host:port") of an etcd
+	// cluster, for the etcd strategies (topology Etcd). lockbench only
+	// takes locks under its key prefix there.
+	EtcdEndpoints []string
+	// ZooKeeperServers are the servers ("host:port") of a ZooKeeper
+	// ensemble, for the ZooKeeper strategies (topology ZooKeeper): a
+	// connect string without a chroot. lockbench only makes lock nodes
+	// under its key prefix there.
+	ZooKeeperServers []string
 	// SentinelAddrs are the Sentinels, "host:port" (optional).
 	SentinelAddrs []string
 	// MasterName is the name the Sentinels monitor the primary under.
@@ -66,11 +75,8 @@ func externalFeatures(o Options) []Feature {
 
 func (b externalBackend) name() string        { return BackendExternal }
 func (b externalBackend) features() []Feature { return externalFeatures(Options{External: b.ext}) }
-func (b externalBackend) prepare(context.Context, *Cluster) error {
-	if len(b.ext.Addrs) == 0 {
-		return fmt.Errorf("cluster: external backend needs the servers' addresses (--redis-addrs host:port,...)")
-	}
-	return nil
+func (b externalBackend) prepare(_ context.Context, c *Cluster) error {
+	return externalMissing(b.ext, c.topo.Kind)
 }
 func (b externalBackend) start(context.Context, *Node) error {
 	return unsupported(b, "start or restart a server")

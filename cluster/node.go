@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// Node is one process of a Cluster: a redis-server (n1, n2, ...) or a
-// Sentinel (s1, s2, s3). Its address stays the same across restarts. All
+// Node is one process of a Cluster: a redis-server (n1, n2, ...), a
+// Sentinel (s1, s2, s3), or an etcd member or ZooKeeper server (n1, n2,
+// ...). Its address stays the same across restarts. All
 // methods are safe for concurrent use; fault methods on one node run one at
 // a time.
 type Node struct {
@@ -24,7 +25,8 @@ type Node struct {
 	name      string
 	sentinel  bool
 	dir       string
-	replicaOf *Node // initial primary of a replica, nil otherwise
+	replicaOf *Node   // initial primary of a replica, nil otherwise
+	member    *member // etcd member or ZooKeeper server, nil for Redis
 
 	op sync.Mutex // serialises Kill, Restart, Pause, Resume, SetClockOffset
 
@@ -60,7 +62,7 @@ func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
 		return nil, fmt.Errorf("cluster: make node dir: %w", err)
 	}
 	n := &Node{c: c, name: name, sentinel: sentinel, dir: dir, host: "127.0.0.1", port: port, fixed: port != 0}
-	if !sentinel && c.opts.ClockShim != "" {
+	if !sentinel && c.opts.ClockShim != "" && !c.topo.Kind.Consensus() {
 		if err := n.writeOffset(0); err != nil {
 			return nil, err
 		}
@@ -96,11 +98,21 @@ func (n *Node) Port() int {
 	return n.port
 }
 
-// Dir returns the node's own folder (data, AOF, log, clock offset file).
+// Dir returns the node's own folder (data, AOF, log, clock offset file;
+// an etcd member's or ZooKeeper server's data in its "data" subfolder).
 func (n *Node) Dir() string { return n.dir }
 
 // LogFile returns the path of the server's log (loglevel warning).
 func (n *Node) LogFile() string { return filepath.Join(n.dir, "server.log") }
+
+// Kind returns the kind of server the node runs: Etcd, ZooKeeper, or ""
+// for a redis-server or Sentinel.
+func (n *Node) Kind() Kind {
+	if n.member == nil {
+		return ""
+	}
+	return n.member.kind
+}
 
 // IsSentinel reports whether the node is a Sentinel process.
 func (n *Node) IsSentinel() bool { return n.sentinel }
@@ -322,6 +334,9 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 	if n.sentinel {
 		return n.sentinelCommand(port)
 	}
+	if n.member != nil {
+		return n.memberCommand(port)
+	}
 	args = []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
@@ -401,10 +416,16 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	if err != nil {
 		return err
 	}
-	// A port already answering is taken: redis would fail to bind it.
-	if conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond); err == nil {
-		conn.Close()
-		return errPortInUse
+	// A port already answering is taken: the server would fail to bind it.
+	ports := []int{port}
+	if n.member != nil {
+		ports = append(ports, n.member.ports()...)
+	}
+	for _, p := range ports {
+		if conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), 200*time.Millisecond); err == nil {
+			conn.Close()
+			return errPortInUse
+		}
 	}
 	n.markLogs()
 	out, err := os.OpenFile(filepath.Join(n.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -416,7 +437,7 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = os.Environ()
-	if !n.sentinel && n.c.opts.ClockShim != "" {
+	if n.shimmed() {
 		cmd.Env = append(cmd.Env, "LD_PRELOAD="+n.c.opts.ClockShim, clockEnv+"="+n.offsetFile())
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -444,7 +465,7 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	if err != nil {
 		return fail(err)
 	}
-	if !n.sentinel && n.c.opts.ClockShim != "" {
+	if n.shimmed() {
 		if err := checkPreloaded(cmd.Process.Pid, n.c.opts.ClockShim); err != nil {
 			return fail(fmt.Errorf("%w: cluster: %s: %v; %s", ErrEnvironment, n.name, err, n.logTail()))
 		}
@@ -454,6 +475,13 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	n.mu.Unlock()
 	n.c.opts.Logf("cluster: started %s on port %d (pid %d)", n.name, port, cmd.Process.Pid)
 	return nil
+}
+
+// shimmed reports whether the node's server runs with the clock shim: a
+// redis-server (not a Sentinel, etcd or ZooKeeper) when Options.ClockShim
+// is set.
+func (n *Node) shimmed() bool {
+	return !n.sentinel && n.member == nil && n.c.opts.ClockShim != ""
 }
 
 // readyPoll is the wait before PING number n+1 of waitReady: 1 ms for the
@@ -469,23 +497,34 @@ func readyPoll(n int) time.Duration {
 
 // waitReady polls the server with a raw PING (and INFO server, to check the
 // answer comes from our pid) every readyPoll until it answers, the process exits,
-// ReadyTimeout passes, ctx ends or the cluster stops.
+// ReadyTimeout passes, ctx ends or the cluster stops. An etcd member or
+// ZooKeeper server is polled with memberUp instead, for at most
+// ConsensusReadyTimeout; its info holds only redis_version = "" then.
 func (n *Node) waitReady(ctx context.Context, p *process, port int) (map[string]string, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(ReadyTimeout)
+	timeout := ReadyTimeout
+	if n.member != nil {
+		timeout = ConsensusReadyTimeout
+	}
+	deadline := time.Now().Add(timeout)
 	pid := strconv.Itoa(p.cmd.Process.Pid)
 	var lastErr error
 	polls := 0
 	for {
 		if p.exited() {
 			tail := n.logTail()
-			if strings.Contains(tail, "Address already in use") {
+			if strings.Contains(strings.ToLower(tail), "address already in use") {
 				return nil, fmt.Errorf("cluster: start %s: %w", n.name, errPortInUse)
 			}
 			return nil, fmt.Errorf("%w: cluster: %s exited at start: %s", ErrEnvironment, n.name, tail)
 		}
-		info, err := rawInfo(ctx, addr, 200*time.Millisecond)
-		if err == nil {
+		var info map[string]string
+		var err error
+		if n.member != nil {
+			if _, err = n.memberUp(ctx, addr, 200*time.Millisecond); err == nil {
+				return map[string]string{}, nil
+			}
+		} else if info, err = rawInfo(ctx, addr, 200*time.Millisecond); err == nil {
 			if info["process_id"] == pid {
 				return info, nil
 			}
@@ -499,7 +538,7 @@ func (n *Node) waitReady(ctx context.Context, p *process, port int) (map[string]
 			if errors.Is(lastErr, errNotOurs) {
 				return nil, fmt.Errorf("cluster: start %s: %w", n.name, errPortInUse)
 			}
-			return nil, fmt.Errorf("%w: cluster: %s did not answer PING within %v (last: %v); %s", ErrEnvironment, n.name, ReadyTimeout, lastErr, n.logTail())
+			return nil, fmt.Errorf("%w: cluster: %s did not answer within %v (last: %v); %s", ErrEnvironment, n.name, timeout, lastErr, n.logTail())
 		}
 		polls++
 		select {

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Kind names a Redis topology.
+// Kind names a topology: a Redis deployment, an etcd cluster or a
+// ZooKeeper ensemble.
 type Kind string
 
 // The topologies Start can build.
@@ -19,18 +20,35 @@ const (
 	// Replicated is one primary with asynchronous replicas (REPLICAOF),
 	// optionally watched by 3 Sentinels that fail over automatically.
 	Replicated Kind = "replicated"
+	// Etcd is an etcd cluster of Nodes members (default
+	// DefaultConsensusNodes) that elect a leader with Raft (see
+	// consensus.go).
+	Etcd Kind = "etcd"
+	// ZooKeeper is a ZooKeeper ensemble of Nodes servers (default
+	// DefaultConsensusNodes) that elect a leader with ZAB (see
+	// consensus.go).
+	ZooKeeper Kind = "zookeeper"
 )
+
+// DefaultConsensusNodes is the member count of "etcd" and "zookeeper"
+// without ":N": the smallest ensemble that survives one member down.
+const DefaultConsensusNodes = 3
+
+// Consensus reports whether k is a consensus system (Etcd or ZooKeeper)
+// rather than a Redis deployment.
+func (k Kind) Consensus() bool { return k == Etcd || k == ZooKeeper }
 
 // DefaultIndependentNodes is the node count of "independent" without ":N".
 const DefaultIndependentNodes = 5
 
-// Topology describes the Redis deployment a run uses.
+// Topology describes the deployment a run uses.
 type Topology struct {
 	// Kind is the shape of the deployment.
 	Kind Kind
 	// Nodes is the number of redis-servers for Independent (0 means
-	// DefaultIndependentNodes). Ignored for Single (always 1) and Replicated
-	// (always 1 + Replicas).
+	// DefaultIndependentNodes) and of members for Etcd and ZooKeeper (an
+	// odd number; 0 means DefaultConsensusNodes). Ignored for Single
+	// (always 1) and Replicated (always 1 + Replicas).
 	Nodes int
 	// Replicas is the number of replicas for Replicated: 1 or 2 (0 means 1).
 	Replicas int
@@ -39,12 +57,13 @@ type Topology struct {
 }
 
 // validForms lists the accepted spellings of a topology, for error messages.
-const validForms = `"single", "independent" (= independent:5), "independent:N", "replicated:1", "replicated:2", "replicated:1+sentinel", "replicated:2+sentinel"`
+const validForms = `"single", "independent" (= independent:5), "independent:N", "replicated:1", "replicated:2", "replicated:1+sentinel", "replicated:2+sentinel", "etcd" (= etcd:3), "etcd:N", "zookeeper" (= zookeeper:3), "zookeeper:N" (N odd)`
 
 // ParseTopology parses the command-line spelling of a topology:
 // "single", "independent" (5 nodes), "independent:N" (N >= 1),
 // "replicated" (= replicated:1), "replicated:R" (R = 1 or 2 replicas) and
-// "replicated:R+sentinel" (the same watched by 3 Sentinels).
+// "replicated:R+sentinel" (the same watched by 3 Sentinels), "etcd" and
+// "zookeeper" (3 members) and "etcd:N", "zookeeper:N" (N odd, 1 to 7).
 // Any other input returns an error that lists the valid forms.
 func ParseTopology(s string) (Topology, error) {
 	bad := func(why string) (Topology, error) {
@@ -85,6 +104,16 @@ func ParseTopology(s string) (Topology, error) {
 		}
 		t.Replicas = v
 		return t.normalized(), nil
+	case Etcd, ZooKeeper:
+		t := Topology{Kind: Kind(kind), Nodes: DefaultConsensusNodes}
+		if hasArg {
+			v, err := strconv.Atoi(arg)
+			if err != nil || v < 1 || v > maxConsensusNodes || v%2 == 0 {
+				return bad("member count must be odd, 1 to 7")
+			}
+			t.Nodes = v
+		}
+		return t, nil
 	default:
 		return bad("unknown kind")
 	}
@@ -106,9 +135,18 @@ func (t Topology) normalized() Topology {
 			t.Replicas = 1
 		}
 		t.Nodes = 1 + t.Replicas
+	case Etcd, ZooKeeper:
+		if t.Nodes == 0 {
+			t.Nodes = DefaultConsensusNodes
+		}
+		t.Replicas, t.Sentinels = 0, 0
 	}
 	return t
 }
+
+// maxConsensusNodes is the largest member count Start builds: each member
+// is a process (a JVM for ZooKeeper) on a shared machine.
+const maxConsensusNodes = 7
 
 // validate reports an error for a topology Start cannot build.
 func (t Topology) validate() error {
@@ -125,15 +163,19 @@ func (t Topology) validate() error {
 		if t.Sentinels != 0 && t.Sentinels != 3 {
 			return fmt.Errorf("cluster: replicated topology takes 0 or 3 sentinels, got %d", t.Sentinels)
 		}
+	case Etcd, ZooKeeper:
+		if t.Nodes < 0 || t.Nodes > maxConsensusNodes || t.Nodes%2 == 0 && t.Nodes != 0 {
+			return fmt.Errorf("cluster: %s topology needs an odd member count from 1 to %d, got %d", t.Kind, maxConsensusNodes, t.Nodes)
+		}
 	default:
 		return fmt.Errorf("cluster: unknown topology kind %q; valid forms: %s", t.Kind, validForms)
 	}
 	return nil
 }
 
-// Servers returns the number of redis-servers the topology has (Sentinels
+// Servers returns the number of servers the topology has (Sentinels
 // not counted): 1 for Single, Nodes for Independent (0: 5), 1 + Replicas
-// for Replicated.
+// for Replicated, the members for Etcd and ZooKeeper (0: 3).
 func (t Topology) Servers() int { return t.normalized().Nodes }
 
 // String returns the spelling ParseTopology accepts, e.g. "independent:5" or
@@ -151,6 +193,8 @@ func (t Topology) String() string {
 			s += "+sentinel"
 		}
 		return s
+	case Etcd, ZooKeeper:
+		return fmt.Sprintf("%s:%d", t.Kind, t.Nodes)
 	}
 	return string(t.Kind)
 }

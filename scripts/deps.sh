@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lockbench needs at run time when it is missing: redis-server,
-# redis-sentinel (Sentinel scenarios) and gcc (the clock-offset shim), with
-# apt-get when we are root on a Debian/Ubuntu machine. Otherwise it names the
+# redis-sentinel (Sentinel scenarios), gcc (the clock-offset shim), and
+# ZooKeeper with a JVM (the zk-* strategies), with apt-get when we are root on
+# a Debian/Ubuntu machine. etcd is built by the Makefile (make etcd). Otherwise it names the
 # packages to install and exits 3 (lockbench's "environment error" code).
 # With --browser (make test) it also installs Debian's chromium, which the
 # report test uses to render index.html headless.
@@ -15,15 +16,23 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
 { command -v redis-cli && command -v redis-benchmark; } >/dev/null 2>&1 || missing+=(redis-tools) # redis-benchmark: make perf
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+# ZooKeeper's server jar from Debian's zookeeper source package
+# (libzookeeper-java: the jar and its dependencies, without the zookeeper
+# package's service scripts and full JRE) and a headless JVM.
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(libzookeeper-java)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "deps: installing ${missing[*]} with apt-get" >&2
+  echo "deps: installing ${missing[*]} with apt-get (a JVM for ZooKeeper takes a minute or two on a fresh machine)" >&2
   export DEBIAN_FRONTEND=noninteractive
+  echo "deps: apt-get update" >&2
   apt-get update -qq >/dev/null
+  echo "deps: apt-get install ${missing[*]}" >&2
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "deps: installed ${missing[*]}" >&2
   # Debian's packaged services may start on install; lockbench starts its own servers.
-  for s in redis-server redis-sentinel; do
+  for s in redis-server redis-sentinel zookeeper; do
     (service "$s" stop || systemctl stop "$s") >/dev/null 2>&1 || true
   done
   exit 0
