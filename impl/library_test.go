@@ -295,7 +295,8 @@ func TestLibraryVersionsMatchGoMod(t *testing.T) {
 			require[f[0]] = f[1]
 		}
 	}
-	for name, module := range map[string]string{"redsync": "github.com/go-redsync/redsync/v4", "redsync-single": "github.com/go-redsync/redsync/v4", "redislock": "github.com/bsm/redislock"} {
+	for name, module := range map[string]string{"redsync": "github.com/go-redsync/redsync/v4", "redsync-single": "github.com/go-redsync/redsync/v4", "redislock": "github.com/bsm/redislock",
+		"etcd-mutex": "go.etcd.io/etcd/client/v3", "etcd-fenced": "go.etcd.io/etcd/client/v3", "zk-lock": "github.com/go-zookeeper/zk", "zk-fenced": "github.com/go-zookeeper/zk"} {
 		s, _ := impl.Lookup(name)
 		want := module + " " + require[module]
 		if require[module] == "" || s.Info().Library != want {

@@ -22,6 +22,14 @@ func All() []Strategy {
 	}
 }
 
+// Consensus returns the strategies whose locks live on etcd or ZooKeeper
+// (Info.Server), in report order. They are not in All, whose strategies
+// every bench profile, verdict table and plot covers, until those have
+// their rows; Lookup finds them. Each call builds a new slice.
+func Consensus() []Strategy {
+	return []Strategy{etcdMutex{}, etcdFenced{}, zkLock{}, zkFenced{}}
+}
+
 // Names returns the names of All, in order.
 func Names() []string {
 	all := All()
@@ -32,13 +40,17 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the strategy named name, or an error that lists the valid
-// names.
+// Lookup returns the strategy named name (of All or Consensus), or an
+// error that lists the valid names.
 func Lookup(name string) (Strategy, error) {
-	for _, s := range All() {
+	for _, s := range append(All(), Consensus()...) {
 		if s.Name() == name {
 			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(Names(), ", "))
+	names := Names()
+	for _, s := range Consensus() {
+		names = append(names, s.Name())
+	}
+	return nil, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(names, ", "))
 }

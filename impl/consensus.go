@@ -1,0 +1,95 @@
+package impl
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Shared by the strategies on consensus systems (etcd-*, zk-*): their
+// Lockers dial Config.Endpoints themselves, one client (etcd) or session
+// (ZooKeeper) per Locker, kept across holds and replaced when it ends.
+
+// Library modules of the consensus strategies and the versions go.mod
+// requires (TestLibraryVersionsMatchGoMod checks them).
+const (
+	etcdClientModule  = "go.etcd.io/etcd/client/v3"
+	etcdClientVersion = "v3.7.3"
+	zkModule          = "github.com/go-zookeeper/zk"
+	zkVersion         = "v1.0.4"
+)
+
+// KeyLeaser is implemented by Lockers whose locks do not live on Redis.
+// The liveness probe (workload.Probe) asks it what Redis's PTTL tells of
+// a Redis key: how long the lock on key stays held if its holder stops
+// renewing.
+type KeyLeaser interface {
+	// KeyLease returns, in ms, what remains of the lease of key's current
+	// holder (an upper bound where the server tells no more, see each
+	// strategy), NoExpiry (-1) when key is held by something that never
+	// expires (a deadlock), or NotHeld (-2) when nobody holds key. An
+	// error means the server did not answer. ctx bounds the calls.
+	KeyLease(ctx context.Context, key string) (int64, error)
+}
+
+// KeyLease values with Redis PTTL's meaning.
+const (
+	// NoExpiry: the key is held without a lease (Redis PTTL -1).
+	NoExpiry int64 = -1
+	// NotHeld: nobody holds the key (Redis PTTL -2).
+	NotHeld int64 = -2
+)
+
+// validateEndpoints checks the fields the consensus strategies need.
+func (c Config) validateEndpoints(strategy string) error {
+	switch {
+	case len(c.Endpoints) == 0:
+		return fmt.Errorf("%s: config: no server endpoints (Config.Endpoints)", strategy)
+	case c.TTL < time.Millisecond:
+		return fmt.Errorf("%s: config: TTL %v is below 1ms", strategy, c.TTL)
+	case c.Owner == "":
+		return fmt.Errorf("%s: config: empty Owner", strategy)
+	}
+	return nil
+}
+
+// hookedConn is a client connection to a consensus server that calls
+// the Locker's Hook at PointRenew before every write: for etcd and
+// ZooKeeper every request that keeps a lease or session alive (a
+// keep-alive, a ping, any request) goes out through Write, so a client
+// the nemesis pauses there sends nothing at all while paused, as a
+// process stopped by a GC pause or SIGSTOP. ErrCrashed (or any other
+// hook error) closes the connection and fails the write: a crashed
+// client sends nothing more.
+type hookedConn struct {
+	net.Conn
+	ctx  context.Context // the Locker's: a blocked hook returns at Close
+	hook Hook
+}
+
+// Write calls the hook, then writes b.
+func (c *hookedConn) Write(b []byte) (int, error) {
+	if err := c.hook(c.ctx, PointRenew); err != nil {
+		c.Conn.Close()
+		return 0, fmt.Errorf("impl: client stopped at %s: %w", PointRenew, err)
+	}
+	return c.Conn.Write(b)
+}
+
+// dialHooked dials addr, calling hook at PointRenew first (a paused
+// client dials nobody), and wraps the connection in a hookedConn; with a
+// nil hook it only dials.
+func dialHooked(ctx, lockerCtx context.Context, hook Hook, addr string, timeout time.Duration) (net.Conn, error) {
+	if hook != nil {
+		if err := hook(lockerCtx, PointRenew); err != nil {
+			return nil, fmt.Errorf("impl: client stopped at %s: %w", PointRenew, err)
+		}
+	}
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || hook == nil {
+		return conn, err
+	}
+	return &hookedConn{Conn: conn, ctx: lockerCtx, hook: hook}, nil
+}

@@ -1,0 +1,407 @@
+package impl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// zkLock is go-zookeeper/zk's lock recipe (zk.NewLock): an ephemeral
+// sequential node under the lock's path; the lowest sequence holds the
+// lock, the others wait on their predecessor's deletion. The node lives
+// as long as the client's session. fenced adds the node's czxid as the
+// fencing token (zk-fenced).
+type zkLock struct{}
+
+// Name returns "zk-lock".
+func (zkLock) Name() string { return "zk-lock" }
+
+// Info describes zk-lock.
+func (zkLock) Info() Info { return zkInfo(false) }
+
+// New returns a zk-lock Locker, see newZKLocker.
+func (s zkLock) New(cfg Config) (Locker, error) { return newZKLocker(s.Name(), cfg, false) }
+
+// zkInfo is the Info of zk-lock (fenced false) and zk-fenced.
+func zkInfo(fenced bool) Info {
+	in := Info{
+		Summary: "go-zookeeper/zk lock recipe (zk.NewLock): an ephemeral sequential node under /KEY, the lowest holds, the others wait on their predecessor until granted or the call's deadline; one session per client, session timeout = --ttl (the ensemble raises it to at least 2 ticks); Lost when the session expires; release: Lock.Unlock (delete our node)",
+		Source:  "ZooKeeper recipes (Locks); go-zookeeper/zk lock.go",
+		Library: moduleVersion(zkModule, zkVersion),
+		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true},
+		Policy:  Policy{HonourLost: true},
+		Nodes:   3,
+		Server:  ServerZooKeeper,
+	}
+	if fenced {
+		in.Summary += "; fencing token: the lock node's czxid (the zxid of its create: cluster-wide, strictly increasing)"
+		in.Source += "; Kleppmann (2016), How to do distributed locking: ZooKeeper's zxid as a fencing token"
+		in.Claims.Fencing = true
+	}
+	return in
+}
+
+// zkLocker is one client of zk-lock or zk-fenced: one session at a time
+// on cfg.Endpoints.
+type zkLocker struct {
+	name   string
+	cfg    Config
+	fenced bool
+	tokens *tokens
+	// ctx ends at Close; hooks blocked on the connection return then.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // attempts given up at their deadline, session closes
+
+	mu   sync.Mutex
+	sess *zkSession // nil before the first Acquire and after a reset
+}
+
+// zkSession is one go-zookeeper connection and what its session events
+// tell: lost is closed when the session expires (the library then opens
+// a new session on the same connection, which gets a new lost).
+type zkSession struct {
+	conn *zk.Conn
+	mu   sync.Mutex
+	lost chan struct{}
+	gone bool // lost is closed
+}
+
+// event handles the connection's events (go-zookeeper's event callback:
+// it must not block).
+func (s *zkSession) event(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev.State {
+	case zk.StateExpired:
+		if !s.gone {
+			close(s.lost)
+			s.gone = true
+		}
+	case zk.StateHasSession:
+		if s.gone {
+			s.lost, s.gone = make(chan struct{}), false
+		}
+	}
+}
+
+// lostCh returns the channel closed when the current session expires.
+func (s *zkSession) lostCh() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
+// zkNoLog discards go-zookeeper's log lines (connects, reconnects: the
+// faults make many).
+type zkNoLog struct{}
+
+func (zkNoLog) Printf(string, ...any) {}
+
+// newZKLocker checks cfg; the session is opened at the first Acquire.
+func newZKLocker(name string, cfg Config, fenced bool) (*zkLocker, error) {
+	if err := cfg.validateEndpoints(name); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	t, err := newTokens(cfg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &zkLocker{name: name, cfg: cfg, fenced: fenced, tokens: t, ctx: ctx, cancel: cancel}, nil
+}
+
+// session returns the current session, connecting a new one (session
+// timeout cfg.TTL; every write goes through dialHooked, so cfg.Hook at
+// PointRenew can stop its pings) when there is none. go-zookeeper
+// connects in the background; requests wait for it.
+func (l *zkLocker) session() (*zkSession, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess != nil {
+		return l.sess, nil
+	}
+	s := &zkSession{lost: make(chan struct{})}
+	hook := l.cfg.Hook
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		return dialHooked(context.Background(), l.ctx, hook, addr, timeout)
+	}
+	conn, _, err := zk.Connect(l.cfg.Endpoints, l.cfg.TTL, zk.WithLogger(zkNoLog{}), zk.WithLogInfo(false),
+		zk.WithEventCallback(s.event), zk.WithDialer(dial))
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	l.sess = s
+	return s, nil
+}
+
+// reset closes s (its closeSession makes the server delete every node of
+// the session; if the server never gets it, the nodes go when the session
+// times out, a TTL later) in the background, and makes the next Acquire
+// open a new session.
+func (l *zkLocker) reset(s *zkSession) {
+	l.mu.Lock()
+	if l.sess == s {
+		l.sess = nil
+	}
+	l.mu.Unlock()
+	l.wg.Go(s.conn.Close)
+}
+
+// zkPath is the lock path of key: "/" + key.
+func zkPath(key string) string { return "/" + strings.TrimPrefix(key, "/") }
+
+// zkState is what Release needs of a grant.
+type zkState struct {
+	sess *zkSession
+	lock *zk.Lock
+}
+
+// Acquire makes one attempt with the lock recipe (Lock.LockWithData, the
+// grant's token as the node's data): it queues an ephemeral sequential
+// node under /key and waits until it is the lowest, at most until the
+// call's deadline. It returns a lease whose Lost is closed when the
+// session that made the node expires, ErrNotAcquired when the deadline
+// passed while queued, or an unknown-outcome error (the session is then
+// closed, so that a node it may have left goes with it).
+//
+// The recipe takes no context and hides its node's name, so an attempt
+// that gives up cannot delete its node at once without closing the
+// session: its goroutine keeps waiting, and deletes the node (Unlock) the
+// moment the recipe grants it, so an attempt that gave up never holds the
+// lock longer than that one round trip; should that delete fail, the
+// session is closed. Close ends such goroutines.
+//
+// Validity is not tracked (zero): the session is kept alive by pings in
+// the background; the server expires it a session timeout after it last
+// heard from the client, and the client learns of that only when it
+// reconnects (Lost). zk-fenced: after the grant, the node is read
+// (Children, then Get of the lowest, checked to hold our token) and its
+// czxid is the fencing token: two more round trips.
+func (l *zkLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
+	if err := l.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: acquire %q: locker closed: %w", l.name, key, err)
+	}
+	start := l.cfg.Now()
+	s, err := l.session()
+	if err != nil {
+		return nil, fmt.Errorf("%s: acquire %q: connect: %w", l.name, key, err)
+	}
+	lost := s.lostCh()
+	path := zkPath(key)
+	lock := zk.NewLock(s.conn, path, zk.WorldACL(zk.PermAll))
+	token := l.tokens.next()
+	var (
+		mu             sync.Mutex
+		gaveUp, landed bool
+		res            = make(chan error, 1)
+	)
+	l.wg.Go(func() {
+		err := lock.LockWithData([]byte(token))
+		mu.Lock()
+		if gaveUp {
+			mu.Unlock()
+			if err == nil {
+				if uerr := lock.Unlock(); uerr != nil {
+					l.reset(s)
+				}
+			}
+			return
+		}
+		landed = true
+		mu.Unlock()
+		res <- err
+	})
+	select {
+	case err = <-res:
+	case <-ctx.Done():
+		mu.Lock()
+		if !landed {
+			gaveUp = true
+			mu.Unlock()
+			return nil, fmt.Errorf("%s: acquire %q: still queued at the deadline: %w", l.name, key, ErrNotAcquired)
+		}
+		mu.Unlock()
+		err = <-res
+	}
+	if err != nil {
+		l.reset(s)
+		return nil, fmt.Errorf("%s: acquire %q: outcome unknown: %w", l.name, key, err)
+	}
+	lease := &Lease{Key: key, Token: token, Lost: lost, Start: start, state: zkState{sess: s, lock: lock}}
+	if l.fenced {
+		var czxid int64
+		err := l.call(ctx, func() (err error) {
+			czxid, err = l.czxid(s.conn, path, token)
+			return err
+		})
+		if err != nil {
+			if uerr := lock.Unlock(); uerr != nil {
+				l.reset(s)
+			}
+			return nil, fmt.Errorf("%s: acquire %q: granted, but its fencing token unread (released): outcome unknown: %w", l.name, key, err)
+		}
+		lease.Fence = czxid
+	}
+	lease.End = l.cfg.Now()
+	return lease, nil
+}
+
+// czxid returns the czxid of the lock node under path that holds token:
+// the child with the lowest sequence number, which a granted lock is.
+func (l *zkLocker) czxid(conn *zk.Conn, path, token string) (int64, error) {
+	children, _, err := conn.Children(path)
+	if err != nil {
+		return 0, err
+	}
+	low, ok := lowestChild(children)
+	if !ok {
+		return 0, errors.New("no lock node")
+	}
+	data, st, err := conn.Get(path + "/" + low)
+	if err != nil {
+		return 0, err
+	}
+	if string(data) != token {
+		return 0, fmt.Errorf("lowest lock node %s is not ours (session expired?)", low)
+	}
+	return st.Czxid, nil
+}
+
+// call runs f (a go-zookeeper request, which takes no context) and
+// returns its error, or ctx's error when ctx ends first; f then goes on
+// in the background (counted in wg) and its result is dropped.
+func (l *zkLocker) call(ctx context.Context, f func() error) error {
+	res := make(chan error, 1)
+	l.wg.Go(func() { res <- f() })
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("no answer by the deadline: %w", ctx.Err())
+	}
+}
+
+// lowestChild returns the child with the lowest sequence number: the
+// recipe's nodes end in "lock-" and 10 digits.
+func lowestChild(children []string) (string, bool) {
+	type node struct {
+		name string
+		seq  int
+	}
+	var ns []node
+	for _, c := range children {
+		i := strings.LastIndex(c, "lock-")
+		if i < 0 {
+			continue
+		}
+		seq, err := strconv.Atoi(c[i+len("lock-"):])
+		if err != nil {
+			continue
+		}
+		ns = append(ns, node{c, seq})
+	}
+	if len(ns) == 0 {
+		return "", false
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i].seq < ns[j].seq })
+	return ns[0].name, true
+}
+
+// Release deletes the lease's node (Lock.Unlock): 0 and nil, ErrNotHeld
+// when the node is gone (its session expired), or an unknown-outcome
+// error, after which the session is closed (a node left behind would
+// hold the lock for as long as the session lived).
+func (l *zkLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	ctx, cancel := libraryContext(ctx)
+	defer cancel()
+	st, ok := leaseState[zkState](lease)
+	if !ok {
+		return 0, fmt.Errorf("%s: release of a lease %s did not grant: %w", l.name, l.name, ErrNotHeld)
+	}
+	err := l.call(ctx, st.lock.Unlock)
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNotLocked):
+		return 0, fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, ErrNotHeld)
+	}
+	l.reset(st.sess)
+	return 0, fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
+}
+
+// KeyLease reports what remains of the lease of key's holder (the lowest
+// node under /key): NotHeld without one, NoExpiry for a node that is not
+// ephemeral, else the session timeout this Locker asked for (the TTL,
+// shared by every client of a run) as an upper bound: ZooKeeper does not
+// tell other clients how long a session has left. ctx bounds it.
+func (l *zkLocker) KeyLease(ctx context.Context, key string) (int64, error) {
+	var v int64
+	err := l.call(ctx, func() (err error) {
+		v, err = l.keyLease(key)
+		return err
+	})
+	return v, err
+}
+
+// keyLease is KeyLease without its deadline.
+func (l *zkLocker) keyLease(key string) (int64, error) {
+	s, err := l.session()
+	if err != nil {
+		return 0, err
+	}
+	path := zkPath(key)
+	children, _, err := s.conn.Children(path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return NotHeld, nil
+	case err != nil:
+		return 0, fmt.Errorf("%s: read %q: %w", l.name, key, err)
+	}
+	low, ok := lowestChild(children)
+	if !ok {
+		return NotHeld, nil
+	}
+	exists, st, err := s.conn.Exists(path + "/" + low)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: read %q: %w", l.name, key, err)
+	case !exists:
+		return NotHeld, nil
+	case st.EphemeralOwner == 0:
+		return NoExpiry, nil
+	}
+	return l.cfg.TTL.Milliseconds(), nil
+}
+
+// Close closes the session (closeSession deletes its nodes) and waits for
+// the attempts given up at their deadline, which end with it.
+func (l *zkLocker) Close() error {
+	l.mu.Lock()
+	s := l.sess
+	l.sess = nil
+	l.mu.Unlock()
+	l.cancel()
+	if s != nil {
+		s.conn.Close()
+	}
+	l.wg.Wait()
+	return nil
+}
