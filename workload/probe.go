@@ -15,7 +15,12 @@ import (
 // Probe is the liveness check after a run: for every key it reads the key's
 // PTTL (the largest over the nodes; -1 if any node holds the key without a
 // TTL, a deadlock there) and then tries to acquire the key with a fresh owner
-// of the same strategy, retrying every TTL/20, for at most TTL + 1 s. Each
+// of the same strategy, retrying every TTL/20, for at most TTL + 1 s. For a
+// strategy whose Locker is an impl.KeyLeaser (its locks are not Redis keys:
+// etcd, ZooKeeper) the value is its KeyLease instead, with the same
+// meaning (ms left of the holder's lease; -1 held without expiry; -2 not
+// held); a KeyLease error records -2, as a Redis node that does not answer
+// PTTL counts for nothing. Each
 // key's outcome is recorded as one history.Probe operation (Value = PTTL in
 // ms; ok = acquired, then released). Each call's timeout is
 // cfg.ProbeTimeout(), not the workload's OpTimeout: env.Nodes(-1) should
@@ -47,7 +52,12 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 	for i := 0; i < cfg.Keys; i++ {
 		key := cfg.Key(i)
 		inv := env.Clock.Now()
-		pttl := keyPTTL(ctx, nodes, cfg.ProbeTimeout(), key)
+		var pttl int64
+		if kl, ok := l.(impl.KeyLeaser); ok {
+			pttl = keyLease(ctx, kl, cfg.ProbeTimeout(), key)
+		} else {
+			pttl = keyPTTL(ctx, nodes, cfg.ProbeTimeout(), key)
+		}
 		op := history.Operation{Client: -1, Stream: stream, Kind: history.Probe, Key: key, Invoke: inv, Value: pttl}
 		op.Result, op.Error = probeAcquire(ctx, l, key, cfg)
 		op.Complete = env.Clock.Now()
@@ -82,6 +92,17 @@ func keyPTTL(ctx context.Context, nodes []redis.UniversalClient, timeout time.Du
 		}
 	}
 	return best
+}
+
+// keyLease is KeyLease bounded by timeout; -2 when it fails.
+func keyLease(ctx context.Context, kl impl.KeyLeaser, timeout time.Duration, key string) int64 {
+	c, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := kl.KeyLease(c, key)
+	if err != nil {
+		return impl.NotHeld
+	}
+	return v
 }
 
 func probeAcquire(ctx context.Context, l impl.Locker, key string, cfg Config) (history.Result, string) {
