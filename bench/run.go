@@ -137,6 +137,12 @@ func Topology(st impl.Strategy) cluster.Topology { return topologyOf(st.Info()) 
 
 // topologyOf is Topology from a strategy's Info.
 func topologyOf(info impl.Info) cluster.Topology {
+	switch info.Server {
+	case impl.ServerEtcd:
+		return cluster.Topology{Kind: cluster.Etcd, Nodes: info.Nodes}
+	case impl.ServerZooKeeper:
+		return cluster.Topology{Kind: cluster.ZooKeeper, Nodes: info.Nodes}
+	}
 	if info.Nodes > 1 {
 		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
 	}
@@ -247,7 +253,8 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return out, fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
 	}
 	defer c.Stop()
-	if c.Backend() == cluster.BackendExternal {
+	redisServers := info.Server == impl.ServerRedis
+	if c.Backend() == cluster.BackendExternal && redisServers {
 		shared := s.Cluster.External.SharedKeys
 		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
 			return out, err
@@ -331,7 +338,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		for i, n := range nodes {
 			addrs[i] = n.Addr()
 		}
-		env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
+		if redisServers { // etcd and ZooKeeper Lockers dial Endpoints themselves
+			env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
+		}
 		env.Endpoints = func(int) []string { return addrs }
 	}
 	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
@@ -343,7 +352,10 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	for _, n := range c.Nodes() {
 		statAddrs = append(statAddrs, n.Addr())
 	}
-	statsBefore, statsErr := commandCalls(ctx, statAddrs, time.Second)
+	statsBefore, statsErr := []nodeCalls(nil), errors.New("not a Redis cluster")
+	if redisServers {
+		statsBefore, statsErr = commandCalls(ctx, statAddrs, time.Second)
+	}
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
@@ -374,7 +386,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if err := hw.Close(); err != nil {
 		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	out.Redis = c.RedisVersion()
+	if redisServers {
+		out.Redis = c.RedisVersion()
+	}
 	links.Close()
 	if err := c.Stop(); err != nil {
 		return out, fmt.Errorf("stop redis: %w", err)
@@ -439,6 +453,13 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 	case cluster.BackendDocker:
 		return cluster.CheckImage(ctx, o.Image)
 	case cluster.BackendProcess, "":
+		for _, s := range specs {
+			if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
+				if err := cluster.CheckTopology(o, Topology(st)); err != nil {
+					return err
+				}
+			}
+		}
 		return cluster.CheckRedisServer(o)
 	}
 	if o.Backend != cluster.BackendExternal {

@@ -154,7 +154,7 @@ type etcdState struct {
 	mutex *concurrency.Mutex
 }
 
-// Acquire makes one Mutex.TryLock on the lock prefix "key/" with the
+// Acquire makes one Mutex.TryLock on key (its keys are under "key/") with the
 // Locker's session (made first if there is none). It returns a lease whose
 // Lost is the session's Done, ErrNotAcquired when another session's key
 // is older (TryLock deleted ours), or an unknown-outcome error; after one
@@ -178,7 +178,7 @@ func (l *etcdLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: acquire %q: new session: outcome unknown: %w", l.name, key, err)
 	}
-	m := concurrency.NewMutex(s, key+"/")
+	m := concurrency.NewMutex(s, key) // its keys: key + "/" + the lease id
 	switch err := m.TryLock(ctx); {
 	case errors.Is(err, concurrency.ErrLocked):
 		return nil, fmt.Errorf("%s: acquire %q: %v: %w", l.name, key, err, ErrNotAcquired)
