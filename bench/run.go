@@ -168,6 +168,14 @@ func TooFewServers(o cluster.Options, t cluster.Topology) string {
 	if o.Backend != cluster.BackendExternal {
 		return ""
 	}
+	switch {
+	case t.Kind == cluster.Etcd && len(o.External.EtcdEndpoints) == 0:
+		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
+	case t.Kind == cluster.ZooKeeper && len(o.External.ZooKeeperServers) == 0:
+		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
+	case t.Kind.Consensus():
+		return ""
+	}
 	if n, have := t.Servers(), len(o.External.Addrs); have < n {
 		return fmt.Sprintf("needs %d servers (topology %s), --redis-addrs gives %d: give %d addresses in --redis-addrs", n, t, have, n)
 	}
@@ -449,17 +457,19 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 // On the process backend, that redis-server can be found
 // (cluster.CheckRedisServer: exit 3).
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
+	// etcd and ZooKeeper: their programs on the process backend, a
+	// refusal on docker, endpoints on external.
+	for _, s := range specs {
+		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
+			if err := cluster.CheckTopology(o, Topology(st)); err != nil {
+				return err
+			}
+		}
+	}
 	switch o.Backend {
 	case cluster.BackendDocker:
 		return cluster.CheckImage(ctx, o.Image)
 	case cluster.BackendProcess, "":
-		for _, s := range specs {
-			if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
-				if err := cluster.CheckTopology(o, Topology(st)); err != nil {
-					return err
-				}
-			}
-		}
 		return cluster.CheckRedisServer(o)
 	}
 	if o.Backend != cluster.BackendExternal {

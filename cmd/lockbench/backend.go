@@ -19,6 +19,7 @@ import (
 type backendFlags struct {
 	backend, image, masterName, keyPrefix string
 	addrs, sentinelAddrs                  []string
+	etcdEndpoints, zkServers              []string
 	allowDestructive, sharedKeys          bool
 }
 
@@ -28,6 +29,8 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.image, "redis-image", cluster.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+cluster.LocalImage+")")
 	fl.StringSliceVar(&b.addrs, "redis-addrs", nil, "external backend: the servers, host:port,... (node order; primary first)")
 	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
+	fl.StringSliceVar(&b.etcdEndpoints, "etcd-endpoints", nil, "external backend: an etcd cluster's client endpoints, host:port,... (etcd-* strategies)")
+	fl.StringSliceVar(&b.zkServers, "zk-servers", nil, "external backend: a ZooKeeper ensemble's servers, host:port,... without a chroot (zk-* strategies)")
 	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
 	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
 	fl.BoolVar(&b.sharedKeys, "shared-keys", false, "external backend: several lockbench processes contend on these keys at once: do not refuse keys already under --key-prefix, do not delete them after the run")
@@ -47,14 +50,22 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	default:
 		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", errs.ErrUsage, b.backend)
 	}
-	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive || b.sharedKeys
-	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 {
-		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment)", errs.ErrUsage)
+	consensus := len(b.etcdEndpoints) > 0 || len(b.zkServers) > 0
+	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive || b.sharedKeys || consensus
+	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 && !consensus {
+		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment; --etcd-endpoints or --zk-servers for the etcd and ZooKeeper strategies)", errs.ErrUsage)
 	}
 	if b.backend != cluster.BackendExternal && ext {
-		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --allow-destructive and --shared-keys go with --backend external", errs.ErrUsage)
+		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --etcd-endpoints, --zk-servers, --allow-destructive and --shared-keys go with --backend external", errs.ErrUsage)
 	}
 	b.addrs, b.sentinelAddrs = trimAddrs(b.addrs), trimAddrs(b.sentinelAddrs)
+	b.etcdEndpoints, b.zkServers = trimAddrs(b.etcdEndpoints), trimAddrs(b.zkServers)
+	if err := checkAddrs(ctx, "--etcd-endpoints", b.etcdEndpoints, "etcd members"); err != nil {
+		return o, "", err
+	}
+	if err := checkAddrs(ctx, "--zk-servers", b.zkServers, "ZooKeeper servers"); err != nil {
+		return o, "", err
+	}
 	if err := checkAddrs(ctx, "--redis-addrs", b.addrs, "servers (a quorum strategy such as redlock needs 5 independent servers)"); err != nil {
 		return o, "", err
 	}
@@ -76,7 +87,7 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 		o.Image = b.image
 	case cluster.BackendExternal:
 		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive,
-			SharedKeys: b.sharedKeys}
+			SharedKeys: b.sharedKeys, EtcdEndpoints: b.etcdEndpoints, ZooKeeperServers: b.zkServers}
 	}
 	return o, note, nil
 }
