@@ -33,6 +33,15 @@ type KeyLeaser interface {
 	KeyLease(ctx context.Context, key string) (int64, error)
 }
 
+// ServerTTLer is implemented by strategies whose server enforces another
+// TTL than the run's: etcd leases count whole seconds, so etcd-mutex and
+// etcd-fenced hold a lock for the run's TTL rounded up to a second.
+// Reports and scenarios that time faults by the TTL should use it.
+type ServerTTLer interface {
+	// ServerTTL returns the TTL the server enforces for run TTL ttl.
+	ServerTTL(ttl time.Duration) time.Duration
+}
+
 // KeyLease values with Redis PTTL's meaning.
 const (
 	// NoExpiry: the key is held without a lease (Redis PTTL -1).

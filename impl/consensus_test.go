@@ -96,6 +96,9 @@ func TestConsensusStrategies(t *testing.T) {
 					}
 					key := "lb:" + name
 					a, b := mk("a", nil), mk("b", nil)
+					if st, ok := s.(impl.ServerTTLer); ok != (cc.kind == cluster.Etcd) || ok && st.ServerTTL(100*time.Millisecond) != time.Second {
+						t.Errorf("ServerTTLer %v", ok)
+					}
 					kl, ok := a.(impl.KeyLeaser)
 					if !ok {
 						t.Fatalf("%s's Locker is no KeyLeaser", name)
