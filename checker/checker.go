@@ -1,7 +1,11 @@
 // Package checker checks a recorded lockbench history and returns data, not
 // bools: one Result per check (exclusion, protected resource, fencing tokens,
 // reentrancy, liveness), each with a status, a violation count, a one-line
-// message and a few lines naming the holds and operations involved.
+// message, the witnesses of its violations (see Witnesses: the overlapping
+// holds and the interval where both held, the lost update with its
+// operations, ...) and a few lines of text derived from them; and the
+// evidence the verdicts rest on (see Evidence: holds, chances to overlap,
+// outcomes, faults that landed).
 //
 // The contract is the "Checkers" section of docs/design.md. In short:
 //
@@ -71,9 +75,14 @@ type Result struct {
 	Violations int
 	// Message is one line for a report.
 	Message string
-	// Details are up to about 20 lines naming the holds and operations
-	// involved (clients, hold ids, times in ms since run start).
+	// Details are up to 20 lines naming the holds and operations involved
+	// (clients, hold ids, times in ms since run start), one per witness
+	// (the String of each), the last saying how many were left out.
 	Details []string
+	// Witnesses are the violations found, as data: only this check's list
+	// and its Total are set, and only when Status is Violated (at most
+	// MaxWitnesses kept; Total counts all, and equals Violations).
+	Witnesses Witnesses
 }
 
 // Options tunes the porcupine-backed checks (Exclusion and Resource). The
@@ -125,6 +134,8 @@ type Report struct {
 	Liveness   Result
 	// Figures are the liveness figures (see LivenessFigures).
 	Figures LivenessFigures
+	// Evidence counts what the verdicts rest on (see EvidenceOf).
+	Evidence Evidence
 	// Visualization is the path of the porcupine HTML written: the exclusion
 	// one if exclusion was violated, else the resource one; "" if none.
 	Visualization string
@@ -141,6 +152,7 @@ func Check(h history.Header, ops []history.Operation, o Options) Report {
 	r.Fencing = Fencing(h, ops)
 	r.Reentrancy = Reentrancy(h, ops)
 	r.Liveness, r.Figures = Liveness(h, ops)
+	r.Evidence = EvidenceOf(ops)
 	r.Visualization = excPath
 	if r.Visualization == "" {
 		r.Visualization = resPath

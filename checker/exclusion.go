@@ -34,9 +34,15 @@ import (
 // result is Inconclusive, unless the sweep-line found pairs, which are a
 // definite violation on their own. Skipped when the history has no holds.
 //
+// Each conflicting pair is a witness (Overlap): the two holds and the
+// interval [max(A.AcquireComplete, B.AcquireComplete), min(A.EndOfUse,
+// B.EndOfUse)] where both certainly held, non-empty by the rule above. The
+// first MaxWitnesses pairs are kept, per key in key order, in order of the
+// later hold's acquire completion; Details are their lines.
+//
 // On a violation, porcupine's visualisation of the pieces with overlapping
 // holds (up to 10) is written to o.VisualizationPath (if set), with nemesis
-// windows, crashes, lost leases and the overlapping intervals as
+// windows, crashes, lost leases and the witnesses' intervals (up to 20) as
 // annotations.
 func Exclusion(h history.Header, ops []history.Operation, o Options) Result {
 	r, _ := exclusion(h, ops, o)
@@ -175,8 +181,8 @@ func exclusionOps(hs []Hold, pieces [][]int) [][]porcupine.Operation {
 // acquired (completed) first.
 type overlap struct{ a, b int }
 
-// maxKeptOverlaps bounds the pairs kept for details and annotations; all are counted.
-const maxKeptOverlaps = 1000
+// maxKeptOverlaps bounds the pairs kept as witnesses; all are counted.
+const maxKeptOverlaps = MaxWitnesses
 
 // sweepOverlaps counts the conflicting pairs of holds per key: A and B
 // conflict iff A.AcquireComplete < B.EndOfUse && B.AcquireComplete <
@@ -228,12 +234,11 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	porc := checkPieces(model, pops, o.timeout())
 
 	r := Result{Violations: n}
-	for _, p := range kept {
-		a, b := hs[p.a], hs[p.b]
-		r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d [%s, %s] overlaps c%d h%d [%s, %s] (grant..end of use, ms)",
-			a.Key, a.Client, a.Hold, ms(a.AcquireComplete), ms(a.EndOfUse), b.Client, b.Hold, ms(b.AcquireComplete), ms(b.EndOfUse)))
+	found := make([]Overlap, len(kept))
+	for i, p := range kept {
+		found[i] = overlapOf(hs[p.a], hs[p.b])
 	}
-	r.Details = capDetails(r.Details, n)
+	r.Details = detailsOf(found, n)
 	switch {
 	case porc == porcupine.Ok && n == 0:
 		r.Status = OK
@@ -253,6 +258,9 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	default:
 		r.Status = Inconclusive
 		r.Message = fmt.Sprintf("checker disagreement (bug): porcupine finds the holds linearizable, the sweep-line finds %s", pairs(n))
+	}
+	if r.Status == Violated {
+		r.Witnesses = Witnesses{Exclusion: found, Total: WitnessCounts{Exclusion: n}}
 	}
 	if o.VisualizationPath == "" || r.Status == OK || porc == porcupine.Unknown && n == 0 {
 		return r, ""
@@ -283,22 +291,10 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 	}
 	keep := func(k string) bool { return shownKeys[k] }
 	var notes []porcupine.Annotation
-	for _, p := range kept {
-		if len(notes) == maxDetails {
-			break
+	for i, p := range kept {
+		if seen[pieceOf[p.a]] && len(notes) < maxDetails {
+			notes = append(notes, overlapAnnotation(found[i]))
 		}
-		if !seen[pieceOf[p.a]] {
-			continue
-		}
-		a, b := hs[p.a], hs[p.b]
-		notes = append(notes, porcupine.Annotation{
-			Tag:             "overlap " + a.Key,
-			Start:           max(a.AcquireComplete, b.AcquireComplete),
-			End:             min(a.EndOfUse, b.EndOfUse),
-			Description:     fmt.Sprintf("h%d ∩ h%d", a.Hold, b.Hold),
-			Details:         fmt.Sprintf("c%d h%d and c%d h%d both held %s", a.Client, a.Hold, b.Client, b.Hold, a.Key),
-			BackgroundColor: "#f4a6a6",
-		})
 	}
 	path, err := visualize(model, flatten(vops), ops, keep, notes, o.VisualizationPath, o.timeout())
 	if err != nil {

@@ -38,36 +38,34 @@ type LivenessFigures struct {
 // its result is ok when the probe acquired the key within TTL + 1 s. The
 // check is violated if any probe found no TTL or did not acquire;
 // Result.Violations counts such keys. Skipped when the history has no
-// probes; the figures are computed either way.
+// probes; the figures are computed either way. Each such key is a witness
+// (ProbeWitness, with its first failing probe), in key order.
 func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
 	f, faults := livenessFigures(ops)
 	bad := map[string]bool{}
 	var r Result
+	var found []ProbeWitness
 	probed := map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != history.Probe {
 			continue
 		}
 		probed[op.Key] = true
-		switch {
-		case op.Value == -1:
-			bad[op.Key] = true
-			r.Details = append(r.Details, fmt.Sprintf("%s: left without a TTL after the run (PTTL -1): deadlock; probe %s at %s ms", op.Key, op.Result, ms(op.Invoke)))
-		case op.Result != history.OK:
-			bad[op.Key] = true
-			why := ""
-			if op.Error != "" {
-				why = ": " + op.Error
-			}
-			r.Details = append(r.Details, fmt.Sprintf("%s: not acquirable within TTL+1s (%d ms) after the run (PTTL %d ms, probe %s%s) at %s ms", op.Key, h.TTLMs+1000, op.Value, op.Result, why, ms(op.Invoke)))
+		if bad[op.Key] || op.Value != -1 && op.Result == history.OK {
+			continue
 		}
+		bad[op.Key] = true
+		found = append(found, ProbeWitness{Key: op.Key, Probe: opRef(op), NoTTL: op.Value == -1, TTLMs: h.TTLMs})
 	}
-	for k := range bad {
-		f.Deadlocked = append(f.Deadlocked, k)
+	sort.SliceStable(found, func(i, j int) bool { return found[i].Key < found[j].Key })
+	for _, w := range found {
+		f.Deadlocked = append(f.Deadlocked, w.Key)
 	}
-	sort.Strings(f.Deadlocked)
-	r.Details = capDetails(r.Details, len(r.Details))
-	r.Violations = len(bad)
+	r.Violations = len(found)
+	r.Details = detailsOf(found, r.Violations)
+	if r.Violations > 0 {
+		r.Witnesses = Witnesses{Liveness: keep(found), Total: WitnessCounts{Liveness: r.Violations}}
+	}
 	gap := fmt.Sprintf("longest gap between grants %.3f ms", f.LongestUnavailableMs)
 	switch {
 	case !faults:

@@ -40,19 +40,32 @@ const (
 //     applies it as the resource would have, so placing it last is the same
 //     as it never happening.
 //
-// Result.Violations counts lost updates by replaying each key's accepted
-// writes in completion order (the resource is linearizable by construction
-// in the harness, so completion order is its order of application unless
-// writes overlap) and counting those whose Prev is not the value left by the
-// previous one; an info write whose value a later write read is taken as
-// applied. The status comes from porcupine: Violations is at least 1 when
-// porcupine finds no linearization (e.g. a stale read, or a fencing decision
-// the model forbids) and 0 when it finds one. A porcupine timeout is
-// Inconclusive. Skipped when the history has no resource operations.
+// The status comes from porcupine: Violated when it finds no linearization,
+// OK when it finds one; a porcupine timeout is Inconclusive. Skipped when
+// the history has no resource operations.
+//
+// On a violation the witnesses (ResourceWitness) are:
+//
+//   - lost updates, found by replaying each key's accepted writes in
+//     completion order (the resource is linearizable by construction in
+//     the harness, so completion order is its order of application unless
+//     writes overlap): a write whose Prev is not the value left by the
+//     previous one, with the write it overwrote and the read it computed
+//     from; an info write whose value a later write read is taken as
+//     applied;
+//   - stale writes (fencing writes or all): accepted writes whose token is
+//     below that of an accepted fenced operation completed before the
+//     write was invoked;
+//   - if neither finds anything (e.g. a stale read, or a rejection the
+//     model forbids), the stretches of operations porcupine rejects (up to
+//     10).
+//
+// Result.Violations is the number of witnesses (at least 1); the first
+// MaxWitnesses are kept, by key, then by the end of what they mark.
 //
 // On a violation, porcupine's visualisation of the pieces it rejects (up to
 // 10) is written next to o.VisualizationPath (see Options), with the
-// history's nemesis windows as annotations.
+// history's nemesis windows and the witnesses (up to 20) as annotations.
 func Resource(h history.Header, ops []history.Operation, o Options) Result {
 	r, _ := resource(h, ops, o)
 	return r
@@ -260,17 +273,13 @@ func resSpan(op porcupine.Operation) string {
 	return string(in.op.Kind)
 }
 
-// lostUpdate is an accepted write whose read value was not the current
-// value, found by replay; prev is the write that set the current value
-// (Hold -1 if none: the initial value).
-type lostUpdate struct {
-	w, prev history.Operation
-	value   int64
-}
-
 // replayLostUpdates replays each key's accepted writes in completion order
-// (then invoke order) and returns the lost updates, keys in sorted order.
-func replayLostUpdates(ops []history.Operation) []lostUpdate {
+// (then invoke order) and returns the lost updates as witnesses (without
+// their reads: see withReads), keys in sorted order. An accepted write whose
+// Prev is not the value left by the write before it is a lost update, unless
+// an info write of that value invoked before it completed explains it (taken
+// as applied, once).
+func replayLostUpdates(ops []history.Operation) []ResourceWitness {
 	writes := map[string][]history.Operation{}
 	infos := map[string][]history.Operation{}
 	seen := map[string]bool{}
@@ -291,7 +300,7 @@ func replayLostUpdates(ops []history.Operation) []lostUpdate {
 		}
 	}
 	sort.Strings(keys)
-	var lost []lostUpdate
+	var lost []ResourceWitness
 	for _, k := range keys {
 		ws := writes[k]
 		sort.SliceStable(ws, func(i, j int) bool {
@@ -302,8 +311,8 @@ func replayLostUpdates(ops []history.Operation) []lostUpdate {
 		})
 		pending := infos[k]
 		var value int64
-		last := history.Operation{Hold: -1}
-		for _, w := range ws {
+		var last *history.Operation // the write that set value; nil: the initial value
+		for i, w := range ws {
 			if w.Prev != value {
 				landed := -1
 				for i, iw := range pending {
@@ -315,14 +324,145 @@ func replayLostUpdates(ops []history.Operation) []lostUpdate {
 				if landed >= 0 {
 					pending = append(pending[:landed:landed], pending[landed+1:]...)
 				} else {
-					lost = append(lost, lostUpdate{w: w, prev: last, value: value})
+					lost = append(lost, ResourceWitness{Key: k, Kind: LostUpdate, Write: opRef(w), Overwrote: last,
+						Current: value, FromNs: w.Invoke, ToNs: w.Complete})
 				}
 			}
 			value = w.Value
-			last = w
+			last = opRef(ws[i])
 		}
 	}
 	return lost
+}
+
+// staleWrites returns, per key in key order and in order of completion,
+// the accepted writes that the fencing check (mode writes or all) had to
+// reject: a write whose fencing token is below that of an accepted fenced
+// operation that completed before the write was invoked. Such an operation
+// is ordered before the write in every linearization and raised the highest
+// token the resource has seen above the write's, so these are certain
+// violations of the model. Info operations, which may not have taken
+// effect, raise nothing here.
+func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
+	if m.mode == fencingOff {
+		return nil
+	}
+	byKey := map[string][]int{}
+	var keys []string
+	for i, op := range ops {
+		if (op.Kind == history.Read || op.Kind == history.Write) && op.Result == history.OK && m.fenced(op) {
+			if _, ok := byKey[op.Key]; !ok {
+				keys = append(keys, op.Key)
+			}
+			byKey[op.Key] = append(byKey[op.Key], i)
+		}
+	}
+	sort.Strings(keys)
+	var out []ResourceWitness
+	for _, k := range keys {
+		done := append([]int(nil), byKey[k]...) // accepted fenced ops by completion
+		sort.SliceStable(done, func(x, y int) bool { return ops[done[x]].Complete < ops[done[y]].Complete })
+		var writes []int // accepted writes by invoke
+		for _, i := range byKey[k] {
+			if ops[i].Kind == history.Write {
+				writes = append(writes, i)
+			}
+		}
+		sort.SliceStable(writes, func(x, y int) bool { return ops[writes[x]].Invoke < ops[writes[y]].Invoke })
+		var found []ResourceWitness
+		next, top := 0, -1 // top: the highest token among done[:next]
+		for _, w := range writes {
+			for next < len(done) && ops[done[next]].Complete < ops[w].Invoke {
+				if top < 0 || ops[done[next]].Fence > ops[top].Fence {
+					top = done[next]
+				}
+				next++
+			}
+			if top >= 0 && ops[w].Fence < ops[top].Fence {
+				found = append(found, ResourceWitness{Key: k, Kind: StaleWrite, Write: opRef(ops[w]), FencedBy: opRef(ops[top]),
+					FromNs: ops[w].Invoke, ToNs: ops[w].Complete})
+			}
+		}
+		sort.SliceStable(found, func(x, y int) bool { return found[x].Write.Complete < found[y].Write.Complete })
+		out = append(out, found...)
+	}
+	return out
+}
+
+// withReads sets each witness's Read: the latest accepted read of the
+// write's hold that completed by the write's invoke.
+func withReads(ws []ResourceWitness, ops []history.Operation) {
+	holds := map[int64]bool{}
+	for _, w := range ws {
+		if w.Write != nil && w.Write.Hold != 0 {
+			holds[w.Write.Hold] = true
+		}
+	}
+	if len(holds) == 0 {
+		return
+	}
+	reads := map[int64][]int{}
+	for i, op := range ops {
+		if op.Kind == history.Read && op.Result == history.OK && holds[op.Hold] {
+			reads[op.Hold] = append(reads[op.Hold], i)
+		}
+	}
+	for j, w := range ws {
+		if w.Write == nil {
+			continue
+		}
+		best := -1
+		for _, i := range reads[w.Write.Hold] {
+			if ops[i].Complete <= w.Write.Invoke && (best < 0 || ops[i].Complete > ops[best].Complete) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			ws[j].Read = opRef(ops[best])
+		}
+	}
+}
+
+// unexplained turns pieces porcupine rejects into not-linearizable
+// witnesses: the piece's key, its number of operations, its first invoke
+// and last finite completion.
+func unexplained(pieces [][]porcupine.Operation, bad []int) []ResourceWitness {
+	var out []ResourceWitness
+	for _, p := range bad {
+		w := ResourceWitness{Kind: NotLinearizable, FromNs: Inf, ToNs: -1}
+		for _, op := range pieces[p] {
+			in := op.Input.(resInput)
+			if in.start {
+				continue
+			}
+			w.Key = in.op.Key
+			w.Ops++
+			w.FromNs = min(w.FromNs, op.Call)
+			w.ToNs = max(w.ToNs, op.Call)
+			if op.Return != Inf {
+				w.ToNs = max(w.ToNs, op.Return)
+			}
+		}
+		if w.Ops > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// sortResourceWitnesses orders witnesses by key, then by the end of what
+// they mark, lost updates before stale writes at equal times.
+func sortResourceWitnesses(ws []ResourceWitness) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i], ws[j]
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		if a.ToNs != b.ToNs {
+			return a.ToNs < b.ToNs
+		}
+		return a.Kind < b.Kind
+	})
 }
 
 func resource(h history.Header, ops []history.Operation, o Options) (Result, string) {
@@ -359,7 +499,6 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	model := m.porcupine()
 	pieces := m.resourcePieces(ops, o.minPieceOps())
 	porc := checkPieces(model, pieces, o.timeout())
-	lost := replayLostUpdates(ops)
 
 	counts := fmt.Sprintf("%d reads and %d writes on %s (fencing %s; %d rejected, %d unknown)", reads, writes, keysOf(len(keys)), mode, rejected, unknown)
 	var r Result
@@ -370,35 +509,49 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 		return r, ""
 	case porcupine.Unknown:
 		r.Status = Inconclusive
-		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost update(s)", o.timeout(), counts, len(lost))
+		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost update(s)", o.timeout(), counts, len(replayLostUpdates(ops)))
 		return r, ""
 	}
 	r.Status = Violated
-	r.Violations = max(len(lost), 1)
-	badKeys := map[string]bool{}
-	for _, l := range lost {
-		w := l.w
-		badKeys[w.Key] = true
-		by := "the initial value"
-		if l.prev.Hold != -1 {
-			by = fmt.Sprintf("set by c%d h%d at %s ms", l.prev.Client, l.prev.Hold, ms(l.prev.Complete))
-		}
-		r.Details = append(r.Details, fmt.Sprintf("%s: lost update: c%d h%d wrote %d→%d (fence %d) at [%s, %s] ms, but the value was %d (%s)",
-			w.Key, w.Client, w.Hold, w.Prev, w.Value, w.Fence, ms(w.Invoke), ms(w.Complete), l.value, by))
+	lost := replayLostUpdates(ops)
+	stale := m.staleWrites(ops)
+	found := append(lost, stale...)
+	var bad []int // pieces porcupine rejects, when computed
+	if len(found) == 0 {
+		bad = illegalPieces(model, pieces, o.timeout(), maxVizPieces)
+		found = unexplained(pieces, bad)
 	}
-	r.Details = capDetails(r.Details, len(lost))
-	if len(lost) > 0 {
+	sortResourceWitnesses(found)
+	total := len(found)
+	found = keep(found)
+	withReads(found, ops)
+	r.Violations = max(total, 1)
+	r.Witnesses = Witnesses{Resource: found, Total: WitnessCounts{Resource: total}}
+	r.Details = detailsOf(found, total)
+	badKeys := map[string]bool{}
+	for _, w := range found {
+		badKeys[w.Key] = true
+	}
+	switch {
+	case len(lost) > 0 && len(stale) > 0:
+		r.Message = fmt.Sprintf("%d lost update(s) and %d stale write(s) accepted on %d of %d keys: %s", len(lost), len(stale), len(badKeys), len(keys), counts)
+	case len(lost) > 0:
 		r.Message = fmt.Sprintf("%d lost update(s) on %d of %d keys: %s", len(lost), len(badKeys), len(keys), counts)
-	} else {
+	case len(stale) > 0:
+		r.Message = fmt.Sprintf("%d stale write(s) accepted despite fencing on %d of %d keys: %s", len(stale), len(badKeys), len(keys), counts)
+	default:
 		r.Message = "not linearizable (a stale read or a fencing decision the model forbids; no lost update in completion order): " + counts
 	}
 	if o.VisualizationPath == "" {
 		return r, ""
 	}
 	// Show the pieces porcupine rejects.
+	if bad == nil {
+		bad = illegalPieces(model, pieces, o.timeout(), maxVizPieces)
+	}
 	var vops [][]porcupine.Operation
 	shownKeys := map[string]bool{}
-	for _, p := range illegalPieces(model, pieces, o.timeout(), maxVizPieces) {
+	for _, p := range bad {
 		vops = append(vops, withSpans(pieces[p], resSpan))
 		shownKeys[pieces[p][0].Input.(resInput).op.Key] = true
 	}
@@ -408,7 +561,13 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 		}
 	}
 	keep := func(k string) bool { return len(shownKeys) == 0 || shownKeys[k] }
-	path, err := visualize(model, flatten(vops), ops, keep, nil, resourcePath(o.VisualizationPath), o.timeout())
+	var notes []porcupine.Annotation
+	for _, w := range found {
+		if keep(w.Key) && len(notes) < maxDetails {
+			notes = append(notes, resourceAnnotation(w))
+		}
+	}
+	path, err := visualize(model, flatten(vops), ops, keep, notes, resourcePath(o.VisualizationPath), o.timeout())
 	if err != nil {
 		r.Message += "; visualization not written: " + err.Error()
 		return r, ""

@@ -13,8 +13,9 @@ import (
 // B.AcquireInvoke, so A was certainly granted first) with A.Fence >=
 // B.Fence, or when B carries the same token as an earlier-completed grant it
 // overlaps. Grants whose acquires overlap in time are not ordered otherwise:
-// either may have been granted first. Result.Violations counts the grants
-// flagged.
+// either may have been granted first. Each grant flagged is a witness
+// (FenceWitness, with the earlier grant), per key in key order, in order of
+// acquire invoke; Result.Violations counts them.
 //
 // It applies when h.Fencing is not "off" or any grant carries a token
 // (Fence > 0); it is Skipped when no grant carries one.
@@ -35,6 +36,7 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 	}
 	keys, byKey := holdsByKey(hs)
 	var r Result
+	var found []FenceWitness
 	for _, k := range keys {
 		byInvoke := byKey[k] // Holds sorts by AcquireInvoke
 		byComplete := append([]int(nil), byInvoke...)
@@ -56,10 +58,7 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 				done++
 			}
 			if top >= 0 && hs[top].Fence >= hb.Fence {
-				r.Violations++
-				a := hs[top]
-				r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d got fence %d at %s ms, not above fence %d of c%d h%d granted at %s ms, before it asked (%s ms)",
-					k, hb.Client, hb.Hold, hb.Fence, ms(hb.AcquireComplete), a.Fence, a.Client, a.Hold, ms(a.AcquireComplete), ms(hb.AcquireInvoke)))
+				found = append(found, FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(hs[top])})
 				continue
 			}
 			// Same token as an overlapping grant that completed earlier.
@@ -67,17 +66,17 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 				ha := hs[a]
 				if a != b && ha.AcquireComplete >= hb.AcquireInvoke &&
 					(ha.AcquireComplete < hb.AcquireComplete || ha.AcquireComplete == hb.AcquireComplete && a < b) {
-					r.Violations++
-					r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d and c%d h%d, granted at %s and %s ms, share fence %d",
-						k, ha.Client, ha.Hold, hb.Client, hb.Hold, ms(ha.AcquireComplete), ms(hb.AcquireComplete), hb.Fence))
+					found = append(found, FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(ha), Shared: true})
 					break
 				}
 			}
 		}
 	}
-	r.Details = capDetails(r.Details, r.Violations)
+	r.Violations = len(found)
+	r.Details = detailsOf(found, r.Violations)
 	if r.Violations > 0 {
 		r.Status = Violated
+		r.Witnesses = Witnesses{Fencing: keep(found), Total: WitnessCounts{Fencing: r.Violations}}
 		r.Message = fmt.Sprintf("%d of %d grants do not get a fencing token above the grants before them", r.Violations, len(hs))
 		return r
 	}
@@ -100,8 +99,9 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 // (the hash deleted). Counts within the tolerance are reported as not
 // judged, never as a pass of the exact check.
 //
-// Result.Violations counts the operations with a wrong count. Skipped for
-// non-reentrant strategies.
+// Each operation with a wrong count is a witness (CountWitness), in history
+// order; Result.Violations counts them. Skipped for non-reentrant
+// strategies.
 func Reentrancy(h history.Header, ops []history.Operation) Result {
 	if !h.Reentrant {
 		return Result{Status: Skipped, Message: "the strategy is not reentrant"}
@@ -112,6 +112,7 @@ func Reentrancy(h history.Header, ops []history.Operation) Result {
 	}
 	unknown := map[owner]int{} // unknown-outcome acquires and releases since the count was last known
 	var r Result
+	var found []CountWitness
 	var acquires, releases, unjudged int
 	for _, op := range ops {
 		if !isWholeLock(op) || (op.Kind != history.Acquire && op.Kind != history.Release) {
@@ -136,22 +137,22 @@ func Reentrancy(h history.Header, ops []history.Operation) Result {
 			if u := unknown[o]; u > 0 && -u <= d && d <= u {
 				unjudged++
 			} else {
-				r.Violations++
-				r.Details = append(r.Details, fmt.Sprintf("%s: c%d h%d %s at depth %d reported count %d, want %d (at %s ms)",
-					op.Key, op.Client, op.Hold, op.Kind, op.Depth, op.Count, want, ms(op.Complete)))
+				found = append(found, CountWitness{Op: opRef(op), Want: want})
 			}
 		}
 		if (op.Kind == history.Acquire && op.Depth == 1 && op.Count == 1) || (op.Kind == history.Release && op.Count == 0) {
 			delete(unknown, o)
 		}
 	}
-	r.Details = capDetails(r.Details, r.Violations)
+	r.Violations = len(found)
+	r.Details = detailsOf(found, r.Violations)
 	var note string
 	if unjudged > 0 {
 		note = fmt.Sprintf("; %d counts not judged (off by no more than the client's earlier operations with unknown outcome)", unjudged)
 	}
 	if r.Violations > 0 {
 		r.Status = Violated
+		r.Witnesses = Witnesses{Reentrancy: keep(found), Total: WitnessCounts{Reentrancy: r.Violations}}
 		r.Message = fmt.Sprintf("%d of %d successful acquires and releases report a count that does not match their depth%s", r.Violations, acquires+releases, note)
 		return r
 	}

@@ -142,3 +142,35 @@ func describeSpan(meta interface{}) string {
 	}
 	return fmt.Sprintf("%s [%s, %s] ms since run start", s.what, ms(s.call), ms(s.ret))
 }
+
+// overlapAnnotation marks an exclusion witness on porcupine's
+// visualisation: the interval where both holds certainly held the key, on
+// an "overlap KEY" row.
+func overlapAnnotation(o Overlap) porcupine.Annotation {
+	return porcupine.Annotation{
+		Tag:             "overlap " + o.Key,
+		Start:           o.BothFromNs,
+		End:             o.BothToNs,
+		Description:     fmt.Sprintf("h%d ∩ h%d", o.A.Hold, o.B.Hold),
+		Details:         o.String(),
+		BackgroundColor: "#f4a6a6",
+	}
+}
+
+// resourceAnnotation marks a resource witness on porcupine's visualisation:
+// the accepted write (or the stretch porcupine rejects), on a row named
+// after the witness's kind and key.
+func resourceAnnotation(w ResourceWitness) porcupine.Annotation {
+	desc := string(w.Kind)
+	if w.Write != nil {
+		desc = fmt.Sprintf("%s c%d h%d", w.Kind, w.Write.Client, w.Write.Hold)
+	}
+	return porcupine.Annotation{
+		Tag:             string(w.Kind) + " " + w.Key,
+		Start:           w.FromNs,
+		End:             w.ToNs,
+		Description:     desc,
+		Details:         w.String(),
+		BackgroundColor: "#f4a6a6",
+	}
+}

@@ -1,0 +1,198 @@
+package checker
+
+import (
+	"sort"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// Evidence counts what a run's verdicts rest on. It holds counts only; the
+// rules that call too little evidence inconclusive are the caller's (e.g.
+// `e.ChancesToOverlap == 0`: exclusion had nothing to break;
+// `e.Faults > 0 && e.FaultsLanded == 0`: no fault hit its target;
+// `e.UnknownShare() > 0.5`: most outcomes unknown).
+//
+// Lock operations counted are the clients' whole-lock calls (Client >= 0,
+// no per-node calls of a quorum strategy, no post-run probes) at the
+// outermost depth (Depth <= 1).
+type Evidence struct {
+	// Holds is the number of holds (see Holds): successful outermost
+	// acquires. Nested acquires of a reentrant lock are not holds.
+	Holds int `json:"holds"`
+	// Keys is the number of distinct keys held at least once.
+	Keys int `json:"keys"`
+	// Clients is the number of distinct clients that held a key at least
+	// once.
+	Clients int `json:"clients"`
+	// ChancesToOverlap is the number of holds during which another client
+	// tried the same key: holds H for which some acquire attempt A (any
+	// result) of the same key by a different client has A.Invoke <=
+	// H.EndOfUse and A.Complete >= H.AcquireComplete, i.e. the attempt was
+	// in flight at some instant of [H's acquire completion, H's end of use]
+	// (closed interval, ns since run start). A hold nobody else tried
+	// during could not have overlapped another; an exclusion check with no
+	// chance to overlap had nothing to break.
+	ChancesToOverlap int `json:"chances_to_overlap"`
+	// Acquires counts the outermost acquire attempts by result.
+	Acquires OutcomeCounts `json:"acquires"`
+	// Releases counts the outermost release calls by result.
+	Releases OutcomeCounts `json:"releases"`
+	// ResourceReads and ResourceWrites count the protected resource's
+	// operations (any result); ResourceRejected those rejected by the
+	// fencing check (result fail), ResourceUnknown those with an unknown
+	// outcome (info).
+	ResourceReads    int `json:"resource_reads"`
+	ResourceWrites   int `json:"resource_writes"`
+	ResourceRejected int `json:"resource_rejected"`
+	ResourceUnknown  int `json:"resource_unknown"`
+	// Faults is the number of nemesis operations (fault windows) recorded;
+	// FaultsLanded and FaultsMissed those whose Landing says the fault hit
+	// its target or found nothing to hit. The rest (Faults - FaultsLanded -
+	// FaultsMissed, see FaultsUnknown) could not tell.
+	Faults       int `json:"faults"`
+	FaultsLanded int `json:"faults_landed"`
+	FaultsMissed int `json:"faults_missed"`
+	// Probes is the number of post-run liveness probes.
+	Probes int `json:"probes"`
+}
+
+// OutcomeCounts counts operations by result.
+type OutcomeCounts struct {
+	OK   int `json:"ok"`
+	Fail int `json:"fail"`
+	// Info counts operations with an unknown outcome.
+	Info int `json:"info"`
+}
+
+// Total is OK + Fail + Info.
+func (c OutcomeCounts) Total() int { return c.OK + c.Fail + c.Info }
+
+// add counts one result.
+func (c *OutcomeCounts) add(r history.Result) {
+	switch r {
+	case history.OK:
+		c.OK++
+	case history.Fail:
+		c.Fail++
+	case history.Info:
+		c.Info++
+	}
+}
+
+// UnknownShare is the share (0..1) of outermost acquire attempts whose
+// outcome is unknown (info); 0 when there were none.
+func (e Evidence) UnknownShare() float64 {
+	if n := e.Acquires.Total(); n > 0 {
+		return float64(e.Acquires.Info) / float64(n)
+	}
+	return 0
+}
+
+// FaultsUnknown is the number of fault windows whose nemesis could not tell
+// whether the fault hit its target.
+func (e Evidence) FaultsUnknown() int { return e.Faults - e.FaultsLanded - e.FaultsMissed }
+
+// isClientLockCall reports whether op is a client's outermost whole-lock
+// call, the lock operations Evidence counts.
+func isClientLockCall(op history.Operation) bool {
+	return op.Client >= 0 && isWholeLock(op) && isOutermost(op)
+}
+
+// EvidenceOf counts the evidence in a history (see Evidence). It runs in
+// O(n log n) for n operations.
+func EvidenceOf(ops []history.Operation) Evidence {
+	var e Evidence
+	attempts := map[string][]attempt{}
+	for _, op := range ops {
+		switch op.Kind {
+		case history.Acquire:
+			if isClientLockCall(op) {
+				e.Acquires.add(op.Result)
+				attempts[op.Key] = append(attempts[op.Key], attempt{op.Invoke, op.Complete, op.Client})
+			}
+		case history.Release:
+			if isClientLockCall(op) {
+				e.Releases.add(op.Result)
+			}
+		case history.Read, history.Write:
+			if op.Kind == history.Read {
+				e.ResourceReads++
+			} else {
+				e.ResourceWrites++
+			}
+			switch op.Result {
+			case history.Fail:
+				e.ResourceRejected++
+			case history.Info:
+				e.ResourceUnknown++
+			}
+		case history.Nemesis:
+			e.Faults++
+			switch op.Landing {
+			case history.Landed:
+				e.FaultsLanded++
+			case history.Missed:
+				e.FaultsMissed++
+			}
+		case history.Probe:
+			e.Probes++
+		}
+	}
+	hs := Holds(ops)
+	e.Holds = len(hs)
+	clients := map[int]bool{}
+	keys, byKey := holdsByKey(hs)
+	e.Keys = len(keys)
+	for _, h := range hs {
+		clients[h.Client] = true
+	}
+	e.Clients = len(clients)
+	for _, k := range keys {
+		e.ChancesToOverlap += chances(hs, byKey[k], attempts[k])
+	}
+	return e
+}
+
+// attempt is an acquire attempt as chances needs it.
+type attempt struct {
+	invoke, complete int64
+	client           int
+}
+
+// chances counts the holds idx (of one key) during which another client's
+// attempt (of the same key) was in flight: attempt.invoke <= EndOfUse and
+// attempt.complete >= AcquireComplete. Holds are taken by end of use and
+// attempts by invoke; among the attempts invoked by a hold's end of use it
+// keeps the latest completions of two distinct clients, enough to find the
+// latest completion by a client other than the hold's.
+func chances(hs []Hold, idx []int, as []attempt) int {
+	sort.Slice(as, func(i, j int) bool { return as[i].invoke < as[j].invoke })
+	order := append([]int(nil), idx...)
+	sort.Slice(order, func(i, j int) bool { return hs[order[i]].EndOfUse < hs[order[j]].EndOfUse })
+	best, second := attempt{complete: -1, client: -1}, attempt{complete: -1, client: -1}
+	next, n := 0, 0
+	for _, i := range order {
+		h := hs[i]
+		for ; next < len(as) && as[next].invoke <= h.EndOfUse; next++ {
+			a := as[next]
+			switch {
+			case a.client == best.client:
+				best.complete = max(best.complete, a.complete)
+			case a.complete > best.complete:
+				second, best = best, a
+			case a.client == second.client:
+				second.complete = max(second.complete, a.complete)
+			case a.complete > second.complete:
+				second = a
+			}
+		}
+		other := best
+		if best.client == h.Client {
+			other = second
+		}
+		if other.client >= 0 && other.complete >= h.AcquireComplete {
+			n++
+		}
+	}
+	return n
+}
