@@ -55,7 +55,8 @@ const (
 //     applied;
 //   - stale writes (fencing writes or all): accepted writes whose token is
 //     below that of an accepted fenced operation completed before the
-//     write was invoked;
+//     write was invoked (a lost update that is also one is one witness,
+//     with FencedBy set);
 //   - if neither finds anything (e.g. a stale read, or a rejection the
 //     model forbids), the stretches of operations porcupine rejects (up to
 //     10).
@@ -389,6 +390,31 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 	return out
 }
 
+// mergeStale appends to lost the stale writes that are not lost updates
+// too; a lost update that is also a stale write gets the stale write's
+// FencedBy, so each bad write is one witness.
+func mergeStale(lost, stale []ResourceWitness) []ResourceWitness {
+	type id struct {
+		client           int
+		hold             int64
+		invoke, complete int64
+	}
+	idOf := func(op *history.Operation) id { return id{op.Client, op.Hold, op.Invoke, op.Complete} }
+	at := make(map[id]int, len(lost))
+	for i, w := range lost {
+		at[idOf(w.Write)] = i
+	}
+	out := lost
+	for _, w := range stale {
+		if i, ok := at[idOf(w.Write)]; ok {
+			out[i].FencedBy = w.FencedBy
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // withReads sets each witness's Read: the latest accepted read of the
 // write's hold that completed by the write's invoke.
 func withReads(ws []ResourceWitness, ops []history.Operation) {
@@ -515,7 +541,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	r.Status = Violated
 	lost := replayLostUpdates(ops)
 	stale := m.staleWrites(ops)
-	found := append(lost, stale...)
+	found := mergeStale(lost, stale)
 	var bad []int // pieces porcupine rejects, when computed
 	if len(found) == 0 {
 		bad = illegalPieces(model, pieces, o.timeout(), maxVizPieces)
@@ -534,7 +560,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	}
 	switch {
 	case len(lost) > 0 && len(stale) > 0:
-		r.Message = fmt.Sprintf("%d lost update(s) and %d stale write(s) accepted on %d of %d keys: %s", len(lost), len(stale), len(badKeys), len(keys), counts)
+		r.Message = fmt.Sprintf("%d lost update(s) and %d stale write(s) accepted despite fencing on %d of %d keys: %s", len(lost), len(stale), len(badKeys), len(keys), counts)
 	case len(lost) > 0:
 		r.Message = fmt.Sprintf("%d lost update(s) on %d of %d keys: %s", len(lost), len(badKeys), len(keys), counts)
 	case len(stale) > 0:

@@ -109,7 +109,9 @@ type Overlap struct {
 	B HoldRef `json:"b"`
 	// BothFromNs and BothToNs bound the closed interval where both held:
 	// [max(A, B acquire complete), min(A, B end of use)], ns since run
-	// start. BothFromNs < BothToNs always (touching holds do not conflict).
+	// start. BothFromNs <= BothToNs; they are equal only when one hold is a
+	// single instant (granted and used up at once) strictly inside the
+	// other: holds that merely touch do not conflict.
 	BothFromNs int64 `json:"both_from_ns"`
 	BothToNs   int64 `json:"both_to_ns"`
 }
@@ -165,8 +167,9 @@ type ResourceWitness struct {
 	// Current (lost update) is the value the resource held when Write was
 	// applied; 0 for the other kinds.
 	Current int64 `json:"current"`
-	// FencedBy (stale write) is the accepted operation whose higher fencing
-	// token completed before Write was invoked.
+	// FencedBy (stale write, or a lost update that is also one) is the
+	// accepted operation whose higher fencing token completed before Write
+	// was invoked; nil otherwise.
 	FencedBy *history.Operation `json:"fenced_by,omitempty"`
 	// FromNs and ToNs bound what the witness marks on a timeline, ns since
 	// run start: the write's invoke and completion, or for not-linearizable
@@ -186,8 +189,12 @@ func (w ResourceWitness) String() string {
 		if w.Overwrote != nil {
 			by = fmt.Sprintf("set by c%d h%d at %s ms", w.Overwrote.Client, w.Overwrote.Hold, ms(w.Overwrote.Complete))
 		}
-		return fmt.Sprintf("%s: lost update: c%d h%d wrote %d→%d (fence %d) at [%s, %s] ms, but the value was %d (%s)",
-			w.Key, op.Client, op.Hold, op.Prev, op.Value, op.Fence, ms(op.Invoke), ms(op.Complete), w.Current, by)
+		stale := ""
+		if f := w.FencedBy; f != nil {
+			stale = fmt.Sprintf("; and stale: the resource had accepted fence %d from c%d h%d", f.Fence, f.Client, f.Hold)
+		}
+		return fmt.Sprintf("%s: lost update: c%d h%d wrote %d→%d (fence %d) at [%s, %s] ms, but the value was %d (%s)%s",
+			w.Key, op.Client, op.Hold, op.Prev, op.Value, op.Fence, ms(op.Invoke), ms(op.Complete), w.Current, by, stale)
 	case StaleWrite:
 		op, f := w.Write, w.FencedBy
 		return fmt.Sprintf("%s: stale write accepted: c%d h%d wrote %d→%d with fence %d at [%s, %s] ms, after the resource accepted fence %d from c%d h%d (%s, done at %s ms)",

@@ -1,0 +1,122 @@
+package checker
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+func TestEvidenceOfRecordedHistories(t *testing.T) {
+	tests := []struct {
+		file    string
+		want    Evidence
+		unknown float64 // UnknownShare
+	}{
+		// c1's failed attempt was in flight while c0 held: one chance.
+		{"clean-sequential.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2, ChancesToOverlap: 1,
+			Acquires: OutcomeCounts{OK: 2, Fail: 1}, Releases: OutcomeCounts{OK: 2},
+			ResourceReads: 2, ResourceWrites: 2, Faults: 1, Probes: 1}, 0},
+		// c0's acquire with unknown outcome spans c1's hold.
+		{"info-acquire.jsonl", Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1,
+			Acquires: OutcomeCounts{OK: 1, Fail: 1, Info: 1}, Releases: OutcomeCounts{OK: 1},
+			ResourceReads: 1, ResourceWrites: 1}, 1.0 / 3},
+		// c1's acquire met c0's paused hold; c0's own acquire came before c1's hold.
+		{"overlap.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2, ChancesToOverlap: 1,
+			Acquires: OutcomeCounts{OK: 2}, Releases: OutcomeCounts{OK: 2},
+			ResourceReads: 2, ResourceWrites: 2, Faults: 1}, 0},
+		// c2's slow acquire spans c1's hold; c1's acquire on the new primary
+		// met c0's hold: two chances of five holds. The failover landed.
+		{"slow-acquire-before-fault.jsonl", Evidence{Holds: 5, Keys: 1, Clients: 3, ChancesToOverlap: 2,
+			Acquires: OutcomeCounts{OK: 5}, Releases: OutcomeCounts{OK: 4, Fail: 1},
+			ResourceReads: 5, ResourceWrites: 5, Faults: 1, FaultsLanded: 1}, 0},
+		{"fenced-stale-write-rejected.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2, ChancesToOverlap: 1,
+			Acquires: OutcomeCounts{OK: 2}, Releases: OutcomeCounts{OK: 1, Fail: 1},
+			ResourceReads: 2, ResourceWrites: 2, ResourceRejected: 1, Faults: 1}, 0},
+		// No hold at all: a deadlock.
+		{"deadlock-probe.jsonl", Evidence{Acquires: OutcomeCounts{Fail: 2, Info: 1}, Probes: 2}, 1.0 / 3},
+		// Nested acquires and releases are not counted; nobody tried while held.
+		{"reentrancy-count-wrong.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2,
+			Acquires: OutcomeCounts{OK: 2}, Releases: OutcomeCounts{OK: 2}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
+			h, ops := load(t, tt.file)
+			got := Check(h, ops, Options{}).Evidence
+			if got != tt.want {
+				t.Errorf("evidence\n got %+v\nwant %+v", got, tt.want)
+			}
+			if u := got.UnknownShare(); u != tt.unknown {
+				t.Errorf("UnknownShare = %v, want %v", u, tt.unknown)
+			}
+			if got.FaultsUnknown() != got.Faults-got.FaultsLanded-got.FaultsMissed {
+				t.Errorf("FaultsUnknown = %d", got.FaultsUnknown())
+			}
+		})
+	}
+}
+
+// TestChancesToOverlap checks the definition on small cases: an attempt in
+// flight at any instant of [acquire complete, end of use] (closed) by
+// another client counts; the holder's own attempts and attempts on other
+// keys do not; a hold counts once however many attempts met it.
+func TestChancesToOverlap(t *testing.T) {
+	acq := func(client int, key string, hold int64, inv, comp int64, res history.Result) history.Operation {
+		return history.Operation{Client: client, Stream: client, Kind: history.Acquire, Key: key, Hold: hold, Invoke: inv, Complete: comp, Result: res}
+	}
+	rel := func(client int, key string, hold int64, inv, comp int64) history.Operation {
+		return history.Operation{Client: client, Stream: client, Kind: history.Release, Key: key, Hold: hold, Invoke: inv, Complete: comp, Result: history.OK}
+	}
+	// c0 holds k0 over [10, 20]: granted at 10, its write completes at 20.
+	hold := []history.Operation{acq(0, "k0", 1, 5, 10, history.OK),
+		{Client: 0, Stream: 0, Kind: history.Write, Key: "k0", Hold: 1, Invoke: 18, Complete: 20, Result: history.OK, Value: 1},
+		rel(0, "k0", 1, 21, 22)}
+	tests := []struct {
+		name  string
+		other []history.Operation
+		want  int
+	}{
+		{"nobody else", nil, 0},
+		{"attempt inside", []history.Operation{acq(1, "k0", 0, 12, 13, history.Fail)}, 1},
+		{"attempt ends at the grant", []history.Operation{acq(1, "k0", 0, 8, 10, history.Fail)}, 1},
+		{"attempt starts at the end of use", []history.Operation{acq(1, "k0", 0, 20, 22, history.Fail)}, 1},
+		{"attempt ends before the grant", []history.Operation{acq(1, "k0", 0, 7, 9, history.Fail)}, 0},
+		{"attempt starts after the end of use", []history.Operation{acq(1, "k0", 0, 21, 22, history.Fail)}, 0},
+		{"blocking attempt spans the hold", []history.Operation{acq(1, "k0", 0, 1, 30, history.Info)}, 1},
+		{"own attempt", []history.Operation{acq(0, "k0", 0, 12, 13, history.Fail)}, 0},
+		{"other key", []history.Operation{acq(1, "k1", 0, 12, 13, history.Fail)}, 0},
+		{"per-node call", []history.Operation{{Client: 1, Kind: history.Acquire, Key: "k0", Node: "n1", Invoke: 12, Complete: 13, Result: history.Fail}}, 0},
+		{"two attempts, one hold", []history.Operation{acq(1, "k0", 0, 12, 13, history.Fail), acq(2, "k0", 0, 14, 15, history.Fail)}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops := append(append([]history.Operation(nil), hold...), tt.other...)
+			if got := EvidenceOf(ops).ChancesToOverlap; got != tt.want {
+				t.Errorf("ChancesToOverlap = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestChancesToOverlapBruteForce compares the sweep with the definition
+// checked pair by pair on random histories.
+func TestChancesToOverlapBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 1000 {
+		ops := randomHistory(rng)
+		want := 0
+		for _, h := range Holds(ops) {
+			for _, op := range ops {
+				if op.Kind == history.Acquire && isClientLockCall(op) && op.Key == h.Key && op.Client != h.Client &&
+					op.Invoke <= h.EndOfUse && op.Complete >= h.AcquireComplete {
+					want++
+					break
+				}
+			}
+		}
+		if got := EvidenceOf(ops).ChancesToOverlap; got != want {
+			t.Fatalf("history %d: ChancesToOverlap = %d, brute force %d\n%s", i, got, want, describeHolds(Holds(ops)))
+		}
+	}
+}
