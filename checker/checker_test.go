@@ -83,6 +83,16 @@ func TestCheckRecordedHistories(t *testing.T) {
 		// reports 0. c1's unknown release allows one off, not two: a violation.
 		{"reentrancy-after-info.jsonl", ok, skip, skip, want{Violated, 1}, skip},
 		{"deadlock-probe.jsonl", skip, skip, skip, skip, want{Violated, 1}},
+		// A slow acquire took effect after another client's whole hold (no
+		// pair); the failover loses the lock and the fencing counter.
+		{"slow-acquire-before-fault.jsonl", want{Violated, 1}, want{Violated, 1}, want{Violated, 1}, skip, skip},
+		// Fencing on writes, yet the resource accepted a stale write.
+		{"fenced-stale-write-accepted.jsonl", want{Violated, 1}, want{Violated, 1}, ok, skip, skip},
+		// A read returns an overwritten value.
+		{"stale-read.jsonl", ok, want{Violated, 1}, skip, skip, skip},
+		// Recorded runs with almost no evidence (issue 12): one grant; none.
+		{"redsync-gc-pause-ttl50ms-one-grant.jsonl", ok, ok, skip, skip, ok},
+		{"redlock-256-clients-no-grant.jsonl", skip, skip, skip, skip, ok},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
