@@ -25,8 +25,8 @@ import (
 
 // Version is lockbench's version, written into results.json ("tool") and
 // printed by lockbench --version. Its minor number follows
-// results.SchemaVersion: 0.2.x writes schema 2.
-const Version = "0.2.0"
+// results.SchemaVersion: 0.3.x writes schema 3.
+const Version = "0.3.0"
 
 // commitFromLinker is the VCS revision the Makefile stamps with
 // -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=REV",

@@ -20,8 +20,9 @@ import (
 // the PNGs). It runs offline on saved files, so `lockbench report DIR`
 // re-renders a finished bench. Throughput and Redis commands per grant are
 // drawn for every scenario, latency percentiles and CDF for the baseline, the
-// throughput-vs-clients plot from f.Sweep when it has runs, and a timeline
-// of holders for up to three keys of each faulted pair's first seed.
+// throughput-vs-clients plot from f.Sweep when it has runs, and timelines
+// of holders for each faulted pair's first seed (plots.TimelineKeys,
+// plots.RunTimeline), whose violation marks are the run's stored witnesses.
 func Report(dir string, f *results.File) error {
 	sweep := f.Sweep
 	pd := filepath.Join(dir, results.PlotsFolder)
@@ -67,9 +68,8 @@ func Report(dir string, f *results.File) error {
 	if err := add("Redis commands per grant, server-side from INFO commandstats (bars) and sent by the clients (crosses)", "round-trips", plots.RoundTrips(f.Runs, filepath.Join(pd, "round-trips"))); err != nil {
 		return err
 	}
-	// Timelines of faulted pairs (first seed): one per key, the keys with a
-	// violation first, at most maxTimelineKeys per run, each zoomed on its
-	// first violation or on the first fault.
+	// Timelines of faulted pairs (first seed): one per key with a witness,
+	// or a few keys; violations marked from the run's stored witnesses.
 	seen := map[string]bool{}
 	for _, r := range f.Runs {
 		pair := r.Strategy + "-" + r.Scenario
@@ -81,7 +81,7 @@ func Report(dir string, f *results.File) error {
 		if err != nil {
 			continue
 		}
-		keys := TimelineKeys(ops)
+		keys := plots.TimelineKeys(ops, r.Witnesses)
 		for _, key := range keys {
 			name := "timeline-" + pair
 			title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
@@ -89,7 +89,8 @@ func Report(dir string, f *results.File) error {
 				name += "-" + fileSafe(key)
 				title += ", key " + key
 			}
-			if err := add(title, name, Timeline(ops, r, key, filepath.Join(pd, name))); err != nil {
+			_, err := plots.RunTimeline(ops, r, key, filepath.Join(pd, name))
+			if err := add(title, name, err); err != nil {
 				return err
 			}
 		}
@@ -103,74 +104,6 @@ func runsOf(rs []results.Run, scenario string) []results.Run {
 		if r.Scenario == scenario {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-// maxTimelineKeys is the most keys of one run that get a timeline.
-const maxTimelineKeys = 3
-
-// TimelineKeys returns the keys of a history worth a timeline: those with
-// overlapping holds (a violation) first, then the others by how many holds
-// they had, at most maxTimelineKeys.
-func TimelineKeys(ops []history.Operation) []string {
-	holds := checker.Holds(ops)
-	count := map[string]int{}
-	violated := map[string]bool{}
-	for _, k := range keysOf(holds) {
-		violated[k] = len(overlapTimes(holds, k)) > 0
-	}
-	for _, h := range holds {
-		count[h.Key]++
-	}
-	keys := keysOf(holds)
-	sort.SliceStable(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if violated[a] != violated[b] {
-			return violated[a]
-		}
-		if count[a] != count[b] {
-			return count[a] > count[b]
-		}
-		return a < b
-	})
-	if len(keys) == 0 { // no hold at all: the key of the first lock operation
-		for _, op := range ops {
-			if op.Kind != history.Nemesis && op.Key != "" {
-				return []string{op.Key}
-			}
-		}
-	}
-	return keys[:min(len(keys), maxTimelineKeys)]
-}
-
-// keysOf returns the distinct keys of holds, in order.
-func keysOf(holds []checker.Hold) []string {
-	var keys []string
-	seen := map[string]bool{}
-	for _, h := range holds {
-		if !seen[h.Key] {
-			seen[h.Key] = true
-			keys = append(keys, h.Key)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// overlapTimes returns, in ms since run start, the grants of key that came
-// before an earlier hold's end of use: the violations of exclusion.
-func overlapTimes(holds []checker.Hold, key string) []float64 {
-	var out []float64
-	var maxEnd int64 = -1
-	for _, h := range holds { // sorted by acquire invoke
-		if h.Key != key {
-			continue
-		}
-		if maxEnd >= 0 && h.AcquireComplete < maxEnd {
-			out = append(out, float64(h.AcquireComplete)/1e6)
-		}
-		maxEnd = max(maxEnd, h.EndOfUse)
 	}
 	return out
 }
@@ -207,53 +140,6 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 		sort.Slice(v, func(i, j int) bool { return v[i].X < v[j].X })
 	}
 	return pts
-}
-
-// Timeline draws the holders of key in a run, in the strategy's colour,
-// around the key's first violation (or the run's first fault): from 3 TTL
-// before it to 3 TTL after it (plus the fault's length), with the fault
-// windows in that span shaded and the key's violations marked.
-func Timeline(ops []history.Operation, r results.Run, key, prefix string) error {
-	holds := checker.Holds(ops)
-	ttl := r.Config.TTLMs
-	if ttl <= 0 {
-		ttl = 100
-	}
-	viols := overlapTimes(holds, key)
-	center, span := 0.0, 0.0
-	switch {
-	case len(viols) > 0:
-		center = viols[0]
-	case len(r.Faults) > 0:
-		center, span = r.Faults[0].StartMs, r.Faults[0].EndMs-r.Faults[0].StartMs
-	}
-	lo, hi := center-3*ttl, center+3*ttl+max(span, 0)
-	var viol []float64
-	for _, t := range viols {
-		if t >= lo && t <= hi {
-			viol = append(viol, t)
-		}
-	}
-	var iv []plots.Interval
-	for _, h := range holds {
-		s, e := float64(h.AcquireComplete)/1e6, float64(h.EndOfUse)/1e6
-		if h.Key != key || e < lo || s > hi {
-			continue
-		}
-		iv = append(iv, plots.Interval{Client: h.Client, StartMs: s, EndMs: e})
-	}
-	var ws []plots.Window
-	for _, fl := range r.Faults {
-		if fl.EndMs >= lo && fl.StartMs <= hi {
-			ws = append(ws, plots.Window{Name: fl.Name, StartMs: fl.StartMs, EndMs: fl.EndMs})
-		}
-	}
-	return plots.Timeline(key, iv, ws, viol, prefix, &plots.TimelineOptions{
-		Title:    fmt.Sprintf("%s under %s (seed %d): holders of %s", r.Strategy, r.Scenario, r.Seed, key),
-		FromMs:   lo,
-		ToMs:     hi,
-		Strategy: r.Strategy,
-	})
 }
 
 // Outcome is the summary of a finished bench or run that `lockbench bench

@@ -179,27 +179,27 @@ func TestPlots(t *testing.T) {
 			return LatencyCDF(map[string][]float64{"a": {0, -1, math.NaN(), math.Inf(1)}}, p)
 		}, true},
 		{"timeline", func(p string) error {
-			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610}, p, nil)
+			return errOf(Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, marksAt(520, 610), p, nil))
 		}, false},
 		{"timeline zoomed with title", func(p string) error {
-			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, []float64{520, 610, 1800},
-				p, &TimelineOptions{Title: "fenced under gc-pause (seed 1): holders of lock:0", FromMs: 300, ToMs: 900})
+			return errOf(Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}, {"kill node", 1500, math.Inf(1)}}, marksAt(520, 610, 1800),
+				p, &TimelineOptions{Title: "fenced under gc-pause (seed 1): holders of lock:0", FromMs: 300, ToMs: 900}))
 		}, false},
 		{"timeline zoom past the data", func(p string) error {
-			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: -100, ToMs: 1e6})
+			return errOf(Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: -100, ToMs: 1e6}))
 		}, false},
 		{"timeline window holds nothing", func(p string) error {
-			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: 5000, ToMs: 6000})
+			return errOf(Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{FromMs: 5000, ToMs: 6000}))
 		}, true},
-		{"timeline faults only", func(p string) error { return Timeline("k", nil, []Window{{"partition", 10, 20}}, nil, p, nil) }, false},
+		{"timeline faults only", func(p string) error { return errOf(Timeline("k", nil, []Window{{"partition", 10, 20}}, nil, p, nil)) }, false},
 		{"timeline many clients", func(p string) error {
 			var hs []Interval
 			for c := range 64 {
 				hs = append(hs, Interval{Client: c * 3, StartMs: float64(c * 10), EndMs: float64(c*10 + 8)})
 			}
-			return Timeline(strings.Repeat("long-key-", 10), hs, nil, []float64{math.NaN()}, p, nil)
+			return errOf(Timeline(strings.Repeat("long-key-", 10), hs, nil, marksAt(math.NaN()), p, nil))
 		}, false},
-		{"timeline empty", func(p string) error { return Timeline("k", nil, nil, nil, p, nil) }, true},
+		{"timeline empty", func(p string) error { return errOf(Timeline("k", nil, nil, nil, p, nil)) }, true},
 		{"throughput vs clients", func(p string) error {
 			return ThroughputVsClients(map[string][]XY{
 				"token-lua": {{8, 1650}, {1, 900}, {2, 1500}, {4, 1700}},
@@ -350,7 +350,7 @@ func TestSameColourEveryChart(t *testing.T) {
 			return ThroughputVsClients(map[string][]XY{"token-lua": {{1, 900}, {4, 1500}}, "redlock": {{1, 300}, {4, 500}}, "watchdog": {{1, 800}, {4, 1400}}}, p)
 		},
 		"timeline": func(p string) error {
-			return Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{Strategy: "token-lua"})
+			return errOf(Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{Strategy: "token-lua"}))
 		},
 	}
 	for name, draw := range draws {
@@ -425,10 +425,10 @@ func TestTitles(t *testing.T) {
 		{"latency percentiles", func(p string) error { return LatencyPercentiles(seed1, p) },
 			// largest max is 40+8·20 = 200 ms: the axis ends at 1000, not beyond.
 			[]string{"Acquire latency percentiles (one seed)", ">1000<"}, []string{">10000<"}},
-		{"timeline default title", func(p string) error { return Timeline("lb:k0", sampleHolds(), nil, nil, p, nil) },
+		{"timeline default title", func(p string) error { return errOf(Timeline("lb:k0", sampleHolds(), nil, nil, p, nil)) },
 			[]string{"Holders of key &#34;lb:k0&#34; over time", "time since run start (ms)<"}, []string{"window"}},
 		{"timeline title and window", func(p string) error {
-			return Timeline("lb:k0", sampleHolds(), nil, nil, p, &TimelineOptions{Title: "fenced under gc-pause (seed 1)", FromMs: 106, ToMs: 706})
+			return errOf(Timeline("lb:k0", sampleHolds(), nil, nil, p, &TimelineOptions{Title: "fenced under gc-pause (seed 1)", FromMs: 106, ToMs: 706}))
 		}, []string{"fenced under gc-pause (seed 1)", "time since run start (ms), window 106–706 ms", ">200<", ">600<"}, []string{"Holders of key", ">200.00<"}},
 	}
 	for _, tt := range tests {
@@ -491,9 +491,9 @@ func TestEveryPlotLabelled(t *testing.T) {
 		}, "Throughput against the number of clients", "clients (number, log scale)", "throughput (grants/s)",
 			[]string{"clients (number, log scale)", "throughput (grants/s)"}, []string{"token-lua", "redlock"}},
 		{"timeline", func(p string) error {
-			return Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}}, []float64{520}, p, &TimelineOptions{Strategy: "fenced"})
+			return errOf(Timeline("lock:0", sampleHolds(), []Window{{"pause holder", 400, 700}}, marksAt(520), p, &TimelineOptions{Strategy: "fenced"}))
 		}, `Holders of key "lock:0" over time`, "time since run start (ms)", "client (number)",
-			[]string{"time since run start (ms)", "client (number)"}, []string{"fault window", "hold (lock granted until end of use)", "violation (1)"}},
+			[]string{"time since run start (ms)", "client (number)"}, []string{"fault window", "hold (lock granted until end of use)", "both held (exclusion witness): 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

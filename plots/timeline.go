@@ -29,8 +29,51 @@ type Window struct {
 	EndMs   float64
 }
 
+// Span is a stretch of a run's time axis, [FromMs, ToMs] in ms since run
+// start: what one panel of a timeline shows.
+type Span struct {
+	FromMs, ToMs float64
+}
+
+// MarkKind says what a timeline mark shows.
+type MarkKind string
+
+// Mark kinds: one per kind of checker witness a timeline draws.
+const (
+	// MarkBothHeld: the interval where two holds of the key certainly
+	// overlapped (an exclusion witness), on both holders' rows.
+	MarkBothHeld MarkKind = "both-held"
+	// MarkLostUpdate: the accepted write of a lost update, on the writer's
+	// row, from its invoke to its completion.
+	MarkLostUpdate MarkKind = "lost-update"
+	// MarkStaleWrite: an accepted write the fencing check had to reject, on
+	// the writer's row.
+	MarkStaleWrite MarkKind = "stale-write"
+	// MarkNotLinearizable: a stretch of resource operations with no
+	// linearization, across every row.
+	MarkNotLinearizable MarkKind = "not-linearizable"
+)
+
+// Mark is a violation drawn on a timeline: a closed interval [StartMs,
+// EndMs] (ms since run start; a single instant when equal) shaded on the
+// rows of Clients, a dashed red line at its middle across every row and a
+// marker at its middle below the rows. A mark comes from a checker witness
+// (see WitnessMarks); Timeline draws nothing outside the interval given.
+type Mark struct {
+	Kind           MarkKind
+	StartMs, EndMs float64
+	// Clients are the rows shaded: both holders, or the writer. None: the
+	// interval is shaded across every row.
+	Clients []int
+	// Witness describes the witness in one line.
+	Witness string
+}
+
 // holdColor is the colour of holds when TimelineOptions names no strategy.
 var holdColor color.Color = color.RGBA{R: 0x2b, G: 0x6c, B: 0xb0, A: 0xff}
+
+// markFill is the translucent red shading of a mark's interval.
+var markFill = color.NRGBA{R: 0xd0, G: 0x10, B: 0x10, A: 0x70}
 
 // TimelineOptions are the optional settings of Timeline; a nil
 // *TimelineOptions means every default.
@@ -38,33 +81,50 @@ type TimelineOptions struct {
 	// Title is the plot's title. Default: `Holders of key "KEY" over time`.
 	// A title longer than 80 characters is cut with an ellipsis.
 	Title string
-	// FromMs and ToMs zoom on a window of the run, in ms since run start:
-	// holds and fault windows are cut to it, violations outside it left out,
-	// and the X axis label names the window shown. FromMs below 0 is taken as
-	// 0, and ToMs beyond the last finite time given is cut to it. Default
-	// (both 0, or ToMs ≤ FromMs): no zoom, the axis spans every time given,
-	// from 0. A window holding nothing gives ErrNoData.
+	// Windows are the stretches of the run to show, one panel each, top to
+	// bottom (see TimelineWindows): holds, fault windows and marks are cut
+	// to each panel, and each panel's X axis label names its window. A
+	// window's FromMs below 0 is taken as 0 and a ToMs beyond the last
+	// finite time given is cut to it; a window left empty is dropped.
+	// Default (none): one panel, set by FromMs and ToMs.
+	Windows []Span
+	// FromMs and ToMs zoom on one window of the run, in ms since run start,
+	// when Windows is empty; as Windows otherwise. Default (both 0, or ToMs
+	// ≤ FromMs): no zoom, the axis spans every time given, from 0. A
+	// window holding nothing gives ErrNoData.
 	FromMs, ToMs float64
 	// Strategy, when set, draws the holds in the strategy's colour
 	// (StrategyColor), every other row lighter. Default: blue.
 	Strategy string
+	// Note, when set, is one more line at the end of the legend (e.g. that
+	// the run kept only some of its witnesses).
+	Note string
 
 	_ struct{} // keyed literals only
 }
 
+// panelHeight is the height each panel after the first adds to a timeline
+// with several windows.
+const panelHeight = 6.5 * vg.Centimeter
+
 // Timeline draws who held key over time: one row per client (in client
-// order), a bar per hold, fault windows shaded across every row and labelled
-// with their name above it, and a red dashed line with a marker at the bottom
-// at each violation time (ms since run start). opts sets the title and a
-// zoom window (nil: defaults, see TimelineOptions). It returns an error
-// wrapping ErrNoData when holds, faults and violationsAtMs are all empty, or
-// all outside the zoom window, else errors from writing the files.
-func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []float64, prefix string, opts *TimelineOptions) error {
+// order), a bar per hold, fault windows shaded across every row and
+// labelled with their name above it, and each mark (see Mark) where its
+// interval is. With several windows (opts.Windows) it stacks one panel per
+// window, the legend in the first; the figure grows by panelHeight per
+// panel after the first. The legend counts the marks drawn of each kind.
+//
+// It returns the marks drawn, each cut to the panel it was drawn in (a mark
+// outside every panel is not drawn and not returned; one drawn in two
+// overlapping windows is returned twice), in panel order. It returns an
+// error wrapping ErrNoData when holds, faults and marks are all empty, or
+// all outside the windows, else errors from writing the files.
+func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefix string, opts *TimelineOptions) ([]Mark, error) {
 	if opts == nil {
 		opts = &TimelineOptions{}
 	}
-	if len(holds) == 0 && len(faults) == 0 && len(violationsAtMs) == 0 {
-		return fmt.Errorf("%w: timeline of key %q: no hold, fault or violation", ErrNoData, key)
+	if len(holds) == 0 && len(faults) == 0 && len(marks) == 0 {
+		return nil, fmt.Errorf("%w: timeline of key %q: no hold, fault or violation", ErrNoData, key)
 	}
 
 	// The time range: every finite time given, from 0.
@@ -82,30 +142,65 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 		see(f.StartMs)
 		see(f.EndMs)
 	}
-	for _, v := range violationsAtMs {
-		see(v)
+	for _, m := range marks {
+		see(m.StartMs)
+		see(m.EndMs)
 	}
-	zoomed := opts.ToMs > opts.FromMs
+	windows := opts.Windows
+	zoomed := len(windows) > 0 || opts.ToMs > opts.FromMs
+	if len(windows) == 0 && zoomed {
+		windows = []Span{{opts.FromMs, opts.ToMs}}
+	}
+	type panel struct {
+		span   Span
+		holds  []Interval
+		faults []Window
+		marks  []Mark
+	}
+	var panels []panel
 	if zoomed {
-		from, to := max(opts.FromMs, 0), min(opts.ToMs, tMax)
-		if to > from {
-			holds, faults, violationsAtMs = clipToWindow(holds, faults, violationsAtMs, from, to)
+		for _, w := range windows {
+			from, to := max(w.FromMs, 0), min(w.ToMs, tMax)
+			if to <= from {
+				continue
+			}
+			hs, fs, ms := clipToWindow(holds, faults, marks, from, to)
+			if len(hs) == 0 && len(fs) == 0 && len(ms) == 0 {
+				continue
+			}
+			panels = append(panels, panel{Span{from, to}, hs, fs, ms})
 		}
-		if to <= from || len(holds) == 0 && len(faults) == 0 && len(violationsAtMs) == 0 {
-			return fmt.Errorf("%w: timeline of key %q: no hold, fault or violation in %s–%s ms", ErrNoData, key, formatMs(opts.FromMs), formatMs(opts.ToMs))
+		if len(panels) == 0 {
+			return nil, fmt.Errorf("%w: timeline of key %q: no hold, fault or violation in %s", ErrNoData, key, spansText(windows))
 		}
-		tMin, tMax = from, to
+	} else {
+		if tMax <= tMin {
+			tMax = tMin + 1
+		}
+		var ms []Mark
+		for _, m := range marks {
+			if finite(m.StartMs) && finite(m.EndMs) {
+				ms = append(ms, m)
+			}
+		}
+		panels = []panel{{Span{tMin, tMax}, holds, faults, ms}}
 	}
-	if tMax <= tMin {
-		tMax = tMin + 1
-	}
-	sliver := (tMax - tMin) / 500 // narrowest visible hold
 
-	// One row per client.
+	// One row per client, the same in every panel.
 	var clients []int
-	for _, h := range holds {
-		if !slices.Contains(clients, h.Client) {
-			clients = append(clients, h.Client)
+	addRow := func(c int) {
+		if !slices.Contains(clients, c) {
+			clients = append(clients, c)
+		}
+	}
+	for _, p := range panels {
+		for _, h := range p.holds {
+			addRow(h.Client)
+		}
+		for _, m := range p.marks {
+			for _, c := range m.Clients {
+				addRow(c)
+			}
 		}
 	}
 	slices.Sort(clients)
@@ -127,132 +222,241 @@ func Timeline(key string, holds []Interval, faults []Window, violationsAtMs []fl
 	if r := []rune(title); len(r) > 80 {
 		title = string(r[:79]) + "…"
 	}
-	xLabel := "time since run start (ms)"
-	if zoomed {
-		xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(tMin), formatMs(tMax))
-	}
-	p := newPlot(title, xLabel, "client (number)")
-	// Fault windows first, so holds draw over them.
-	var labels plotter.XYLabels
-	for i, f := range faults {
-		start, end := f.StartMs, f.EndMs
-		if !finite(start) {
-			start = tMin
-		}
-		if !finite(end) || end > tMax {
-			end = tMax
-		}
-		end = max(end, start+sliver)
-		poly, err := plotter.NewPolygon(rect(start, end, yLo, yHi))
-		if err != nil {
-			return fmt.Errorf("plots: fault %q: %w", f.Name, err)
-		}
-		poly.Color = faultColor
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		if i == 0 {
-			p.Legend.Add("fault window", poly)
-		}
-		labels.XYs = append(labels.XYs, plotter.XY{X: start, Y: yHi})
-		labels.Labels = append(labels.Labels, f.Name)
-	}
-
 	base := holdColor
 	if opts.Strategy != "" {
 		base = StrategyColor(opts.Strategy)
 	}
-	// Holds: one polygon each, so overlapping holds of one client (a stale
-	// holder and its next grant) fill whole whatever the fill rule.
-	legendDone := false
-	for _, h := range holds {
-		start, end := h.StartMs, h.EndMs
-		if !finite(start) {
-			continue // no start: nothing to place
-		}
-		if math.IsNaN(end) || math.IsInf(end, 1) {
-			end = tMax
-		}
-		end = max(end, start+sliver)
-		i := row[h.Client]
-		y := float64(i)
-		poly, err := plotter.NewPolygon(rect(start, end, y-0.35, y+0.35))
-		if err != nil {
-			return fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
-		}
-		poly.Color = base
-		if i%2 == 1 {
-			poly.Color = lighter(base, 0.35)
-		}
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		if !legendDone {
-			p.Legend.Add("hold (lock granted until end of use)", poly)
-			legendDone = true
-		}
-	}
 
-	// Violations: a dashed line across every row and a marker below them.
-	var marks plotter.XYs
-	for _, v := range violationsAtMs {
-		if !finite(v) {
-			continue
+	var drawn []Mark
+	var plotsDrawn []*plot.Plot
+	legend := timelineLegend{}
+	for i, pn := range panels {
+		xLabel := "time since run start (ms)"
+		if zoomed {
+			xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(pn.span.FromMs), formatMs(pn.span.ToMs))
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: v, Y: yLo}, {X: v, Y: yHi}})
-		if err != nil {
-			return fmt.Errorf("plots: violation at %v ms: %w", v, err)
+		t := ""
+		if i == 0 {
+			t = title
 		}
-		l.Color = violateColor
-		l.Width = vg.Points(1)
-		l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-		p.Add(l)
-		marks = append(marks, plotter.XY{X: v, Y: yLo})
+		p := newPlot(t, xLabel, "client (number)")
+		lo, hi := pn.span.FromMs, pn.span.ToMs
+		sliver := (hi - lo) / 500 // narrowest visible hold
+		// Fault windows first, so holds draw over them.
+		var labels plotter.XYLabels
+		for _, f := range pn.faults {
+			start, end := f.StartMs, f.EndMs
+			if !finite(start) {
+				start = lo
+			}
+			if !finite(end) || end > hi {
+				end = hi
+			}
+			end = max(end, start+sliver)
+			poly, err := plotter.NewPolygon(rect(start, end, yLo, yHi))
+			if err != nil {
+				return nil, fmt.Errorf("plots: fault %q: %w", f.Name, err)
+			}
+			poly.Color = faultColor
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+			legend.fault = poly
+			labels.XYs = append(labels.XYs, plotter.XY{X: start, Y: yHi})
+			labels.Labels = append(labels.Labels, f.Name)
+		}
+		// Holds: one polygon each, so overlapping holds of one client (a
+		// stale holder and its next grant) fill whole whatever the fill rule.
+		for _, h := range pn.holds {
+			start, end := h.StartMs, h.EndMs
+			if !finite(start) {
+				continue // no start: nothing to place
+			}
+			if math.IsNaN(end) || math.IsInf(end, 1) {
+				end = hi
+			}
+			end = max(end, start+sliver)
+			r := row[h.Client]
+			y := float64(r)
+			poly, err := plotter.NewPolygon(rect(start, end, y-0.35, y+0.35))
+			if err != nil {
+				return nil, fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
+			}
+			poly.Color = base
+			if r%2 == 1 {
+				poly.Color = lighter(base, 0.35)
+			}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+			if legend.hold == nil {
+				legend.hold = poly
+			}
+		}
+		// Marks: exactly their interval, over the holds.
+		for _, m := range pn.marks {
+			if err := addMark(p, m, row, yLo, yHi, &legend); err != nil {
+				return nil, err
+			}
+			drawn = append(drawn, m)
+		}
+		if len(labels.XYs) > 0 {
+			l, err := plotter.NewLabels(labels)
+			if err != nil {
+				return nil, fmt.Errorf("plots: fault labels: %w", err)
+			}
+			for i := range l.TextStyle {
+				l.TextStyle[i].Font.Size = 8
+				l.TextStyle[i].Font.Typeface = sans.Typeface
+				l.TextStyle[i].Font.Variant = sans.Variant
+				l.TextStyle[i].YAlign = draw.YBottom
+			}
+			p.Add(l)
+		}
+		// Axes: a labelled row per client (every k-th when there are many).
+		every := max(1, len(clients)/20)
+		var ticks []plot.Tick
+		for i, c := range clients {
+			t := plot.Tick{Value: float64(i)}
+			if i%every == 0 {
+				t.Label = strconv.Itoa(c)
+			}
+			ticks = append(ticks, t)
+		}
+		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+		// Room above the rows for the fault labels (and in the first panel
+		// the legend): a fifth of the axis.
+		p.Y.Min, p.Y.Max = yLo, yHi+0.25*float64(rows)
+		p.X.Min, p.X.Max = lo, hi
+		plotsDrawn = append(plotsDrawn, p)
 	}
-	if len(marks) > 0 {
-		s, err := plotter.NewScatter(marks)
-		if err != nil {
-			return fmt.Errorf("plots: violations: %w", err)
-		}
-		s.Shape = draw.PyramidGlyph{}
-		s.Color = violateColor
-		s.Radius = vg.Points(4)
-		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("violation (%d)", len(marks)), s)
+	legend.addTo(plotsDrawn[0], drawn, opts.Note)
+	if len(plotsDrawn) == 1 {
+		return drawn, save(plotsDrawn[0], prefix)
 	}
-	if len(labels.XYs) > 0 {
-		l, err := plotter.NewLabels(labels)
-		if err != nil {
-			return fmt.Errorf("plots: fault labels: %w", err)
+	h := Height + panelHeight*vg.Length(len(plotsDrawn)-1)
+	err := saveWith(func(c draw.Canvas) {
+		tiles := draw.Tiles{Rows: len(plotsDrawn), Cols: 1, PadY: vg.Centimeter / 4}
+		grid := make([][]*plot.Plot, len(plotsDrawn))
+		for i, p := range plotsDrawn {
+			grid[i] = []*plot.Plot{p}
 		}
-		for i := range l.TextStyle {
-			l.TextStyle[i].Font.Size = 8
-			l.TextStyle[i].Font.Typeface = sans.Typeface
-			l.TextStyle[i].Font.Variant = sans.Variant
-			l.TextStyle[i].YAlign = draw.YBottom
+		for i, cs := range plot.Align(grid, tiles, c) {
+			plotsDrawn[i].Draw(cs[0])
 		}
-		p.Add(l)
-	}
-
-	// Axes: a labelled row per client (every k-th when there are many).
-	every := max(1, len(clients)/20)
-	var ticks []plot.Tick
-	for i, c := range clients {
-		t := plot.Tick{Value: float64(i)}
-		if i%every == 0 {
-			t.Label = strconv.Itoa(c)
-		}
-		ticks = append(ticks, t)
-	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	// Room above the rows for the fault labels and the legend: a fifth of the axis.
-	p.Y.Min, p.Y.Max = yLo, yHi+0.25*float64(rows)
-	p.X.Min, p.X.Max = tMin, tMax
-	p.Legend.Top, p.Legend.Left = true, false
-	return save(p, prefix)
+	}, prefix, Width, h)
+	return drawn, err
 }
 
-// clipToWindow cuts holds and faults to [from, to] (ms; holds and faults
-// wholly outside are left out) and leaves out violations outside it.
-func clipToWindow(holds []Interval, faults []Window, violationsAtMs []float64, from, to float64) ([]Interval, []Window, []float64) {
+// timelineLegend collects one thumbnail per kind of thing a timeline draws.
+type timelineLegend struct {
+	fault, hold plot.Thumbnailer
+	marks       map[MarkKind]plot.Thumbnailer
+}
+
+// markLabels are the legend texts of the mark kinds, in legend order.
+var markLabels = []struct {
+	kind  MarkKind
+	label string
+}{
+	{MarkBothHeld, "both held (exclusion witness)"},
+	{MarkLostUpdate, "lost update: the write"},
+	{MarkStaleWrite, "stale write accepted"},
+	{MarkNotLinearizable, "resource not linearizable"},
+}
+
+// addTo writes the legend into p: fault window, hold, and for each mark
+// kind drawn its label with the number of marks drawn, e.g. "both held
+// (exclusion witness): 2"; note last.
+func (l timelineLegend) addTo(p *plot.Plot, drawn []Mark, note string) {
+	if l.fault != nil {
+		p.Legend.Add("fault window", l.fault)
+	}
+	if l.hold != nil {
+		p.Legend.Add("hold (lock granted until end of use)", l.hold)
+	}
+	count := map[MarkKind]int{}
+	for _, m := range drawn {
+		count[m.Kind]++
+	}
+	for _, ml := range markLabels {
+		if n := count[ml.kind]; n > 0 {
+			p.Legend.Add(fmt.Sprintf("%s: %d", ml.label, n), l.marks[ml.kind])
+		}
+	}
+	if note != "" {
+		p.Legend.Add(note)
+	}
+	p.Legend.Top, p.Legend.Left = true, false
+}
+
+// markGlyph is the marker below the rows for each mark kind.
+func markGlyph(k MarkKind) draw.GlyphDrawer {
+	switch k {
+	case MarkBothHeld:
+		return draw.PyramidGlyph{}
+	case MarkNotLinearizable:
+		return draw.SquareGlyph{}
+	case MarkStaleWrite:
+		return draw.RingGlyph{}
+	default:
+		return draw.CrossGlyph{}
+	}
+}
+
+// addMark draws m on p: its interval shaded on its clients' rows (every
+// row if none), a dashed line at its middle across every row and a marker
+// at its middle below the rows.
+func addMark(p *plot.Plot, m Mark, row map[int]int, yLo, yHi float64, legend *timelineLegend) error {
+	shade := func(y0, y1 float64) error {
+		poly, err := plotter.NewPolygon(rect(m.StartMs, m.EndMs, y0, y1))
+		if err != nil {
+			return fmt.Errorf("plots: mark at %v ms: %w", m.StartMs, err)
+		}
+		poly.Color = markFill
+		poly.LineStyle.Color = violateColor
+		poly.LineStyle.Width = vg.Points(0.75)
+		p.Add(poly)
+		return nil
+	}
+	if len(m.Clients) == 0 {
+		if err := shade(yLo, yHi); err != nil {
+			return err
+		}
+	}
+	for _, c := range m.Clients {
+		y := float64(row[c])
+		if err := shade(y-0.45, y+0.45); err != nil {
+			return err
+		}
+	}
+	mid := m.StartMs + (m.EndMs-m.StartMs)/2
+	l, err := plotter.NewLine(plotter.XYs{{X: mid, Y: yLo}, {X: mid, Y: yHi}})
+	if err != nil {
+		return fmt.Errorf("plots: mark at %v ms: %w", mid, err)
+	}
+	l.Color = violateColor
+	l.Width = vg.Points(0.75)
+	l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	p.Add(l)
+	s, err := plotter.NewScatter(plotter.XYs{{X: mid, Y: yLo}})
+	if err != nil {
+		return fmt.Errorf("plots: mark at %v ms: %w", mid, err)
+	}
+	s.Shape = markGlyph(m.Kind)
+	s.Color = violateColor
+	s.Radius = vg.Points(4)
+	p.Add(s)
+	if legend.marks == nil {
+		legend.marks = map[MarkKind]plot.Thumbnailer{}
+	}
+	if legend.marks[m.Kind] == nil {
+		legend.marks[m.Kind] = s
+	}
+	return nil
+}
+
+// clipToWindow cuts holds, faults and marks to [from, to] (ms); those
+// wholly outside are left out.
+func clipToWindow(holds []Interval, faults []Window, marks []Mark, from, to float64) ([]Interval, []Window, []Mark) {
 	var hs []Interval
 	for _, h := range holds {
 		end := h.EndMs
@@ -280,13 +484,27 @@ func clipToWindow(holds []Interval, faults []Window, violationsAtMs []float64, f
 		f.StartMs, f.EndMs = max(start, from), min(end, to)
 		fs = append(fs, f)
 	}
-	var vs []float64
-	for _, v := range violationsAtMs {
-		if v >= from && v <= to {
-			vs = append(vs, v)
+	var ms []Mark
+	for _, m := range marks {
+		if !finite(m.StartMs) || !finite(m.EndMs) || m.StartMs > to || m.EndMs < from {
+			continue
 		}
+		m.StartMs, m.EndMs = max(m.StartMs, from), min(m.EndMs, to)
+		ms = append(ms, m)
 	}
-	return hs, fs, vs
+	return hs, fs, ms
+}
+
+// spansText writes windows as "106–706 ms" or "106–706 ms, 900–1200 ms".
+func spansText(ws []Span) string {
+	s := ""
+	for i, w := range ws {
+		if i > 0 {
+			s += ", "
+		}
+		s += formatMs(w.FromMs) + "–" + formatMs(w.ToMs) + " ms"
+	}
+	return s
 }
 
 // formatMs writes a time in ms, whole from 10 ms up ("106", "704") and with

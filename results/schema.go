@@ -3,18 +3,23 @@
 // HTML reports. It reads and writes files only; it runs nothing.
 package results
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lockbench/lockbench/checker"
+)
 
 // SchemaVersion is the version of results.json written by this package.
 // Version 2 added the commit, seed, repeat, bench config, CPU model and
-// kernel, acquire latency p99.9, fairness and the error breakdown.
-const SchemaVersion = 2
+// kernel, acquire latency p99.9, fairness and the error breakdown; version 3
+// each run's evidence counts and the checker's witnesses.
+const SchemaVersion = 3
 
 // File is the whole results.json. The README's "results.json" section
 // documents every field with its unit; a test keeps the two in step.
 type File struct {
 	SchemaVersion int `json:"schema_version"`
-	// Tool is the lockbench version ("lockbench 0.2.0"); Redis the
+	// Tool is the lockbench version ("lockbench 0.3.0"); Redis the
 	// redis-server version string.
 	Tool  string `json:"tool"`
 	Redis string `json:"redis,omitempty"`
@@ -161,6 +166,18 @@ type Run struct {
 	Faults []Fault `json:"faults,omitempty"`
 	// Checks holds each checker's message.
 	Checks map[string]string `json:"checks"`
+	// Evidence counts what the run's verdicts rest on (holds, clients,
+	// chances to overlap, acquires and releases by result, resource
+	// operations, faults recorded, landed and missed): see
+	// checker.Evidence.
+	Evidence checker.Evidence `json:"evidence"`
+	// Witnesses are the checker's witnesses of every violation it found
+	// (overlapping holds with the interval both held, lost updates and
+	// stale writes with their operations, fencing, reentrancy and probe
+	// witnesses), at most checker.MaxWitnesses per check, with the total
+	// found per check; times in ns since run start, as in the history.
+	// Reports and plots draw violations from these alone.
+	Witnesses checker.Witnesses `json:"witnesses"`
 	// History is the history file, relative to the results folder.
 	History string `json:"history"`
 	// Visualization is porcupine's HTML, relative to the results folder; empty if none was written.

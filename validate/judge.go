@@ -48,6 +48,8 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
 		GrantsDuringFaults: checker.GrantsDuringFaults(ops),
 	}
+	out.Evidence = rep.Evidence
+	out.Witnesses = rep.Witnesses()
 	if rep.Visualization != "" {
 		if rel, err := filepath.Rel(outDir, rep.Visualization); err == nil {
 			out.Visualization = rel
