@@ -322,17 +322,27 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 			ticks = append(ticks, t)
 		}
 		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-		// Room above the rows for the fault labels (and in the first panel
-		// the legend): a fifth of the axis.
-		p.Y.Min, p.Y.Max = yLo, yHi+0.25*float64(rows)
 		p.X.Min, p.X.Max = lo, hi
 		plotsDrawn = append(plotsDrawn, p)
 	}
-	legend.addTo(plotsDrawn[0], drawn, opts.Note)
+	entries := legend.addTo(plotsDrawn[0], drawn, opts.Note)
+	h := Height + panelHeight*vg.Length(len(plotsDrawn)-1)
+	// Room above the rows for the fault labels, and in the first panel for
+	// the legend: at least a fifth of the axis, more when the legend's
+	// lines (about 11 pt each, plus a fault label's line) need it in a
+	// panel's data area (its share of the height less about 2.2 cm of
+	// title and axis).
+	dataH := float64(h/vg.Length(len(plotsDrawn)) - 2.2*vg.Centimeter)
+	for i, p := range plotsDrawn {
+		room := 0.25 * float64(rows)
+		if need := float64(11*vg.Length(entries) + 12); i == 0 && dataH > need {
+			room = max(room, need*float64(rows+1)/(dataH-need))
+		}
+		p.Y.Min, p.Y.Max = yLo, yHi+room
+	}
 	if len(plotsDrawn) == 1 {
 		return drawn, save(plotsDrawn[0], prefix)
 	}
-	h := Height + panelHeight*vg.Length(len(plotsDrawn)-1)
 	err := saveWith(func(c draw.Canvas) {
 		tiles := draw.Tiles{Rows: len(plotsDrawn), Cols: 1, PadY: vg.Centimeter / 4}
 		grid := make([][]*plot.Plot, len(plotsDrawn))
@@ -365,27 +375,33 @@ var markLabels = []struct {
 
 // addTo writes the legend into p: fault window, hold, and for each mark
 // kind drawn its label with the number of marks drawn, e.g. "both held
-// (exclusion witness): 2"; note last.
-func (l timelineLegend) addTo(p *plot.Plot, drawn []Mark, note string) {
+// (exclusion witness): 2"; note last. It returns the number of lines.
+func (l timelineLegend) addTo(p *plot.Plot, drawn []Mark, note string) int {
+	n := 0
+	defer func() { p.Legend.Top, p.Legend.Left = true, false }()
+	add := func(label string, thumbs ...plot.Thumbnailer) {
+		p.Legend.Add(label, thumbs...)
+		n++
+	}
 	if l.fault != nil {
-		p.Legend.Add("fault window", l.fault)
+		add("fault window", l.fault)
 	}
 	if l.hold != nil {
-		p.Legend.Add("hold (lock granted until end of use)", l.hold)
+		add("hold (lock granted until end of use)", l.hold)
 	}
 	count := map[MarkKind]int{}
 	for _, m := range drawn {
 		count[m.Kind]++
 	}
 	for _, ml := range markLabels {
-		if n := count[ml.kind]; n > 0 {
-			p.Legend.Add(fmt.Sprintf("%s: %d", ml.label, n), l.marks[ml.kind])
+		if c := count[ml.kind]; c > 0 {
+			add(fmt.Sprintf("%s: %d", ml.label, c), l.marks[ml.kind])
 		}
 	}
 	if note != "" {
-		p.Legend.Add(note)
+		add(note)
 	}
-	p.Legend.Top, p.Legend.Left = true, false
+	return n
 }
 
 // markGlyph is the marker below the rows for each mark kind.

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "\n  \"schema_version\": 2,") {
+	if !strings.Contains(string(data), fmt.Sprintf("\n  \"schema_version\": %d,", SchemaVersion)) {
 		t.Errorf("results.json is not indented or lacks schema_version:\n%.200s", data)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -100,9 +101,9 @@ func TestWriteRefusesOtherVersion(t *testing.T) {
 	}
 }
 
-// TestLoadErrors loads the fixtures in testdata: a real schema 1 file
-// written by lockbench 0.1.0, a real schema 2 file cut at two thirds, the
-// same file claiming schema 3 or without schema_version, and hand-made broken
+// TestLoadErrors loads the fixtures in testdata: real schema 1 and 2
+// files (older), a real schema 2 file cut at two thirds, a real schema 3
+// file claiming schema 4, one without schema_version, and hand-made broken
 // ones. Each error must wrap ErrCorrupt (exit 2) and name the file, the
 // problem and the fix.
 func TestLoadErrors(t *testing.T) {
@@ -115,19 +116,21 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{name: "missing file", is: os.ErrNotExist, mentions: []string{"no such file"}},
 		{name: "older schema", fixture: "schema-v1.json", is: ErrSchemaVersion,
-			mentions: []string{"schema-v1.json", "schema version 1, this lockbench reads 2", "rerun lockbench bench", "lockbench 0.1.0, which wrote it"}},
-		{name: "newer schema", fixture: "schema-v3.json", is: ErrSchemaVersion,
-			mentions: []string{"schema-v3.json", "schema version 3, this lockbench reads 2", "newer lockbench (lockbench 9.0.0)", "upgrade lockbench"}},
+			mentions: []string{"schema-v1.json", "schema version 1, this lockbench reads 3", "rerun lockbench bench", "lockbench 0.1.0, which wrote it"}},
+		{name: "schema 2", fixture: "schema-v2.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v2.json", "schema version 2, this lockbench reads 3", "rerun lockbench bench"}},
+		{name: "newer schema", fixture: "schema-v4.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v4.json", "schema version 4, this lockbench reads 3", "newer lockbench (lockbench 9.0.0)", "upgrade lockbench"}},
 		{name: "no schema_version", fixture: "no-version.json", is: ErrCorrupt,
 			mentions: []string{"no-version.json", "no schema_version", "give the results.json of a lockbench"}},
 		{name: "truncated", fixture: "truncated.json", is: ErrCorrupt,
 			mentions: []string{"truncated.json", "is truncated", "rerun lockbench"}},
 		{name: "empty", content: "\n", is: ErrCorrupt, mentions: []string{"is empty"}},
-		{name: "not JSON", content: "{\n  \"schema_version\": 2,\n  \"runs\": [}\n}", is: ErrCorrupt,
+		{name: "not JSON", content: "{\n  \"schema_version\": 3,\n  \"runs\": [}\n}", is: ErrCorrupt,
 			mentions: []string{"not valid JSON at line 3, column", "rerun lockbench"}},
 		{name: "history given", content: `{"schema_version":1,"strategy":"x"}` + "\n" + `{"client":0}` + "\n", is: ErrCorrupt,
 			mentions: []string{"not valid JSON at line 2"}},
-		{name: "wrong type", content: `{"schema_version": 2, "runs": "many"}`, is: ErrCorrupt,
+		{name: "wrong type", content: `{"schema_version": 3, "runs": "many"}`, is: ErrCorrupt,
 			mentions: []string{`field "runs"`, "line 1", "holds a JSON string"}},
 	}
 	for _, tt := range tests {
@@ -163,9 +166,11 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestLoadSchema2Fixture loads a real schema 2 file: every new field is there.
-func TestLoadSchema2Fixture(t *testing.T) {
-	f, err := Load(filepath.Join("testdata", "schema-v2.json"))
+// TestLoadSchema3Fixture loads a real schema 3 file (fenced under
+// failover-lost-write, 4 clients): the fields of schema 2 and the run's
+// evidence and witnesses are there.
+func TestLoadSchema3Fixture(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "schema-v3.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +180,14 @@ func TestLoadSchema2Fixture(t *testing.T) {
 	}
 	if r.Fairness <= 0 || r.Fairness > 1 || r.Errors.NotAcquired != r.Acquires["fail"] || r.AcquireLatencyMs.P999 < r.AcquireLatencyMs.P99 {
 		t.Errorf("run fields: fairness %v errors %+v acquires %v latency %+v", r.Fairness, r.Errors, r.Acquires, r.AcquireLatencyMs)
+	}
+	e, w := r.Evidence, r.Witnesses
+	if e.Holds != r.Grants || e.Acquires.OK != r.Acquires["ok"] || e.Clients != 4 || e.ChancesToOverlap == 0 || e.Faults != len(r.Faults) {
+		t.Errorf("evidence %+v, grants %d, acquires %v, faults %d", e, r.Grants, r.Acquires, len(r.Faults))
+	}
+	if len(w.Exclusion) == 0 || w.Total.Exclusion != len(w.Exclusion) || len(w.Resource) == 0 || w.Resource[0].Write == nil || w.Resource[0].Read == nil ||
+		len(w.Exclusion)+len(w.Resource) != r.Violations {
+		t.Errorf("witnesses %+v, violations %d", w, r.Violations)
 	}
 }
 
