@@ -28,7 +28,7 @@
 // A porcupine timeout is reported as Inconclusive, never as a pass. On an
 // exclusion or resource violation, porcupine's HTML visualisation is written
 // when Options.VisualizationPath is set, with the nemesis windows of the
-// history as annotations.
+// history and the witnesses as annotations.
 //
 // All times in a history are nanoseconds since the run started; Details and
 // messages print them as milliseconds since the run started.
@@ -96,8 +96,9 @@ type Options struct {
 	// exclusion check is written; a violated resource check writes to the
 	// same path with "-resource" inserted before the extension (".html"
 	// appended if the path has none). Default (""): nothing is written. The
-	// history's nemesis windows, crashes, lost leases and the overlapping
-	// intervals are added as annotations.
+	// history's nemesis windows, crashes and lost leases are added as
+	// annotations, and the check's witnesses (up to 20): the intervals
+	// both held, the accepted writes of lost updates and stale writes.
 	VisualizationPath string
 
 	// pieceHolds and pieceOps override minPieceHolds and minPieceOps (tests).

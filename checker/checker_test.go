@@ -216,7 +216,7 @@ func TestVisualization(t *testing.T) {
 	}
 	for file, texts := range map[string][]string{
 		path: {"c0 h1 enter k0", "c1 h2 exit k0", "pause c0", "h1 ∩ h2"},
-		filepath.Join(dir, "viz", "overlap-resource.html"): {"c0 h1 write k0 0→1", "pause c0"},
+		filepath.Join(dir, "viz", "overlap-resource.html"): {"c0 h1 write k0 0→1", "pause c0", "lost-update c0 h1"},
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {
