@@ -21,8 +21,9 @@ import (
 // re-renders a finished bench. Throughput and Redis commands per grant are
 // drawn for every scenario, latency percentiles and CDF for the baseline, the
 // throughput-vs-clients plot from f.Sweep when it has runs, and timelines
-// of holders for each faulted pair's first seed (plots.TimelineKeys,
-// plots.RunTimeline), whose violation marks are the run's stored witnesses.
+// of holders (plots.TimelineKeys, plots.RunTimeline) for one run of each
+// pair with a witness or a fault (see timelineRuns), whose violation marks
+// are the run's stored witnesses.
 func Report(dir string, f *results.File) error {
 	sweep := f.Sweep
 	pd := filepath.Join(dir, results.PlotsFolder)
@@ -68,15 +69,11 @@ func Report(dir string, f *results.File) error {
 	if err := add("Redis commands per grant, server-side from INFO commandstats (bars) and sent by the clients (crosses)", "round-trips", plots.RoundTrips(f.Runs, filepath.Join(pd, "round-trips"))); err != nil {
 		return err
 	}
-	// Timelines of faulted pairs (first seed): one per key with a witness,
-	// or a few keys; violations marked from the run's stored witnesses.
-	seen := map[string]bool{}
-	for _, r := range f.Runs {
+	// Timelines: for each pair, its first run with a witness, else its
+	// first faulted run; one per key with a witness, or a few keys.
+	// Violations are marked from the run's stored witnesses alone.
+	for _, r := range timelineRuns(f.Runs) {
 		pair := r.Strategy + "-" + r.Scenario
-		if seen[pair] || len(r.Faults) == 0 || r.Error != "" {
-			continue
-		}
-		seen[pair] = true
 		_, ops, err := history.Load(filepath.Join(dir, r.History))
 		if err != nil {
 			continue
@@ -96,6 +93,34 @@ func Report(dir string, f *results.File) error {
 		}
 	}
 	return results.WriteReport(dir, f, refs)
+}
+
+// timelineRuns picks, in order of first appearance, one run per (strategy,
+// scenario) pair that completed: its first run with an exclusion or
+// resource witness, else its first run with a fault window; pairs with
+// neither get no timeline.
+func timelineRuns(rs []results.Run) []results.Run {
+	var order []string
+	pick := map[string]results.Run{}
+	witnessed := func(r results.Run) bool { return len(r.Witnesses.Exclusion)+len(r.Witnesses.Resource) > 0 }
+	for _, r := range rs {
+		if r.Error != "" || !witnessed(r) && len(r.Faults) == 0 {
+			continue
+		}
+		pair := r.Strategy + "-" + r.Scenario
+		old, ok := pick[pair]
+		if !ok {
+			order = append(order, pair)
+		}
+		if !ok || witnessed(r) && !witnessed(old) {
+			pick[pair] = r
+		}
+	}
+	out := make([]results.Run, len(order))
+	for i, p := range order {
+		out[i] = pick[p]
+	}
+	return out
 }
 
 func runsOf(rs []results.Run, scenario string) []results.Run {

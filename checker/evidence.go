@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/lockbench/lockbench/history"
@@ -195,4 +196,24 @@ func chances(hs []Hold, idx []int, as []attempt) int {
 		}
 	}
 	return n
+}
+
+// String is the evidence in one line, e.g. "265 holds by 16 clients on 1
+// key, 265 with a chance to overlap; acquires 265 ok, 2651 fail, 20
+// unknown (0.7%); 265 reads, 265 writes (0 rejected, 0 unknown); 1 fault
+// (0 landed, 0 missed, 1 cannot tell)".
+func (e Evidence) String() string {
+	return fmt.Sprintf("%s by %s on %s, %d with a chance to overlap; acquires %d ok, %d fail, %d unknown (%.1f%%); %d reads, %d writes (%d rejected, %d unknown); %s (%d landed, %d missed, %d cannot tell)",
+		count(e.Holds, "hold"), count(e.Clients, "client"), count(e.Keys, "key"), e.ChancesToOverlap,
+		e.Acquires.OK, e.Acquires.Fail, e.Acquires.Info, 100*e.UnknownShare(),
+		e.ResourceReads, e.ResourceWrites, e.ResourceRejected, e.ResourceUnknown,
+		count(e.Faults, "fault"), e.FaultsLanded, e.FaultsMissed, e.FaultsUnknown())
+}
+
+// count writes n and noun, with an s unless n is 1: "1 key", "3 keys".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

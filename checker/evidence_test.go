@@ -130,3 +130,11 @@ func TestChancesToOverlapBruteForce(t *testing.T) {
 		}
 	}
 }
+
+func TestEvidenceString(t *testing.T) {
+	e := Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1, Acquires: OutcomeCounts{OK: 1, Info: 3}, Faults: 2, FaultsLanded: 1}
+	want := "1 hold by 1 client on 1 key, 1 with a chance to overlap; acquires 1 ok, 0 fail, 3 unknown (75.0%); 0 reads, 0 writes (0 rejected, 0 unknown); 2 faults (1 landed, 0 missed, 1 cannot tell)"
+	if got := e.String(); got != want {
+		t.Errorf("String() = %q\nwant %q", got, want)
+	}
+}

@@ -88,6 +88,7 @@ error names the line).`,
 						fmt.Fprintf(w, "               %s\n", d)
 					}
 				}
+				fmt.Fprintf(w, "  evidence   %s\n", rep.Evidence)
 				if rep.Visualization != "" {
 					fmt.Fprintf(w, "  porcupine visualisation: %s\n", rep.Visualization)
 				}
