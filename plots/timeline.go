@@ -84,14 +84,16 @@ type TimelineOptions struct {
 	// Windows are the stretches of the run to show, one panel each, top to
 	// bottom (see TimelineWindows): holds, fault windows and marks are cut
 	// to each panel, and each panel's X axis label names its window. A
-	// window's FromMs below 0 is taken as 0 and a ToMs beyond the last
-	// finite time given is cut to it; a window left empty is dropped.
+	// window's FromMs below 0 is taken as 0; its ToMs is kept even beyond
+	// the last time given (the aftermath of a fault in which nothing
+	// happened is shown empty); a window with nothing in it is dropped.
 	// Default (none): one panel, set by FromMs and ToMs.
 	Windows []Span
 	// FromMs and ToMs zoom on one window of the run, in ms since run start,
-	// when Windows is empty; as Windows otherwise. Default (both 0, or ToMs
-	// ≤ FromMs): no zoom, the axis spans every time given, from 0. A
-	// window holding nothing gives ErrNoData.
+	// when Windows is empty (ignored otherwise): FromMs below 0 is taken as
+	// 0 and ToMs beyond the last finite time given is cut to it. Default
+	// (both 0, or ToMs ≤ FromMs): no zoom, the axis spans every time given,
+	// from 0. Windows or a zoom holding nothing give ErrNoData.
 	FromMs, ToMs float64
 	// Strategy, when set, draws the holds in the strategy's colour
 	// (StrategyColor), every other row lighter. Default: blue.
@@ -149,7 +151,7 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	windows := opts.Windows
 	zoomed := len(windows) > 0 || opts.ToMs > opts.FromMs
 	if len(windows) == 0 && zoomed {
-		windows = []Span{{opts.FromMs, opts.ToMs}}
+		windows = []Span{{opts.FromMs, min(opts.ToMs, tMax)}}
 	}
 	type panel struct {
 		span   Span
@@ -160,7 +162,7 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	var panels []panel
 	if zoomed {
 		for _, w := range windows {
-			from, to := max(w.FromMs, 0), min(w.ToMs, tMax)
+			from, to := max(w.FromMs, 0), w.ToMs
 			if to <= from {
 				continue
 			}

@@ -133,3 +133,17 @@ func TestTimelineDrawsMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestTimelineWindowPastTheData: a window is kept to its end even past the
+// last time given, so a deadlock's empty aftermath shows.
+func TestTimelineWindowPastTheData(t *testing.T) {
+	prefix := filepath.Join(outDir(t), "deadlock")
+	holds := []Interval{{1, 350, 360}, {10, 400, 405}}
+	_, err := Timeline("lb:k0", holds, []Window{{"crash-between", 405, 405}}, nil, prefix, &TimelineOptions{Windows: []Span{{305, 2000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts := svgTexts(t, prefix+".svg"); !slices.Contains(texts, "time since run start (ms), window 305–2000 ms") {
+		t.Errorf("the window is not 305–2000 ms; texts %q", texts)
+	}
+}
