@@ -68,10 +68,12 @@ const maxDetails = 20
 type Result struct {
 	// Status is ok, violated, inconclusive or skipped.
 	Status Status
-	// Violations counts what went wrong: overlapping pairs of holds
-	// (exclusion), lost updates and other illegal resource steps (resource),
-	// grants whose fencing token does not increase (fencing), operations with
-	// a wrong count (reentrancy), deadlocked or unacquirable keys (liveness).
+	// Violations counts what went wrong, one per witness found:
+	// overlapping pairs of holds (exclusion), lost updates, stale writes and
+	// stretches with no linearization (resource; at least 1 when violated),
+	// grants whose fencing token does not increase (fencing), operations
+	// with a wrong count (reentrancy), deadlocked or unacquirable keys
+	// (liveness).
 	Violations int
 	// Message is one line for a report.
 	Message string
