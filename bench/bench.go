@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -25,8 +26,8 @@ import (
 
 // Version is lockbench's version, written into results.json ("tool") and
 // printed by lockbench --version. Its minor number follows
-// results.SchemaVersion: 0.3.x writes schema 3.
-const Version = "0.3.0"
+// results.SchemaVersion: 0.4.x writes schema 4.
+const Version = "0.4.0"
 
 // commitFromLinker is the VCS revision the Makefile stamps with
 // -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=REV",
@@ -261,10 +262,12 @@ func CheckSeeds(seed int64, repeat int) error {
 const MaxRepeat = 1000
 
 // Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
-// each strategy (in p.Strategies' order) the scenario applies to, repeat
-// runs with seeds seed..seed+repeat-1; then the client sweep (baseline,
-// repeat runs per strategy and client count n, repeat i with seed
-// seed+999+n+1000·i). The plan
+// repeat rounds (seeds seed..seed+repeat-1), each running once every
+// strategy (in p.Strategies' order) the scenario applies to: cells are
+// interleaved round-robin over repeats, so a machine that slows down
+// during a bench slows every strategy of a scenario alike; then the client
+// sweep (baseline; for each repeat i and client count n every strategy,
+// with seed seed+999+n+1000·i). The plan
 // depends on its arguments only (no map order, no clock), so two benches
 // with the same profile, seed and repeat run the same cells. Unknown names
 // give an error wrapping errs.ErrUsage.
@@ -274,15 +277,20 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
+		var applies []string
 		for _, st := range p.Strategies {
 			strat, err := impl.Lookup(st)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
-			if ok, _ := scen.AppliesTo(strat.Info()); !ok {
-				continue
+			if ok, _ := scen.AppliesTo(strat.Info()); ok {
+				applies = append(applies, st)
 			}
-			for i := range repeat {
+		}
+		// Round-robin over repeats: every strategy's repeat i before any
+		// repeat i+1, so drift of the machine hits all strategies alike.
+		for i := range repeat {
+			for _, st := range applies {
 				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed + int64(i), Workload: p.Workload})
 			}
 		}
@@ -295,9 +303,15 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 			if last := int64(999+n) + 1000*int64(repeat-1); seed > math.MaxInt64-last {
 				return nil, nil, fmt.Errorf("%w: --seed %d: the client sweep's seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, last, math.MaxInt64-last)
 			}
-			w := p.Workload
-			w.Clients = n
-			for i := range repeat {
+		}
+	}
+	// The sweep, round-robin too: for each repeat and client count, every
+	// strategy in turn.
+	for i := range repeat {
+		for _, n := range p.ClientSweep {
+			for _, st := range p.SweepStrategies {
+				w := p.Workload
+				w.Clients = n
 				sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n) + 1000*int64(i), Workload: w})
 			}
 		}
@@ -315,13 +329,16 @@ func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 }
 
 // ThisHost describes the machine lockbench runs on: CPUs, OS/architecture,
-// Go version, CPU model (first "model name" of /proc/cpuinfo) and kernel
-// release (/proc/sys/kernel/osrelease); a value that cannot be read is
-// "unknown".
+// Go version, CPU model (first "model name" of /proc/cpuinfo), kernel
+// release (/proc/sys/kernel/osrelease), and what bears on noise
+// (noise.HostStatic: a hypervisor, memory, a CPU quota); a text value that
+// cannot be read is "unknown", a number 0.
 func ThisHost() results.Host {
+	st := noise.HostStatic("", "")
 	return results.Host{
 		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(),
 		CPUModel: cpuModel("/proc/cpuinfo"), Kernel: kernelRelease("/proc/sys/kernel/osrelease"),
+		Hypervisor: st.Hypervisor, MemoryMB: st.MemoryMB, CPUQuotaCores: st.CPUQuotaCores,
 	}
 }
 

@@ -23,7 +23,8 @@ func tinyProfile() Profile {
 }
 
 // TestCellsDeterministic: the plan depends on the profile, seed and repeat
-// only, seeds run base..base+repeat-1, and the sweep is seeded from the base.
+// only, seeds run base..base+repeat-1, cells are interleaved round-robin
+// over repeats, and the sweep is seeded from the base.
 func TestCellsDeterministic(t *testing.T) {
 	p := tinyProfile()
 	p.ClientSweep, p.SweepStrategies = []int{1, 4}, []string{"token-lua"}
@@ -39,11 +40,15 @@ func TestCellsDeterministic(t *testing.T) {
 	for _, s := range a {
 		got = append(got, fmt.Sprintf("%s/%s/%d", s.Strategy, s.Scenario, s.Seed))
 	}
+	// Round-robin over repeats within a scenario: every strategy's seed 7
+	// before any seed 8.
 	want := []string{
-		"token-lua/baseline/7", "token-lua/baseline/8", "token-lua/baseline/9",
-		"set-nx-px/baseline/7", "set-nx-px/baseline/8", "set-nx-px/baseline/9",
-		"token-lua/gc-pause/7", "token-lua/gc-pause/8", "token-lua/gc-pause/9",
-		"set-nx-px/gc-pause/7", "set-nx-px/gc-pause/8", "set-nx-px/gc-pause/9",
+		"token-lua/baseline/7", "set-nx-px/baseline/7",
+		"token-lua/baseline/8", "set-nx-px/baseline/8",
+		"token-lua/baseline/9", "set-nx-px/baseline/9",
+		"token-lua/gc-pause/7", "set-nx-px/gc-pause/7",
+		"token-lua/gc-pause/8", "set-nx-px/gc-pause/8",
+		"token-lua/gc-pause/9", "set-nx-px/gc-pause/9",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cells = %v, want %v", got, want)
@@ -52,7 +57,7 @@ func TestCellsDeterministic(t *testing.T) {
 	for _, s := range sa {
 		sweep = append(sweep, fmt.Sprintf("%s/%d/%d", s.Strategy, s.Workload.Clients, s.Seed))
 	}
-	wantSweep := []string{"token-lua/1/1007", "token-lua/1/2007", "token-lua/1/3007", "token-lua/4/1010", "token-lua/4/2010", "token-lua/4/3010"}
+	wantSweep := []string{"token-lua/1/1007", "token-lua/4/1010", "token-lua/1/2007", "token-lua/4/2010", "token-lua/1/3007", "token-lua/4/3010"}
 	if !reflect.DeepEqual(sweep, wantSweep) {
 		t.Errorf("sweep = %v, want %v", sweep, wantSweep)
 	}
@@ -64,7 +69,7 @@ func TestCellsDeterministic(t *testing.T) {
 // TestBenchSameSeedSameVerdicts runs a tiny bench twice with the same seed
 // against real redis-servers: both give the same cells and the same verdict
 // per check and run, the canaries break, and compare finds no gated
-// difference between them.
+// verdict difference between them.
 func TestBenchSameSeedSameVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs eight real runs")
@@ -118,8 +123,18 @@ func TestBenchSameSeedSameVerdicts(t *testing.T) {
 			t.Errorf("canary %s did not break: %+v", x.Cell, x.Verdict)
 		}
 	}
-	if c := results.Compare(files[0], files[1], "first", "second", results.DefaultMaxRegression); c.Failed() {
-		t.Errorf("compare of two same-seed benches failed: %+v", c.Cells)
+	// Verdict findings only: whether the machine ran both benches equally
+	// fast is a performance question, not one for a unit test.
+	c := results.Compare(files[0], files[1], "first", "second", results.DefaultMaxRegression)
+	for _, cc := range c.Cells {
+		for _, f := range cc.Findings {
+			switch {
+			case f.Kind == results.FindingThroughput || f.Kind == results.FindingP99:
+				t.Logf("%s/%s: %s", cc.Strategy, cc.Scenario, f.Message)
+			case f.Gated:
+				t.Errorf("compare of two same-seed benches: %s/%s: %s", cc.Strategy, cc.Scenario, f.Message)
+			}
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -357,18 +358,29 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	// Server-side command counts: INFO commandstats on every node before
 	// and after the workload (RoundTripsPerGrant).
 	statAddrs := make([]string, 0, len(c.Nodes()))
+	var serverPIDs []int
 	for _, n := range c.Nodes() {
 		statAddrs = append(statAddrs, n.Addr())
+		serverPIDs = append(serverPIDs, n.PID())
 	}
 	statsBefore, statsErr := []nodeCalls(nil), errors.New("not a Redis cluster")
 	if redisServers {
 		statsBefore, statsErr = commandCalls(ctx, statAddrs, time.Second)
 	}
+	var pinged []string // PING reaches Redis servers only
+	if redisServers {
+		pinged = statAddrs
+	}
+	machine := noise.Start(ctx, noise.Options{Servers: pinged, PIDs: serverPIDs})
+	defer machine.Stop()
+	stopCounter := sampleCounter(clock, &cmds)
+	defer stopCounter()
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
 
 	stats, err := workload.Run(ctx, w, env)
+	counter, noiseSum := stopCounter(), machine.Stop()
 	stopNemesis()
 	nemErr := <-nemDone
 	if err != nil {
@@ -433,6 +445,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
+	out.Noise = &noiseSum
+	out.SetWindows(ops, counter)
+	out.Envelope = envelopeOf(st, w.TTL, out.Noise, len(out.Faults) > 0)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && !out.AsExpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)

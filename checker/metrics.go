@@ -66,24 +66,12 @@ func GrantsDuringFaults(ops []history.Operation) int {
 
 // AcquireLatencies returns, per grant in a history, the time from the
 // client's first attempt to the grant, in ms (retries and the backoff
-// between them included).
+// between them included), in completion order: the latencies of Grants.
 func AcquireLatencies(ops []history.Operation) []float64 {
-	first := map[int]int64{}
-	var out []float64
-	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 || op.Node != "" {
-			continue
-		}
-		t, ok := first[op.Client]
-		if !ok {
-			t = op.Invoke
-		}
-		if op.Result == history.OK {
-			out = append(out, float64(op.Complete-t)/1e6)
-			delete(first, op.Client)
-		} else {
-			first[op.Client] = t
-		}
+	gs := Grants(ops)
+	out := make([]float64, len(gs))
+	for i, g := range gs {
+		out[i] = g.LatencyMs
 	}
 	return out
 }

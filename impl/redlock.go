@@ -204,3 +204,9 @@ func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 
 // Close does nothing: redlock has no background work.
 func (l *redlockLocker) Close() error { return nil }
+
+// CallBudget returns redlock's per-node timeout at TTL ttl: the default of
+// Config.NodeTimeout, TTL/10 but at least 5 ms, for each node's call.
+func (redlock) CallBudget(ttl time.Duration) CallBudget {
+	return CallBudget{Time: max(ttl/defaultNodeTimeoutDiv, minNodeTimeout), Scope: BudgetEachNode, Rule: "TTL/10, at least 5 ms (per-node timeout)"}
+}

@@ -368,3 +368,15 @@ func countRedsync(err error) redsyncCounts {
 	walk(err)
 	return c
 }
+
+// CallBudget returns the time redsync allows the whole parallel acquire at
+// TTL ttl: the timeout factor (the library's 0.05, or the
+// redsync-timeout-factor setting) × TTL (redsync's WithTimeoutFactor).
+func (s redsyncAdapter) CallBudget(ttl time.Duration) CallBudget {
+	f := redsyncLibTimeout
+	if o := s.opts(); o.timeoutSet {
+		f = o.timeout
+	}
+	return CallBudget{Time: time.Duration(f * float64(ttl)), Scope: BudgetWholeCall,
+		Rule: strconv.FormatFloat(f, 'g', -1, 64) + "×TTL (redsync WithTimeoutFactor)"}
+}

@@ -17,13 +17,6 @@ import (
 // default: 0.1, a throughput drop or a p99 rise of more than 10%.
 const DefaultMaxRegression = 0.1
 
-// MinGrantsCompared is the fewest grants every run of a cell, OLD and NEW,
-// must have for Compare to gate its performance: a p99 over fewer than 100
-// samples is close to the maximum, and a count below 100 varies by 10% or
-// more from run to run (Poisson: 1/√n) however fast the lock is. Below it
-// changes are reported, not gated.
-const MinGrantsCompared = 100
-
 // Finding kinds, as Compare reports them.
 const (
 	// FindingNewViolation: a check ok in every OLD run of a cell is violated
@@ -42,13 +35,14 @@ const (
 	// FindingMissing: a cell of OLD has no run in NEW, or none that
 	// completed. Always gated.
 	FindingMissing = "missing"
-	// FindingThroughput: the median throughput fell by more than the
-	// threshold and every NEW run is below every OLD run (gated with two or
-	// more runs on both sides only).
+	// FindingThroughput: the median grants/s over the cell's windows fell
+	// by more than the threshold. Gated only when the difference is
+	// significant (Mann-Whitney U, p < Alpha) and both sides were measured
+	// alike (same host, clients and TTL, a quiet machine, inside the
+	// strategy's working envelope).
 	FindingThroughput = "throughput"
-	// FindingP99: the median acquire p99 rose by more than the threshold
-	// and every NEW run is above every OLD run (gated with two or more runs
-	// on both sides only).
+	// FindingP99: the median acquire p99 over the cell's windows rose by
+	// more than the threshold; gated as FindingThroughput.
 	FindingP99 = "p99"
 	// FindingNewCell: a cell of NEW has no run in OLD. Never gated.
 	FindingNewCell = "new-cell"
@@ -64,13 +58,25 @@ type Finding struct {
 	Message string `json:"message"`
 }
 
-// Change is a performance figure of a cell in OLD and NEW: the spreads over
-// repeats and the relative change of the medians ((new−old)/old; 0 when
-// either side has no value or OLD's median is 0).
+// Change is a cost figure of a cell in OLD and NEW: the Estimate over the
+// windows of each side's completed runs, the relative change of the
+// medians ((new−old)/old; 0 when either side has no sample or OLD's median
+// is 0) and the significance test between the two samples.
 type Change struct {
-	Old      Spread  `json:"old"`
-	New      Spread  `json:"new"`
-	Relative float64 `json:"relative"`
+	Old      Estimate     `json:"old"`
+	New      Estimate     `json:"new"`
+	Relative float64      `json:"relative"`
+	Test     Significance `json:"test"`
+}
+
+// changeOf compares a figure's samples over two sets of runs of one cell.
+func changeOf(oldRuns, newRuns []Run, figure string) Change {
+	o, n := SamplesOf(oldRuns, figure), SamplesOf(newRuns, figure)
+	c := Change{Old: EstimateOf(o), New: EstimateOf(n), Test: CompareSamples(o, n)}
+	if c.Old.N > 0 && c.New.N > 0 && c.Old.Median != 0 {
+		c.Relative = (c.New.Median - c.Old.Median) / c.Old.Median
+	}
+	return c
 }
 
 // CellComparison is one (strategy, scenario) cell side by side.
@@ -83,9 +89,13 @@ type CellComparison struct {
 	// "held" or "held 2, violated 1"; empty for a side without the cell.
 	OldObserved string `json:"old_observed"`
 	NewObserved string `json:"new_observed"`
-	// ThroughputPerS is grants per second; P99Ms the acquire p99 in ms.
-	ThroughputPerS Change `json:"throughput_per_s"`
-	P99Ms          Change `json:"p99_ms"`
+	// ThroughputPerS is grants per second; P50Ms and P99Ms the acquire
+	// latency p50 and p99 in ms; CommandsPerGrant the commands the
+	// clients sent per grant. Each is over the windows of the cell's runs.
+	ThroughputPerS   Change `json:"throughput_per_s"`
+	P50Ms            Change `json:"p50_ms"`
+	P99Ms            Change `json:"p99_ms"`
+	CommandsPerGrant Change `json:"commands_per_grant"`
 	// Findings lists what changed; empty when nothing did.
 	Findings []Finding `json:"findings,omitempty"`
 }
@@ -144,18 +154,19 @@ func expectOf(rs []Run, check string) string {
 // Compare sets NEW beside OLD cell by cell ((strategy, scenario), runs
 // grouped over repeats) and flags: a new violation, a lost canary, a cell
 // newly unexpected for another reason, a cell missing from NEW, a median
-// throughput drop or a median acquire-p99 rise
-// beyond maxRegression (relative, e.g. 0.1). A change exactly at the
-// threshold is not flagged. Performance is compared on medians over
-// repeats and gated only when both sides have two or more completed runs of
-// the cell and their ranges do not overlap, so run-to-run noise is not
-// flagged (two identical single 1 s runs on a busy 2-core machine differ by
-// 10-15%); with one run on a side a change is reported, not gated. When
-// the hosts differ (CPUs, CPU model, OS), a cell's clients or TTL differ,
-// or a run of the cell had fewer than MinGrantsCompared grants, performance
-// changes are reported but not gated: throughput measured on two machines
-// cannot be compared, and a handful of grants is noise. Runs that could not complete (Error set)
-// are left out of every figure. Compare reads only its arguments.
+// throughput drop or a median acquire-p99 rise beyond maxRegression
+// (relative, e.g. 0.1). A change exactly at the threshold is not flagged.
+// Performance is compared on the cell's windows (Run.Windows: every
+// repeat's windows pooled) as benchstat compares benchmarks: the medians
+// with their 95% intervals, and the Mann-Whitney U test
+// (golang.org/x/perf/benchmath) at Alpha; a change beyond the threshold
+// that is not significant ("~") is reported, not gated. A significant
+// change is not gated either when the hosts differ (CPUs, CPU model, OS),
+// the cell's clients or TTL differ, a run of the cell was measured on a
+// busy machine (Run.Busy) or outside its strategy's working envelope
+// (Run.NotComparable): the note says which. Runs that could not complete
+// (Error set) are left out of every figure. Compare reads only its
+// arguments.
 func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) Comparison {
 	c := Comparison{Old: oldName, New: newName, MaxRegression: maxRegression}
 	perfGated := true
@@ -205,8 +216,10 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 				cc.compareExpected(ors, nrsOK)
 			}
 		}
-		cc.ThroughputPerS = change(oldC.ThroughputPerS, newC.ThroughputPerS)
-		cc.P99Ms = change(oldC.P99Ms, newC.P99Ms)
+		cc.ThroughputPerS = changeOf(ors, nrsOK, FigureGrantsPerS)
+		cc.P50Ms = changeOf(ors, nrsOK, FigureAcquireP50Ms)
+		cc.P99Ms = changeOf(ors, nrsOK, FigureAcquireP99Ms)
+		cc.CommandsPerGrant = changeOf(ors, nrsOK, FigureCommandsPerGrant)
 		gated := perfGated
 		note := ""
 		switch {
@@ -215,21 +228,40 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 			note = fmt.Sprintf(" (not gated: OLD ran %d clients, TTL %s ms; NEW %d clients, TTL %s ms)", oldC.Clients, formatNum(oldC.TTLMs), newC.Clients, formatNum(newC.TTLMs))
 		case !perfGated:
 			note = " (not gated: different hosts)"
-		case oldC.ThroughputPerS.N < 2 || newC.ThroughputPerS.N < 2:
+		case oldC.Busy > 0 || newC.Busy > 0:
 			gated = false
-			note = " (not gated: one run on a side cannot tell a change from noise; run both with --repeat 3 or more)"
-		case oldC.Grants.Min < MinGrantsCompared || newC.Grants.Min < MinGrantsCompared:
+			note = fmt.Sprintf(" (not gated: measured on a busy machine: %s)", busyNote(oldC, newC))
+		case oldC.NotComparable > 0 || newC.NotComparable > 0:
 			gated = false
-			note = fmt.Sprintf(" (not gated: a run had fewer than %d grants, OLD %s, NEW %s: too few to tell a change from noise)",
-				MinGrantsCompared, formatNum(oldC.Grants.Min), formatNum(newC.Grants.Min))
+			why := oldC.EnvelopeWhy
+			if why == "" {
+				why = newC.EnvelopeWhy
+			}
+			note = fmt.Sprintf(" (not gated: outside the strategy's working envelope: %s)", why)
 		}
-		if Regressed(oldC.ThroughputPerS, newC.ThroughputPerS, maxRegression, false) {
-			cc.add(Finding{Kind: FindingThroughput, Gated: gated, Message: fmt.Sprintf("throughput %s → %s grants/s (%s, beyond −%s)%s",
-				formatSpread(oldC.ThroughputPerS), formatSpread(newC.ThroughputPerS), formatRelative(cc.ThroughputPerS.Relative), formatShare(maxRegression), note)})
-		}
-		if Regressed(oldC.P99Ms, newC.P99Ms, maxRegression, true) {
-			cc.add(Finding{Kind: FindingP99, Gated: gated, Message: fmt.Sprintf("acquire p99 %s → %s ms (%s, beyond +%s)%s",
-				formatSpread(oldC.P99Ms), formatSpread(newC.P99Ms), formatRelative(cc.P99Ms.Relative), formatShare(maxRegression), note)})
+		for _, x := range []struct {
+			kind, what, unit string
+			c                Change
+			higherIsWorse    bool
+		}{{FindingThroughput, "throughput", "grants/s", cc.ThroughputPerS, false}, {FindingP99, "acquire p99", "ms", cc.P99Ms, true}} {
+			if !Beyond(x.c, maxRegression, x.higherIsWorse) {
+				continue
+			}
+			sign := "−"
+			if x.higherIsWorse {
+				sign = "+"
+			}
+			msg := fmt.Sprintf("%s %s → %s %s: %s, beyond %s%s", x.what, x.c.Old, x.c.New, x.unit, x.c.Test, sign, formatShare(maxRegression))
+			g := gated && x.c.Test.Significant
+			switch {
+			case !x.c.Test.Significant && x.c.Test.Note != "":
+				msg += fmt.Sprintf(" (not gated: not significant, %s; run both with more --repeat)", x.c.Test.Note)
+			case !x.c.Test.Significant:
+				msg += " (not gated: not significant at alpha 0.05: noise)"
+			default:
+				msg += note
+			}
+			cc.add(Finding{Kind: x.kind, Gated: g, Message: msg})
 		}
 		c.Cells = append(c.Cells, cc)
 	}
@@ -238,8 +270,10 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 			continue
 		}
 		newC := newSum[k]
+		nrs := completed(newCells[k])
 		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: newC.Expected, NewObserved: observedText(newC),
-			ThroughputPerS: Change{New: newC.ThroughputPerS}, P99Ms: Change{New: newC.P99Ms}}
+			ThroughputPerS: changeOf(nil, nrs, FigureGrantsPerS), P50Ms: changeOf(nil, nrs, FigureAcquireP50Ms),
+			P99Ms: changeOf(nil, nrs, FigureAcquireP99Ms), CommandsPerGrant: changeOf(nil, nrs, FigureCommandsPerGrant)}
 		cc.add(Finding{Kind: FindingNewCell, Message: "cell only in NEW: nothing to compare it with"})
 		c.Cells = append(c.Cells, cc)
 	}
@@ -403,40 +437,34 @@ func (cc *CellComparison) compareExpected(ors, nrs []Run) {
 		len(ors), len(bad), len(nrs), strings.Join(bad[0].Unexpected, "; "))})
 }
 
-// Regressed reports whether a performance figure got worse beyond the
-// relative threshold maxRegression: for throughput (higherIsWorse false)
-// the NEW median is below OLD's by more than maxRegression·OLD; for
-// latency (higherIsWorse true) above it by more. With two or more values
-// on both sides, the ranges must not overlap either (every NEW value worse
-// than every OLD value), so noise between repeats is not flagged. Empty
-// spreads and an OLD median of 0 never regress.
-func Regressed(oldS, newS Spread, maxRegression float64, higherIsWorse bool) bool {
-	if oldS.N == 0 || newS.N == 0 || oldS.Median == 0 {
+// Beyond reports whether a cost figure got worse by more than the
+// relative threshold maxRegression: for a figure where higher is better
+// (grants/s, higherIsWorse false) NEW's median is below OLD's by more than
+// maxRegression·OLD; for a cost (latency, higherIsWorse true) above it by
+// more. It does not look at significance (Change.Test): Compare gates
+// only changes that are both beyond and significant. Figures without
+// samples on a side and an OLD median of 0 are never beyond.
+func Beyond(c Change, maxRegression float64, higherIsWorse bool) bool {
+	if c.Old.N == 0 || c.New.N == 0 || c.Old.Median == 0 {
 		return false
 	}
-	rel := (newS.Median - oldS.Median) / oldS.Median
+	rel := (c.New.Median - c.Old.Median) / c.Old.Median
 	if !higherIsWorse {
 		rel = -rel
 	}
-	if !(rel > maxRegression) {
-		return false
-	}
-	if oldS.N >= 2 && newS.N >= 2 {
-		if higherIsWorse {
-			return newS.Min > oldS.Max
-		}
-		return newS.Max < oldS.Min
-	}
-	return true
+	return rel > maxRegression
 }
 
-// change pairs two spreads with the relative change of their medians.
-func change(o, n Spread) Change {
-	c := Change{Old: o, New: n}
-	if o.N > 0 && n.N > 0 && o.Median != 0 {
-		c.Relative = (n.Median - o.Median) / o.Median
+// busyNote gives the numbers of the busy side(s) of a cell.
+func busyNote(o, n Summary) string {
+	var parts []string
+	if o.Busy > 0 {
+		parts = append(parts, fmt.Sprintf("OLD %d of %d runs, %s", o.Busy, o.Seeds, o.BusyWhy))
 	}
-	return c
+	if n.Busy > 0 {
+		parts = append(parts, fmt.Sprintf("NEW %d of %d runs, %s", n.Busy, n.Seeds, n.BusyWhy))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ParseRegression parses a --max-regression value: a percentage ("10%",
@@ -568,21 +596,19 @@ func observedText(s Summary) string {
 	return strings.Join(parts, ", ")
 }
 
+// changeText writes a figure in OLD and NEW as benchstat does: each side's
+// median with its 95% interval, then the change ("~" when not
+// significant) with the p-value and sample counts.
 func changeText(c Change) string {
 	switch {
 	case c.Old.N == 0 && c.New.N == 0:
 		return "—"
 	case c.Old.N == 0:
-		return "— → " + formatSpread(c.New)
+		return "— → " + c.New.String()
 	case c.New.N == 0:
-		return formatSpread(c.Old) + " → —"
+		return c.Old.String() + " → —"
 	}
-	return fmt.Sprintf("%s → %s (%s)", formatSpread(c.Old), formatSpread(c.New), formatRelative(c.Relative))
-}
-
-// formatRelative writes a relative change as a signed percentage.
-func formatRelative(r float64) string {
-	return fmt.Sprintf("%+.1f%%", 100*r)
+	return fmt.Sprintf("%s → %s %s", c.Old, c.New, c.Test)
 }
 
 func orDash(s string) string {

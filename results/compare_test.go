@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 func TestParseRegression(t *testing.T) {
@@ -47,14 +49,13 @@ func abs(x float64) float64 {
 	return x
 }
 
-// TestRegressed covers the threshold's edges: exactly at the threshold is
-// not flagged, just beyond is; with repeats on both sides overlapping
-// ranges are noise.
-func TestRegressed(t *testing.T) {
-	one := func(v float64) Spread { return Spread{Median: v, Min: v, Max: v, N: 1} }
+// TestBeyond covers the threshold's edges: exactly at the threshold is
+// not beyond, just past it is; improvements never are.
+func TestBeyond(t *testing.T) {
+	one := func(v float64) Estimate { return Estimate{Median: v, Low: v, High: v, N: 6} }
 	tests := []struct {
 		name          string
-		old, new      Spread
+		old, new      Estimate
 		thr           float64
 		higherIsWorse bool
 		want          bool
@@ -69,20 +70,31 @@ func TestRegressed(t *testing.T) {
 		{"threshold 0 flags any worsening", one(100), one(99.99), 0, false, true},
 		{"threshold 0, equal", one(100), one(100), 0, false, false},
 		{"old median 0", one(0), one(50), 0.1, true, false},
-		{"no old values", Spread{}, one(50), 0.1, false, false},
-		{"no new values", one(50), Spread{}, 0.1, false, false},
-		{"repeats, ranges overlap: noise", Spread{100, 80, 120, 3}, Spread{85, 70, 95, 3}, 0.1, false, false},
-		{"repeats, ranges apart", Spread{100, 95, 120, 3}, Spread{80, 70, 90, 3}, 0.1, false, true},
-		{"repeats, p99 ranges touch", Spread{10, 9, 12, 3}, Spread{14, 12, 15, 3}, 0.1, true, false},
-		{"repeats, p99 ranges apart", Spread{10, 9, 12, 3}, Spread{14, 12.5, 15, 3}, 0.1, true, true},
-		{"one side single: threshold only", Spread{100, 80, 120, 3}, one(85), 0.1, false, true},
+		{"no old values", Estimate{}, one(50), 0.1, false, false},
+		{"no new values", one(50), Estimate{}, 0.1, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Regressed(tt.old, tt.new, tt.thr, tt.higherIsWorse); got != tt.want {
-				t.Errorf("Regressed(%+v, %+v, %v, %v) = %v, want %v", tt.old, tt.new, tt.thr, tt.higherIsWorse, got, tt.want)
+			if got := Beyond(Change{Old: tt.old, New: tt.new}, tt.thr, tt.higherIsWorse); got != tt.want {
+				t.Errorf("Beyond(%+v, %+v, %v, %v) = %v, want %v", tt.old, tt.new, tt.thr, tt.higherIsWorse, got, tt.want)
 			}
 		})
+	}
+}
+
+// jitter spreads a run's window values ±2.5% around their centre, the
+// spread of a quiet machine.
+var jitter = []float64{-0.025, 0.01, -0.01, 0.025, 0, 0.005}
+
+// setPerf gives a run WindowsPerRun windows around grants/s tput and
+// acquire p99 p99 (p50 p99/4, 11 commands per grant), spread by jitter.
+func setPerf(r *Run, tput, p99 float64) {
+	r.ThroughputPerS, r.AcquireLatencyMs.P99 = tput, p99
+	r.Windows = nil
+	for i, j := range jitter {
+		p50, p, c := p99/4*(1+j), p99*(1+j), 11*(1+j)
+		r.Windows = append(r.Windows, Window{StartMs: float64(i) * 100, EndMs: float64(i+1) * 100, Grants: int(tput / 10),
+			GrantsPerS: tput * (1 + j), AcquireP50Ms: &p50, AcquireP99Ms: &p, CommandsPerGrant: &c})
 	}
 }
 
@@ -97,14 +109,18 @@ func compareFile(repeats int) *File {
 		f.Runs = append(f.Runs,
 			Run{Strategy: "token-lua", Scenario: "baseline", Seed: seed, Expected: "must-hold", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
-				Grants:         5000, ThroughputPerS: 1000 + float64(i), AcquireLatencyMs: Latency{P99: 10, Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         5000, AcquireLatencyMs: Latency{Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "token-lua", Scenario: "gc-pause", Seed: seed, Expected: "must-break", AsExpected: true, Verdict: bad,
 				ExpectedChecks: map[string]string{"exclusion": "break", "resource": "break", "liveness": "hold"},
-				Grants:         1500, ThroughputPerS: 300, AcquireLatencyMs: Latency{P99: 200, Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         1500, AcquireLatencyMs: Latency{Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "watchdog", Scenario: "random", Seed: seed, Expected: "at-risk", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "at-risk", "resource": "at-risk", "liveness": "hold"},
-				Grants:         2500, ThroughputPerS: 500, AcquireLatencyMs: Latency{P99: 30, Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         2500, AcquireLatencyMs: Latency{Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 		)
+		n := len(f.Runs)
+		setPerf(&f.Runs[n-3], 1000, 10)
+		setPerf(&f.Runs[n-2], 300, 200)
+		setPerf(&f.Runs[n-1], 500, 30)
 	}
 	return f
 }
@@ -145,20 +161,39 @@ func TestCompare(t *testing.T) {
 		{name: "cell only in NEW", change: func(f *File) {
 			f.Runs = append(f.Runs, Run{Strategy: "fenced", Scenario: "baseline", Verdict: Verdict{Exclusion: "ok"}})
 		}, notes: []string{FindingNewCell}},
-		{name: "throughput −20%", change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 800 }) }, gated: []string{FindingThroughput}},
-		{name: "throughput −20%, one run a side: not gated", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 800 }) },
-			notes: []string{FindingThroughput}},
-		{name: "throughput −5%: within", change: func(f *File) { each(f, 0, func(r *Run) { r.ThroughputPerS = 950 }) }},
-		{name: "p99 ×2", change: func(f *File) { each(f, 2, func(r *Run) { r.AcquireLatencyMs.P99 = 60 }) }, gated: []string{FindingP99}},
-		{name: "few grants: performance not gated", change: func(f *File) {
-			each(f, 2, func(r *Run) { r.Grants, r.AcquireLatencyMs.P99 = 99, 90 })
+		{name: "throughput −20%", change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) }, gated: []string{FindingThroughput}},
+		{name: "throughput −20%, one run a side: its 6 windows suffice", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) },
+			gated: []string{FindingThroughput}},
+		{name: "throughput −20%, 3 windows a side: too few to tell", repeats: 1, change: func(f *File) {
+			each(f, 0, func(r *Run) { setPerf(r, 800, 10); r.Windows = r.Windows[:3] })
+		}, oldChange: func(f *File) { each(f, 0, func(r *Run) { r.Windows = r.Windows[:3] }) }, notes: []string{FindingThroughput}},
+		{name: "throughput −20% within noise: not significant", change: func(f *File) {
+			each(f, 0, func(r *Run) {
+				for i := range r.Windows {
+					r.Windows[i].GrantsPerS = []float64{200, 1400, 800, 1500, 300, 790}[i]
+				}
+			})
+		}, notes: []string{FindingThroughput}},
+		{name: "throughput −5%: within", change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 950, 10) }) }},
+		{name: "p99 ×2", change: func(f *File) { each(f, 2, func(r *Run) { setPerf(r, 500, 60) }) }, gated: []string{FindingP99}},
+		{name: "busy machine: performance not gated", change: func(f *File) {
+			each(f, 2, func(r *Run) {
+				setPerf(r, 500, 90)
+				r.Noise = &noise.Summary{Busy: true, Why: "other processes used 0.9 cores"}
+			})
 		}, notes: []string{FindingP99}},
+		{name: "outside the working envelope: performance not gated", change: func(f *File) {
+			each(f, 0, func(r *Run) {
+				setPerf(r, 500, 10)
+				r.Envelope = &Envelope{BudgetMs: 5, RTTP99Ms: 7, Why: "budget below RTT"}
+			})
+		}, notes: []string{FindingThroughput}},
 		{name: "other host: performance not gated", change: func(f *File) {
 			f.Host.CPUModel = "other cpu"
-			each(f, 0, func(r *Run) { r.ThroughputPerS = 500 })
+			each(f, 0, func(r *Run) { setPerf(r, 500, 10) })
 		}, notes: []string{FindingThroughput}, warn: "different hosts"},
 		{name: "other client count: performance not gated", change: func(f *File) {
-			each(f, 0, func(r *Run) { r.Config.Clients, r.ThroughputPerS = 64, 500 })
+			each(f, 0, func(r *Run) { r.Config.Clients = 64; setPerf(r, 500, 10) })
 		}, notes: []string{FindingThroughput}},
 	}
 	for _, tt := range tests {
@@ -269,30 +304,43 @@ func TestCompareSetupWarnings(t *testing.T) {
 	}
 }
 
-// TestCompareRepeatsNoise: with three repeats per side, a NEW median 15%
-// lower whose range overlaps OLD's is noise; once every NEW run is below
-// every OLD run it is a regression.
-func TestCompareRepeatsNoise(t *testing.T) {
-	oldF := compareFile(3)
-	for i, tput := range []float64{1000, 800, 1100} {
-		oldF.Runs[3*i].ThroughputPerS = tput
+// TestCompareSignificance: a NEW median 15% lower whose windows overlap
+// OLD's is noise ("~", not gated); once NEW's windows all lie below OLD's
+// it is a significant regression, with benchstat's text.
+func TestCompareSignificance(t *testing.T) {
+	set := func(f *File, vals ...float64) {
+		each(f, 0, func(r *Run) {
+			for i := range r.Windows {
+				r.Windows[i].GrantsPerS = vals[i]
+			}
+		})
 	}
-	newF := compareFile(3)
-	for i, tput := range []float64{850, 820, 1000} {
-		newF.Runs[3*i].ThroughputPerS = tput
-	}
-	if c := Compare(oldF, newF, "old", "new", 0.1); c.Failed() {
-		t.Errorf("overlapping repeats flagged: %+v", c.Cells[0].Findings)
-	}
-	for i, tput := range []float64{700, 750, 790} {
-		newF.Runs[3*i].ThroughputPerS = tput
-	}
+	oldF, newF := compareFile(1), compareFile(1)
+	set(oldF, 1000, 800, 1100, 950, 1050, 900)
+	set(newF, 850, 820, 1000, 700, 1150, 790)
 	c := Compare(oldF, newF, "old", "new", 0.1)
-	if !c.Failed() || c.Cells[0].Findings[0].Kind != FindingThroughput {
-		t.Errorf("separated repeats not flagged: %+v", c.Cells[0].Findings)
+	if c.Failed() {
+		t.Errorf("overlapping windows flagged: %+v", c.Cells[0].Findings)
 	}
-	if r := c.Cells[0].ThroughputPerS.Relative; abs(r-(750.0-1000)/1000) > 1e-12 {
-		t.Errorf("relative change of medians = %v, want −25%%", r)
+	if tp := c.Cells[0].ThroughputPerS.Test; tp.Significant || tp.Delta != "~" || tp.N1 != 6 || tp.N2 != 6 {
+		t.Errorf("overlapping windows: test %+v, want ~ with n=6+6", tp)
+	}
+	set(newF, 700, 750, 790, 720, 760, 740)
+	c = Compare(oldF, newF, "old", "new", 0.1)
+	if !c.Failed() || c.Cells[0].Findings[0].Kind != FindingThroughput {
+		t.Fatalf("separated windows not flagged: %+v", c.Cells[0].Findings)
+	}
+	if r := c.Cells[0].ThroughputPerS.Relative; abs(r-(745.0-975)/975) > 1e-12 {
+		t.Errorf("relative change of medians = %v, want %v", r, (745.0-975)/975)
+	}
+	var b bytes.Buffer
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"975 [800, 1100] (n=6) → 745 [700, 790] (n=6) -23.59% (p=0.002 n=6)", "FAIL token-lua/baseline: throughput"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 

@@ -33,9 +33,11 @@ var ErrSchemaVersion = errors.New("results: unsupported schema version")
 // ErrCorrupt is wrapped by Load when the file is not valid results JSON.
 var ErrCorrupt = errors.New("results: corrupt file")
 
-// Write writes f as indented JSON to dir/results.json, creating dir if needed.
-// The file is written to a temporary name and renamed, so a reader never sees
-// half a file. A zero f.SchemaVersion is written as SchemaVersion (f itself is
+// Write writes f as indented JSON to dir/results.json, creating dir if
+// needed, and its cost samples to dir/bench.txt (WriteBenchText) when a
+// run has any (Run.Windows). Each file
+// is written to a temporary name and renamed, so a reader never sees half
+// a file. A zero f.SchemaVersion is written as SchemaVersion (f itself is
 // not modified); any other version than SchemaVersion is refused with an error
 // wrapping ErrSchemaVersion. Other errors come from the file system.
 func Write(dir string, f *File) error {
@@ -59,7 +61,23 @@ func Write(dir string, f *File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results: create folder: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, FileName), data)
+	if err := writeAtomic(filepath.Join(dir, FileName), data); err != nil {
+		return err
+	}
+	if !hasWindows(&out) {
+		return nil // lockbench perf's results: no cost samples
+	}
+	return WriteBenchText(dir, &out)
+}
+
+// hasWindows reports whether a run of f (or of its sweep) has cost windows.
+func hasWindows(f *File) bool {
+	for _, r := range append(append([]Run(nil), f.Runs...), f.Sweep...) {
+		if len(r.Windows) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Load reads a results.json written by Write (path is the file, not its
@@ -111,8 +129,8 @@ func Load(path string) (*File, error) {
 // NotWrittenByLockbench returns the path of a file in dir that a run
 // written there would overwrite although lockbench did not write it: a
 // results.json that is not lockbench's (not a JSON object with a
-// schema_version, or one whose tool is not lockbench), or a report.md or
-// index.html with no lockbench results.json beside them. It returns ""
+// schema_version, or one whose tool is not lockbench), or a report.md,
+// index.html or bench.txt with no lockbench results.json beside them. It returns ""
 // when there is none (dir missing or empty, or a lockbench results folder).
 func NotWrittenByLockbench(dir string) string {
 	res := filepath.Join(dir, FileName)
@@ -122,7 +140,7 @@ func NotWrittenByLockbench(dir string) string {
 		}
 		return ""
 	}
-	for _, name := range []string{ReportMarkdown, ReportHTML} {
+	for _, name := range []string{ReportMarkdown, ReportHTML, BenchText} {
 		p := filepath.Join(dir, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p
@@ -153,7 +171,7 @@ func writtenByLockbench(path string) bool {
 // new run written there leaves no file of the old one beside its own: the
 // histories and porcupine visualisations that dir/results.json lists (paths
 // inside dir only), the plots (PNG and SVG in dir/plots), report.md,
-// index.html and results.json itself; folders left empty are removed too.
+// index.html, bench.txt and results.json itself; folders left empty are removed too.
 // Other files are left alone. It returns the File it found (nil, nil when
 // dir holds no results.json, or one that Load refuses, which the new run
 // overwrites anyway). A file that cannot be removed is an error naming it.
@@ -178,7 +196,7 @@ func RemoveEarlier(dir string) (*File, error) {
 		m, _ := filepath.Glob(filepath.Join(dir, PlotsFolder, pat))
 		paths = append(paths, m...)
 	}
-	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, FileName))
+	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, BenchText), filepath.Join(dir, FileName))
 	folders := map[string]bool{filepath.Join(dir, PlotsFolder): true}
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

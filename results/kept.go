@@ -358,14 +358,14 @@ func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) 
 		}
 	}
 	if hasPerf && perf.Seeds > perf.Errors {
-		p := fmt.Sprintf("%s (%s, TTL %s ms): %s grants/s", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs), formatNum(perf.ThroughputPerS.Median))
+		p := fmt.Sprintf("%s (%s, TTL %s ms): %s grants/s", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs), costText(perf, FigureGrantsPerS))
 		if perf.GrantCallP50Ms.N > 0 {
 			// The acquire call's own cost, apart from the wait for the lock,
 			// which contention sets and which varies run to run.
 			p += fmt.Sprintf(", granting call p50 %s ms", formatNum(perf.GrantCallP50Ms.Median))
 		}
-		if perf.P50Ms.N > 0 {
-			p += fmt.Sprintf(", acquire with waiting p50 %s ms, p99 %s ms", formatNum(perf.P50Ms.Median), formatNum(perf.P99Ms.Median))
+		if perf.Cost.AcquireP50Ms.N > 0 {
+			p += fmt.Sprintf(", acquire with waiting p50 %s ms, p99 %s ms", perf.Cost.AcquireP50Ms, perf.Cost.AcquireP99Ms)
 		}
 		if perf.RoundTripsPerGrant.N > 0 {
 			// The figure that tells strategies apart when one contended key

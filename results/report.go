@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	texttemplate "text/template"
+
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 //go:embed templates/report.md.tmpl templates/index.html.tmpl
@@ -109,6 +111,133 @@ type view struct {
 	// Warnings are the runs whose verdict rests on little evidence
 	// (UnknownOutcomeWarning), each with its warning.
 	Warnings []runWarning
+	// Significance compares each strategy's cost figures with a
+	// reference strategy's in one scenario (significanceRows).
+	Significance significanceTable
+	// Thresholds states when a run counts as busy.
+	Thresholds string
+}
+
+// significanceTable compares the cost figures of the strategies of one
+// scenario with those of a reference strategy.
+type significanceTable struct {
+	Scenario, Ref string
+	Rows          []significanceRow
+}
+
+// significanceRow is one strategy against the reference: per cost figure
+// (Figures order), benchstat's "vs base" text.
+type significanceRow struct {
+	Strategy string
+	Cells    []string
+}
+
+// preferredRef is the reference strategy of the significance table when
+// it ran: the seeds' "basic correct" lock.
+const preferredRef = "token-lua"
+
+// significanceRows compares, in the baseline scenario (else the first
+// scenario that ran), every strategy's window samples of each cost
+// figure with those of token-lua (else the first strategy of the
+// scenario) by the Mann-Whitney U test (CompareSamples): the change of the
+// medians, or "~" when the difference is not significant, with the
+// p-value and both sample counts. Only completed runs count; other
+// scenarios' windows are never pooled in.
+func significanceRows(runs []Run, strategies, scenarios []string) significanceTable {
+	if len(scenarios) == 0 {
+		return significanceTable{}
+	}
+	sc := scenarios[0]
+	if slices.Contains(scenarios, "baseline") {
+		sc = "baseline"
+	}
+	by := map[string][]Run{}
+	for _, r := range runs {
+		if r.Scenario == sc && r.Error == "" {
+			by[r.Strategy] = append(by[r.Strategy], r)
+		}
+	}
+	t := significanceTable{Scenario: sc}
+	if len(by[preferredRef]) > 0 {
+		t.Ref = preferredRef
+	} else {
+		for _, st := range strategies {
+			if len(by[st]) > 0 {
+				t.Ref = st
+				break
+			}
+		}
+	}
+	if t.Ref == "" {
+		return significanceTable{}
+	}
+	for _, st := range strategies {
+		if st == t.Ref || len(by[st]) == 0 {
+			continue
+		}
+		row := significanceRow{Strategy: st}
+		for _, fig := range Figures {
+			c := CompareSamples(SamplesOf(by[t.Ref], fig), SamplesOf(by[st], fig))
+			row.Cells = append(row.Cells, c.String())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// costText writes a cost figure of a pair as "median [low, high] (n=N)",
+// prefixed "not comparable:" when a run of the pair was outside its
+// strategy's working envelope.
+func costText(s Summary, figure string) string {
+	e := s.Cost.Of(figure).String()
+	if s.NotComparable > 0 && s.Cost.Of(figure).N > 0 {
+		return "not comparable: " + e
+	}
+	return e
+}
+
+// noiseText writes the machine noise of a pair's runs: "BUSY k/n: why"
+// first when runs were measured on a busy machine, then the medians over
+// runs of other processes' CPU, steal, run queue and round-trip p99, and
+// the working-envelope verdict when a run was outside it; "—" when no
+// run measured noise.
+func noiseText(s Summary) string {
+	var parts []string
+	if s.Busy > 0 {
+		parts = append(parts, fmt.Sprintf("BUSY %d/%d: %s", s.Busy, s.Seeds, s.BusyWhy))
+	}
+	if s.OtherCPUCores.N > 0 {
+		parts = append(parts, fmt.Sprintf("other CPU %s cores, steal %s, run queue %s", formatNum(s.OtherCPUCores.Median), formatShare(s.StealShare.Median), formatNum(s.RunQueue.Median)))
+	}
+	if s.RTTP99Ms.N > 0 {
+		parts = append(parts, fmt.Sprintf("RTT p99 %s ms", formatNum(s.RTTP99Ms.Median)))
+	}
+	if s.NotComparable > 0 {
+		parts = append(parts, fmt.Sprintf("NOT COMPARABLE %d/%d: %s", s.NotComparable, s.Seeds, s.EnvelopeWhy))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hostText writes the host line of the report: CPUs, OS, Go, CPU model,
+// and what bears on noise (a hypervisor, memory, a CPU quota).
+func hostText(h Host) string {
+	parts := []string{fmt.Sprintf("%d CPUs", h.CPUs), h.OS, h.Go}
+	if h.CPUModel != "" {
+		parts = append(parts, h.CPUModel)
+	}
+	if h.Hypervisor {
+		parts = append(parts, "virtual machine (hypervisor: steal possible)")
+	}
+	if h.MemoryMB > 0 {
+		parts = append(parts, fmt.Sprintf("%d MiB memory", h.MemoryMB))
+	}
+	if h.CPUQuotaCores > 0 {
+		parts = append(parts, fmt.Sprintf("CPU quota %s cores", formatNum(h.CPUQuotaCores)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // runWarning is one warning about one run.
@@ -248,6 +377,8 @@ func buildView(f *File, plots []PlotRef) view {
 		v.Matrix = append(v.Matrix, row)
 	}
 	v.Safety = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries)
+	v.Significance = significanceRows(f.Runs, strategies, v.Scenarios)
+	v.Thresholds = fmt.Sprintf("a run is busy when processes other than lockbench and its servers used more than %s cores on average, or steal took more than %s of the CPU time", formatNum(noise.BusyOtherCores), formatShare(noise.BusySteal))
 	v.Contention = contentionNotes(f.Runs)
 	for _, r := range f.Runs {
 		v.OneKey = v.OneKey || r.Config.Keys == 1
@@ -303,6 +434,9 @@ func viewFuncs() map[string]any {
 		"pct":      formatSpreadShare,
 		"join":     strings.Join,
 		"observed": Observed,
+		"cost":     costText,
+		"noise":    noiseText,
+		"host":     hostText,
 		"list":     formatList,
 		"recovery": func(ms float64) string {
 			switch {

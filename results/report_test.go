@@ -38,6 +38,7 @@ func renderSample(t *testing.T) (md, html string) {
 
 func TestReportContents(t *testing.T) {
 	md, html := renderSample(t)
+	md = strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~").Replace(md) // Markdown escapes
 	common := []string{
 		"must-hold → held ✓ (3 seeds)",                                           // token-lua × baseline, three seeds
 		"must-break → violated ✓",                                                // token-lua × pause-holder
@@ -45,7 +46,7 @@ func TestReportContents(t *testing.T) {
 		"at-risk → held ✓",                                                       // the evil strategy
 		"exclusion violated: 2 overlapping holds",                                // unexpected line
 		"token-lua × pause-holder: token-lua under pause-holder because reasons", // reason note
-		"1000 (900–1200)",                                                        // throughput spread
+		"1002 [909, 1188] (n=18)",                                                // throughput: median, 95% interval, windows of 3 seeds
 		"7.2.4", "2 CPUs",
 		"no grant after the faults",
 		"checks nothing",
@@ -340,10 +341,11 @@ func TestReportObservedSafety(t *testing.T) {
 		return string(data)
 	}
 	md, html := read(ReportMarkdown), read(ReportHTML)
+	md = strings.NewReplacer(`\[`, "[", `\]`, "]").Replace(md) // Markdown escapes
 	common := []string{
 		"Observed safety per strategy",
 		"Harness gate: expected vs observed",
-		"token-lua: safe under 1 of 2 scenarios (baseline); loses updates under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1000 grants/s, granting call p50 0.25 ms, acquire with waiting p50 1.50 ms, p99 10.0 ms, 4.00 Redis commands per grant",
+		"token-lua: safe under 1 of 2 scenarios (baseline); loses updates under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1002 [909, 1188] (n=18) grants/s, granting call p50 0.25 ms, acquire with waiting p50 2.51 [2.27, 2.97] (n=18) ms, p99 10.0 [9.09, 11.9] (n=18) ms, 4.00 Redis commands per grant",
 		"fenced: safe under 0 of 1 scenarios; breaks exclusion but the resource stays safe under pause-holder",
 		"8 clients, 1 key, CS fixed(5ms), retry exponential:2ms:20ms (8 runs): one holder per key at a time allows at most 200 grants/s",
 		"With 1 key all clients contend for the same lock",
@@ -355,7 +357,7 @@ func TestReportObservedSafety(t *testing.T) {
 		"| token-lua | safe | broken: lost updates |",
 		"| set-nx-px | safe | broken: lost updates; no grants during the fault |", // its pause lasts 3 TTLs
 		"| strategy | scenario | seeds | clients | TTL ms | throughput/s |",
-		"| token-lua | baseline | 3 | 8 | 100 | 1000 (900–1200) |",
+		"| token-lua | baseline | 3 | 8 | 100 | 1002 [909, 1188] (n=18) |",
 	}
 	wantIn(t, "report.md", md, mdWant)
 	htmlWant := []string{
@@ -391,4 +393,34 @@ func TestFormatCountSpread(t *testing.T) {
 			t.Errorf("formatCountSpread(%+v) = %q, want %q", tt.s, got, tt.want)
 		}
 	}
+}
+
+// TestReportCostFigures: where the cost figures appear they read "median
+// [low, high] (n=…)", a pair measured on a busy machine says BUSY with the
+// numbers, one outside its working envelope NOT COMPARABLE with its
+// reason and each figure "not comparable:", and the strategies of the
+// baseline are compared with token-lua by the Mann-Whitney U test.
+func TestReportCostFigures(t *testing.T) {
+	md, html := renderSample(t)
+	md = strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~", `\<`, "<", `\>`, ">").Replace(md)
+	common := []string{
+		"1002 [909, 1188] (n=18) | 2.51 [2.27, 2.97] (n=18) | 10.0 [9.09, 11.9] (n=18)",
+		"BUSY 1/3: other processes used 0.60 cores on average (max 1.20; threshold 0.25); other CPU 0.6 cores, steal 0.0%, run queue 3.00; RTT p99 0.2 ms",
+		"not comparable: 1103 [1072, 1128] (n=6)",
+		"NOT COMPARABLE 1/1: call budget 5.00 ms is below the round-trip p99 7.00 ms",
+		"a run is busy when processes other than lockbench and its servers used more than 0.25 cores on average, or steal took more than 5.0% of the CPU time",
+		"Against token-lua under baseline",
+		"~ (p=0.251 n=18+6)",
+		"-99.00% (p=0.000 n=18+6)",
+	}
+	html = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&#43;", "+").Replace(html)
+	wantIn(t, "report.md", md, common)
+	htmlWant := []string{
+		`<td class="num">1002 [909, 1188] (n=18)</td>`,
+		`<td class="num">not comparable: 1103 [1072, 1128] (n=6)</td>`,
+		"BUSY 1/3: other processes used 0.60 cores on average",
+		"NOT COMPARABLE 1/1: call budget 5.00 ms",
+		`<tr><td>set-nx-px</td><td class="num">~ (p=0.251 n=18+6)</td>`,
+	}
+	wantIn(t, "index.html", html, htmlWant)
 }

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 // sampleFile is a small bench: two strategies over two scenarios, three seeds
@@ -39,7 +41,13 @@ func sampleFile() *File {
 	broken.Violations = 2
 	broken.Visualization = "javascript:alert(2)"
 	broken.Faults = []Fault{{Name: "pause", StartMs: 1000, EndMs: 1300, Note: "SIGSTOP holder"}}
-	return &File{
+	busy := run("token-lua", "baseline", 2, "must-hold", ok, true, 1200)
+	busy.Noise = &noise.Summary{Samples: 10, OtherCPUCores: noise.Stat{Mean: 0.6, Max: 1.2}, RunQueue: noise.Stat{Mean: 3, Max: 5},
+		RTTBefore: []noise.RTT{{Server: "127.0.0.1:1", P50Ms: 0.05, P99Ms: 0.2, N: 50}},
+		Busy:      true, Why: "other processes used 0.60 cores on average (max 1.20; threshold 0.25)"}
+	outside := run("set-nx-px", "baseline", 1, "must-hold", ok, true, 1100)
+	outside.Envelope = &Envelope{BudgetMs: 5, Scope: "whole call", Rule: "0.05×TTL", RTTP99Ms: 7, Why: "call budget 5.00 ms is below the round-trip p99 7.00 ms"}
+	f := &File{
 		Tool: "lockbench test", Redis: "7.2.4", Profile: "ci",
 		Command: "lockbench bench --profile ci --seed 1",
 		Started: "2025-01-01T00:00:00Z", Finished: "2025-01-01T00:01:00Z",
@@ -51,14 +59,20 @@ func sampleFile() *File {
 		},
 		Runs: []Run{
 			run("token-lua", "baseline", 1, "must-hold", ok, true, 1000),
-			run("token-lua", "baseline", 2, "must-hold", ok, true, 1200),
+			busy,
 			run("token-lua", "baseline", 3, "must-hold", ok, true, 900),
-			run("set-nx-px", "baseline", 1, "must-hold", ok, true, 1100),
+			outside,
 			run("token-lua", "pause-holder", 1, "must-break", bad, true, 500),
 			broken,
 			run(evil, "baseline", 1, "at-risk", ok, true, 10),
 		},
 	}
+	// Cost windows around each run's throughput (p99 = throughput/100).
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		setPerf(r, r.ThroughputPerS, r.AcquireLatencyMs.P99)
+	}
+	return f
 }
 
 func TestWriteLoadRoundTrip(t *testing.T) {
@@ -87,8 +101,8 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 		t.Errorf("results.json is not indented or lacks schema_version:\n%.200s", data)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("folder holds %d entries, want only %s (no temporary files)", len(entries), FileName)
+	if len(entries) != 2 {
+		t.Errorf("folder holds %d entries, want only %s and %s (no temporary files)", len(entries), FileName, BenchText)
 	}
 }
 
@@ -101,9 +115,9 @@ func TestWriteRefusesOtherVersion(t *testing.T) {
 	}
 }
 
-// TestLoadErrors loads the fixtures in testdata: real schema 1 and 2
-// files (older), a real schema 2 file cut at two thirds, a real schema 3
-// file claiming schema 4, one without schema_version, and hand-made broken
+// TestLoadErrors loads the fixtures in testdata: real schema 1, 2 and 3
+// files (older), a real schema 2 file cut at two thirds, a real schema 4
+// file claiming schema 5, one without schema_version, and hand-made broken
 // ones. Each error must wrap ErrCorrupt (exit 2) and name the file, the
 // problem and the fix.
 func TestLoadErrors(t *testing.T) {
@@ -116,21 +130,23 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{name: "missing file", is: os.ErrNotExist, mentions: []string{"no such file"}},
 		{name: "older schema", fixture: "schema-v1.json", is: ErrSchemaVersion,
-			mentions: []string{"schema-v1.json", "schema version 1, this lockbench reads 3", "rerun lockbench bench", "lockbench 0.1.0, which wrote it"}},
+			mentions: []string{"schema-v1.json", "schema version 1, this lockbench reads 4", "rerun lockbench bench", "lockbench 0.1.0, which wrote it"}},
 		{name: "schema 2", fixture: "schema-v2.json", is: ErrSchemaVersion,
-			mentions: []string{"schema-v2.json", "schema version 2, this lockbench reads 3", "rerun lockbench bench"}},
-		{name: "newer schema", fixture: "schema-v4.json", is: ErrSchemaVersion,
-			mentions: []string{"schema-v4.json", "schema version 4, this lockbench reads 3", "newer lockbench (lockbench 9.0.0)", "upgrade lockbench"}},
+			mentions: []string{"schema-v2.json", "schema version 2, this lockbench reads 4", "rerun lockbench bench"}},
+		{name: "schema 3", fixture: "schema-v3.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v3.json", "schema version 3, this lockbench reads 4", "rerun lockbench bench", "lockbench 0.3.0, which wrote it"}},
+		{name: "newer schema", fixture: "schema-v5.json", is: ErrSchemaVersion,
+			mentions: []string{"schema-v5.json", "schema version 5, this lockbench reads 4", "newer lockbench (lockbench 9.0.0)", "upgrade lockbench"}},
 		{name: "no schema_version", fixture: "no-version.json", is: ErrCorrupt,
 			mentions: []string{"no-version.json", "no schema_version", "give the results.json of a lockbench"}},
 		{name: "truncated", fixture: "truncated.json", is: ErrCorrupt,
 			mentions: []string{"truncated.json", "is truncated", "rerun lockbench"}},
 		{name: "empty", content: "\n", is: ErrCorrupt, mentions: []string{"is empty"}},
-		{name: "not JSON", content: "{\n  \"schema_version\": 3,\n  \"runs\": [}\n}", is: ErrCorrupt,
+		{name: "not JSON", content: "{\n  \"schema_version\": 4,\n  \"runs\": [}\n}", is: ErrCorrupt,
 			mentions: []string{"not valid JSON at line 3, column", "rerun lockbench"}},
 		{name: "history given", content: `{"schema_version":1,"strategy":"x"}` + "\n" + `{"client":0}` + "\n", is: ErrCorrupt,
 			mentions: []string{"not valid JSON at line 2"}},
-		{name: "wrong type", content: `{"schema_version": 3, "runs": "many"}`, is: ErrCorrupt,
+		{name: "wrong type", content: `{"schema_version": 4, "runs": "many"}`, is: ErrCorrupt,
 			mentions: []string{`field "runs"`, "line 1", "holds a JSON string"}},
 	}
 	for _, tt := range tests {
@@ -166,16 +182,18 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestLoadSchema3Fixture loads a real schema 3 file (fenced under
-// failover-lost-write, 4 clients): the fields of schema 2 and the run's
-// evidence and witnesses are there.
-func TestLoadSchema3Fixture(t *testing.T) {
-	f, err := Load(filepath.Join("testdata", "schema-v3.json"))
+// TestLoadSchema4Fixture loads a real schema 4 file (fenced under
+// failover-lost-write, 4 clients): the fields of schema 2, the run's
+// evidence and witnesses (schema 3) and its cost windows, command counter,
+// machine noise and host statics (schema 4) are there, and the windows
+// hold the run's grants.
+func TestLoadSchema4Fixture(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "schema-v4.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := f.Runs[0]
-	if f.Commit == "" || f.Seed != 1 || f.Repeat != 1 || f.Host.CPUModel == "" || f.Host.Kernel == "" {
+	if f.Commit == "" || f.Seed != 1 || f.Repeat != 1 || f.Host.CPUModel == "" || f.Host.Kernel == "" || f.Host.MemoryMB == 0 {
 		t.Errorf("file fields: commit %q seed %d repeat %d host %+v", f.Commit, f.Seed, f.Repeat, f.Host)
 	}
 	if r.Fairness <= 0 || r.Fairness > 1 || r.Errors.NotAcquired != r.Acquires["fail"] || r.AcquireLatencyMs.P999 < r.AcquireLatencyMs.P99 {
@@ -188,6 +206,16 @@ func TestLoadSchema3Fixture(t *testing.T) {
 	if len(w.Exclusion) == 0 || w.Total.Exclusion != len(w.Exclusion) || len(w.Resource) == 0 || w.Resource[0].Write == nil || w.Resource[0].Read == nil ||
 		len(w.Exclusion)+len(w.Resource) != r.Violations {
 		t.Errorf("witnesses %+v, violations %d", w, r.Violations)
+	}
+	if len(r.Windows) != WindowsPerRun || len(r.CommandCounter) != WindowsPerRun+1 || r.Noise == nil || r.Noise.Samples == 0 || len(r.Noise.RTTBefore) == 0 {
+		t.Fatalf("schema 4 fields: %d windows, %d counter samples, noise %+v", len(r.Windows), len(r.CommandCounter), r.Noise)
+	}
+	grants := 0
+	for _, w := range r.Windows {
+		grants += w.Grants
+	}
+	if grants != r.Grants || len(r.Samples(FigureGrantsPerS)) != WindowsPerRun {
+		t.Errorf("windows hold %d grants, run %d; %d grants/s samples", grants, r.Grants, len(r.Samples(FigureGrantsPerS)))
 	}
 }
 

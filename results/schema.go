@@ -1,25 +1,31 @@
 // Package results holds the versioned result schema (results.json), the
-// statistics over a run's latencies (montanaflynn/stats) and the Markdown and
-// HTML reports. It reads and writes files only; it runs nothing.
+// statistics (percentiles of a run's latencies with montanaflynn/stats;
+// medians, 95% intervals and Mann-Whitney U tests over the windows of runs
+// with golang.org/x/perf/benchmath), bench.txt in Go's benchmark format
+// (golang.org/x/perf/benchfmt) and the Markdown and HTML reports. It
+// reads and writes files only; it runs nothing.
 package results
 
 import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 // SchemaVersion is the version of results.json written by this package.
 // Version 2 added the commit, seed, repeat, bench config, CPU model and
 // kernel, acquire latency p99.9, fairness and the error breakdown; version 3
-// each run's evidence counts and the checker's witnesses.
-const SchemaVersion = 3
+// each run's evidence counts and the checker's witnesses; version 4 each
+// run's windows (cost samples), command counter, machine noise and working
+// envelope, and the host's hypervisor flag, memory and CPU quota.
+const SchemaVersion = 4
 
 // File is the whole results.json. The README's "results.json" section
 // documents every field with its unit; a test keeps the two in step.
 type File struct {
 	SchemaVersion int `json:"schema_version"`
-	// Tool is the lockbench version ("lockbench 0.3.0"); Redis the
+	// Tool is the lockbench version ("lockbench 0.4.0"); Redis the
 	// redis-server version string.
 	Tool  string `json:"tool"`
 	Redis string `json:"redis,omitempty"`
@@ -84,6 +90,14 @@ type Host struct {
 	CPUModel string `json:"cpu_model"`
 	// Kernel is the kernel release (/proc/sys/kernel/osrelease; "unknown" if none).
 	Kernel string `json:"kernel"`
+	// Hypervisor is true when the CPU reports a hypervisor (a virtual
+	// machine: other guests may steal CPU time, see Run.Noise).
+	Hypervisor bool `json:"hypervisor"`
+	// MemoryMB is the machine's memory in MiB (0: unknown).
+	MemoryMB int `json:"memory_mb,omitempty"`
+	// CPUQuotaCores is the CPU limit of lockbench's control group, in
+	// cores (0: none).
+	CPUQuotaCores float64 `json:"cpu_quota_cores,omitempty"`
 }
 
 // StrategyInfo is the description of one strategy for the report.
@@ -197,7 +211,33 @@ type Run struct {
 	// ClientCPU is the load generator's CPU busy during the run, in cores
 	// (getrusage; for redis-benchmark its child rusage); 0 when not measured.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
+	// Windows are the run's cost samples: WindowsPerRun equal time
+	// windows of its history (WindowsOf), each with its grants/s,
+	// acquire latency p50 and p99 and commands per grant. Reports and
+	// compare take medians and 95% intervals over them (Estimate).
+	Windows []Window `json:"windows,omitempty"`
+	// CommandCounter is the clients' command counter at the windows'
+	// boundaries (CounterAtWindows: interpolated from samples taken
+	// every few ms during the run), from which each window's commands
+	// per grant follow.
+	CommandCounter []CounterSample `json:"command_counter,omitempty"`
+	// Noise is how busy the machine was during the run (other processes'
+	// CPU, steal, run queue, round-trip times to the servers); nil when
+	// not measured (lockbench check of a bare history).
+	Noise *noise.Summary `json:"noise,omitempty"`
+	// Envelope compares the strategy's call budget, derived from the TTL,
+	// with the measured round-trip time; nil for strategies without such
+	// a budget.
+	Envelope *Envelope `json:"envelope,omitempty"`
 }
+
+// Busy reports whether the run's figures were taken on a busy machine
+// (Noise.Busy).
+func (r Run) Busy() bool { return r.Noise != nil && r.Noise.Busy }
+
+// NotComparable reports whether the run's cost figures are outside the
+// strategy's working envelope (Envelope.Comparable false).
+func (r Run) NotComparable() bool { return r.Envelope != nil && !r.Envelope.Comparable }
 
 // Verdict is the observed status per check.
 type Verdict struct {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/history"
 )
 
 // schemaPaths lists the JSON paths of t's fields: "runs[].verdict.exclusion"
@@ -14,6 +16,10 @@ import (
 // leaves. A struct type met a second time (RunConfig as config.workload and
 // runs[].config, Run as runs[] and sweep[]) is a leaf there: it is
 // documented once, where it first appears.
+// historyPkg is the history record's package: an operation a witness
+// points to is a leaf, documented in the README's history format.
+var historyPkg = reflect.TypeOf(history.Operation{}).PkgPath()
+
 func schemaPaths(t reflect.Type, prefix string, seen map[reflect.Type]bool, out *[]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -23,6 +29,9 @@ func schemaPaths(t reflect.Type, prefix string, seen map[reflect.Type]bool, out 
 		}
 		path := prefix + name
 		ft := f.Type
+		if ft.Kind() == reflect.Pointer && ft.Elem().PkgPath() != historyPkg {
+			ft = ft.Elem() // an optional object: documented like one that is always there
+		}
 		suffix := ""
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
 			ft, suffix = ft.Elem(), "[]"

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/montanaflynn/stats"
+
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 // Percentiles returns the 50th, 90th, 99th and 99.9th percentiles, the maximum and the
@@ -154,6 +156,67 @@ type Summary struct {
 	InfoShare   Spread `json:"info_share"`
 	// LongestUnavailableMs is the longest time a key could not be acquired, in ms.
 	LongestUnavailableMs Spread `json:"longest_unavailable_ms"`
+	// Cost holds the cost figures over the windows of the pair's completed
+	// runs (every seed's windows pooled; never windows of another
+	// scenario): median, 95% interval and sample count.
+	Cost Cost `json:"cost"`
+	// Busy is how many completed runs were measured on a busy machine
+	// (Run.Busy); BusyWhy is the first such run's numbers (Noise.Why).
+	Busy    int    `json:"busy,omitempty"`
+	BusyWhy string `json:"busy_why,omitempty"`
+	// OtherCPUCores, StealShare and RunQueue are spreads of the runs'
+	// mean machine noise (Noise): cores used by other processes, share
+	// of CPU time stolen, runnable tasks (runs without noise figures are
+	// left out).
+	OtherCPUCores Spread `json:"other_cpu_cores"`
+	StealShare    Spread `json:"steal_share"`
+	RunQueue      Spread `json:"run_queue"`
+	// RTTP99Ms is the spread of the runs' largest round-trip p99 to a
+	// server before the run, in ms.
+	RTTP99Ms Spread `json:"rtt_p99_ms"`
+	// NotComparable is how many completed runs were outside the
+	// strategy's working envelope (Run.NotComparable); EnvelopeWhy is
+	// the first such run's reason.
+	NotComparable int    `json:"not_comparable,omitempty"`
+	EnvelopeWhy   string `json:"envelope_why,omitempty"`
+}
+
+// Cost is the cost figures of a (strategy, scenario) pair, each an
+// Estimate over the windows of its runs (Run.Samples).
+type Cost struct {
+	// GrantsPerS is grants per second.
+	GrantsPerS Estimate `json:"grants_per_s"`
+	// AcquireP50Ms and AcquireP99Ms are acquire latency percentiles, in ms.
+	AcquireP50Ms Estimate `json:"acquire_p50_ms"`
+	AcquireP99Ms Estimate `json:"acquire_p99_ms"`
+	// CommandsPerGrant is the Redis commands the clients sent per grant.
+	CommandsPerGrant Estimate `json:"commands_per_grant"`
+}
+
+// CostOf returns the cost figures over the windows of runs (the runs of
+// one pair; runs that could not complete give no samples).
+func CostOf(runs []Run) Cost {
+	return Cost{
+		GrantsPerS:       EstimateOf(SamplesOf(runs, FigureGrantsPerS)),
+		AcquireP50Ms:     EstimateOf(SamplesOf(runs, FigureAcquireP50Ms)),
+		AcquireP99Ms:     EstimateOf(SamplesOf(runs, FigureAcquireP99Ms)),
+		CommandsPerGrant: EstimateOf(SamplesOf(runs, FigureCommandsPerGrant)),
+	}
+}
+
+// Of returns the Estimate of a figure (one of Figures); zero for others.
+func (c Cost) Of(figure string) Estimate {
+	switch figure {
+	case FigureGrantsPerS:
+		return c.GrantsPerS
+	case FigureAcquireP50Ms:
+		return c.AcquireP50Ms
+	case FigureAcquireP99Ms:
+		return c.AcquireP99Ms
+	case FigureCommandsPerGrant:
+		return c.CommandsPerGrant
+	}
+	return Estimate{}
 }
 
 // Outcomes of a run as Observed reports them.
@@ -233,6 +296,7 @@ func summarize(rs []Run) Summary {
 	}
 	var tput, p50, p90, p99, p999, maxL, call50, rt, grants, failed, info, unavail, fair []float64
 	var notAcq, lost, expired, infoOps []float64
+	var other, steal, runq, rtt []float64
 	for _, r := range rs {
 		s.Observed[Observed(r)]++
 		s.Violations += r.Violations
@@ -268,7 +332,34 @@ func summarize(rs []Run) Summary {
 		if r.RoundTripsPerGrant > 0 {
 			rt = append(rt, r.RoundTripsPerGrant)
 		}
+		if n := r.Noise; n != nil {
+			if n.Samples > 0 {
+				other = append(other, n.OtherCPUCores.Mean)
+				steal = append(steal, n.StealShare.Mean)
+				runq = append(runq, n.RunQueue.Mean)
+			}
+			if p := noise.MaxP99Ms(n.RTTBefore); p > 0 {
+				rtt = append(rtt, p)
+			}
+			if n.Busy {
+				if s.Busy == 0 {
+					s.BusyWhy = n.Why
+				}
+				s.Busy++
+			}
+		}
+		if r.NotComparable() {
+			if s.NotComparable == 0 {
+				s.EnvelopeWhy = r.Envelope.Why
+			}
+			s.NotComparable++
+		}
 	}
+	s.Cost = CostOf(rs)
+	s.OtherCPUCores = SpreadOf(other)
+	s.StealShare = SpreadOf(steal)
+	s.RunQueue = SpreadOf(runq)
+	s.RTTP99Ms = SpreadOf(rtt)
 	s.GrantCallP50Ms = SpreadOf(call50)
 	s.ThroughputPerS = SpreadOf(tput)
 	s.P50Ms = SpreadOf(p50)

@@ -108,9 +108,10 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int) []string
 // a history judged without the run that wrote it (`lockbench check`):
 // the configuration the header records, grants, acquire attempts by
 // result, throughput over the history's span, acquire latency and
-// granting-call percentiles (ms). A run measures these itself, from its
-// workload's own counts. The error is results.Percentiles' (a latency
-// that is not a finite number).
+// granting-call percentiles (ms), and the cost windows (without commands
+// per grant: the command counter is not in the history). A run measures
+// these itself, from its workload's own counts. The error is
+// results.Percentiles' (a latency that is not a finite number).
 func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
 	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
 	var first, last int64 = -1, 0
@@ -136,8 +137,11 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	if out.AcquireLatencyMs, err = results.Percentiles(checker.AcquireLatencies(ops)); err != nil {
 		return err
 	}
-	out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops))
-	return err
+	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
+		return err
+	}
+	out.SetWindows(ops, nil) // the command counter is not in the history
+	return nil
 }
 
 // faults returns the nemesis windows of a history in ms since run start,

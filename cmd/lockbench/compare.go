@@ -26,10 +26,16 @@ results folder or its results.json) and flag:
   missing        a cell of OLD has no completed run in NEW
   throughput     the median grants/s fell by more than --max-regression
   p99            the median acquire p99 rose by more than --max-regression
-Performance is compared on medians over repeats (lockbench bench --repeat N);
-with repeats on both sides a change is flagged only when every NEW run is
-worse than every OLD run, so noise is not. Throughput from two machines means
-nothing: when the hosts differ compare warns and does not gate performance.
+Performance is compared as benchstat compares benchmarks: the samples of a
+cell are the 6 equal windows of each of its runs (every repeat's pooled),
+each figure is a median with its 95% interval, and the Mann-Whitney U test
+(golang.org/x/perf/benchmath, alpha 0.05) says whether OLD and NEW differ:
+"~" when they do not. A change beyond --max-regression is gated only when it
+is significant, and not when a run of the cell was measured on a busy
+machine or outside its strategy's working envelope (the note says why).
+Throughput from two machines means nothing: when the hosts differ compare
+warns and does not gate performance. For figures of every window side by
+side, run benchstat OLD/bench.txt NEW/bench.txt.
 It also warns (a warning: line; "warnings" in --json) when OLD and NEW differ
 in profile, backend, Redis image, library settings (config.library) or a
 --policy/--fencing override: such a comparison is not like-for-like.

@@ -94,13 +94,13 @@ func TestCompareExits1OnTamperedCopy(t *testing.T) {
 // and a bad threshold are usage errors (exit 2) naming the problem.
 func TestCompareBadInputsExit2(t *testing.T) {
 	fixtures := filepath.Join("..", "..", "results", "testdata")
-	good := filepath.Join(fixtures, "schema-v3.json")
+	good := filepath.Join(fixtures, "schema-v4.json")
 	tests := []struct {
 		name    string
 		args    []string
 		mention string
 	}{
-		{"older schema", []string{filepath.Join(fixtures, "schema-v1.json"), good}, "schema version 1, this lockbench reads 3"},
+		{"older schema", []string{filepath.Join(fixtures, "schema-v1.json"), good}, "schema version 1, this lockbench reads 4"},
 		{"truncated", []string{good, filepath.Join(fixtures, "truncated.json")}, "is truncated"},
 		{"missing", []string{good, filepath.Join(t.TempDir(), "nothing")}, "does not exist"},
 		{"bad threshold", []string{good, good, "--max-regression", "ten"}, "not a number"},

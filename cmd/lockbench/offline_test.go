@@ -13,7 +13,7 @@ import (
 // another file it says what it wants.
 func TestReportFilePath(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "schema-v3.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "schema-v4.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

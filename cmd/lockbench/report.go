@@ -19,10 +19,12 @@ import (
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR",
-		Short: "Re-render report.md, index.html and the plots from DIR/results.json and its histories",
-		Long: `Re-render report.md, index.html and the plots of a results folder from
-its results.json and histories. DIR is the folder; its results.json (a file
-path) is taken as its folder.`,
+		Short: "Re-render report.md, index.html, bench.txt and the plots from DIR/results.json and its histories",
+		Long: `Re-render report.md, index.html, bench.txt (the cost samples in Go's
+benchmark format, for benchstat) and the plots of a results folder from its
+results.json and histories; each run's cost windows are cut again from its
+history. DIR is the folder; its results.json (a file path) is taken as its
+folder.`,
 		Args: oneArg("DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -60,6 +62,10 @@ path) is taken as its folder.`,
 			if missing > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d histories listed in %s are missing: their timelines and links are left out of the report (copy the histories folder along with results.json)\n",
 					missing, listed, filepath.Join(dir, results.FileName))
+			}
+			rf, _ = results.RecomputeWindows(dir, rf) // cost figures from the histories themselves
+			if err := results.WriteBenchText(dir, rf); err != nil {
+				return bench.OutputError(dir, err, "make the folder writable, or copy it (histories included) and run lockbench report on the copy")
 			}
 			rf, edited := distrustContradictions(rf)
 			for _, line := range edited {

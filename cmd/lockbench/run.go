@@ -547,4 +547,10 @@ func printRun(cmd *cobra.Command, out string, r results.Run) {
 	if w := results.UnknownOutcomeWarning(r); w != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", w)
 	}
+	if r.Busy() {
+		fmt.Fprintf(cmd.OutOrStdout(), "  busy machine: %s: the cost figures are not comparable with a quiet run's\n", r.Noise.Why)
+	}
+	if r.NotComparable() {
+		fmt.Fprintf(cmd.OutOrStdout(), "  not comparable: %s\n", r.Envelope.Why)
+	}
 }

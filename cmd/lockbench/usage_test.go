@@ -37,7 +37,7 @@ func TestJSONErrors(t *testing.T) {
 		{"run", "--bogus", "--json"},
 		{"bench", "--profile", "huge", "--json"},
 		{"check", "--json", "/no/such/file.jsonl"},
-		{"compare", "--json", filepath.Join(fixtures, "schema-v1.json"), filepath.Join(fixtures, "schema-v3.json")},
+		{"compare", "--json", filepath.Join(fixtures, "schema-v1.json"), filepath.Join(fixtures, "schema-v4.json")},
 	} {
 		code, stdout, stderr := runSplit(t, args...)
 		var got struct {
