@@ -307,7 +307,7 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 		ip := dn.initPid
 		n.mu.Unlock()
 		switch {
-		case b.init && ip > 0 && procAlive(ip) && syscall.Kill(ip, syscall.SIGUSR1) == nil:
+		case b.init && ip > 0 && Alive(ip) && syscall.Kill(ip, syscall.SIGUSR1) == nil:
 			// lockbench-init is up and got the signal from this host
 			// (faster than the Docker API): it starts redis-server again.
 		case b.init && b.containerRunning(dn):
@@ -328,7 +328,7 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 	n.mu.Lock()
 	known := dn.initPid
 	n.mu.Unlock()
-	if known == 0 || !procAlive(known) {
+	if known == 0 || !Alive(known) {
 		if st, err := b.inspect(dn); err == nil {
 			n.mu.Lock()
 			dn.initPid = st.Pid
@@ -490,7 +490,7 @@ func (b *dockerBackend) kill(n *Node) error {
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for b.pid(n) != 0 || !pidGone(pid) {
+	for b.pid(n) != 0 || Alive(pid) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster: kill %s: redis-server (pid %d) still running 10s after %s", n.name, pid, how)
 		}
@@ -567,7 +567,7 @@ func (b *dockerBackend) pid(n *Node) int {
 	n.mu.Lock()
 	ip := dn.initPid
 	n.mu.Unlock()
-	if b.init && ip > 0 && procAlive(ip) {
+	if b.init && ip > 0 && Alive(ip) {
 		// Fast path (no Docker API call): init is alive, read its child.
 		if kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ip, ip)); err == nil {
 			return childPid(kids)
@@ -590,24 +590,11 @@ func (b *dockerBackend) pid(n *Node) int {
 // childPid returns the first live pid of a /proc children list, 0 if none.
 func childPid(kids []byte) int {
 	for _, f := range strings.Fields(string(kids)) {
-		if p, err := strconv.Atoi(f); err == nil && procAlive(p) {
+		if p, err := strconv.Atoi(f); err == nil && Alive(p) {
 			return p
 		}
 	}
 	return 0
-}
-
-// pidGone reports whether /proc has no entry for pid (reaped), or this
-// host has no /proc view of it.
-func pidGone(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return err != nil
-}
-
-// procAlive reports whether pid exists and is not a zombie.
-func procAlive(pid int) bool {
-	s, err := procState(pid)
-	return err == nil && s != "Z"
 }
 
 func (b *dockerBackend) running(n *Node) bool { return b.pid(n) != 0 }
@@ -716,21 +703,12 @@ func SweepDocker(ctx context.Context, all bool) error {
 	}
 	var errs []error
 	for pid := range pids {
-		if !all && pidAlive(pid) {
+		if p, err := strconv.Atoi(pid); !all && err == nil && Alive(p) {
 			continue
 		}
 		errs = append(errs, removeDocker(ctx, cli, LabelPID+"="+pid))
 	}
 	return errors.Join(errs...)
-}
-
-// pidAlive reports whether process pid (decimal text) exists on this host.
-func pidAlive(pid string) bool {
-	p, err := strconv.Atoi(pid)
-	if err != nil || p <= 0 {
-		return false
-	}
-	return syscall.Kill(p, 0) == nil || errors.Is(syscall.Kill(p, 0), syscall.EPERM)
 }
 
 // sentinelConf is a Sentinel configuration monitoring the primary at

@@ -80,7 +80,7 @@ func TestDockerSingleFaults(t *testing.T) {
 		t.Fatalf("SET via %s: %v", n.Addr(), err)
 	}
 	pid := n.PID()
-	if pid == 0 || !alive(pid) {
+	if pid == 0 || !Alive(pid) {
 		t.Fatalf("PID %d not a live host process", pid)
 	}
 	// Pause: frozen, commands time out; resume: they run again.
@@ -107,8 +107,8 @@ func TestDockerSingleFaults(t *testing.T) {
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if n.Running() || alive(pid) {
-		t.Fatalf("after Kill: Running %v, pid %d alive %v", n.Running(), pid, alive(pid))
+	if n.Running() || Alive(pid) {
+		t.Fatalf("after Kill: Running %v, pid %d alive %v", n.Running(), pid, Alive(pid))
 	}
 	if err := n.Restart(ctx, 0); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func procsUnder(t *testing.T, dir string) []int {
 			continue
 		}
 		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir) || !alive(pid) {
+		if err != nil || !strings.HasPrefix(cwd, dir) || !Alive(pid) {
 			continue
 		}
 		pids = append(pids, pid)
@@ -124,8 +124,8 @@ func TestRestartPersistence(t *testing.T) {
 			if n.Addr() != addr {
 				t.Errorf("address changed across restart: %s -> %s", addr, n.Addr())
 			}
-			if n.PID() == oldPID || n.PID() == 0 || alive(oldPID) {
-				t.Errorf("PID %d -> %d, old alive %v", oldPID, n.PID(), alive(oldPID))
+			if n.PID() == oldPID || n.PID() == 0 || Alive(oldPID) {
+				t.Errorf("PID %d -> %d, old alive %v", oldPID, n.PID(), Alive(oldPID))
 			}
 			v, err := client(t, addr).Get(ctx, "k").Result()
 			switch {
@@ -169,7 +169,7 @@ func TestPauseResume(t *testing.T) {
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(pid) {
+	if Alive(pid) {
 		t.Errorf("paused pid %d alive after Kill", pid)
 	}
 	if _, err := n.ProcState(); err == nil {
