@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -54,120 +54,137 @@ func (o *onePerTrigger) done() {
 	o.mu.Unlock()
 }
 
-// clientPause stops every goroutine of the holder (its renewal too) right
-// after its usage-policy check and before its resource write, for 2×TTL: a
-// stop-the-world GC pause or a process freeze (Kleppmann 2016).
-type clientPause struct {
+// gcPause is the nemesis of GCPause: at the trigger's first
+// PointBeforeWrite it injects a clientPause of that client and holds the
+// client there for 2×TTL; the client's renewal waits at PointRenew
+// meanwhile.
+type gcPause struct {
 	onePerTrigger
-	mu     sync.Mutex
-	paused map[int]chan struct{} // client → closed when its pause ends
+	paused *pausedClients
+	seen   *cycles
 }
 
 // GCPause pauses the holder before its write for 2×TTL, three times a run.
+// A pause lands when another client is granted the key meanwhile: the
+// paused holder's lease ran out under it.
 func GCPause() Scenario {
 	return Scenario{Name: "gc-pause", Kind: Client,
+		Faults:  []Fault{&clientPause{}},
 		Summary: "the holder stops (every goroutine, renewal too) after its validity check and before its write, for 2×TTL, three times a run",
 		New: func(env Env) Nemesis {
-			return &clientPause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)}, paused: map[int]chan struct{}{}}
+			return &gcPause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)},
+				paused: newPausedClients(), seen: newCycles()}
 		}}
 }
 
-func (p *clientPause) At(ctx context.Context, ev workload.Event) error {
+// At holds a paused client's renewal at PointRenew, and pauses the holder
+// at the trigger's first PointBeforeWrite.
+func (p *gcPause) At(ctx context.Context, ev workload.Event) error {
+	p.seen.see(ev)
 	switch ev.Point {
 	case workload.PointRenew:
-		p.mu.Lock()
-		ch := p.paused[ev.Client]
-		p.mu.Unlock()
-		if ch != nil {
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		return p.paused.wait(ctx, ev.Client)
 	case workload.PointBeforeWrite:
 		if !p.take() {
 			return nil
 		}
 		defer p.done()
-		ch := make(chan struct{})
-		p.mu.Lock()
-		p.paused[ev.Client] = ch
-		p.mu.Unlock()
+		f := &clientPause{clients: p.paused, client: ev.Client}
 		d := 2 * p.env.TTL
+		since := p.seen.mark()
 		start := p.env.Clock.Now()
+		if _, err := inject(ctx, f); err != nil {
+			return nil // the workload ignores At's errors; the client goes on unpaused
+		}
 		sleepCtx(ctx, d)
-		p.mu.Lock()
-		delete(p.paused, ev.Client)
-		p.mu.Unlock()
-		close(ch)
-		recordWindow(p.env, start, p.env.Clock.Now(), fmt.Sprintf("gc-pause: client %d (hold %d on %s) stopped for %v before its write", ev.Client, ev.Hold, ev.Key, d))
+		heal(ctx, f)
+		other := p.seen.has(ev.Client, ev.Key, since, false)
+		recordWindow(p.env, start, p.env.Clock.Now(), landing(other), fmt.Sprintf("gc-pause: client %d (hold %d on %s) stopped for %v before its write; %s",
+			ev.Client, ev.Hold, ev.Key, d, grantedNote(other, "pause")))
 	}
 	return nil
 }
 
-// slowCS makes chosen critical sections take 2×TTL longer (the client keeps
-// running: its renewal goes on).
-type slowCS struct {
-	onePerTrigger
+// grantedNote says whether another client was granted the struck key
+// during the fault (what), e.g. "another client was granted the key
+// during the pause".
+func grantedNote(other bool, what string) string {
+	if other {
+		return "another client was granted the key during the " + what
+	}
+	return "no other client was granted the key during the " + what
 }
 
-// LongCS makes a critical section run 2×TTL, three times a run.
+// longCS is the nemesis of LongCS: a slowCS at the trigger's first
+// PointInCS.
+type longCS struct {
+	onePerTrigger
+	seen *cycles
+}
+
+// LongCS makes a critical section run 2×TTL, three times a run. A slow
+// critical section lands when another client is granted the key
+// meanwhile (a lock that renews, or checks its validity, grants nobody).
 func LongCS() Scenario {
 	return Scenario{Name: "long-cs", Kind: Client,
+		Faults:  []Fault{&slowCS{}},
 		Summary: "a critical section runs 2×TTL (the client keeps running, renewal too), three times a run",
 		New: func(env Env) Nemesis {
-			return &slowCS{onePerTrigger{env: env, times: triggers(env.Duration, pauses)}}
+			return &longCS{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)}, seen: newCycles()}
 		}}
 }
 
-func (s *slowCS) At(ctx context.Context, ev workload.Event) error {
+// At slows the trigger's first critical section down.
+func (s *longCS) At(ctx context.Context, ev workload.Event) error {
+	s.seen.see(ev)
 	if ev.Point != workload.PointInCS || !s.take() {
 		return nil
 	}
 	defer s.done()
-	d := 2 * s.env.TTL
+	since := s.seen.mark()
 	start := s.env.Clock.Now()
-	sleepCtx(ctx, d)
-	recordWindow(s.env, start, s.env.Clock.Now(), fmt.Sprintf("long-cs: client %d (hold %d on %s) critical section +%v", ev.Client, ev.Hold, ev.Key, d))
+	evidence, _ := inject(ctx, &slowCS{d: 2 * s.env.TTL})
+	other := s.seen.has(ev.Client, ev.Key, since, false)
+	recordWindow(s.env, start, s.env.Clock.Now(), landing(other), fmt.Sprintf("long-cs: client %d (hold %d on %s) %s; %s",
+		ev.Client, ev.Hold, ev.Key, evidence, grantedNote(other, "critical section")))
 	return nil
 }
 
-// crashBetween kills one client at a named point: a naive client between
-// SETNX and EXPIRE (the key is left without a TTL), any other holder inside
-// its critical section.
+// crashBetween kills one client once at its strategy's crash point
+// (impl.Info.CrashPoint: naive between SETNX and EXPIRE, leaving the key
+// without a TTL) or, for a strategy that declares none, inside its
+// critical section.
 type crashBetween struct {
 	onePerTrigger
 }
 
-// CrashBetween crashes one client once: naive between SETNX and EXPIRE,
-// others inside the CS.
+// CrashBetween crashes one client once, at the strategy's declared crash
+// point or inside the CS. The crash always lands: the client dies while
+// it holds the lock, or part of it.
 func CrashBetween() Scenario {
 	return Scenario{Name: "crash-between", Kind: Client,
-		Summary: "one client dies: naive after SETNX and before EXPIRE; other strategies' holder inside its critical section",
+		Faults:  []Fault{&clientCrash{}},
+		Summary: "one client dies at its strategy's declared crash point (naive: after SETNX and before EXPIRE), else its holder inside its critical section",
 		New: func(env Env) Nemesis {
 			return &crashBetween{onePerTrigger{env: env, times: triggers(env.Duration, 1)}}
 		}}
 }
 
-func (c *crashBetween) At(ctx context.Context, ev workload.Event) error {
-	want := workload.PointInCS
-	if c.env.Strategy == "naive" {
-		want = workload.PointAfterSetNX
+// crashPoint is where crash-between kills a client of the strategy in.
+func crashPoint(in impl.Info) workload.Point {
+	if in.CrashPoint != "" {
+		return workload.Point(in.CrashPoint)
 	}
-	if ev.Point != want || !c.take() {
-		return nil
-	}
-	t := c.env.Clock.Now()
-	recordWindow(c.env, t, t, fmt.Sprintf("crash-between: client %d dies at %s on %s", ev.Client, ev.Point, ev.Key))
-	return impl.ErrCrashed
+	return workload.PointInCS
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+// At crashes the trigger's first client at the crash point.
+func (c *crashBetween) At(ctx context.Context, ev workload.Event) error {
+	if ev.Point != crashPoint(c.env.Info) || !c.take() {
+		return nil
 	}
+	evidence, _ := inject(ctx, &clientCrash{ev: ev})
+	t := c.env.Clock.Now()
+	recordWindow(c.env, t, t, history.Landed, "crash-between: "+evidence)
+	return impl.ErrCrashed
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -36,8 +35,6 @@ const (
 	// comes at the run's first release (after one critical section,
 	// TTL/20) and another client is granted ~2.2-3.2 s later.
 	SentinelMinDuration = 4 * time.Second
-	// sentinelWait bounds the nemesis's wait for the Sentinels' promotion.
-	sentinelWait = 15 * time.Second
 )
 
 // FailoverLostWrite loses a fresh lock at a failover. Single-node
@@ -71,7 +68,7 @@ const (
 // promoted at that very moment (measured), which Sentinel never does.
 func FailoverLostWrite() Scenario {
 	return Scenario{Name: "failover-lost-write", Kind: Replication,
-		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeatureReplicationProxy, cluster.FeatureRedisFaults},
+		Faults:  []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
@@ -98,7 +95,7 @@ func FailoverLostWrite() Scenario {
 // unavailability and the recovery time (fault to next grant).
 func SentinelFailover() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Replication,
-		Needs:   []cluster.Feature{cluster.FeatureKill, cluster.FeatureReplicationProxy},
+		Faults:  []Fault{&sentinelFailover{}, &replicationCut{}},
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
 		Applies: func(in impl.Info) (bool, string) {
 			if quorum(in) {
@@ -156,9 +153,8 @@ type failover struct {
 	cutNs    int64          // when the link was cut, ns since run start
 	struck   bool           // a strike has begun (one per run)
 	cuts     int            // replication-link cuts tried (each at a release)
-	killed   bool
-	promoted bool
-	moved    bool
+	failover Fault          // the strike's promotion or sentinelFailover, once it began
+	move     *linkMove      // the strike's move of the clients' links (no Sentinel)
 	clients  map[*cluster.Node]*redis.Client
 }
 
@@ -288,7 +284,7 @@ func (f *failover) At(ctx context.Context, ev workload.Event) error {
 	if err != nil && ctx.Err() == nil {
 		// The workload ignores At's errors: leave them in the history.
 		t := f.env.Clock.Now()
-		recordWindow(f.env, t, t, fmt.Sprintf("%s: error: %v", f.name(), err))
+		recordWindow(f.env, t, t, "", fmt.Sprintf("%s: error: %v", f.name(), err))
 	}
 	return nil
 }
@@ -321,7 +317,7 @@ func (f *failover) cut(ctx context.Context, key, token string) error {
 	f.cutting, f.dirty = key, false
 	f.cuts++
 	f.mu.Unlock()
-	err := link.Cut()
+	_, err := inject(ctx, &replicationCut{link: link, primary: f.primary, replica: f.replica})
 	ns := f.env.Clock.Now()
 	var s string
 	if err == nil {
@@ -387,11 +383,12 @@ func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, erro
 	return onFailing && held-1 >= len(f.nodes)/2+1, nil
 }
 
-// strike kills the primary, gets the replica promoted (by the nemesis or
-// by Sentinel), moves the links (no Sentinel), holds the struck client
-// until the key's next holder has read the resource (see race; at most
-// until capShare×TTL after its acquire), and records the fault window,
-// from the cut to the promotion, with its evidence.
+// strike fails the primary over (promotion, then linkMove; or
+// sentinelFailover), holds the struck client until the key's next holder
+// has read the resource (see race; at most until capShare×TTL after its
+// acquire), and records the fault window, from the cut to the promotion,
+// with its evidence. The strike lands when that next holder came: a
+// second client was granted the lost lock while the struck one held it.
 func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 	env := f.env
 	f.race.start(ev.Client, ev.Key, ev.Lease.Start.Add(time.Duration(f.capShare*float64(env.TTL))), env.TTL/4)
@@ -399,123 +396,80 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		fmt.Sprintf("replication link %s→%s cut at %.1f ms", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6),
 		fmt.Sprintf("client %d granted %s (hold %d) on %s after the cut; %s on %s", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderNone, f.replica.Name()),
 	}
-	pid := f.primary.PID()
-	killT := env.Clock.Now()
-	err := f.primary.Kill()
+	var fo Fault = &sentinelFailover{cluster: env.Cluster, primary: f.primary}
+	if !f.sentinel {
+		fo = &promotion{primary: f.primary, replica: f.replica}
+	}
 	f.mu.Lock()
-	f.killed = err == nil
+	f.failover = fo
 	f.mu.Unlock()
+	evidence, err := inject(ctx, fo)
 	if err != nil {
 		return err
 	}
-	notes = append(notes, fmt.Sprintf("%s pid %d killed (%s)", f.primary.Name(), pid, procGone(pid)))
-
-	newPrimary := f.replica
-	if f.sentinel {
-		wctx, cancel := context.WithTimeout(ctx, sentinelWait)
-		p, err := env.Cluster.WaitPrimary(wctx, f.primary)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("sentinels did not promote a replica: %w", err)
-		}
-		newPrimary = p
-		notes = append(notes, fmt.Sprintf("sentinels promoted %s %v after the kill (role %s)", p.Name(),
-			time.Duration(env.Clock.Now()-killT).Round(time.Millisecond), f.role(ctx, p)))
-	} else {
-		if err := f.promote(ctx); err != nil {
-			return err
-		}
-		notes = append(notes, fmt.Sprintf("%s promoted (role %s)", newPrimary.Name(), f.role(ctx, newPrimary)))
+	notes = append(notes, evidence)
+	if !f.sentinel {
 		// Nobody reaches the new primary before the links move.
-		if s, err := f.holderOn(ctx, newPrimary, ev.Key, ev.Lease.Token); err == nil {
-			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, newPrimary.Name(), s))
+		if s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token); err == nil {
+			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, f.replica.Name(), s))
 		}
-		if err := f.move(); err != nil {
+		mv := &linkMove{links: env.Links, node: f.node, to: f.replica}
+		f.mu.Lock()
+		f.move = mv
+		f.mu.Unlock()
+		moved, err := inject(ctx, mv)
+		if err != nil {
 			return err
 		}
-		notes = append(notes, fmt.Sprintf("clients' links to node %d moved to %s", f.node+1, newPrimary.Name()))
+		if moved != "" {
+			notes = append(notes, moved)
+		}
 	}
 	end := env.Clock.Now()
-	if b, ok := f.race.waitOther(ctx); ok {
+	b, other := f.race.waitOther(ctx)
+	if other {
 		notes = append(notes, fmt.Sprintf("client %d held until client %d, granted %s on the new primary, had read the resource, %v after its acquire; client %d's write waited for client %d's read",
 			ev.Client, b, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond), b, ev.Client))
 	} else {
 		notes = append(notes, fmt.Sprintf("client %d held until its cap (%.2f×TTL after its acquire): no other client was granted %s and read the resource by then",
 			ev.Client, f.capShare, ev.Key))
 	}
-	recordWindow(env, f.cutNs, end, f.name()+": "+strings.Join(notes, "; "))
+	recordWindow(env, f.cutNs, end, landing(other), f.name()+": "+strings.Join(notes, "; "))
 	return nil
 }
 
-// promote promotes the replica (REPLICAOF NO ONE) once.
-func (f *failover) promote(ctx context.Context) error {
-	f.mu.Lock()
-	done := f.promoted
-	f.mu.Unlock()
-	if done {
-		return nil
-	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := f.replica.Promote(pctx); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	f.promoted = true
-	f.mu.Unlock()
-	return nil
-}
-
-// move points every client's link to the failing node at the replica once.
-func (f *failover) move() error {
-	f.mu.Lock()
-	done := f.moved
-	f.mu.Unlock()
-	if done || f.env.Links == nil {
-		return nil
-	}
-	if err := f.env.Links.MoveNode(f.node, f.replica.Addr()); err != nil {
-		return fmt.Errorf("move links to %s: %w", f.replica.Name(), err)
-	}
-	f.mu.Lock()
-	f.moved = true
-	f.mu.Unlock()
-	return nil
-}
-
-// Heal leaves a healthy primary for the probe. After a strike it finishes
-// an interrupted failover (promote, move the links) or, with Sentinel,
-// waits until the Sentinels name the new primary; the killed primary stays
-// down (the probe does not need it). Without a strike it points the
-// replica straight at its primary again. It then closes the replication
-// proxy and the nemesis's own Redis clients.
+// Heal leaves a healthy primary for the probe. After a strike it heals
+// the failover (promotion: promote and move the links if the strike did
+// not; sentinelFailover: wait until the Sentinels name the new primary);
+// the killed primary stays down (the probe does not need it). Without a
+// strike it heals the replication cut (the replica replicates from its
+// primary directly) and records that the fault never landed. It then
+// closes the replication proxy and the nemesis's own Redis clients.
 func (f *failover) Heal(ctx context.Context) error {
 	defer f.closeAll()
 	f.mu.Lock()
-	killed, link, cuts := f.killed, f.link, f.cuts
+	fo, mv, link, cuts := f.failover, f.move, f.link, f.cuts
 	f.mu.Unlock()
-	if !killed {
-		// Said in the words the tests and readers look for: without a
-		// strike the run says nothing about the lock.
-		t := f.env.Clock.Now()
-		recordWindow(f.env, t, t, fmt.Sprintf("%s: the fault never landed: no release left the replica without the key before the run ended (%d cuts of the replication link tried)", f.name(), cuts))
+	if fo != nil && !f.primary.Running() {
+		var errs []error
+		_, err := heal(ctx, fo)
+		errs = append(errs, err)
+		if !f.sentinel {
+			if mv == nil {
+				mv = &linkMove{links: f.env.Links, node: f.node, to: f.replica}
+			}
+			_, err := heal(ctx, mv)
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
 	}
-	switch {
-	case killed && f.sentinel:
-		wctx, cancel := context.WithTimeout(ctx, sentinelWait)
-		defer cancel()
-		if _, err := f.env.Cluster.WaitPrimary(wctx, f.primary); err != nil {
-			return fmt.Errorf("no primary after the sentinel failover: %w", err)
-		}
-	case killed:
-		if err := f.promote(ctx); err != nil {
-			return err
-		}
-		return f.move()
-	case link != nil:
-		if err := f.replica.ReplicaOf(ctx, f.primary); err != nil {
-			return err
-		}
+	// Said in the words readers look for; the landing says it to code:
+	// without a strike the run says nothing about the lock.
+	t := f.env.Clock.Now()
+	recordWindow(f.env, t, t, history.Missed, fmt.Sprintf("%s: the fault never landed: no release left the replica without the key before the run ended (%d cuts of the replication link tried)", f.name(), cuts))
+	if link != nil {
+		_, err := heal(ctx, &replicationCut{link: link, primary: f.primary, replica: f.replica})
+		return err
 	}
 	return nil
 }
@@ -587,23 +541,6 @@ func (f *failover) holderOn(ctx context.Context, n *cluster.Node, key, token str
 		return holderIt, nil
 	}
 	return holderAnother, nil
-}
-
-// role is n's replication role for evidence ("master"), or the error text.
-func (f *failover) role(ctx context.Context, n *cluster.Node) string {
-	r, err := n.Role(ctx)
-	if err != nil {
-		return "unknown: " + err.Error()
-	}
-	return r
-}
-
-// procGone says whether process pid is gone, from /proc.
-func procGone(pid int) string {
-	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); errors.Is(err, os.ErrNotExist) {
-		return "gone"
-	}
-	return "still in /proc"
 }
 
 // waitSynced waits (at most 10 s) until replica replicates from port with

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -79,10 +78,10 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // warning).
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeatureKill},
+		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
-		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false) }}
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false, cluster.PersistenceNone) }}
 }
 
 // NodeRestartDelayed is NodeRestart with the restart delayed past the TTL
@@ -90,61 +89,63 @@ func NodeRestart() Scenario {
 // persistence ("delayed restarts", redis.io distlock page).
 func NodeRestartDelayed() Scenario {
 	return Scenario{Name: "node-restart-delayed", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeatureKill},
+		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
-		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true) }}
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true, cluster.PersistenceNone) }}
 }
 
 // NodeRestartAOF is NodeRestart on nodes with AOF and appendfsync always:
 // the restarted node reloads the lock key with its absolute expiry.
 func NodeRestartAOF() Scenario {
 	return Scenario{Name: "node-restart-aof", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeatureKill},
+		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
 		Setup:   restartSetup(cluster.PersistenceAOF),
-		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false) }}
+		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false, cluster.PersistenceAOF) }}
 }
 
 // restartDelay is how long node-restart-delayed keeps a killed node down:
 // past the TTL, so every key it held would have expired anyway.
 func restartDelay(ttl time.Duration) time.Duration { return ttl + ttl/5 }
 
-// nodeRestart is the nemesis of the node-restart family.
-type nodeRestart struct {
+// nodeRestarts is the nemesis of the node-restart family: the quorum
+// layout's link cuts for the whole run, and a nodeRestart of the lock's
+// node at each strike.
+type nodeRestarts struct {
 	onePerTrigger
 	faultLog
-	name    string
-	delayed bool
-	quorum  bool
-	seen    *grants
+	name        string
+	delayed     bool
+	persistence cluster.Persistence
+	quorum      bool
+	seen        *grants
 }
 
-func newNodeRestart(env Env, name string, delayed bool) *nodeRestart {
-	r := &nodeRestart{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)},
-		name: name, delayed: delayed, quorum: quorum(env.Info), seen: newGrants()}
+func newNodeRestart(env Env, name string, delayed bool, p cluster.Persistence) *nodeRestarts {
+	r := &nodeRestarts{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)},
+		name: name, delayed: delayed, persistence: p, quorum: quorum(env.Info), seen: newGrants()}
 	if r.quorum {
 		// For the whole run (before any client connects): A reaches only
-		// n1-n3, B only n3-n5.
-		if env.Links == nil {
-			r.fail(fmt.Errorf("%s: quorum layout needs per-link proxies (Setup.Proxies)", name))
-		} else {
-			r.fail(env.Links.Cut(clientA, cutFromA...))
-			r.fail(env.Links.Cut(clientB, cutFromB...))
+		// n1-n3, B only n3-n5. Heal restores the links (healAll).
+		for _, c := range []*linkCut{{links: env.Links, client: clientA, nodes: cutFromA}, {links: env.Links, client: clientB, nodes: cutFromB}} {
+			if _, err := inject(context.Background(), c); err != nil {
+				r.fail(fmt.Errorf("%s: quorum layout: %w", name, err))
+			}
 		}
 	}
 	return r
 }
 
 // Run returns the setup error, if any: the faults act at lock events.
-func (r *nodeRestart) Run(context.Context) error { return r.err() }
+func (r *nodeRestarts) Run(context.Context) error { return r.err() }
 
-// Heal waits for a delayed restart in flight, restarts any node left down,
-// restores the quorum layout's cut links and returns the errors of the
-// run's fault actions.
-func (r *nodeRestart) Heal(ctx context.Context) error {
+// Heal waits for a delayed restart in flight, heals what is still broken
+// (healAll: a node left down, the quorum layout's cut links) and returns
+// the errors of the run's fault actions.
+func (r *nodeRestarts) Heal(ctx context.Context) error {
 	r.bg.Wait()
-	return errors.Join(r.err(), healNodes(ctx, r.env), r.env.Links.RestoreAll())
+	return errors.Join(r.err(), healAll(ctx, r.env))
 }
 
 // At strikes at the first grant after each trigger (quorum strategies:
@@ -154,7 +155,7 @@ func (r *nodeRestart) Heal(ctx context.Context) error {
 // the key or half its lease has passed, whichever comes first; a slow
 // restart never keeps the holder longer. The next strike waits until the
 // node is back.
-func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
+func (r *nodeRestarts) At(ctx context.Context, ev workload.Event) error {
 	r.seen.see(ev)
 	if ev.Point != workload.PointAcquired || (r.quorum && ev.Client != clientA && ev.Client != clientB) || !r.take() {
 		return nil
@@ -164,7 +165,7 @@ func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
 		idx = sharedNode
 	}
 	n := r.env.Cluster.Nodes()[idx]
-	strikeAside(ctx, &r.faultLog, &r.onePerTrigger, r.seen, ev, func(ctx context.Context, held <-chan string) {
+	strikeAside(ctx, &r.faultLog, &r.onePerTrigger, r.seen, ev, func(ctx context.Context, held <-chan holdOutcome) {
 		r.strike(ctx, n, ev, held)
 	})
 	return nil
@@ -173,45 +174,56 @@ func (r *nodeRestart) At(ctx context.Context, ev workload.Event) error {
 // strikeAside runs fault in the background, so a slow kill, restart or
 // pause never keeps the holder longer, while the struck client (ev) is
 // held until another client is granted its key or half its lease has
-// passed; fault receives the note on that hold through held. The trigger
-// is done when fault returns; Heal waits for it (faultLog.bg).
-func strikeAside(ctx context.Context, f *faultLog, o *onePerTrigger, seen *grants, ev workload.Event, fault func(ctx context.Context, held <-chan string)) {
-	held := make(chan string, 1)
+// passed; fault receives the outcome of that hold through held. The
+// trigger is done when fault returns; Heal waits for it (faultLog.bg).
+func strikeAside(ctx context.Context, f *faultLog, o *onePerTrigger, seen *grants, ev workload.Event, fault func(ctx context.Context, held <-chan holdOutcome)) {
+	held := make(chan holdOutcome, 1)
 	f.bg.Add(1)
 	go func() {
 		defer f.bg.Done()
 		defer o.done()
 		fault(context.WithoutCancel(ctx), held)
 	}()
-	held <- otherNote(holdForOther(ctx, seen, ev, o.env.TTL, leaseStart(ev)))
+	other, who := holdForOther(ctx, seen, ev, o.env.TTL, leaseStart(ev))
+	held <- holdOutcome{other, who}
 }
 
-// strike kills n, restarts it and records the window; held delivers the
-// note on the struck client's hold.
-func (r *nodeRestart) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
+// holdOutcome is how the hold of a struck client ended: whether another
+// client was granted its key meanwhile (the strike landed), and which.
+type holdOutcome struct {
+	other bool
+	who   int
+}
+
+// landing is Landed when another client was granted the key.
+func (h holdOutcome) landing() history.Landing { return landing(h.other) }
+
+// String is the note text on the hold.
+func (h holdOutcome) String() string {
+	if h.other {
+		return fmt.Sprintf("client %d granted the key during the hold", h.who)
+	}
+	return "no other grant during the hold"
+}
+
+// strike restarts n (nodeRestart) and records the window; held delivers
+// the outcome of the struck client's hold.
+func (r *nodeRestarts) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
+	f := &nodeRestart{node: n, persistence: r.persistence}
+	if r.delayed {
+		f.delay = restartDelay(r.env.TTL)
+	}
 	start := r.env.Clock.Now()
-	killed, err := killNode(n)
+	evidence, err := inject(ctx, f)
 	if err != nil {
 		r.fail(fmt.Errorf("%s: %w", r.name, err))
 		return
 	}
-	var delay time.Duration
-	mode := "empty (no persistence)"
-	switch {
-	case r.delayed:
-		delay = restartDelay(r.env.TTL)
-		mode = fmt.Sprintf("empty after a %v delay", delay)
-	case r.name == "node-restart-aof":
-		mode = "with AOF (appendfsync always)"
-	}
-	if err := n.Restart(ctx, delay); err != nil {
-		r.fail(fmt.Errorf("%s: restart %s: %w", r.name, n.Name(), err))
-		return
-	}
 	end := r.env.Clock.Now()
 	state := keyState(ctx, n, ev.Key, ev.Lease)
-	recordWindow(r.env, start, end, fmt.Sprintf("%s: %s; restarted %s as pid %d, down %v; %s; struck client %d hold %d on %s; %s",
-		r.name, killed, mode, n.PID(), time.Duration(end-start).Round(time.Millisecond), state, ev.Client, ev.Hold, ev.Key, <-held))
+	h := <-held
+	recordWindow(r.env, start, end, h.landing(), fmt.Sprintf("%s: %s; %s; struck client %d hold %d on %s; %s",
+		r.name, evidence, state, ev.Client, ev.Hold, ev.Key, h))
 }
 
 // holdForOther keeps a struck client until another client is granted its
@@ -245,36 +257,6 @@ func (g *grants) lastClient(key string) int {
 		return l.client
 	}
 	return -1
-}
-
-func otherNote(other bool, who int) string {
-	if other {
-		return fmt.Sprintf("client %d granted the key during the hold", who)
-	}
-	return "no other grant during the hold"
-}
-
-// killNode SIGKILLs n and checks that its process is gone. It returns the
-// evidence, e.g. "n3 pid 4242 SIGKILLed (gone: no /proc/4242)", or an error
-// if the node was not running or its process is still there.
-func killNode(n *cluster.Node) (string, error) {
-	pid := n.PID()
-	if pid == 0 {
-		return "", fmt.Errorf("kill %s: node not running", n.Name())
-	}
-	if err := n.Kill(); err != nil {
-		return "", err
-	}
-	if !processGone(pid) {
-		return "", fmt.Errorf("kill %s: pid %d still present after SIGKILL", n.Name(), pid)
-	}
-	return fmt.Sprintf("%s pid %d SIGKILLed (gone: no /proc/%d)", n.Name(), pid, pid), nil
-}
-
-// processGone reports whether no process pid exists (its /proc entry is gone).
-func processGone(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return errors.Is(err, fs.ErrNotExist)
 }
 
 // keyState reads key on n through a direct connection right after a
@@ -314,22 +296,6 @@ func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) s
 	return prefix + fmt.Sprintf("lost (another owner's lock, PTTL %v)", pttl.Round(time.Millisecond))
 }
 
-// healNodes restarts every node of the run that is not running and resumes
-// every paused one.
-func healNodes(ctx context.Context, env Env) error {
-	var errs []error
-	for _, n := range env.Cluster.Nodes() {
-		if !n.Running() {
-			errs = append(errs, n.Restart(ctx, 0))
-			continue
-		}
-		if s, err := n.ProcState(); err == nil && s == "T" {
-			errs = append(errs, n.Resume())
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT.
 // The holder is kept until another client is granted or half its lease has
 // passed; nothing else is held. Commands sent during the pause run after
@@ -339,18 +305,19 @@ func healNodes(ctx context.Context, env Env) error {
 // (seeded) is paused.
 func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeaturePause},
+		Faults:  []Fault{&nodePause{}},
 		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
 		New: func(env Env) Nemesis {
-			return &nodePause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
+			return &nodePauses{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
 		}}
 }
 
 // pauseAfterGrant is how long after the struck grant the node is paused.
 func pauseAfterGrant(ttl time.Duration) time.Duration { return ttl / 10 }
 
-// nodePause is the nemesis of NodePause.
-type nodePause struct {
+// nodePauses is the nemesis of NodePause: a nodePause of one node at each
+// strike.
+type nodePauses struct {
 	onePerTrigger
 	faultLog
 	seen *grants
@@ -361,19 +328,19 @@ type nodePause struct {
 }
 
 // Run does nothing: the faults act at lock events.
-func (p *nodePause) Run(context.Context) error { return nil }
+func (p *nodePauses) Run(context.Context) error { return nil }
 
-// Heal waits for a pause in flight to end, resumes and restarts what is left
-// paused or down, and returns the errors of the run's fault actions.
-func (p *nodePause) Heal(ctx context.Context) error {
+// Heal waits for a pause in flight to end, heals what is left paused or
+// down (healAll), and returns the errors of the run's fault actions.
+func (p *nodePauses) Heal(ctx context.Context) error {
 	p.bg.Wait()
-	return errors.Join(p.err(), healNodes(ctx, p.env))
+	return errors.Join(p.err(), healAll(ctx, p.env))
 }
 
 // At pauses a node shortly after the first grant after each trigger (in
 // the background: paused TTL/10 after the grant, resumed 2×TTL later) and
 // keeps the holder until another grant or half its lease.
-func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
+func (p *nodePauses) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
 	if ev.Point != workload.PointAcquired {
 		return nil
@@ -393,68 +360,63 @@ func (p *nodePause) At(ctx context.Context, ev workload.Event) error {
 	p.strike++
 	p.mu.Unlock()
 	n := nodes[idx]
-	strikeAside(ctx, &p.faultLog, &p.onePerTrigger, p.seen, ev, func(ctx context.Context, held <-chan string) {
+	strikeAside(ctx, &p.faultLog, &p.onePerTrigger, p.seen, ev, func(ctx context.Context, held <-chan holdOutcome) {
 		p.pause(ctx, n, ev, held)
 	})
 	return nil
 }
 
-// pause stops n for 2×TTL, resumes it and records the window; held
-// delivers the note on the struck client's hold.
-func (p *nodePause) pause(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
+// pause stops n for 2×TTL (nodePause), resumes it and records the
+// window; held delivers the outcome of the struck client's hold.
+func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
 	// Let the server serve a few more commands and go back to waiting
 	// before it stops. Stopped right after replying to the holder, it may
 	// not have polled again, and the holder's connection, still first in
 	// its ready list, would have its queued release served first after
 	// SIGCONT, before the other clients' queued acquires.
 	sleepCtx(ctx, pauseAfterGrant(p.env.TTL))
-	if p.env.Cluster.Backend() == cluster.BackendExternal {
-		p.sleep(ctx, n, ev, held)
+	d := 2 * p.env.TTL
+	f := &nodePause{node: n, external: p.env.Cluster.Backend() == cluster.BackendExternal, d: d}
+	if f.external {
+		// DEBUG SLEEP blocks the server as SIGSTOP does, and commands sent
+		// meanwhile run afterwards. The window runs from the command's
+		// send for d (the server sleeps at least that long after it reads
+		// the command).
+		start := p.env.Clock.Now()
+		evidence, err := inject(ctx, f)
+		if err != nil {
+			p.fail(fmt.Errorf("node-pause: %w", err))
+			return
+		}
+		h := <-held
+		recordWindow(p.env, start, start+int64(d), h.landing(), fmt.Sprintf("node-pause: %s; struck client %d hold %d on %s; %s",
+			evidence, ev.Client, ev.Hold, ev.Key, h))
 		return
 	}
-	pid := n.PID()
-	if err := n.Pause(); err != nil {
+	evidence, err := inject(ctx, f)
+	if err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
 	}
 	// The window starts once the pause is in force: a docker pause (cgroup
 	// freezer) takes tens of ms, during which the node still serves.
 	start := p.env.Clock.Now()
-	state, err := n.ProcState()
-	if err != nil || state != "T" {
-		p.fail(fmt.Errorf("node-pause: %s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err))
-	}
-	sleepCtx(ctx, 2*p.env.TTL-time.Duration(p.env.Clock.Now()-start))
+	sleepCtx(ctx, d-time.Duration(p.env.Clock.Now()-start))
 	// The window ends at SIGCONT: a command queued during the pause
 	// completes after it, outside the window.
 	end := p.env.Clock.Now()
-	if err := n.Resume(); err != nil {
+	resumed, err := heal(ctx, f)
+	if err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
 	}
-	after, _ := n.ProcState()
-	recordWindow(p.env, start, end, fmt.Sprintf("node-pause: %s pid %d SIGSTOPped: state %s for %v, then SIGCONT: state %s; struck client %d hold %d on %s; %s",
-		n.Name(), pid, state, time.Duration(end-start).Round(time.Millisecond), after, ev.Client, ev.Hold, ev.Key, <-held))
+	h := <-held
+	recordWindow(p.env, start, end, h.landing(), fmt.Sprintf("node-pause: %s for %v, then %s; struck client %d hold %d on %s; %s",
+		evidence, time.Duration(end-start).Round(time.Millisecond), resumed, ev.Client, ev.Hold, ev.Key, h))
 }
 
-// sleep is pause on the external backend, whose servers lockbench cannot
-// signal: DEBUG SLEEP 2×TTL on n (cluster.Node.PauseFor) blocks the server
-// as SIGSTOP does, and commands sent meanwhile run afterwards. The window
-// runs from the command's send for 2×TTL (the server sleeps at least
-// that long after it reads the command).
-func (p *nodePause) sleep(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan string) {
-	d := 2 * p.env.TTL
-	start := p.env.Clock.Now()
-	if err := n.PauseFor(ctx, d); err != nil {
-		p.fail(fmt.Errorf("node-pause: %w", err))
-		return
-	}
-	recordWindow(p.env, start, start+int64(d), fmt.Sprintf("node-pause: %s DEBUG SLEEP %v (external backend); struck client %d hold %d on %s; %s",
-		n.Name(), d, ev.Client, ev.Hold, ev.Key, <-held))
-}
-
-// nodesDown kills k of the quorum strategy's nodes at a grant and keeps
-// them down until Heal.
+// nodesDown kills k of the quorum strategy's nodes at a grant (nodeKill)
+// and keeps them down until Heal.
 type nodesDown struct {
 	onePerTrigger
 	faultLog
@@ -480,7 +442,7 @@ func quorumOnly(in impl.Info) (bool, string) {
 // a majority is up).
 func RedlockMinorityDown() Scenario {
 	return Scenario{Name: "redlock-minority-down", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeatureKill},
+		Faults:  []Fault{&nodeKill{}},
 		Summary: "quorum strategies: 2 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -493,7 +455,7 @@ func RedlockMinorityDown() Scenario {
 // Redlock must grant nothing meanwhile.
 func RedlockMajorityDown() Scenario {
 	return Scenario{Name: "redlock-majority-down", Kind: Process,
-		Needs:   []cluster.Feature{cluster.FeatureKill},
+		Faults:  []Fault{&nodeKill{}},
 		Summary: "quorum strategies: 3 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -523,7 +485,7 @@ func (d *nodesDown) At(ctx context.Context, ev workload.Event) error {
 		var killed []*cluster.Node
 		var notes []string
 		for _, i := range pick {
-			note, err := killNode(nodes[i])
+			note, err := inject(context.WithoutCancel(ctx), &nodeKill{node: nodes[i]})
 			if err != nil {
 				d.fail(fmt.Errorf("%s: %w", d.name, err))
 				continue
@@ -540,7 +502,8 @@ func (d *nodesDown) At(ctx context.Context, ev workload.Event) error {
 }
 
 // Heal closes the window (the nodes are down until now), restarts the
-// killed nodes empty and returns the errors of the run's fault actions.
+// killed nodes empty (healAll) and returns the errors of the run's fault
+// actions.
 func (d *nodesDown) Heal(ctx context.Context) error {
 	d.bg.Wait()
 	d.mu.Lock()
@@ -552,8 +515,10 @@ func (d *nodesDown) Heal(ctx context.Context) error {
 		for i, n := range killed {
 			names[i] = n.Name()
 		}
-		recordWindow(d.env, start, end, fmt.Sprintf("%s: %d of %d nodes down (%s): %s; restarted empty at heal",
+		// The scenario measures availability with k nodes down: it lands
+		// when all k went down.
+		recordWindow(d.env, start, end, landing(len(killed) == d.k), fmt.Sprintf("%s: %d of %d nodes down (%s): %s; restarted empty at heal",
 			d.name, len(killed), len(d.env.Cluster.Nodes()), strings.Join(names, ","), strings.Join(notes, "; ")))
 	}
-	return errors.Join(d.err(), healNodes(ctx, d.env))
+	return errors.Join(d.err(), healAll(ctx, d.env))
 }

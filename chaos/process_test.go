@@ -95,7 +95,7 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			}
 			// At returned after keeping the holder for half its lease; the
 			// kill happened meanwhile, in the background.
-			if !processGone(oldPID) {
+			if cluster.Alive(oldPID) {
 				t.Errorf("pid %d still present TTL/2 after the strike", oldPID)
 			}
 			if tt.delayed && n.Running() {
@@ -112,7 +112,7 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 				t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
 			}
 			note := ws[0].Note
-			for _, want := range []string{"pid " + strconv.Itoa(oldPID) + " SIGKILLed", "gone: no /proc/" + strconv.Itoa(oldPID), tt.wantKey} {
+			for _, want := range []string{"pid " + strconv.Itoa(oldPID) + " SIGKILLed", "gone: no live pid " + strconv.Itoa(oldPID) + " in /proc", tt.wantKey} {
 				if !strings.Contains(note, want) {
 					t.Errorf("note %q lacks %q", note, want)
 				}
@@ -240,7 +240,7 @@ func TestNodesDownKillsForReal(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 			for _, name := range down {
-				if !processGone(pids[name]) {
+				if cluster.Alive(pids[name]) {
 					t.Errorf("%s pid %d still present", name, pids[name])
 				}
 			}

@@ -1,9 +1,13 @@
 // Package chaos holds lockbench's nemesis: fault primitives and the named
-// scenarios that place them. A scenario is data (scenarios.go lists them
-// all); each builds a Nemesis for one run, which acts at the clients' lock
-// events (workload.Faults) so that a fault hits a held lock at the moment
-// that matters, not by chance, and records every injection as a
-// history.Nemesis operation with its start and end.
+// scenarios that compose them. A fault primitive is a value implementing
+// Fault (inject, heal, a name, the backend features it needs; Faults lists
+// every one). A scenario is data (All lists them all, one family per
+// file: client.go, process.go, failover.go, network.go, clock.go,
+// random.go); each builds a Nemesis for one run, which places faults at
+// the clients' lock events (workload.Faults) so that a fault hits a held
+// lock at the moment that matters, not by chance, and records every
+// injection as a history.Nemesis operation with its start, end, evidence
+// and Landing.
 package chaos
 
 import (
@@ -42,11 +46,11 @@ type Scenario struct {
 	Kind Kind
 	// Summary says in one line what is done and when.
 	Summary string
-	// Needs lists the backend features the nemesis uses (process control,
-	// clock shim, ...), so a backend without them is refused before the
-	// run (see Requires, Unsupported). FeatureProxies is added by Requires
-	// when the Setup asks for proxies. nil: none (client-side faults).
-	Needs []cluster.Feature
+	// Faults lists the fault primitives the nemesis composes, as zero
+	// values (see Faults): their Needs are the backend features the
+	// scenario needs, so a backend without them is refused before the run
+	// (see Requires, Unsupported). nil: none (the baseline).
+	Faults []Fault
 	// Applies reports whether the scenario applies to a strategy, and if
 	// not, why (e.g. a Redlock-only scenario for a single-node lock). nil:
 	// it applies to every strategy.
@@ -66,10 +70,11 @@ func (s Scenario) AppliesTo(in impl.Info) (bool, string) {
 	return s.Applies(in)
 }
 
-// Requires returns the backend features s needs for a strategy: Needs,
-// plus cluster.FeatureProxies when its Setup routes links through proxies.
+// Requires returns the backend features s needs for a strategy: those its
+// Faults need, in their order, plus cluster.FeatureProxies when its Setup
+// routes links through proxies.
 func (s Scenario) Requires(in impl.Info) []cluster.Feature {
-	out := append([]cluster.Feature(nil), s.Needs...)
+	out := needsOf(s.Faults)
 	if s.SetupFor(in).Proxies && !slices.Contains(out, cluster.FeatureProxies) {
 		out = append(out, cluster.FeatureProxies)
 	}
@@ -117,7 +122,8 @@ func (s Scenario) SetupFor(in impl.Info) Setup {
 
 // Env is what a nemesis may use in one run.
 type Env struct {
-	// Strategy is the name of the strategy under test.
+	// Strategy is the name of the strategy under test, for the caller's
+	// records: a nemesis acts on Info, never on the name.
 	Strategy string
 	// TTL is the lock TTL and Duration the workload's run time.
 	TTL, Duration time.Duration
@@ -161,9 +167,28 @@ func triggers(d time.Duration, n int) []int64 {
 	return out
 }
 
-// recordWindow records a nemesis window [start, end] (ns since run start).
-func recordWindow(env Env, start, end int64, note string) {
-	env.History.Record(history.Operation{Client: -1, Stream: -1, Kind: history.Nemesis, Invoke: start, Complete: end, Result: history.OK, Note: note})
+// recordWindow records a nemesis window [start, end] (ns since run start)
+// with its landing ("" when the nemesis cannot tell) and note.
+func recordWindow(env Env, start, end int64, l history.Landing, note string) {
+	env.History.Record(history.Operation{Client: -1, Stream: -1, Kind: history.Nemesis, Invoke: start, Complete: end,
+		Result: history.OK, Note: note, Landing: l})
+}
+
+// sleepUntil waits until the run clock reaches at (ns since run start); it
+// returns false if ctx ended first.
+func sleepUntil(ctx context.Context, env Env, at int64) bool {
+	if d := time.Duration(at - env.Clock.Now()); d > 0 {
+		sleepCtx(ctx, d)
+	}
+	return ctx.Err() == nil
+}
+
+// landing is Landed when hit, else Missed.
+func landing(hit bool) history.Landing {
+	if hit {
+		return history.Landed
+	}
+	return history.Missed
 }
 
 func newRand(seed int64) *rand.Rand {
@@ -171,14 +196,17 @@ func newRand(seed int64) *rand.Rand {
 }
 
 // All returns every scenario, in report order: the baseline, then one
-// family per file (client.go, process.go, failover.go, network.go). A new
-// scenario is one constructor plus one line in its family's list.
+// family per file (client.go, process.go, failover.go, network.go,
+// clock.go, random.go). A new scenario is one constructor plus one line in
+// its family's list.
 func All() []Scenario {
 	all := []Scenario{Baseline()}
 	all = append(all, clientScenarios()...)
 	all = append(all, processScenarios()...)
 	all = append(all, failoverScenarios()...)
 	all = append(all, networkScenarios()...)
+	all = append(all, clockScenarios()...)
+	all = append(all, mixedScenarios()...)
 	return all
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -200,3 +201,31 @@ func (l *Links) Close() error {
 
 // quorum reports whether a strategy needs several independent nodes.
 func quorum(in impl.Info) bool { return in.Claims.Quorum || in.Nodes > 1 }
+
+// nodeCount is how many nodes the strategy under test talks to: the
+// cluster's nodes, capped at Info.Nodes (as bench.Run does).
+func nodeCount(env Env) int {
+	n := len(env.Cluster.Nodes())
+	if env.Info.Nodes >= 1 && env.Info.Nodes < n {
+		n = env.Info.Nodes
+	}
+	return n
+}
+
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// nodeNames names node indexes "n1".."nN" as the cluster does.
+func nodeNames(env Env, idx []int) string {
+	nodes := env.Cluster.Nodes()
+	var s []string
+	for _, i := range idx {
+		s = append(s, nodes[i].Name())
+	}
+	return strings.Join(s, ",")
+}

@@ -88,3 +88,99 @@ func (f *faultLog) err() error {
 	defer f.mu.Unlock()
 	return errors.Join(f.errs...)
 }
+
+// cycles watches the clients' grants (PointAcquired) and releases
+// (PointReleased) so a nemesis can hold the client it struck until another
+// client has been granted the same key, or granted it and released it (its
+// write is done by then). Feed it every event with see. Safe for
+// concurrent use.
+type cycles struct {
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every grant and release
+	seq      int64         // grants seen so far
+	current  map[int]int64 // client → number of its current grant
+	granted  map[string]map[int]int64
+	released map[string]map[int]int64
+}
+
+func newCycles() *cycles {
+	return &cycles{changed: make(chan struct{}), current: map[int]int64{},
+		granted: map[string]map[int]int64{}, released: map[string]map[int]int64{}}
+}
+
+// see records ev if it is a grant or a release.
+func (c *cycles) see(ev workload.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch ev.Point {
+	case workload.PointAcquired:
+		c.seq++
+		c.current[ev.Client] = c.seq
+		set(c.granted, ev.Key, ev.Client, c.seq)
+	case workload.PointReleased:
+		set(c.released, ev.Key, ev.Client, c.current[ev.Client])
+	default:
+		return
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func set(m map[string]map[int]int64, key string, client int, v int64) {
+	if m[key] == nil {
+		m[key] = map[int]int64{}
+	}
+	m[key][client] = v
+}
+
+// mark returns the number of grants seen so far, for otherAfter.
+func (c *cycles) mark() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seq
+}
+
+// otherAfter reports whether a client other than client was granted key
+// after grant number since (and, with released, has released that hold).
+// The caller holds c.mu.
+func (c *cycles) otherAfter(client int, key string, since int64, released bool) bool {
+	m := c.granted[key]
+	if released {
+		m = c.released[key]
+	}
+	for cl, n := range m {
+		if cl != client && n > since {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports otherAfter(client, key, since, released) now.
+func (c *cycles) has(client int, key string, since int64, released bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.otherAfter(client, key, since, released)
+}
+
+// wait waits until otherAfter(client, key, since, released) holds, timeout
+// passes or ctx ends, and reports whether it holds.
+func (c *cycles) wait(ctx context.Context, client int, key string, since int64, released bool, timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		ok, ch := c.otherAfter(client, key, since, released), c.changed
+		c.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

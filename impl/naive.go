@@ -12,12 +12,14 @@ type naive struct{}
 // Name returns "naive".
 func (naive) Name() string { return "naive" }
 
-// Info describes naive: it claims nothing.
+// Info describes naive: it claims nothing; its crash point is between
+// SETNX and PEXPIRE.
 func (naive) Info() Info {
 	return Info{
-		Summary: "acquire: SETNX k token, then PEXPIRE k ttl (two round trips); release: DEL k (no token check)",
-		Source:  "the first attempt in the Chinese articles on Redis locks lockbench grew from (\"SETNX + EXPIRE\", e.g. \"Redis 分布式锁：从 SETNX 到 Redlock 的完整指南\")",
-		Nodes:   1,
+		Summary:    "acquire: SETNX k token, then PEXPIRE k ttl (two round trips); release: DEL k (no token check)",
+		Source:     "the first attempt in the Chinese articles on Redis locks lockbench grew from (\"SETNX + EXPIRE\", e.g. \"Redis 分布式锁：从 SETNX 到 Redlock 的完整指南\")",
+		Nodes:      1,
+		CrashPoint: PointAfterSetNX,
 	}
 }
 

@@ -74,6 +74,13 @@ type Info struct {
 	// Server is the kind of server the strategy's lock lives on; the zero
 	// value is ServerRedis.
 	Server Server
+	// CrashPoint is where the crash-between scenario kills a client of
+	// this strategy: a fault Point its Locker passes to Config.Hook while
+	// the lock is half taken, e.g. PointAfterSetNX (naive: after SETNX,
+	// before PEXPIRE, which leaves a key without TTL). "" means the
+	// strategy declares none: the client dies inside its critical section,
+	// right after its resource read.
+	CrashPoint Point
 }
 
 // Server is the kind of server a strategy's lock lives on. It selects the

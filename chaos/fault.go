@@ -1,0 +1,119 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// Fault is one fault primitive, after etcd's robustness Failpoint
+// (tests/robustness/failpoint): a value that breaks one thing in the
+// system under test and heals it. A value carries its target (a node, a
+// client, a link) and the state it needs to heal; scenarios build the
+// values they compose (node-restart builds a node-restart fault for the
+// node holding a fresh lock, random builds a seeded one at a time), and
+// Faults lists every primitive once.
+//
+// Inject checks that its target is healthy (a running node, an unpaused
+// one, an existing link), puts the fault in force, checks that it is (the
+// killed pid is gone, the stopped one is in state T, a cut link refuses a
+// connect, the server's TIME moved) and returns that evidence as text for
+// the nemesis note. Heal undoes what is still in force, is safe to call
+// again and on a fault never injected, and returns evidence that the
+// target is healthy again ("" when it had nothing to undo). Both honour
+// ctx; call them through inject and heal, which bound them by
+// faultTimeout and name the fault in errors.
+type Fault interface {
+	// Name is the primitive's name, e.g. "node-kill".
+	Name() string
+	// Needs lists the backend features Inject and Heal use (nil: none
+	// beyond a running cluster). Links through proxies are the Setup's
+	// concern (Setup.Proxies), not a feature a fault lists.
+	Needs() []cluster.Feature
+	// Inject puts the fault in force and returns its evidence.
+	Inject(ctx context.Context) (string, error)
+	// Heal undoes the fault if it is still in force and returns evidence.
+	Heal(ctx context.Context) (string, error)
+}
+
+// Faults returns every fault primitive once, as zero values (their Name
+// and Needs; a zero value has no target to inject into), in the order
+// of the process, client, network, replication and clock families.
+func Faults() []Fault {
+	return []Fault{
+		&nodeKill{}, &nodeRestart{}, &nodePause{},
+		&clientPause{}, &slowCS{}, &clientCrash{},
+		&linkCut{}, &linkLatency{}, &linkMove{},
+		&replicationCut{}, &promotion{}, &sentinelFailover{},
+		&clockJump{},
+	}
+}
+
+// Available reports whether a backend with the features have can inject f.
+func Available(f Fault, have []cluster.Feature) bool {
+	return len(cluster.Missing(have, f.Needs())) == 0
+}
+
+// needsOf returns the features the faults fs need, each once, in the
+// order the faults list them.
+func needsOf(fs []Fault) []cluster.Feature {
+	var out []cluster.Feature
+	for _, f := range fs {
+		for _, n := range f.Needs() {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// faultTimeout bounds one Inject or one Heal: the slowest, a Sentinel
+// promotion, waits up to sentinelWait.
+const faultTimeout = 20 * time.Second
+
+// inject runs f.Inject within faultTimeout; its error names the fault.
+func inject(ctx context.Context, f Fault) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, faultTimeout)
+	defer cancel()
+	ev, err := f.Inject(ctx)
+	if err != nil {
+		return ev, fmt.Errorf("chaos: %s: %w", f.Name(), err)
+	}
+	return ev, nil
+}
+
+// heal runs f.Heal within faultTimeout, also when ctx has ended (a fault
+// left in force would outlive the run); its error names the fault.
+func heal(ctx context.Context, f Fault) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), faultTimeout)
+	defer cancel()
+	ev, err := f.Heal(ctx)
+	if err != nil {
+		return ev, fmt.Errorf("chaos: %s: %w", f.Name(), err)
+	}
+	return ev, nil
+}
+
+// healAll is the heal path every nemesis ends with: it heals each fault
+// that may still be in force anywhere in the run, whoever injected it:
+// a node killed (restarted now, empty without persistence) or paused
+// (resumed) among the cluster's nodes, and every link through a proxy
+// (cuts restored, latency removed). Nodes a failover leaves down on
+// purpose are not the cluster's concern here: the failover nemesis heals
+// without healAll.
+func healAll(ctx context.Context, env Env) error {
+	var errs []error
+	for _, n := range env.Cluster.Nodes() {
+		for _, f := range []Fault{&nodeKill{node: n}, &nodePause{node: n}} {
+			_, err := heal(ctx, f)
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, env.Links.RestoreAll())
+	return errors.Join(errs...)
+}

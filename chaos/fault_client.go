@@ -1,0 +1,142 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// clientPause stops every goroutine of one client, its renewal too: a
+// stop-the-world GC pause or a process freeze (Kleppmann 2016). Inject
+// marks the client paused in clients, so its renewal blocks at
+// impl.PointRenew (pausedClients.wait) until Heal; the client's own
+// goroutine is stopped by the scenario, which holds it at the lock event
+// where it injected the pause. Evidence: "client 3 stopped, renewal too".
+type clientPause struct {
+	clients *pausedClients
+	client  int
+}
+
+func (*clientPause) Name() string             { return "client-pause" }
+func (*clientPause) Needs() []cluster.Feature { return nil }
+
+// Inject marks the client paused; it must not be paused already.
+func (p *clientPause) Inject(context.Context) (string, error) {
+	if !p.clients.pause(p.client) {
+		return "", fmt.Errorf("client %d is paused already", p.client)
+	}
+	return fmt.Sprintf("client %d stopped, renewal too", p.client), nil
+}
+
+// Heal lets the client's renewal go on if it is paused.
+func (p *clientPause) Heal(context.Context) (string, error) {
+	if p.clients == nil || !p.clients.resume(p.client) {
+		return "", nil
+	}
+	return fmt.Sprintf("client %d resumed", p.client), nil
+}
+
+// pausedClients is the set of clients a run's client pauses stopped.
+// Safe for concurrent use.
+type pausedClients struct {
+	mu     sync.Mutex
+	paused map[int]chan struct{} // client → closed when its pause ends
+}
+
+func newPausedClients() *pausedClients {
+	return &pausedClients{paused: map[int]chan struct{}{}}
+}
+
+// pause marks client paused; false if it is already.
+func (c *pausedClients) pause(client int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused[client] != nil {
+		return false
+	}
+	c.paused[client] = make(chan struct{})
+	return true
+}
+
+// resume ends client's pause; false if it was not paused.
+func (c *pausedClients) resume(client int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.paused[client]
+	if ch == nil {
+		return false
+	}
+	delete(c.paused, client)
+	close(ch)
+	return true
+}
+
+// wait blocks while client is paused; it returns ctx's error if ctx ends
+// first.
+func (c *pausedClients) wait(ctx context.Context, client int) error {
+	c.mu.Lock()
+	ch := c.paused[client]
+	c.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// slowCS makes one critical section longer by d: Inject, called from the
+// client's own goroutine at its lock event, sleeps d (less if ctx ends
+// first). The client keeps running meanwhile: its renewal goes on.
+// Evidence: "critical section +100ms".
+type slowCS struct {
+	d time.Duration
+}
+
+func (*slowCS) Name() string             { return "slow-cs" }
+func (*slowCS) Needs() []cluster.Feature { return nil }
+
+// Inject sleeps d in the calling client.
+func (s *slowCS) Inject(ctx context.Context) (string, error) {
+	sleepCtx(ctx, s.d)
+	return fmt.Sprintf("critical section +%v", s.d), nil
+}
+
+// Heal has nothing to undo: the critical section went on after Inject.
+func (*slowCS) Heal(context.Context) (string, error) { return "", nil }
+
+// clientCrash kills a client at a lock event: the scenario that injects
+// it returns impl.ErrCrashed from workload.Faults.At, and the client dies
+// there (it records a crash operation and makes no further call). Inject
+// only says so. Evidence: "client 3 dies at after-setnx on lb:k0".
+type clientCrash struct {
+	ev workload.Event
+}
+
+func (*clientCrash) Name() string             { return "client-crash" }
+func (*clientCrash) Needs() []cluster.Feature { return nil }
+
+// Inject returns the evidence; the crash is the caller's impl.ErrCrashed.
+func (c *clientCrash) Inject(context.Context) (string, error) {
+	return fmt.Sprintf("client %d dies at %s on %s", c.ev.Client, c.ev.Point, c.ev.Key), nil
+}
+
+// Heal has nothing to undo: a crashed client stays dead for the run.
+func (*clientCrash) Heal(context.Context) (string, error) { return "", nil }
+
+// sleepCtx sleeps d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

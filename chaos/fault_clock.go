@@ -1,0 +1,105 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// clockJump moves a node's wall clock forward by step, on top of its
+// earlier jumps (the LD_PRELOAD clock shim, cluster.Node.SetClockOffset):
+// Redis expires keys by the wall clock, so every key whose expiry the
+// clock passes is gone at once. Heal leaves the offset: a clock that
+// jumped keeps running at the normal rate. Evidence: the server's TIME
+// reply before and after (timeJump.String).
+type clockJump struct {
+	clocks *clocks
+	node   *cluster.Node
+	step   time.Duration
+}
+
+func (*clockJump) Name() string             { return "clock-jump" }
+func (*clockJump) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureClock} }
+
+// Inject jumps the clock and reads TIME around the jump.
+func (j *clockJump) Inject(ctx context.Context) (string, error) {
+	tj, err := j.clocks.jump(ctx, j.node, j.step)
+	return tj.String(), err
+}
+
+// Heal has nothing to undo (see clockJump).
+func (*clockJump) Heal(context.Context) (string, error) { return "", nil }
+
+// clocks keeps the cumulative clock offset of each node, since
+// cluster.Node.SetClockOffset takes an absolute offset. Safe for
+// concurrent use.
+type clocks struct {
+	mu  sync.Mutex
+	off map[*cluster.Node]time.Duration
+}
+
+func newClocks() *clocks { return &clocks{off: map[*cluster.Node]time.Duration{}} }
+
+// timeJump is the evidence of one clock jump: the node's TIME reply right
+// before and right after it.
+type timeJump struct {
+	Node          string
+	Step, Offset  time.Duration
+	Before, After time.Time
+}
+
+// Moved is how far the node's TIME reply moved across the jump (the jump
+// plus the real time the jump took).
+func (j timeJump) Moved() time.Duration { return j.After.Sub(j.Before) }
+
+// String is the note text, e.g. "n1 clock +100ms (offset +200ms): TIME
+// 1712345678.123456 → 1712345678.226001 (moved +102.545ms)"; tests parse
+// "moved +Xms".
+func (j timeJump) String() string {
+	return fmt.Sprintf("%s clock +%v (offset +%v): TIME %s → %s (moved %+.3fms)", j.Node, j.Step, j.Offset,
+		unixMicro(j.Before), unixMicro(j.After), float64(j.Moved())/float64(time.Millisecond))
+}
+
+func unixMicro(t time.Time) string {
+	return fmt.Sprintf("%d.%06d", t.Unix(), t.Nanosecond()/1000)
+}
+
+// jump moves n's wall clock forward by step on top of its earlier jumps
+// and reads the server's TIME reply before and after. The offset is kept
+// even if TIME cannot be read; errors start with the node's name.
+func (c *clocks) jump(ctx context.Context, n *cluster.Node, step time.Duration) (timeJump, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j := timeJump{Node: n.Name(), Step: step, Offset: c.off[n] + step}
+	var err1, err2, err3 error
+	j.Before, err1 = serverTime(ctx, n.Addr())
+	if err2 = n.SetClockOffset(j.Offset); err2 == nil {
+		c.off[n] = j.Offset
+	}
+	j.After, err3 = serverTime(ctx, n.Addr())
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return j, fmt.Errorf("%s: %w", n.Name(), err)
+	}
+	return j, nil
+}
+
+// serverTime returns the TIME reply of the redis-server at addr, through a
+// connection of its own (not the workload's), within 1 s.
+func serverTime(ctx context.Context, addr string) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	defer c.Close()
+	t, err := c.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("TIME on %s: %w", addr, err)
+	}
+	return t, nil
+}

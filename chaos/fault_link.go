@@ -1,0 +1,174 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// linkCut partitions one client from some nodes: its proxies to them
+// (Links) refuse connects and drop open connections until Heal. The
+// protected resource is in-process and stays reachable. Evidence:
+// "connect refused" (a fresh connect to the first cut link), or "connect
+// still accepted".
+type linkCut struct {
+	links  *Links
+	client int
+	nodes  []int // node indexes in link order
+}
+
+func (*linkCut) Name() string             { return "link-cut" }
+func (*linkCut) Needs() []cluster.Feature { return nil }
+
+// Inject cuts the links, which must exist, and tries a connect through
+// the first.
+func (c *linkCut) Inject(context.Context) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	if err := c.links.Cut(c.client, c.nodes...); err != nil {
+		return "", err
+	}
+	return refused(c.links.Link(c.client, c.nodes[0]).Addr()), nil
+}
+
+// check reports an error unless the client has a proxy to every node cut.
+func (c *linkCut) check() error {
+	if c.links == nil || len(c.nodes) == 0 {
+		return errors.New("needs per-link proxies (Setup.Proxies) and a node to cut")
+	}
+	for _, n := range c.nodes {
+		if c.links.Link(c.client, n) == nil {
+			return fmt.Errorf("client %d has no proxy to node %d", c.client, n+1)
+		}
+	}
+	return nil
+}
+
+// Heal restores the links.
+func (c *linkCut) Heal(context.Context) (string, error) {
+	if c.links == nil {
+		return "", nil
+	}
+	return "", c.links.Restore(c.client, c.nodes...)
+}
+
+// linkLatency delays every link to one node (each client's and the
+// probe's proxy) by d in each direction until Heal: a round trip gains
+// 2×d. Evidence: "PING through the link took 101.3ms", measured through
+// the probe's link, or "PING failed: ...".
+type linkLatency struct {
+	links *Links
+	node  int // node index in link order
+	d     time.Duration
+}
+
+func (*linkLatency) Name() string             { return "link-latency" }
+func (*linkLatency) Needs() []cluster.Feature { return nil }
+
+// Inject sets the latency on every link to the node and measures a PING
+// through the probe's link (client -1), which must exist.
+func (l *linkLatency) Inject(ctx context.Context) (string, error) {
+	probe := l.links.Link(-1, l.node)
+	if probe == nil {
+		return "", fmt.Errorf("node %d has no proxies (Setup.Proxies)", l.node+1)
+	}
+	if err := l.links.SetLatency(l.node, l.d); err != nil {
+		return "", err
+	}
+	rtt, err := pingRTT(ctx, probe.Addr())
+	if err != nil {
+		return "PING failed: " + err.Error(), nil
+	}
+	return fmt.Sprintf("PING through the link took %.1fms", float64(rtt)/1e6), nil
+}
+
+// Heal removes the latency.
+func (l *linkLatency) Heal(context.Context) (string, error) {
+	if l.links == nil {
+		return "", nil
+	}
+	return "", l.links.SetLatency(l.node, 0)
+}
+
+// linkMove points every client's link to one node at another address
+// and closes their open connections: the failover of a virtual IP.
+// Nothing moves it back; Heal completes a move Inject did not make.
+// Evidence: "clients' links to node 1 moved to n2".
+type linkMove struct {
+	links *Links
+	node  int           // node index in link order
+	to    *cluster.Node // where the links lead afterwards
+
+	mu    sync.Mutex
+	moved bool
+}
+
+func (*linkMove) Name() string             { return "link-move" }
+func (*linkMove) Needs() []cluster.Feature { return nil }
+
+// Inject moves the links once; without Links (clients that find the
+// primary through Sentinel) it does nothing.
+func (m *linkMove) Inject(context.Context) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.moved || m.links == nil {
+		return "", nil
+	}
+	if err := m.links.MoveNode(m.node, m.to.Addr()); err != nil {
+		return "", fmt.Errorf("move links to %s: %w", m.to.Name(), err)
+	}
+	m.moved = true
+	return fmt.Sprintf("clients' links to node %d moved to %s", m.node+1, m.to.Name()), nil
+}
+
+// Heal makes the move if Inject did not.
+func (m *linkMove) Heal(ctx context.Context) (string, error) { return m.Inject(ctx) }
+
+// pingRTT measures one RESP PING round trip to addr on a fresh raw TCP
+// connection (no client handshake, so only the PING crosses a slow link),
+// within 2 s.
+func pingRTT(ctx context.Context, addr string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, fmt.Errorf("ping %s: %w", addr, err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	start := time.Now()
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return 0, fmt.Errorf("ping %s: %w", addr, err)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("ping %s: %w", addr, err)
+	}
+	rtt := time.Since(start)
+	if strings.TrimSpace(line) != "+PONG" {
+		return 0, fmt.Errorf("ping %s: reply %q", addr, line)
+	}
+	return rtt, nil
+}
+
+// refused reports, as note text, whether a TCP connect to addr is refused
+// now (evidence that a cut link is really down).
+func refused(addr string) string {
+	conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err != nil {
+		return "connect refused"
+	}
+	conn.Close()
+	return "connect still accepted"
+}

@@ -1,0 +1,163 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// nodeKill SIGKILLs a node (docker: docker kill) and keeps it down until
+// Heal restarts it (empty without persistence, reloading its AOF with
+// it). Evidence: "n3 pid 4242 SIGKILLed (gone: no live pid 4242 in
+// /proc)".
+type nodeKill struct {
+	node *cluster.Node
+}
+
+func (*nodeKill) Name() string             { return "node-kill" }
+func (*nodeKill) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+
+// Inject kills the node, which must be running, and checks that its
+// process is gone (cluster.Alive).
+func (k *nodeKill) Inject(context.Context) (string, error) {
+	n := k.node
+	pid := n.PID()
+	if pid == 0 {
+		return "", fmt.Errorf("kill %s: node not running", n.Name())
+	}
+	if err := n.Kill(); err != nil {
+		return "", err
+	}
+	if cluster.Alive(pid) {
+		return "", fmt.Errorf("kill %s: pid %d still alive after SIGKILL", n.Name(), pid)
+	}
+	return fmt.Sprintf("%s pid %d SIGKILLed (gone: no live pid %d in /proc)", n.Name(), pid, pid), nil
+}
+
+// Heal restarts the node if it is down.
+func (k *nodeKill) Heal(ctx context.Context) (string, error) {
+	n := k.node
+	if n == nil || n.Running() {
+		return "", nil
+	}
+	if err := n.Restart(ctx, 0); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s restarted as pid %d", n.Name(), n.PID()), nil
+}
+
+// restartTimeout bounds a node's restart after its kill.
+const restartTimeout = 10 * time.Second
+
+// nodeRestart kills a node and starts it again after delay (0: at once)
+// on the same address: with cluster.PersistenceNone it comes back empty,
+// with cluster.PersistenceAOF it reloads its keys. Inject returns once the
+// node answers again. Evidence: "n1 pid 42 SIGKILLed (gone: no live pid
+// 42 in /proc); restarted empty after a 240ms delay as pid 57, down 262ms".
+type nodeRestart struct {
+	node *cluster.Node
+	// delay is how long the node stays down before its restart.
+	delay time.Duration
+	// persistence is the node's persistence, for the evidence only.
+	persistence cluster.Persistence
+}
+
+func (*nodeRestart) Name() string             { return "node-restart" }
+func (*nodeRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+
+// Inject kills the node (as nodeKill), waits the delay (cut short when ctx
+// ends) and restarts it; the restart runs even when ctx has ended, within
+// restartTimeout, so a run's end never leaves the node down.
+func (r *nodeRestart) Inject(ctx context.Context) (string, error) {
+	n := r.node
+	start := time.Now()
+	killed, err := (&nodeKill{node: n}).Inject(ctx)
+	if err != nil {
+		return "", err
+	}
+	sleepCtx(ctx, r.delay)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+	defer cancel()
+	if err := n.Restart(rctx, 0); err != nil {
+		return killed, fmt.Errorf("restart %s: %w", n.Name(), err)
+	}
+	mode := "empty (no persistence)"
+	switch {
+	case r.delay > 0:
+		mode = fmt.Sprintf("empty after a %v delay", r.delay)
+	case r.persistence == cluster.PersistenceAOF:
+		mode = "with AOF (appendfsync always)"
+	}
+	return fmt.Sprintf("%s; restarted %s as pid %d, down %v", killed, mode, n.PID(), time.Since(start).Round(time.Millisecond)), nil
+}
+
+// Heal restarts the node if it is still down (a restart that failed).
+func (r *nodeRestart) Heal(ctx context.Context) (string, error) {
+	return (&nodeKill{node: r.node}).Heal(ctx)
+}
+
+// nodePause freezes a node: SIGSTOP (docker: cgroup freezer) until Heal
+// sends SIGCONT. The server serves nothing meanwhile; commands sent to it
+// run after SIGCONT; TTLs keep running in wall time. On the external
+// backend, whose servers lockbench cannot signal, Inject sends DEBUG SLEEP
+// for d instead (cluster.Node.PauseFor) and returns when the server
+// sleeps no more; Heal then has nothing to undo. Evidence: "n1 pid 42
+// SIGSTOPped: state T" and, from Heal, "SIGCONT: state S".
+type nodePause struct {
+	node *cluster.Node
+	// external is set on the external backend: Inject sends DEBUG SLEEP.
+	external bool
+	// d is how long the external backend's DEBUG SLEEP lasts; the process
+	// and docker backends pause until Heal.
+	d time.Duration
+}
+
+func (*nodePause) Name() string             { return "node-pause" }
+func (*nodePause) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
+
+// Inject pauses the node, which must be running and not paused, and
+// checks that its process is in state T.
+func (p *nodePause) Inject(ctx context.Context) (string, error) {
+	n := p.node
+	if p.external {
+		if err := n.PauseFor(ctx, p.d); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s DEBUG SLEEP %v (external backend)", n.Name(), p.d), nil
+	}
+	if s, err := n.ProcState(); err != nil || s == "T" {
+		return "", fmt.Errorf("pause %s: state %q before SIGSTOP (%v), want a running node", n.Name(), s, err)
+	}
+	pid := n.PID()
+	if err := n.Pause(); err != nil {
+		return "", err
+	}
+	state, err := n.ProcState()
+	ev := fmt.Sprintf("%s pid %d SIGSTOPped: state %s", n.Name(), pid, state)
+	if err != nil || state != "T" {
+		return ev, fmt.Errorf("%s pid %d state %q after SIGSTOP (%v), want T", n.Name(), pid, state, err)
+	}
+	return ev, nil
+}
+
+// Heal resumes the node if it is paused (state T).
+func (p *nodePause) Heal(context.Context) (string, error) {
+	n := p.node
+	if n == nil || !n.Running() {
+		return "", nil
+	}
+	if s, err := n.ProcState(); err != nil || s != "T" {
+		return "", nil // running, or a state this backend cannot read
+	}
+	if err := n.Resume(); err != nil {
+		return "", err
+	}
+	after, err := n.ProcState()
+	if err != nil || after == "T" {
+		return "", errors.Join(err, fmt.Errorf("%s still stopped after SIGCONT", n.Name()))
+	}
+	return "SIGCONT: state " + after, nil
+}

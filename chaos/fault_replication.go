@@ -1,0 +1,164 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// replicationCut freezes a replica: its replication link, which runs
+// through a proxy on this host (link), drops traffic, so the replica
+// receives no write the primary makes afterwards while it still answers
+// reads. Heal points the replica straight at its primary (REPLICAOF),
+// bypassing the proxy. Evidence: "replication link n1→n2 cut".
+type replicationCut struct {
+	link             *cluster.Proxy
+	primary, replica *cluster.Node
+}
+
+func (*replicationCut) Name() string { return "replication-cut" }
+func (*replicationCut) Needs() []cluster.Feature {
+	return []cluster.Feature{cluster.FeatureReplicationProxy}
+}
+
+// Inject cuts the replication link.
+func (c *replicationCut) Inject(context.Context) (string, error) {
+	if err := c.link.Cut(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("replication link %s→%s cut", c.primary.Name(), c.replica.Name()), nil
+}
+
+// Heal makes the replica replicate from its primary directly, if the
+// primary still runs (after a promotion there is nothing to heal).
+func (c *replicationCut) Heal(ctx context.Context) (string, error) {
+	if c.replica == nil || !c.primary.Running() {
+		return "", nil
+	}
+	if err := c.replica.ReplicaOf(ctx, c.primary); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s replicates from %s directly", c.replica.Name(), c.primary.Name()), nil
+}
+
+// promoteTimeout bounds REPLICAOF NO ONE.
+const promoteTimeout = 5 * time.Second
+
+// promotion is a manual failover: the primary is SIGKILLed and its
+// replica promoted (REPLICAOF NO ONE). Writes the replica had not received
+// are lost. Clients still point at the dead primary: a linkMove moves
+// them. Heal completes a promotion Inject did not make. Evidence: "n1 pid
+// 42 SIGKILLed (gone: no live pid 42 in /proc); n2 promoted (role
+// master)".
+type promotion struct {
+	primary, replica *cluster.Node
+
+	mu       sync.Mutex
+	promoted bool
+}
+
+func (*promotion) Name() string { return "replica-promotion" }
+func (*promotion) Needs() []cluster.Feature {
+	return []cluster.Feature{cluster.FeatureKill, cluster.FeatureRedisFaults}
+}
+
+// Inject kills the primary (as nodeKill) and promotes the replica.
+func (p *promotion) Inject(ctx context.Context) (string, error) {
+	killed, err := (&nodeKill{node: p.primary}).Inject(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := p.promote(ctx); err != nil {
+		return killed, err
+	}
+	return fmt.Sprintf("%s; %s promoted (role %s)", killed, p.replica.Name(), role(ctx, p.replica)), nil
+}
+
+// promote runs REPLICAOF NO ONE on the replica once.
+func (p *promotion) promote(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.promoted {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	if err := p.replica.Promote(pctx); err != nil {
+		return err
+	}
+	p.promoted = true
+	return nil
+}
+
+// Heal promotes the replica if the primary is down and Inject did not.
+func (p *promotion) Heal(ctx context.Context) (string, error) {
+	if p.primary == nil || p.primary.Running() {
+		return "", nil
+	}
+	if err := p.promote(ctx); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s is the primary (role %s)", p.replica.Name(), role(ctx, p.replica)), nil
+}
+
+// sentinelWait bounds the wait for the Sentinels' promotion.
+const sentinelWait = 15 * time.Second
+
+// sentinelFailover is a failover by Sentinel: the primary is SIGKILLed,
+// and the cluster's Sentinels detect it and promote a replica (~2.2 s
+// with cluster.SentinelDownAfterMilliseconds 1000); clients that find the
+// primary through Sentinel follow. Inject returns once the Sentinels name
+// a new primary (at most sentinelWait). Heal waits for one if Inject did
+// not. Evidence: "n1 pid 42 SIGKILLed (gone: no live pid 42 in /proc);
+// sentinels promoted n2 2.214s after the kill (role master)".
+type sentinelFailover struct {
+	cluster *cluster.Cluster
+	primary *cluster.Node
+}
+
+func (*sentinelFailover) Name() string             { return "sentinel-failover" }
+func (*sentinelFailover) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+
+// Inject kills the primary and waits for the Sentinels' promotion.
+func (s *sentinelFailover) Inject(ctx context.Context) (string, error) {
+	killed, err := (&nodeKill{node: s.primary}).Inject(ctx)
+	if err != nil {
+		return "", err
+	}
+	t := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, sentinelWait)
+	defer cancel()
+	p, err := s.cluster.WaitPrimary(wctx, s.primary)
+	if err != nil {
+		return killed, fmt.Errorf("sentinels did not promote a replica: %w", err)
+	}
+	return fmt.Sprintf("%s; sentinels promoted %s %v after the kill (role %s)", killed, p.Name(),
+		time.Since(t).Round(time.Millisecond), role(ctx, p)), nil
+}
+
+// Heal waits until the Sentinels name a primary other than the killed
+// one, if the primary is down.
+func (s *sentinelFailover) Heal(ctx context.Context) (string, error) {
+	if s.primary == nil || s.primary.Running() {
+		return "", nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, sentinelWait)
+	defer cancel()
+	p, err := s.cluster.WaitPrimary(wctx, s.primary)
+	if err != nil {
+		return "", fmt.Errorf("no primary after the sentinel failover: %w", err)
+	}
+	return fmt.Sprintf("sentinels name %s the primary", p.Name()), nil
+}
+
+// role is n's replication role for evidence ("master"), or the error text.
+func role(ctx context.Context, n *cluster.Node) string {
+	r, err := n.Role(ctx)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return r
+}

@@ -1,0 +1,171 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// mixedScenarios are the scenarios that mix several kinds of fault.
+func mixedScenarios() []Scenario {
+	return []Scenario{Random()}
+}
+
+// Timings of the random mix.
+const (
+	// RandomLatencyEachWay is the delay a random-mix latency fault adds in
+	// each direction: 20 ms per round trip, under half the matrix's 50 ms TTL.
+	RandomLatencyEachWay = 10 * time.Millisecond
+	// randomMinDuration is the random mix's minimum run time;
+	// randomQuorumMinDuration for quorum strategies, whose faults last
+	// longer with QuorumProxiedTTL.
+	randomMinDuration       = 1500 * time.Millisecond
+	randomQuorumMinDuration = 3 * time.Second
+)
+
+// Random is a seeded random mix of server-side faults over a run of at
+// least 1.5 s: node kill and restart (no persistence: the node comes back
+// empty), pause and resume, latency on a node's links, a client cut off
+// from some nodes, and forward clock jumps, one fault at a time with
+// random gaps and durations (randomFaults). Quorum strategies run with
+// QuorumProxiedTTL and quorumProxiedClients for at least 3 s. Faults lists
+// every primitive the mix may pick, the clock jump included: a backend
+// without one of them refuses the scenario before the run rather than
+// failing when the seed picks it, and the mix stays the same on every
+// backend (its at-risk verdicts rest on the clock jumps). The faults
+// target no holder: their landing is "" (the nemesis cannot tell).
+func Random() Scenario {
+	return Scenario{Name: "random", Kind: Mixed,
+		Faults:  []Fault{&nodeKill{}, &nodePause{}, &linkLatency{}, &linkCut{}, &clockJump{}},
+		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
+		Setup: func(in impl.Info) Setup {
+			s := proxiedSetup(in, randomQuorumMinDuration)
+			s.ClockShim = true
+			if s.MinDuration == 0 {
+				s.MinDuration = randomMinDuration
+			}
+			return s
+		},
+		New: func(env Env) Nemesis {
+			return &randomMix{env: env, rng: newRand(env.Seed), clocks: newClocks()}
+		}}
+}
+
+// randomMix injects timed faults from Run; clients' events are ignored.
+type randomMix struct {
+	workload.NoFaults
+	env    Env
+	rng    *rand.Rand
+	clocks *clocks
+}
+
+// randomFault is one kind of fault the random mix picks from.
+type randomFault struct {
+	// kind names it in notes: "random/<kind>: ...".
+	kind string
+	// build makes the fault for node index i with duration d, drawing
+	// further choices from m.rng, and says how long it stays in force
+	// between Inject and Heal.
+	build func(m *randomMix, i int, d time.Duration) (f Fault, hold time.Duration)
+	// note is the window's note after the kind: from the fault's
+	// evidence, Heal's evidence and the hold.
+	note func(env Env, f Fault, injected, healed string, hold time.Duration) string
+}
+
+// randomFaults are the fault kinds of the random mix, in the order the
+// seed picks from.
+var randomFaults = []randomFault{
+	{"kill",
+		func(m *randomMix, i int, _ time.Duration) (Fault, time.Duration) {
+			return &nodeKill{node: m.node(i)}, between(m.rng, 0, 2*m.env.TTL)
+		},
+		func(_ Env, _ Fault, injected, healed string, hold time.Duration) string {
+			return fmt.Sprintf("%s; after %v %s", injected, hold, healed)
+		}},
+	{"pause",
+		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
+			return &nodePause{node: m.node(i), external: m.env.Cluster.Backend() == cluster.BackendExternal, d: d}, d
+		},
+		func(_ Env, _ Fault, injected, healed string, hold time.Duration) string {
+			return fmt.Sprintf("%s for %v, then %s", injected, hold, healed)
+		}},
+	{"latency",
+		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
+			return &linkLatency{links: m.env.Links, node: i, d: RandomLatencyEachWay}, d
+		},
+		func(env Env, f Fault, injected, _ string, hold time.Duration) string {
+			l := f.(*linkLatency)
+			return fmt.Sprintf("+%v each way on every link to %s for %v; %s", l.d, nodeNames(env, []int{l.node}), hold, injected)
+		}},
+	{"partition",
+		func(m *randomMix, _ int, d time.Duration) (Fault, time.Duration) {
+			n := nodeCount(m.env)
+			client := m.rng.IntN(m.env.Clients)
+			return &linkCut{links: m.env.Links, client: client, nodes: m.rng.Perm(n)[:1+m.rng.IntN(n)]}, d
+		},
+		func(env Env, f Fault, injected, _ string, hold time.Duration) string {
+			c := f.(*linkCut)
+			return fmt.Sprintf("client %d cut off from %s for %v (%s)", c.client, nodeNames(env, c.nodes), hold, injected)
+		}},
+	{"clock-jump",
+		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
+			return &clockJump{clocks: m.clocks, node: m.node(i), step: d}, 0
+		},
+		func(_ Env, _ Fault, injected, _ string, _ time.Duration) string { return injected }},
+}
+
+// node returns the cluster's node i.
+func (m *randomMix) node(i int) *cluster.Node { return m.env.Cluster.Nodes()[i] }
+
+// between returns a duration uniformly in [lo, hi).
+func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(r.Int64N(int64(hi-lo)))
+}
+
+// Run injects faults until ctx ends or no fault (at most 3×TTL) would end
+// before 90% of the run, so the run shows its recovery. Each fault is
+// healed before the next starts (also when ctx ends while it holds), so
+// Heal only has to check.
+func (m *randomMix) Run(ctx context.Context) error {
+	env := m.env
+	ttl := env.TTL
+	n := nodeCount(env)
+	last := int64(env.Duration*9/10 - 3*ttl)
+	for {
+		sleepCtx(ctx, between(m.rng, ttl/2, 2*ttl))
+		if ctx.Err() != nil || env.Clock.Now() > last {
+			return nil
+		}
+		rf := randomFaults[m.rng.IntN(len(randomFaults))]
+		i := m.rng.IntN(n)
+		d := between(m.rng, ttl, 3*ttl)
+		f, hold := rf.build(m, i, d)
+		// Inject and Heal run even when ctx ended meanwhile; only the hold
+		// is cut short.
+		undo := context.WithoutCancel(ctx)
+		start := env.Clock.Now()
+		injected, err := inject(undo, f)
+		var healed string
+		if err == nil {
+			sleepCtx(ctx, hold)
+			var herr error
+			healed, herr = heal(undo, f)
+			err = herr
+		}
+		recordWindow(env, start, env.Clock.Now(), "", fmt.Sprintf("random/%s: %s", rf.kind, rf.note(env, f, injected, healed, hold)))
+		if err != nil {
+			return fmt.Errorf("chaos: random %s on n%d: %w", rf.kind, i+1, err)
+		}
+	}
+}
+
+// Heal heals what a failed Run may have left broken (healAll).
+func (m *randomMix) Heal(ctx context.Context) error { return healAll(ctx, m.env) }
