@@ -92,7 +92,9 @@ func NodeRestartDelayed() Scenario {
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
 		Setup:   restartSetup(cluster.PersistenceNone),
-		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-delayed", true, cluster.PersistenceNone) }}
+		New: func(env Env) Nemesis {
+			return newNodeRestart(env, "node-restart-delayed", true, cluster.PersistenceNone)
+		}}
 }
 
 // NodeRestartAOF is NodeRestart on nodes with AOF and appendfsync always:
