@@ -63,7 +63,7 @@ func TestDockerVerdicts(t *testing.T) {
 		note               string // regexp every fault note must match ("" for the baseline)
 	}{
 		{"token-lua", "baseline", ""},
-		{"token-lua", "node-restart", `n1 pid \d+ SIGKILLed \(gone: no /proc/\d+\).*restarted empty`},
+		{"token-lua", "node-restart", `n1 pid \d+ SIGKILLed \(gone: no live pid \d+ in /proc\).*restarted empty`},
 		{"set-nx-px", "node-pause", `n1 pid \d+ SIGSTOPped: state T for \d+ms, then SIGCONT: state [RSD]`},
 		{"token-lua", "partition-holder", `.`},
 	}
@@ -73,7 +73,7 @@ func TestDockerVerdicts(t *testing.T) {
 		t.Run(tt.strategy+"_"+tt.scenario, func(t *testing.T) {
 			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
 			r, err := Run(ctx, Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out, Cluster: o})
-			if err == nil && !r.AsExpected && faultMissed(r) {
+			if err == nil && !r.AsExpected && faultMissed(t, r, out) {
 				t.Logf("the fault did not land (%v); running the seed again once", r.Unexpected)
 				r, err = Run(ctx, Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out, Cluster: o})
 			}

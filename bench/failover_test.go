@@ -26,7 +26,7 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server; skipped with -short")
 	}
-	killed := regexp.MustCompile(`n\d pid \d+ killed \(gone\)`)
+	killed := regexp.MustCompile(`n\d pid (\d+) SIGKILLed \(gone: no live pid (\d+) in /proc\)`)
 	struck := regexp.MustCompile(`granted lb:k0 \(hold (\d+)\)`)
 	cases := []struct {
 		strategy, scenario string
@@ -65,7 +65,7 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 				t.Errorf("fault window %q [%v, %v] ms", f.Name, f.StartMs, f.EndMs)
 			}
 			if !killed.MatchString(f.Note) {
-				t.Errorf("note lacks the killed primary's pid gone from /proc: %q", f.Note)
+				t.Errorf("note lacks the killed primary's pid no longer alive in /proc: %q", f.Note)
 			}
 			for _, s := range tc.want {
 				if !strings.Contains(f.Note, s) {

@@ -15,14 +15,14 @@ import (
 // TestProcessFaultsAreReal runs process-family pairs end to end and asserts,
 // from the recorded history file, that each fault really happened: the
 // nemesis notes carry the evidence the scenario gathered at injection time
-// (a killed pid whose /proc entry is gone, a paused pid in state T, the lock
+// (a killed pid that /proc no longer shows alive, a paused pid in state T, the lock
 // key absent after a restart without persistence and kept with AOF), and
 // the struck lock met the fault while it was held.
 func TestProcessFaultsAreReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
 	}
-	gone := `n\d pid (\d+) SIGKILLed \(gone: no /proc/(\d+)\)`
+	gone := `n\d pid (\d+) SIGKILLed \(gone: no live pid (\d+) in /proc\)`
 	tests := []struct {
 		strategy, scenario string
 		// want are regular expressions each fault window's note must match.
@@ -34,7 +34,7 @@ func TestProcessFaultsAreReal(t *testing.T) {
 		{"token-lua", "node-restart", []string{gone, `restarted empty \(no persistence\) as pid \d+, down \d+ms`, `lb:k0 on n1 after restart: (absent|lost \(another owner's lock)`}, 1},
 		{"token-lua", "node-restart-aof", []string{gone, `restarted with AOF`, `lb:k0 on n1 after restart: kept \(PTTL \d+ms, the struck owner's token\)`}, 1},
 		{"token-lua", "node-restart-delayed", []string{gone, `restarted empty after a \d+ms delay as pid \d+, down \d+ms`}, 1},
-		{"redlock", "node-restart", []string{`n3 pid (\d+) SIGKILLed \(gone: no /proc/(\d+)\)`, `lb:k0 on n3 after restart: (absent|lost \(another owner's lock)`, `struck client (0 .*client 1|1 .*client 0) granted the key during the hold`}, 1},
+		{"redlock", "node-restart", []string{`n3 pid (\d+) SIGKILLed \(gone: no live pid (\d+) in /proc\)`, `lb:k0 on n3 after restart: (absent|lost \(another owner's lock)`, `struck client (0 .*client 1|1 .*client 0) granted the key during the hold`}, 1},
 		{"token-lua", "node-pause", []string{`n1 pid \d+ SIGSTOPped: state T for \d+ms, then SIGCONT: state [RS]`}, 1},
 		{"redlock", "node-pause", []string{`n\d pid \d+ SIGSTOPped: state T for \d+ms`}, 1},
 		{"redlock", "redlock-minority-down", []string{`2 of 5 nodes down`, gone}, 1},
@@ -74,7 +74,7 @@ func TestProcessFaultsAreReal(t *testing.T) {
 					}
 					for _, g := range m {
 						if len(g) == 3 && g[1] != g[2] {
-							t.Errorf("note %q: killed pid %s but checked /proc/%s", note, g[1], g[2])
+							t.Errorf("note %q: killed pid %s but checked pid %s", note, g[1], g[2])
 						}
 					}
 				}

@@ -195,6 +195,9 @@ func TestFailoverLostWriteReal(t *testing.T) {
 				t.Errorf("more than one nemesis window: %q and %q", note, op.Note)
 			}
 			note = op.Note
+			if op.Landing != history.Landed {
+				t.Errorf("landing %q, want landed: a second client was granted the lost lock", op.Landing)
+			}
 			if op.Complete < op.Invoke {
 				t.Errorf("window ends before it starts: %+v", op)
 			}

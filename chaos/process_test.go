@@ -74,10 +74,12 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 		p        cluster.Persistence
 		wantKey  string // in the note: "absent" or "kept"
 		delayed  bool
+		other    bool // another client is granted the key during the hold: the strike lands
 	}{
-		{"immediate", NodeRestart(), cluster.PersistenceNone, "absent", false},
-		{"aof", NodeRestartAOF(), cluster.PersistenceAOF, "kept (PTTL", false},
-		{"delayed", NodeRestartDelayed(), cluster.PersistenceNone, "absent", true},
+		{"immediate", NodeRestart(), cluster.PersistenceNone, "absent", false, false},
+		{"immediate, another grant", NodeRestart(), cluster.PersistenceNone, "absent", false, true},
+		{"aof", NodeRestartAOF(), cluster.PersistenceAOF, "kept (PTTL", false, false},
+		{"delayed", NodeRestartDelayed(), cluster.PersistenceNone, "absent", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +92,12 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			time.Sleep(time.Millisecond) // past the first trigger (20% of 1 ms)
 			ctx := context.Background()
 			begin := time.Now()
+			if tt.other {
+				go func() {
+					time.Sleep(ttl / 10)
+					nem.At(ctx, workload.Event{Client: 1, Point: workload.PointAcquired, Key: "lb:k0", Hold: 2})
+				}()
+			}
 			if err := nem.At(ctx, workload.Event{Client: 0, Point: workload.PointAcquired, Key: "lb:k0", Hold: 1, Lease: lease}); err != nil {
 				t.Fatal(err)
 			}
@@ -111,8 +119,15 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			if len(ws) != 1 {
 				t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
 			}
+			want, hold := history.Missed, "no other grant during the hold"
+			if tt.other {
+				want, hold = history.Landed, "client 1 granted the key during the hold"
+			}
+			if ws[0].Landing != want {
+				t.Errorf("landing %q, want %q", ws[0].Landing, want)
+			}
 			note := ws[0].Note
-			for _, want := range []string{"pid " + strconv.Itoa(oldPID) + " SIGKILLed", "gone: no live pid " + strconv.Itoa(oldPID) + " in /proc", tt.wantKey} {
+			for _, want := range []string{"pid " + strconv.Itoa(oldPID) + " SIGKILLed", "gone: no live pid " + strconv.Itoa(oldPID) + " in /proc", tt.wantKey, hold} {
 				if !strings.Contains(note, want) {
 					t.Errorf("note %q lacks %q", note, want)
 				}
@@ -178,6 +193,9 @@ func TestNodePauseStopsForReal(t *testing.T) {
 		t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
 	}
 	w := ws[0]
+	if w.Landing != history.Missed {
+		t.Errorf("landing %q, want missed: no other client was granted the key during the hold", w.Landing)
+	}
 	if !strings.Contains(w.Note, "state T for") {
 		t.Errorf("note %q lacks the paused state", w.Note)
 	}
@@ -255,6 +273,9 @@ func TestNodesDownKillsForReal(t *testing.T) {
 			ws := rec.windows()
 			if len(ws) != 1 {
 				t.Fatalf("got %d fault windows, want 1: %+v", len(ws), ws)
+			}
+			if ws[0].Landing != history.Landed {
+				t.Errorf("landing %q, want landed: %d nodes went down", ws[0].Landing, tt.down)
 			}
 			for _, name := range down {
 				if want := name + " pid " + strconv.Itoa(pids[name]) + " SIGKILLed (gone"; !strings.Contains(ws[0].Note, want) {
