@@ -50,7 +50,9 @@ const (
 // grant, is still inside its lease. A goes on once B has read the
 // protected resource, and B's write waits for A's read (see race), so the
 // two holders' critical sections overlap the same way in every run; A is
-// released 0.9×TTL after its acquire at the latest.
+// released 0.9×TTL after its acquire at the latest. The strike lands when
+// B came; a run without a strike records a missed window ("the fault
+// never landed").
 //
 // Quorum strategies (redlock, redsync) run on their five independent nodes
 // plus a sixth that the nemesis makes a replica of n1: n1 fails over as
@@ -126,7 +128,8 @@ const failingNode = 0
 func nodesOf(in impl.Info) int { return max(in.Nodes, 1) }
 
 // failover is the nemesis of both scenarios: Run routes replication
-// through a proxy, At cuts it at a release and strikes a later grant.
+// through a proxy, At cuts it at a release (replicationCut) and strikes a
+// later grant (promotion and linkMove, or sentinelFailover).
 type failover struct {
 	env      Env
 	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links

@@ -31,8 +31,9 @@ type Fault interface {
 	// Name is the primitive's name, e.g. "node-kill".
 	Name() string
 	// Needs lists the backend features Inject and Heal use (nil: none
-	// beyond a running cluster). Links through proxies are the Setup's
-	// concern (Setup.Proxies), not a feature a fault lists.
+	// beyond a running cluster): the fault is available on a backend that
+	// has them all (cluster.Missing is empty). Links through proxies are
+	// the Setup's concern (Setup.Proxies), not a feature a fault lists.
 	Needs() []cluster.Feature
 	// Inject puts the fault in force and returns its evidence.
 	Inject(ctx context.Context) (string, error)
@@ -51,11 +52,6 @@ func Faults() []Fault {
 		&replicationCut{}, &promotion{}, &sentinelFailover{},
 		&clockJump{},
 	}
-}
-
-// Available reports whether a backend with the features have can inject f.
-func Available(f Fault, have []cluster.Feature) bool {
-	return len(cluster.Missing(have, f.Needs())) == 0
 }
 
 // needsOf returns the features the faults fs need, each once, in the

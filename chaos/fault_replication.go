@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -24,8 +25,11 @@ func (*replicationCut) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureReplicationProxy}
 }
 
-// Inject cuts the replication link.
+// Inject cuts the replication link, which must exist.
 func (c *replicationCut) Inject(context.Context) (string, error) {
+	if c.link == nil {
+		return "", errors.New("no replication link through a proxy")
+	}
 	if err := c.link.Cut(); err != nil {
 		return "", err
 	}

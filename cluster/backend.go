@@ -34,8 +34,8 @@ const (
 // resolved by ResolveBackend before Start).
 var backendNames = []string{BackendProcess, BackendDocker, BackendExternal}
 
-// Feature is one kind of fault a backend can inject. Scenarios declare the
-// features they need (chaos.Scenario.Needs) so that an unsupported pair is
+// Feature is one kind of fault a backend can inject. Faults declare the
+// features they need (chaos.Fault.Needs) so that an unsupported pair is
 // refused (lockbench run) or marked n/a (lockbench bench) before it starts.
 type Feature string
 
