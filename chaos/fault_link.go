@@ -68,6 +68,9 @@ type linkLatency struct {
 	links *Links
 	node  int // node index in link order
 	d     time.Duration
+	// inForce is when Inject had set the latency on every link, before
+	// its PING: the start of the window in which every link is slow.
+	inForce time.Time
 }
 
 func (*linkLatency) Name() string             { return "link-latency" }
@@ -83,6 +86,7 @@ func (l *linkLatency) Inject(ctx context.Context) (string, error) {
 	if err := l.links.SetLatency(l.node, l.d); err != nil {
 		return "", err
 	}
+	l.inForce = time.Now()
 	rtt, err := pingRTT(ctx, probe.Addr())
 	if err != nil {
 		return "PING failed: " + err.Error(), nil

@@ -160,14 +160,14 @@ func (s *slowNode) Run(ctx context.Context) error {
 	}
 	f := &linkLatency{links: env.Links, node: s.node, d: LatencyEachWay}
 	// The window is when every link is slow: from after the last link got
-	// its latency (and the PING through it) to before the first loses it.
-	// A call made while the links were being changed one by one is not
+	// its latency (before the PING through it) to before the first loses
+	// it. A call made while the links were being changed one by one is not
 	// inside it (seen: a grant through a link not yet slowed counted as
 	// granted during the fault).
 	evidence, err := inject(ctx, f)
-	start := env.Clock.Now()
+	start := env.Clock.At(f.inForce)
 	if err != nil {
-		evidence = "PING not measured"
+		evidence, start = "PING not measured", env.Clock.Now()
 	}
 	sleepUntil(ctx, env, int64(float64(env.Duration)*0.8))
 	end := env.Clock.Now()
