@@ -75,7 +75,9 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // lease. For quorum strategies the struck node is node 3 of a bare quorum:
 // A holds nodes 1-3 and B, cut off from nodes 1-2, then wins nodes 3-5, or
 // the other way round (Kleppmann 2016; the redis.io distlock page's own
-// warning).
+// warning). A strike lands when another client is granted the key while
+// the struck holder is kept (the node-restart family and NodePause alike):
+// under a lock that survives the fault nobody is, and every strike misses.
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
@@ -304,7 +306,7 @@ func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) s
 // SIGCONT: the others' queued acquires first (the node is paused TTL/10
 // after the grant, so the holder's connection is not first in line), then
 // the holder's queued release. Quorum strategies: one of the five nodes
-// (seeded) is paused.
+// (seeded) is paused. A strike lands as in NodeRestart.
 func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
 		Faults:  []Fault{&nodePause{}},
@@ -441,7 +443,8 @@ func quorumOnly(in impl.Info) (bool, string) {
 // RedlockMinorityDown kills 2 of 5 nodes (seeded) at the first grant after
 // 20% of the run and keeps them down until Heal: a quorum of 3 remains, so
 // Redlock must keep granting (redis.io distlock page: available as long as
-// a majority is up).
+// a majority is up). The window lands when all k nodes went down (also in
+// RedlockMajorityDown).
 func RedlockMinorityDown() Scenario {
 	return Scenario{Name: "redlock-minority-down", Kind: Process,
 		Faults:  []Fault{&nodeKill{}},
