@@ -443,7 +443,7 @@ func quorumOnly(in impl.Info) (bool, string) {
 // RedlockMinorityDown kills 2 of 5 nodes (seeded) at the first grant after
 // 20% of the run and keeps them down until Heal: a quorum of 3 remains, so
 // Redlock must keep granting (redis.io distlock page: available as long as
-// a majority is up). The window lands when all k nodes went down (also in
+// a majority is up). The window lands when every node picked went down (also in
 // RedlockMajorityDown).
 func RedlockMinorityDown() Scenario {
 	return Scenario{Name: "redlock-minority-down", Kind: Process,
