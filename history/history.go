@@ -91,22 +91,29 @@ type Operation struct {
 	Error string `json:"error,omitempty"`
 	// Note is free text: the crash point, the fault injected.
 	Note string `json:"note,omitempty"`
-	// Landing says, for a Nemesis operation, whether the fault hit what
-	// its scenario aims at (e.g. a held lock, another client granted the
-	// key meanwhile); "" for other kinds and when the nemesis cannot tell.
+	// Landing says, for a Nemesis operation, whether the condition a
+	// violation needs was met while the fault was in force (see Landing);
+	// "" for other kinds and when the nemesis cannot tell.
 	Landing Landing `json:"landing,omitempty"`
 }
 
-// Landing says whether a fault window hit what its scenario aims at.
+// Landing says whether, while a fault was in force, the condition a
+// violation needs was met. It is the nemesis's own account; the checker's
+// evidence counts read it.
 type Landing string
 
 // Landings of a Nemesis operation.
 const (
-	// Landed: the fault hit its target (a held lock was struck, and the
-	// condition the scenario needs for a violation was met).
+	// Landed: the condition a violation needs was met while the fault was
+	// in force (e.g. another client was granted the key of the struck
+	// holder, or a clock jump found another client granted).
 	Landed Landing = "landed"
-	// Missed: the fault was injected but found nothing to hit (no holder,
-	// no other client granted meanwhile): it is no evidence either way.
+	// Missed: the fault was injected but that condition was not met (no
+	// holder was struck, or nobody else was granted the key meanwhile).
+	// For a pair expected to break this is no evidence either way; for a
+	// pair expected to hold, refusing the other clients' attempts is what
+	// the lock promises, so the evidence there is the chances to overlap,
+	// not the landing.
 	Missed Landing = "missed"
 )
 
