@@ -408,7 +408,7 @@ func Unexpected(f *results.File) []results.Run {
 func RunCommand(s Spec) string {
 	w := s.Workload
 	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
-		s.Strategy, s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
+		Quote(s.Strategy), s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
 	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}

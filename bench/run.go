@@ -218,9 +218,17 @@ func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
 	return nil
 }
 
-// HistoryName is the history file of a run, relative to the results folder.
+// HistoryName is the history file of a run, relative to the results
+// folder. Characters of an exec: strategy's command that do not belong
+// in a file name become '_'.
 func HistoryName(strategy, scenario string, seed int64) string {
-	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", strategy, scenario, seed))
+	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", fileSafe(strategy), scenario, seed))
+}
+
+// AdapterLogName is the file, beside a run's history, that holds the
+// stderr of its adapter processes (exec: strategies; see HistoryName).
+func AdapterLogName(history string) string {
+	return strings.TrimSuffix(history, ".jsonl") + ".adapter.log"
 }
 
 // Run executes one Spec and returns its result. The returned error is for
@@ -310,6 +318,15 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		}
 		hw.Close()
 	}()
+	if impl.IsExec(s.Strategy) {
+		logPath := AdapterLogName(histPath)
+		lf, err := os.Create(logPath)
+		if err != nil {
+			return out, OutDirError(s.OutDir, err)
+		}
+		defer lf.Close()
+		st = impl.WithAdapterLog(st, lf, logPath)
+	}
 
 	var cmds atomic.Int64
 	dial := newDialer(w, &cmds)
@@ -383,6 +400,12 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	counter, noiseSum := stopCounter(), machine.Stop()
 	stopNemesis()
 	nemErr := <-nemDone
+	if err != nil && errors.Is(err, impl.ErrFatal) && ctx.Err() == nil {
+		// A client that cannot go on (a broken adapter) stopped the run:
+		// keep what was recorded, marked incomplete.
+		hw.MarkIncomplete(err.Error())
+		return out, fmt.Errorf("%s/%s seed %d stopped: %w; the history so far is kept in %s, marked incomplete", s.Strategy, s.Scenario, s.Seed, err, histPath)
+	}
 	if err != nil {
 		return out, err
 	}

@@ -89,7 +89,7 @@ func (p *gcPause) At(ctx context.Context, ev workload.Event) error {
 			return nil
 		}
 		defer p.done()
-		f := &clientPause{clients: p.paused, client: ev.Client}
+		f := &clientPause{clients: p.paused, client: ev.Client, process: ev.Process}
 		d := 2 * p.env.TTL
 		since := p.seen.mark()
 		start := p.env.Clock.Now()

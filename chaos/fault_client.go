@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -15,10 +16,15 @@ import (
 // marks the client paused in clients, so its renewal blocks at
 // impl.PointRenew (pausedClients.wait) until Heal; the client's own
 // goroutine is stopped by the scenario, which holds it at the lock event
-// where it injected the pause. Evidence: "client 3 stopped, renewal too".
+// where it injected the pause. A client whose lock runs in a process of
+// its own (exec: adapters) has that process stopped too (SIGSTOP until
+// Heal), every thread of it, its renewal threads included. Evidence:
+// "client 3 stopped, renewal too".
 type clientPause struct {
 	clients *pausedClients
 	client  int
+	// process is the client's own process (workload.Event.Process); nil: none.
+	process impl.ClientProcess
 }
 
 func (*clientPause) Name() string             { return "client-pause" }
@@ -29,6 +35,13 @@ func (p *clientPause) Inject(context.Context) (string, error) {
 	if !p.clients.pause(p.client) {
 		return "", fmt.Errorf("client %d is paused already", p.client)
 	}
+	if p.process != nil {
+		if err := p.process.Pause(); err != nil {
+			p.clients.resume(p.client)
+			return "", fmt.Errorf("client %d: %w", p.client, err)
+		}
+		return fmt.Sprintf("client %d stopped, renewal too, its adapter process with it (SIGSTOP)", p.client), nil
+	}
 	return fmt.Sprintf("client %d stopped, renewal too", p.client), nil
 }
 
@@ -36,6 +49,11 @@ func (p *clientPause) Inject(context.Context) (string, error) {
 func (p *clientPause) Heal(context.Context) (string, error) {
 	if p.clients == nil || !p.clients.resume(p.client) {
 		return "", nil
+	}
+	if p.process != nil {
+		if err := p.process.Resume(); err != nil {
+			return "", fmt.Errorf("client %d: %w", p.client, err)
+		}
 	}
 	return fmt.Sprintf("client %d resumed", p.client), nil
 }

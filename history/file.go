@@ -46,6 +46,8 @@ type Writer struct {
 	closed atomic.Bool
 	// interrupted is set by MarkInterrupted and written in the end line.
 	interrupted atomic.Bool
+	// incomplete is set by MarkIncomplete and written in the end line.
+	incomplete atomic.Pointer[string]
 
 	errMu sync.Mutex
 	err   error // first write error (guarded by errMu)
@@ -256,6 +258,12 @@ func (w *Writer) Len() int { return int(w.n.Load()) }
 // Header.Interrupted. Call it before Close.
 func (w *Writer) MarkInterrupted() { w.interrupted.Store(true) }
 
+// MarkIncomplete records that the run stopped before its planned end
+// because of a failure (e.g. an exec adapter that broke the protocol),
+// with why in one line: Close writes it in the end line and Parse reports
+// it in Header.Incomplete. Call it before Close.
+func (w *Writer) MarkIncomplete(why string) { w.incomplete.Store(&why) }
+
 // Close waits until every queued operation is written, then closes the
 // file. It returns the first write error, if any. Calling it again returns
 // the same error.
@@ -269,7 +277,11 @@ func (w *Writer) Close() error {
 		w.errMu.Unlock()
 		if !failed {
 			// The end line tells a reader the file is whole.
-			end, _ := json.Marshal(endLine{EndOperations: w.n.Load(), Interrupted: w.interrupted.Load()})
+			e := endLine{EndOperations: w.n.Load(), Interrupted: w.interrupted.Load()}
+			if why := w.incomplete.Load(); why != nil {
+				e.Incomplete = *why
+			}
+			end, _ := json.Marshal(e)
 			if _, err := w.f.Write(append(end, '\n')); err != nil {
 				w.setErr(fmt.Errorf("history: write the end line: %w", err))
 			}
@@ -341,7 +353,7 @@ func Parse(r io.Reader) (Header, []Operation, error) {
 				return h, nil, fmt.Errorf("%w: line %d (end line): %v", ErrCorrupt, line, err)
 			}
 			ended = e.EndOperations
-			h.Interrupted = e.Interrupted
+			h.Interrupted, h.Incomplete = e.Interrupted, e.Incomplete
 			continue
 		}
 		var op Operation

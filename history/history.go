@@ -149,6 +149,11 @@ type Header struct {
 	// end line, which says so when the run was interrupted (Ctrl-C or SIGTERM) before
 	// its planned end. The history is whole up to the interruption.
 	Interrupted bool `json:"-"`
+	// Incomplete is not part of the header line either: Parse sets it from
+	// the end line, which says why when the run stopped before its planned
+	// end for a failure (e.g. an exec adapter that broke the protocol).
+	// The history is whole up to the failure.
+	Incomplete string `json:"-"`
 }
 
 // endLine is the last line of a history whose header sets EndLine: how
@@ -157,6 +162,8 @@ type Header struct {
 type endLine struct {
 	EndOperations int64 `json:"end_operations"`
 	Interrupted   bool  `json:"interrupted,omitempty"`
+	// Incomplete says why the run stopped early for a failure; "" if it did not.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's

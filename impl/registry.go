@@ -41,8 +41,14 @@ func Names() []string {
 }
 
 // Lookup returns the strategy named name (of All or Consensus), or an
-// error that lists the valid names.
+// error that lists the valid names. A name with ExecPrefix ("exec:COMMAND"
+// or "exec:NAME") runs an adapter process: the first Lookup of it starts
+// the adapter once to read its hello, later ones reuse that (see Exec for
+// its errors).
 func Lookup(name string) (Strategy, error) {
+	if IsExec(name) {
+		return lookupExec(name)
+	}
 	for _, s := range append(All(), Consensus()...) {
 		if s.Name() == name {
 			return s, nil
@@ -52,5 +58,5 @@ func Lookup(name string) (Strategy, error) {
 	for _, s := range Consensus() {
 		names = append(names, s.Name())
 	}
-	return nil, fmt.Errorf("unknown strategy %q (valid: %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown strategy %q (valid: %s, or %sCOMMAND for any lock through an adapter process)", name, strings.Join(names, ", "), ExecPrefix)
 }

@@ -29,7 +29,31 @@ var (
 	// ErrCrashed is returned by a Hook to make the strategy stop at once, as
 	// if the client process died at that point: no further Redis call is made.
 	ErrCrashed = errors.New("impl: client crashed at a fault point")
+	// ErrFatal is wrapped by a Locker's error after which the Locker can
+	// make no further call, so the run must stop: an exec adapter died,
+	// hung past a deadline or broke the protocol (the error names it and
+	// the offending line). The outcome of the call that returned it is
+	// unknown.
+	ErrFatal = errors.New("impl: the client cannot go on")
 )
+
+// ClientProcess is implemented by a Locker whose client runs in a process
+// of its own (exec: strategies, one adapter process per client), so that a
+// fault acts on that process and a pause or crash is real: every thread
+// of the client, its renewals included, stops or dies with it. Faults
+// call these methods beside the in-process ways (blocking at a Hook,
+// returning ErrCrashed).
+type ClientProcess interface {
+	// Pause stops the process (SIGSTOP to its process group) until
+	// Resume. Time paused does not count against a running call's deadline.
+	Pause() error
+	// Resume continues a paused process (SIGCONT).
+	Resume() error
+	// Kill kills the process (SIGKILL to its process group) as a client
+	// crash and returns once it is gone; the Locker makes no further call
+	// (they return ErrCrashed).
+	Kill() error
+}
 
 // Claims are the guarantees a strategy's design asserts; reports show them.
 type Claims struct {

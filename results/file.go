@@ -169,9 +169,10 @@ func writtenByLockbench(path string) bool {
 
 // RemoveEarlier removes the run a results folder already holds, so that a
 // new run written there leaves no file of the old one beside its own: the
-// histories and porcupine visualisations that dir/results.json lists (paths
-// inside dir only), the plots (PNG and SVG in dir/plots), report.md,
-// index.html, bench.txt and results.json itself; folders left empty are removed too.
+// histories, adapter logs and porcupine visualisations that dir/results.json
+// lists (paths inside dir only), the plots (PNG and SVG in dir/plots),
+// report.md, index.html, bench.txt and results.json itself; folders left
+// empty are removed too.
 // Other files are left alone. It returns the File it found (nil, nil when
 // dir holds no results.json, or one that Load refuses, which the new run
 // overwrites anyway). A file that cannot be removed is an error naming it.
@@ -186,7 +187,8 @@ func RemoveEarlier(dir string) (*File, error) {
 			continue
 		}
 		resourceVis := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + "-resource.html"
-		for _, p := range []string{r.History, r.Visualization, resourceVis} {
+		adapterLog := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + ".adapter.log" // exec: strategies
+		for _, p := range []string{r.History, r.Visualization, resourceVis, adapterLog} {
 			if p != "" && filepath.IsLocal(p) {
 				paths = append(paths, filepath.Join(dir, p))
 			}

@@ -189,8 +189,11 @@ func For(strategy, scenario, notGated string) Expectation {
 	// adapter process) or an unknown pair. Nothing is gated; this is the
 	// place where expectations derived from a strategy's declared claims
 	// (impl.Info.Claims) would be computed.
-	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk,
-		Reason: fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)}
+	why := fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)
+	if _, known := table()[strategy]; !known {
+		why = "no verdict rows for this strategy: every check is reported, none is gated"
+	}
+	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Reason: why}
 }
 
 // Pair is one row of the verdict matrix: a (strategy, scenario) pair and

@@ -41,13 +41,17 @@ type Event struct {
 	Hold int64
 	// Lease is the current lease (nil before the acquire returned).
 	Lease *impl.Lease
+	// Process is the client's own process when its Locker runs in one
+	// (exec: strategies), for faults to pause or kill; nil otherwise.
+	Process impl.ClientProcess
 }
 
 // Faults is the client-side nemesis: it is called at every Point of every
 // client and may act there. At returns nil to continue, may block (a client
 // pause; it must return when ctx ends), or returns impl.ErrCrashed to make
-// the client die at that point: the client records a crash operation and
-// makes no further call. At is called concurrently from all clients.
+// the client die at that point: the client records a crash operation,
+// kills its process (Event.Process) if it has one and makes no further
+// call. At is called concurrently from all clients.
 type Faults interface {
 	At(ctx context.Context, ev Event) error
 }

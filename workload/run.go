@@ -130,6 +130,15 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
+	// A client whose Locker cannot go on (impl.ErrFatal) stops the run.
+	var fatalOnce sync.Once
+	var fatal error
+	for _, c := range clients {
+		c.stopRun = func(err error) {
+			fatalOnce.Do(func() { fatal = fmt.Errorf("workload: client %d: %w", c.id, err) })
+			cancel()
+		}
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, c := range clients {
@@ -156,7 +165,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("workload: interrupted: %w", err)
 	}
-	return st, nil
+	return st, fatal
 }
 
 // buffered is a Recorder that gives each client a buffer of its own
@@ -188,7 +197,11 @@ type client struct {
 	zipf   *rand.Zipf
 	nodes  []redis.UniversalClient
 	locker impl.Locker
-	stream int
+	// proc is the Locker's process, when it runs in one (exec:); nil otherwise.
+	proc impl.ClientProcess
+	// stopRun ends the run with a Locker error wrapping impl.ErrFatal.
+	stopRun func(error)
+	stream  int
 	// buf records this client's own operations when the recorder offers
 	// per-client buffers (a *history.Writer does); nil: env.History.Record.
 	buf *history.Buffer
@@ -238,6 +251,7 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		c.close()
 		return nil, fmt.Errorf("workload: client %d: %s: %w", id, env.Strategy.Name(), err)
 	}
+	c.proc, _ = c.locker.(impl.ClientProcess)
 	return c, nil
 }
 
@@ -259,7 +273,7 @@ func (c *client) hook(ctx context.Context, p impl.Point) error {
 	if crashed {
 		return impl.ErrCrashed
 	}
-	return c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key})
+	return c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key, Process: c.proc})
 }
 
 // onRenew records a strategy's renewal (watchdog) as an extend operation.
@@ -345,18 +359,22 @@ func resultOf(err error, failErr error) (history.Result, string) {
 	}
 }
 
-// crash records the client's death at p and marks it dead.
+// crash records the client's death at p, marks it dead and kills its
+// process, if it runs in one.
 func (c *client) crash(key string, hold int64, p Point) {
 	c.mu.Lock()
 	c.crashed = true
 	c.mu.Unlock()
+	if c.proc != nil {
+		c.proc.Kill()
+	}
 	t := c.now()
 	c.record(history.Operation{Kind: history.Crash, Key: key, Hold: hold, Invoke: t, Complete: t, Result: history.OK, Note: string(p)})
 }
 
 // at calls Faults at p; it returns false when the client crashed there.
 func (c *client) at(ctx context.Context, p Point, key string, hold int64, l *impl.Lease) bool {
-	if err := c.env.Faults.At(ctx, Event{Client: c.id, Point: p, Key: key, Hold: hold, Lease: l}); errors.Is(err, impl.ErrCrashed) {
+	if err := c.env.Faults.At(ctx, Event{Client: c.id, Point: p, Key: key, Hold: hold, Lease: l, Process: c.proc}); errors.Is(err, impl.ErrCrashed) {
 		c.crash(key, hold, p)
 		return false
 	}
@@ -436,6 +454,9 @@ func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth i
 	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
 	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
 	c.record(op)
+	if errors.Is(err, impl.ErrFatal) {
+		c.stopRun(err)
+	}
 }
 
 // sleep waits d or until ctx ends.
@@ -491,6 +512,10 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 			return false
 		case errors.Is(err, impl.ErrNotAcquired):
 			c.attempts[history.Fail]++
+		case errors.Is(err, impl.ErrFatal):
+			c.attempts[history.Info]++
+			c.stopRun(err)
+			return false
 		default:
 			c.attempts[history.Info]++
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
@@ -67,7 +68,7 @@ it), 130 interrupted (the runs already finished are written).`,
 	c.Flags().StringVar(&f.out, "out", "lockbench-out/bench", "results folder")
 	c.Flags().Int64Var(&f.seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
 	c.Flags().IntVar(&f.repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
-	c.Flags().StringSliceVar(&f.strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list)")
+	c.Flags().StringSliceVar(&f.strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list), plus any exec:COMMAND or exec:NAME adapter (docs/protocol.md)")
 	c.Flags().StringSliceVar(&f.scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
 	f.o.addFlags(c, true)
 	f.be.add(c.Flags())
@@ -247,8 +248,11 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 		if len(want) == 0 {
 			return all, nil
 		}
+		var extra []string // exec: strategies run beside the profile's
 		for _, w := range want {
-			if !slices.Contains(all, w) {
+			if flag == "strategies" && impl.IsExec(w) {
+				extra = append(extra, w)
+			} else if !slices.Contains(all, w) {
 				return nil, fmt.Errorf("%w: --%s %s: not in profile %s (valid: %s)", errs.ErrUsage, flag, w, p.Name, strings.Join(all, ", "))
 			}
 		}
@@ -258,7 +262,7 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 				out = append(out, a)
 			}
 		}
-		return out, nil
+		return append(out, extra...), nil
 	}
 	var err error
 	if p.Strategies, err = pick("strategies", p.Strategies, strategies); err != nil {

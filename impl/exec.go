@@ -1,0 +1,457 @@
+package impl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/adapter"
+	"github.com/lockbench/lockbench/internal/errs"
+)
+
+// ExecPrefix starts the name of a strategy that runs any lock as an
+// adapter process speaking lockbench's process protocol (docs/protocol.md):
+// "exec:COMMAND" (e.g. "exec:python3 adapters/redis-py/adapter.py"), or
+// "exec:NAME" with NAME a line of the adapters file (AdaptersFile).
+const ExecPrefix = "exec:"
+
+// AdaptersFile is the adapters file that "exec:NAME" looks NAME up in,
+// relative to the working folder, unless the environment variable
+// AdaptersEnv names another file. Each line is "NAME COMMAND..."; blank
+// lines and lines starting with # are skipped.
+const AdaptersFile = "adapters/adapters.conf"
+
+// AdaptersEnv is the environment variable that names the adapters file.
+const AdaptersEnv = "LOCKBENCH_ADAPTERS"
+
+// IsExec reports whether a strategy name runs an adapter process (ExecPrefix).
+func IsExec(name string) bool { return strings.HasPrefix(name, ExecPrefix) }
+
+// ExecOptions configure an exec strategy. Zero values take the defaults
+// of the process protocol (docs/protocol.md).
+type ExecOptions struct {
+	// HelloTimeout bounds the wait for an adapter's hello and init_ok.
+	// Default: 10 s.
+	HelloTimeout time.Duration
+	// Grace is how long past a request's deadline lockbench waits for the
+	// reply before it declares the adapter hung. Default: 2 s.
+	Grace time.Duration
+	// ExitTimeout is how long an adapter has to exit after its stdin
+	// closes, and again after SIGTERM, before SIGKILL. Default: 1 s.
+	ExitTimeout time.Duration
+	// MaxLog is the most bytes of one adapter's stderr kept. Default: 1 MiB.
+	MaxLog int64
+	// Log receives every adapter's stderr, each line prefixed with its
+	// client's owner name; it must be safe for concurrent use (an
+	// *os.File is). LogName names it in errors. nil: one temporary file
+	// per adapter process, removed when the adapter ends well.
+	Log     io.Writer
+	LogName string
+}
+
+// execCache holds the strategies Lookup built, by name: Lookup starts an
+// adapter once to read its hello, and bench looks a name up many times.
+// Entries never change once stored; failures are not stored.
+var execCache = struct {
+	sync.Mutex
+	m map[string]*execStrategy
+}{m: map[string]*execStrategy{}}
+
+// lookupExec is Lookup for names with ExecPrefix, cached.
+func lookupExec(name string) (Strategy, error) {
+	execCache.Lock()
+	defer execCache.Unlock()
+	if s, ok := execCache.m[name]; ok {
+		return s, nil
+	}
+	s, err := newExec(context.Background(), name, ExecOptions{})
+	if err != nil {
+		return nil, err
+	}
+	execCache.m[name] = s
+	return s, nil
+}
+
+// Exec returns the strategy of name ("exec:COMMAND" or "exec:NAME", see
+// ExecPrefix) with options o, not cached. It starts the adapter once to
+// read its hello (name, version, claims, nodes, crash points) and stops
+// it. Errors: a name without ExecPrefix, an unreadable adapters file, or
+// an adapter that cannot start or whose hello is wrong (wrapping ErrFatal
+// and naming the command and the problem).
+func Exec(ctx context.Context, name string, o ExecOptions) (Strategy, error) {
+	return newExec(ctx, name, o)
+}
+
+func newExec(ctx context.Context, name string, o ExecOptions) (*execStrategy, error) {
+	if !IsExec(name) {
+		return nil, fmt.Errorf("impl: %q is not an exec strategy (want %sCOMMAND or %sNAME)", name, ExecPrefix, ExecPrefix)
+	}
+	command, named, err := resolveCommand(strings.TrimSpace(strings.TrimPrefix(name, ExecPrefix)))
+	if err != nil {
+		return nil, err
+	}
+	s := &execStrategy{name: name, command: command, opts: o}
+	p, err := adapter.Start(ctx, s.processOptions(""))
+	if err != nil {
+		if ae := (*adapter.Error)(nil); errors.As(err, &ae) && strings.HasPrefix(ae.Problem, "cannot be started") && !named && isAdapterName(command) {
+			err = fmt.Errorf("%w (and %s names no adapter %q)", err, adaptersFile(), command)
+		}
+		return nil, fatal(err)
+	}
+	s.hello = p.Hello()
+	p.Close()
+	return s, nil
+}
+
+// fatal returns err (an adapter failure) wrapping ErrFatal, with err's message.
+func fatal(err error) error {
+	if err != nil && errors.Is(err, adapter.ErrBroken) {
+		return errs.New(err.Error(), err, ErrFatal)
+	}
+	return err
+}
+
+// namePattern is what "exec:NAME" may look like for a NAME of the adapters file.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func isAdapterName(s string) bool { return namePattern.MatchString(s) }
+
+// adaptersFile returns the adapters file's path: $LOCKBENCH_ADAPTERS or AdaptersFile.
+func adaptersFile() string {
+	if f := os.Getenv(AdaptersEnv); f != "" {
+		return f
+	}
+	return AdaptersFile
+}
+
+// resolveCommand returns the command of "exec:" + rest: the adapters
+// file's command when rest is a NAME listed there (named true), else rest.
+func resolveCommand(rest string) (command string, named bool, err error) {
+	if rest == "" {
+		return "", false, fmt.Errorf("impl: %s needs a command or an adapter name, e.g. %spython3 adapters/redis-py/adapter.py or %sredis-py", ExecPrefix, ExecPrefix, ExecPrefix)
+	}
+	if !isAdapterName(rest) {
+		return rest, false, nil
+	}
+	names, err := ReadAdapters(adaptersFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return rest, false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if c, ok := names[rest]; ok {
+		return c, true, nil
+	}
+	return rest, false, nil
+}
+
+// ReadAdapters reads an adapters file (see AdaptersFile): NAME → command.
+// Errors name the file and the line (a line without a command, a name used
+// twice, a name that is not letters, digits, '.', '_' or '-').
+func ReadAdapters(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("impl: adapters file: %w", err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, command, _ := strings.Cut(line, " ")
+		name, command = strings.TrimSpace(name), strings.TrimSpace(command)
+		switch {
+		case !isAdapterName(name):
+			return nil, fmt.Errorf("impl: %s line %d: adapter name %q: use letters, digits, '.', '_' and '-'", path, n, name)
+		case command == "":
+			return nil, fmt.Errorf("impl: %s line %d: adapter %s has no command (a line is NAME COMMAND...)", path, n, name)
+		case out[name] != "":
+			return nil, fmt.Errorf("impl: %s line %d: adapter %s is named twice", path, n, name)
+		}
+		out[name] = command
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("impl: adapters file %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// WithAdapterLog returns st with its adapters' stderr written to w (named
+// name in errors; each line prefixed with the client's owner name) when st
+// runs adapter processes, else st unchanged. w must be safe for concurrent
+// use (an *os.File is).
+func WithAdapterLog(st Strategy, w io.Writer, name string) Strategy {
+	s, ok := st.(*execStrategy)
+	if !ok {
+		return st
+	}
+	c := *s
+	c.opts.Log, c.opts.LogName = w, name
+	return &c
+}
+
+// execStrategy runs each client's lock in an adapter process.
+type execStrategy struct {
+	name    string // as looked up: "exec:..."
+	command string // the adapter's command line
+	hello   adapter.Hello
+	opts    ExecOptions
+}
+
+// Name returns the name it was looked up by ("exec:...").
+func (s *execStrategy) Name() string { return s.name }
+
+// Info describes the adapter from its hello: claims, policy, nodes and
+// server as declared; Library names the adapter, its version and command.
+func (s *execStrategy) Info() Info {
+	h := s.hello
+	summary := h.Summary
+	if summary == "" {
+		summary = fmt.Sprintf("%s through an adapter process (lockbench's process protocol)", h.Name)
+	}
+	lib := h.Name
+	if h.Version != "" {
+		lib += " " + h.Version
+	}
+	c := h.Claims
+	return Info{
+		Summary: summary, Source: h.Source, Library: fmt.Sprintf("%s (adapter: %s)", lib, s.command),
+		Claims: Claims{AtomicAcquire: c.AtomicAcquire, TokenRelease: c.TokenRelease, Renewal: c.Renewal,
+			Reentrant: c.Reentrant, Quorum: c.Quorum, Fencing: c.Fencing, Validity: c.Validity},
+		Policy: Policy{CheckValidity: h.Policy.CheckValidity, HonourLost: h.Policy.HonourLost},
+		Nodes:  h.Nodes, Server: serverOf(h.Server),
+	}
+}
+
+// serverOf maps a hello's server ("", "redis", "etcd", "zookeeper") to a Server.
+func serverOf(s string) Server {
+	if s == "redis" {
+		return ServerRedis
+	}
+	return Server(s)
+}
+
+func (s *execStrategy) processOptions(owner string) adapter.Options {
+	o := adapter.Options{Command: s.command, Log: s.opts.Log, LogName: s.opts.LogName, MaxLog: s.opts.MaxLog,
+		HelloTimeout: s.opts.HelloTimeout, Grace: s.opts.Grace, ExitTimeout: s.opts.ExitTimeout}
+	if owner != "" {
+		o.LogPrefix = owner + " "
+	}
+	return o
+}
+
+// New starts one adapter process for one client, checks that its hello
+// matches the one Lookup read, and sends it init (cfg.Endpoints, cfg.TTL,
+// cfg.Owner). cfg.Nodes are not used: the adapter dials Endpoints itself,
+// through the proxies a scenario puts there. Errors: missing Endpoints,
+// TTL or Owner, or an adapter failure (wrapping ErrFatal).
+func (s *execStrategy) New(cfg Config) (Locker, error) {
+	switch {
+	case len(cfg.Endpoints) < s.hello.Nodes:
+		return nil, fmt.Errorf("%s: config: the adapter needs %d server address(es) (Config.Endpoints), got %d: it dials the servers itself, so scenarios that give no addresses (Sentinel failover) cannot run it", s.hello.Name, s.hello.Nodes, len(cfg.Endpoints))
+	case cfg.TTL < time.Millisecond:
+		return nil, fmt.Errorf("%s: config: TTL %v is below 1ms", s.hello.Name, cfg.TTL)
+	case cfg.Owner == "":
+		return nil, fmt.Errorf("%s: config: empty Owner", s.hello.Name)
+	}
+	cfg = cfg.withDefaults()
+	l := &execLocker{s: s, cfg: cfg, lost: map[string]chan struct{}{}}
+	o := s.processOptions(cfg.Owner)
+	if s.hello.Claims.Renewal && !s.hello.Extend {
+		o.OnLost = l.onLost
+	}
+	ctx := context.Background()
+	p, err := adapter.Start(ctx, o)
+	if err != nil {
+		return nil, fatal(err)
+	}
+	if h := p.Hello(); !sameHello(h, s.hello) {
+		p.Close()
+		return nil, errs.New(fmt.Sprintf("adapter %q declared %+v at lookup but %+v for client %s: an adapter's hello must not change", s.command, s.hello, h, cfg.Owner), ErrFatal)
+	}
+	if err := p.Init(ctx, cfg.Endpoints[:s.hello.Nodes], cfg.TTL, cfg.Owner); err != nil {
+		p.Close()
+		return nil, fatal(err)
+	}
+	l.proc = p
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return l, nil
+}
+
+// sameHello reports whether two hellos declare the same lock.
+func sameHello(a, b adapter.Hello) bool {
+	return a.Name == b.Name && a.Version == b.Version && a.Claims == b.Claims && a.Policy == b.Policy &&
+		a.Nodes == b.Nodes && a.Server == b.Server && a.Extend == b.Extend && slices.Equal(a.CrashPoints, b.CrashPoints)
+}
+
+// execLocker is one client's adapter process.
+type execLocker struct {
+	s    *execStrategy
+	cfg  Config
+	proc *adapter.Process
+	// ctx ends at Close; renewals (extend requests) run under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	lost map[string]chan struct{} // token → Lease.Lost, for adapters that renew by themselves
+}
+
+// deadlineOf returns ctx's deadline, or TTL from now when it has none.
+func (l *execLocker) deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(l.cfg.TTL)
+}
+
+// onPoint passes an adapter's point to the Hook: ErrCrashed kills the
+// adapter there; any other hook error lets it go on.
+func (l *execLocker) onPoint(ctx context.Context) func(string) error {
+	return func(p string) error {
+		if l.cfg.Hook == nil {
+			return nil
+		}
+		if err := l.cfg.Hook(ctx, Point(p)); errors.Is(err, ErrCrashed) {
+			return ErrCrashed
+		}
+		return nil
+	}
+}
+
+// callErr maps an error of Process.Call: a crash at a point or after Kill
+// is ErrCrashed, an adapter failure wraps ErrFatal, others (Ctrl-C) stay.
+func (l *execLocker) callErr(call, key string, err error) error {
+	switch {
+	case errors.Is(err, ErrCrashed), errors.Is(err, adapter.ErrKilled):
+		return ErrCrashed
+	case errors.Is(err, adapter.ErrBroken):
+		return fatal(err)
+	}
+	return fmt.Errorf("%s: %s %q: %w", l.s.hello.Name, call, key, err)
+}
+
+// replyErr is the error of a fail (wrapping definite) or unknown reply.
+func (l *execLocker) replyErr(call, key string, r adapter.Message, definite error) error {
+	text := r.Error
+	if r.Type == adapter.TypeFail {
+		if text == "" {
+			return fmt.Errorf("%s: %s %q: %w", l.s.hello.Name, call, key, definite)
+		}
+		return fmt.Errorf("%s: %s %q: %s: %w", l.s.hello.Name, call, key, text, definite)
+	}
+	if text == "" {
+		text = "outcome unknown"
+	}
+	return fmt.Errorf("%s: %s %q: %s", l.s.hello.Name, call, key, text)
+}
+
+// Acquire sends an acquire request: a lease (token, fence, count and
+// validity as the adapter replied; Validity is validity_ms after the
+// reply arrived, on cfg.Now), ErrNotAcquired (fail), ErrCrashed (killed
+// at a crash point), an error wrapping ErrFatal (the adapter broke), or
+// another error (unknown). With renewal the lease gets Lost: from the
+// adapter's lost events, or from lockbench's own extend requests every
+// RenewEvery when the adapter serves extend.
+func (l *execLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
+	start := l.cfg.Now()
+	r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeAcquire, Key: key}, l.deadlineOf(ctx), l.onPoint(ctx))
+	end := l.cfg.Now()
+	if err != nil {
+		return nil, l.callErr("acquire", key, err)
+	}
+	if r.Type != adapter.TypeOK {
+		return nil, l.replyErr("acquire", key, r, ErrNotAcquired)
+	}
+	lease := &Lease{Key: key, Token: r.Token, Fence: r.Fence, Count: r.Count, Start: start, End: end}
+	if r.ValidityMs != nil {
+		lease.Validity = end.Add(time.Duration(*r.ValidityMs * float64(time.Millisecond)))
+	}
+	switch h := l.s.hello; {
+	case h.Claims.Renewal && h.Extend:
+		startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (bool, error) {
+			r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeExtend, Key: key, Token: lease.Token}, l.deadlineOf(ctx), nil)
+			switch {
+			case err != nil:
+				return false, l.callErr("extend", key, err)
+			case r.Type == adapter.TypeUnknown:
+				return false, l.replyErr("extend", key, r, nil)
+			}
+			return r.Type == adapter.TypeOK, nil
+		})
+	case h.Claims.Renewal:
+		ch := make(chan struct{})
+		l.mu.Lock()
+		l.lost[lease.Token] = ch
+		l.mu.Unlock()
+		lease.Lost = ch
+	}
+	return lease, nil
+}
+
+// onLost closes the Lost channel of the lease with token (a lost event).
+func (l *execLocker) onLost(_, token string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ch, ok := l.lost[token]; ok {
+		close(ch)
+		delete(l.lost, token)
+	}
+}
+
+// Release stops the lease's renewal and sends a release request: the
+// remaining reentrancy count, ErrNotHeld (fail), ErrCrashed, an error
+// wrapping ErrFatal, or another error (unknown).
+func (l *execLocker) Release(ctx context.Context, lease *Lease) (int, error) {
+	if lease == nil {
+		return 0, fmt.Errorf("%s: release of a nil lease: %w", l.s.hello.Name, ErrNotHeld)
+	}
+	if lease.stop != nil {
+		lease.stop()
+	}
+	r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeRelease, Key: lease.Key, Token: lease.Token}, l.deadlineOf(ctx), l.onPoint(ctx))
+	if r.Type == adapter.TypeOK && (lease.Count <= 1 || r.Remaining == 0) {
+		l.mu.Lock()
+		delete(l.lost, lease.Token)
+		l.mu.Unlock()
+	}
+	if err != nil {
+		return 0, l.callErr("release", lease.Key, err)
+	}
+	if r.Type != adapter.TypeOK {
+		return 0, l.replyErr("release", lease.Key, r, ErrNotHeld)
+	}
+	return r.Remaining, nil
+}
+
+// Close stops the renewals and ends the adapter (its stdin closed, then
+// SIGTERM, then SIGKILL; see ExecOptions.ExitTimeout). It returns an
+// error when the adapter had to be killed.
+func (l *execLocker) Close() error {
+	l.cancel()
+	l.wg.Wait()
+	return fatal(l.proc.Close())
+}
+
+// Pause stops the adapter process (SIGSTOP), its renewal threads included.
+func (l *execLocker) Pause() error { return l.proc.Pause() }
+
+// Resume continues the adapter process (SIGCONT).
+func (l *execLocker) Resume() error { return l.proc.Resume() }
+
+// Kill kills the adapter process (SIGKILL) as a client crash.
+func (l *execLocker) Kill() error { return l.proc.Kill() }

@@ -1,0 +1,146 @@
+package impl_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// TestBadAdapters runs broken adapters (testdata/adapters, tiny shell
+// scripts) through the exec strategy: each gives a one-line error naming
+// its command and its problem, wrapping impl.ErrFatal, at the step where
+// the problem shows (lookup, a client's start, a call, close), and no
+// process of it is left behind.
+func TestBadAdapters(t *testing.T) {
+	opts := impl.ExecOptions{HelloTimeout: 500 * time.Millisecond, Grace: 200 * time.Millisecond, ExitTimeout: 200 * time.Millisecond, MaxLog: 64 << 10}
+	tests := []struct {
+		script string
+		// step is where the error must come from: "lookup", "new", "acquire" or "close".
+		step string
+		want string
+	}{
+		{"does-not-exist.sh", "lookup", "cannot be started: fork/exec testdata/adapters/does-not-exist.sh: no such file or directory"},
+		{"not-executable.sh", "lookup", "cannot be started: fork/exec testdata/adapters/not-executable.sh: permission denied"},
+		{"exits-before-hello.sh", "lookup", `exited before its hello (exit status 1); its last stderr line: "ModuleNotFoundError: No module named 'redis'"`},
+		{"silent.sh", "lookup", "wrote no hello within 500ms"},
+		{"not-json.sh", "lookup", `wrote a line that is not JSON (stdout carries protocol messages only: write logs to stderr): line "starting adapter v1.2 ..."`},
+		{"protocol-2.sh", "lookup", "its hello speaks protocol 2, this lockbench speaks 1"},
+		{"quorum-one-node.sh", "lookup", "its hello claims a quorum on 1 node(s): a quorum needs at least 3 independent nodes"},
+		{"wrong-id.sh", "new", `sent a "init_ok" message in reply to id 99, which lockbench did not send or which was answered already: line "{\"type\":\"init_ok\",\"in_reply_to\":99}"`},
+		{"unknown-type.sh", "acquire", `sent a message of unknown type "granted"`},
+		{"no-token.sh", "acquire", "granted acquire (id 2) without a token"},
+		{"no-fence.sh", "acquire", "claims fencing but granted acquire (id 2) without a positive fence"},
+		{"hangs.sh", "acquire", "did not answer acquire (id 2) within its deadline of 100ms plus 200ms grace"},
+		{"exits-mid-call.sh", "acquire", `exited (exit status 3); its last stderr line: "panic: dial tcp: connection refused"`},
+		{"ignores-sigterm.sh", "close", "exited neither on the end of its stdin nor on SIGTERM within 200ms each: killed (SIGKILL)"},
+		{"floods-stderr.sh", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.script, ".sh"), func(t *testing.T) {
+			dir := t.TempDir()
+			pids := filepath.Join(dir, "pids")
+			t.Setenv("PIDFILE", pids)
+			logPath := filepath.Join(dir, "adapter.log")
+			logFile, err := os.Create(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer logFile.Close()
+			o := opts
+			o.Log, o.LogName = logFile, logPath
+			command := "testdata/adapters/" + tt.script
+			step, err := runAdapter(command, o)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("%s: %v, want no error", step, err)
+			case tt.want == "":
+			case err == nil:
+				t.Errorf("no error, want one at %s containing %q", tt.step, tt.want)
+			case step != tt.step || !strings.Contains(err.Error(), tt.want):
+				t.Errorf("error at %s:\n%v\nwant one at %s containing\n%s", step, err, tt.step, tt.want)
+			case strings.Contains(err.Error(), "\n"):
+				t.Errorf("error spans lines: %q", err)
+			case !strings.Contains(err.Error(), strconv.Quote(command)):
+				t.Errorf("error %q does not name the command %q", err, command)
+			case !errors.Is(err, impl.ErrFatal):
+				t.Errorf("error %q does not wrap impl.ErrFatal", err)
+			}
+			// Two processes wrote the log: lookup's and the client's.
+			if st, err := os.Stat(logPath); err == nil && st.Size() > 2*o.MaxLog+4096 {
+				t.Errorf("log holds %d bytes, want at most MaxLog %d per process plus lockbench's notes", st.Size(), o.MaxLog)
+			}
+			if left := leftovers(t, pids); len(left) > 0 {
+				t.Errorf("processes left behind: %v", left)
+			}
+		})
+	}
+}
+
+// runAdapter looks an adapter up, starts one client of it, makes one
+// acquire and closes it; it returns the first error and its step.
+func runAdapter(command string, o impl.ExecOptions) (string, error) {
+	st, err := impl.Exec(context.Background(), impl.ExecPrefix+command, o)
+	if err != nil {
+		return "lookup", err
+	}
+	l, err := st.New(impl.Config{Endpoints: []string{"127.0.0.1:1"}, TTL: time.Second, Owner: "c0"})
+	if err != nil {
+		return "new", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := l.Acquire(ctx, "k"); err != nil && !errors.Is(err, impl.ErrNotAcquired) {
+		l.Close()
+		return "acquire", err
+	}
+	if err := l.Close(); err != nil {
+		return "close", err
+	}
+	return "", nil
+}
+
+// leftovers returns the processes still running (zombies aside) whose pid,
+// or process group, is one the adapters wrote to the pid file: within 1 s
+// there must be none.
+func leftovers(t *testing.T, pidFile string) []string {
+	t.Helper()
+	data, _ := os.ReadFile(pidFile)
+	started := map[string]bool{}
+	for _, f := range strings.Fields(string(data)) {
+		started[f] = true
+	}
+	if len(started) == 0 {
+		return nil
+	}
+	var left []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, p := range stats {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid pgrp ...
+			s := string(b)
+			pid, rest := s[:strings.IndexByte(s, ' ')], s[strings.LastIndexByte(s, ')')+2:]
+			f := strings.Fields(rest)
+			if len(f) < 3 || f[0] == "Z" {
+				continue
+			}
+			if started[pid] || started[f[2]] {
+				left = append(left, strings.TrimSpace(s[:strings.LastIndexByte(s, ')')+1]))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+	}
+}
