@@ -10,7 +10,7 @@ PROFILE ?= ci
 ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps deps-test vet clean perf docker-image etcd
+.PHONY: bench test build deps deps-test vet clean perf docker-image etcd adapters
 
 bench: deps build
 	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
@@ -30,6 +30,13 @@ test: deps-test vet
 
 build:
 	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
+
+# The Go adapters of adapters/ (docs/protocol.md): one that serves any
+# built-in strategy over the process protocol, and redsync v4.11.0 pinned
+# in a module of its own. adapters/adapters.conf names them for exec:NAME.
+adapters:
+	$(GO) build -o bin/lockbench-adapter-go ./adapters/go
+	cd adapters/redsync-v4.11 && $(GO) build -o ../../bin/lockbench-adapter-redsync-v4.11 .
 
 deps: $(ETCD)
 	@./scripts/deps.sh

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -171,8 +172,10 @@ func ReadAdapters(path string) (map[string]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		name, command, _ := strings.Cut(line, " ")
-		name, command = strings.TrimSpace(name), strings.TrimSpace(command)
+		name, command := line, ""
+		if i := strings.IndexFunc(line, unicode.IsSpace); i > 0 {
+			name, command = line[:i], strings.TrimSpace(line[i:])
+		}
 		switch {
 		case !isAdapterName(name):
 			return nil, fmt.Errorf("impl: %s line %d: adapter name %q: use letters, digits, '.', '_' and '-'", path, n, name)

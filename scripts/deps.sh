@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lockbench needs at run time when it is missing: redis-server,
-# redis-sentinel (Sentinel scenarios), gcc (the clock-offset shim), and
-# ZooKeeper with a JVM (the zk-* strategies), with apt-get when we are root on
+# redis-sentinel (Sentinel scenarios), gcc (the clock-offset shim),
+# ZooKeeper with a JVM (the zk-* strategies) and python3-redis (the redis-py
+# adapter, adapters/redis-py), with apt-get when we are root on
 # a Debian/Ubuntu machine. etcd is built by the Makefile (make etcd). Otherwise it names the
 # packages to install and exits 3 (lockbench's "environment error" code).
 # With --browser (make test) it also installs Debian's chromium, which the
@@ -21,6 +22,8 @@ command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 # package's service scripts and full JRE) and a headless JVM.
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(libzookeeper-java)
+# redis-py for adapters/redis-py (exec:redis-py): Debian's, for /usr/bin/python3.
+{ python3 -c 'import redis' || /usr/bin/python3 -c 'import redis'; } >/dev/null 2>&1 || missing+=(python3-redis)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
