@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/adapter"
+	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestMain silences go-redis's dial-failure lines (see internal/redislog).
+func TestMain(m *testing.M) { redislog.RunTests(m) }
+
+// build compiles this adapter into a temporary folder and returns its path.
+func build(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "lockbench-adapter-go")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSameVerdicts runs built-in strategies in-process and through this
+// adapter (exec:) under the same workload, scenario and seed: the checks
+// must reach the same verdicts both ways.
+func TestSameVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	bin := build(t)
+	out := t.TempDir()
+	w := workload.Config{Clients: 8, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
+	for _, st := range []string{"token-lua", "watchdog"} {
+		for _, sc := range []string{"baseline", "gc-pause"} {
+			for seed := int64(1); seed <= 2; seed++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				in, err := bench.Run(ctx, bench.Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: w, OutDir: out})
+				if err != nil {
+					t.Fatalf("%s/%s seed %d in-process: %v", st, sc, seed, err)
+				}
+				ex, err := bench.Run(ctx, bench.Spec{Strategy: impl.ExecPrefix + bin + " --strategy " + st, Scenario: sc, Seed: seed, Workload: w, OutDir: out})
+				cancel()
+				if err != nil {
+					t.Fatalf("%s/%s seed %d through the adapter: %v", st, sc, seed, err)
+				}
+				if in.Verdict != ex.Verdict {
+					t.Errorf("%s/%s seed %d: in-process %+v (%d grants), through the adapter %+v (%d grants)", st, sc, seed, in.Verdict, in.Grants, ex.Verdict, ex.Grants)
+				}
+				if ex.Grants == 0 {
+					t.Errorf("%s/%s seed %d: the adapter granted nothing", st, sc, seed)
+				}
+			}
+		}
+	}
+}
+
+// startRedis starts one redis-server, stopped when tb ends, and returns its address.
+func startRedis(tb testing.TB) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	if err != nil {
+		tb.Fatalf("cluster.Start: %v", err)
+	}
+	tb.Cleanup(func() { c.Stop() })
+	return c.Nodes()[0].Addr()
+}
+
+// BenchmarkProtocol measures what the process protocol costs per call:
+// the round trip of a no-op request (ping) through the pipes, and one
+// acquire plus one release of token-lua in-process and through this
+// adapter, against one redis-server.
+func BenchmarkProtocol(b *testing.B) {
+	bin := build(b)
+	addr := startRedis(b)
+	cfg := impl.Config{Endpoints: []string{addr}, TTL: 10 * time.Second, Owner: "bench"}
+	b.Run("ping", func(b *testing.B) {
+		ctx := context.Background()
+		p, err := adapter.Start(ctx, adapter.Options{Command: bin + " --strategy token-lua"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.Init(ctx, cfg.Endpoints, cfg.TTL, cfg.Owner); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if _, err := p.Call(ctx, adapter.Message{Type: adapter.TypePing}, time.Now().Add(time.Second), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	st, _ := impl.Lookup("token-lua")
+	node := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4, ContextTimeoutEnabled: true})
+	defer node.Close()
+	inCfg := cfg
+	inCfg.Nodes = []redis.UniversalClient{node}
+	b.Run("acquire-release/in-process", func(b *testing.B) { acquireRelease(b, st, inCfg) })
+	ex, err := impl.Lookup(impl.ExecPrefix + bin + " --strategy token-lua")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("acquire-release/adapter", func(b *testing.B) { acquireRelease(b, ex, cfg) })
+}
+
+// acquireRelease runs one acquire and one release of one key per iteration.
+func acquireRelease(b *testing.B, st impl.Strategy, cfg impl.Config) {
+	l, err := st.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	b.ResetTimer()
+	for range b.N {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		lease, err := l.Acquire(ctx, "bench:k")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Release(ctx, lease); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+	}
+}
