@@ -128,6 +128,23 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		}
 		clients[i] = c
 	}
+	// Lockers start side by side: an exec: strategy starts one adapter
+	// process per client, which may take a second (a Python interpreter).
+	lockerErrs := make([]error, len(clients))
+	var started sync.WaitGroup
+	for i, c := range clients {
+		started.Add(1)
+		go func() {
+			defer started.Done()
+			lockerErrs[i] = c.newLocker()
+		}()
+	}
+	started.Wait()
+	for _, err := range lockerErrs {
+		if err != nil {
+			return Stats{}, err // the lowest client's: one line
+		}
+	}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	// A client whose Locker cannot go on (impl.ErrFatal) stops the run.
@@ -237,22 +254,27 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 	if cfg.Zipf && cfg.Keys > 1 {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
 	}
-	c.locker, err = env.Strategy.New(impl.Config{
-		Nodes:      nodes,
-		Endpoints:  env.endpoints(id),
-		TTL:        cfg.TTL,
-		Owner:      fmt.Sprintf("c%d-%d", id, cfg.Seed),
-		Now:        env.Now,
+	return c, nil
+}
+
+// newLocker makes the client's Locker (and notes its process, if any).
+func (c *client) newLocker() error {
+	l, err := c.env.Strategy.New(impl.Config{
+		Nodes:      c.nodes,
+		Endpoints:  c.env.endpoints(c.id),
+		TTL:        c.cfg.TTL,
+		Owner:      fmt.Sprintf("c%d-%d", c.id, c.cfg.Seed),
+		Now:        c.env.Now,
 		Hook:       c.hook,
 		OnRenew:    c.onRenew,
 		OnNodeCall: c.onNodeCall,
 	})
 	if err != nil {
-		c.close()
-		return nil, fmt.Errorf("workload: client %d: %s: %w", id, env.Strategy.Name(), err)
+		return fmt.Errorf("workload: client %d: %s: %w", c.id, c.env.Strategy.Name(), err)
 	}
-	c.proc, _ = c.locker.(impl.ClientProcess)
-	return c, nil
+	c.locker = l
+	c.proc, _ = l.(impl.ClientProcess)
+	return nil
 }
 
 func (c *client) close() {

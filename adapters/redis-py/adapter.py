@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
-"""A lockbench adapter (docs/protocol.md) for redis-py's Lock, used as its
-documentation shows: one process per client, non-blocking acquire, release;
-with --renew it extends the lock whenever lockbench asks (every TTL/3)."""
-import json, sys
-
+# lockbench adapter (docs/protocol.md) for redis-py's Lock, used as its documentation shows:
+# non-blocking acquire, release; with --renew, extend whenever lockbench asks (every TTL/3).
+import json, os, sys
 try:
     import redis
-except ImportError:  # a python3 without redis-py first on PATH: use Debian's
-    import os
+except ImportError:  # a python3 without redis-py first on PATH: use Debian's python3-redis
     if sys.executable != "/usr/bin/python3" and os.access("/usr/bin/python3", os.X_OK):
         os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
     raise
@@ -28,7 +25,7 @@ for line in sys.stdin:
             host, port = m["endpoints"][0].rsplit(":", 1)
             ttl, reply["type"] = m["ttl_ms"] / 1000, "init_ok"
         elif m["type"] == "acquire":
-            if client is None:  # redis-py's timeouts are per client; lockbench gives every call one deadline
+            if client is None:  # redis-py sets timeouts per client; lockbench's calls share one deadline
                 t = m["deadline_ms"] / 1000
                 client = redis.Redis(host, int(port), socket_timeout=t, socket_connect_timeout=t)
             lock = client.lock(m["key"], timeout=ttl, blocking=False)
@@ -43,7 +40,7 @@ for line in sys.stdin:
             locks[m["token"]].extend(ttl, replace_ttl=True)
         elif m["type"] != "ping":
             reply.update(type="fail", error="not supported: " + m["type"])
-    except redis.exceptions.LockError as e:  # the lock is not ours (any more): a definite no
+    except redis.exceptions.LockError as e:  # not ours (any more): a definite no
         reply.update(type="fail", error=repr(e))
     except redis.exceptions.RedisError as e:  # a timeout, a lost connection: the outcome is unknown
         reply.update(type="unknown", error=repr(e))

@@ -1,0 +1,146 @@
+// Package redispy_test checks adapter.py, the lockbench adapter for
+// redis-py's Lock (Debian's python3-redis; scripts/deps.sh installs it),
+// against real redis-servers.
+package redispy_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/internal/adapter"
+	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestMain silences go-redis's dial-failure lines (see internal/redislog).
+func TestMain(m *testing.M) { redislog.RunTests(m) }
+
+// command returns the adapter's command line (absolute path), after
+// checking that a python3 with redis-py is there.
+func command(tb testing.TB, args string) string {
+	tb.Helper()
+	path, err := filepath.Abs("adapter.py")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if out, err := exec.Command("python3", path).CombinedOutput(); err != nil {
+		tb.Fatalf("python3 %s: %v\n%s\n(install redis-py with scripts/deps.sh: Debian's python3-redis)", path, err, out)
+	}
+	return "python3 " + path + args
+}
+
+// TestDeclaredClaims: the hello declares what redis-py's Lock does:
+// token-checked release and atomic acquire, nothing else; renewal only
+// with --renew, through extend requests.
+func TestDeclaredClaims(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want impl.Claims
+	}{
+		{"", impl.Claims{AtomicAcquire: true, TokenRelease: true}},
+		{" --renew", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}},
+	} {
+		st, err := impl.Exec(context.Background(), impl.ExecPrefix+command(t, tt.args), impl.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := st.Info()
+		if in.Claims != tt.want || in.Nodes != 1 || in.Policy != (impl.Policy{HonourLost: tt.want.Renewal}) {
+			t.Errorf("%q: claims %+v, nodes %d, policy %+v; want %+v, 1 node", tt.args, in.Claims, in.Nodes, in.Policy, tt.want)
+		}
+	}
+}
+
+// TestVerdicts runs redis-py's Lock under the client-side faults its
+// claims decide: without renewal a long critical section and a pause both
+// break exclusion (as token-lua), with --renew the long critical section
+// holds (as watchdog) and the pause still breaks it.
+func TestVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	plain, renew := command(t, ""), command(t, " --renew")
+	out := t.TempDir()
+	w := workload.Config{Clients: 6, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
+	for _, tt := range []struct {
+		command, scenario string
+		exclusion         string
+	}{
+		{plain, "baseline", "ok"},
+		{plain, "long-cs", "violated"},
+		{plain, "gc-pause", "violated"},
+		{renew, "long-cs", "ok"},
+		{renew, "gc-pause", "violated"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r, err := bench.Run(ctx, bench.Spec{Strategy: impl.ExecPrefix + tt.command, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s under %s: %v", tt.command, tt.scenario, err)
+		}
+		if r.Verdict.Exclusion != tt.exclusion || r.Grants == 0 {
+			t.Errorf("%s under %s: exclusion %s with %d grants (%s), want %s", tt.command, tt.scenario, r.Verdict.Exclusion, r.Grants, r.Checks["exclusion"], tt.exclusion)
+		}
+	}
+}
+
+// BenchmarkRedisPy measures the Python adapter's cost per call: the round
+// trip of a no-op request (ping) and one acquire plus one release against
+// one redis-server.
+func BenchmarkRedisPy(b *testing.B) {
+	cmd := command(b, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	cancel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop()
+	cfg := impl.Config{Endpoints: []string{c.Nodes()[0].Addr()}, TTL: 10 * time.Second, Owner: "bench"}
+	b.Run("ping", func(b *testing.B) {
+		ctx := context.Background()
+		p, err := adapter.Start(ctx, adapter.Options{Command: cmd})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.Init(ctx, cfg.Endpoints, cfg.TTL, cfg.Owner); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if _, err := p.Call(ctx, adapter.Message{Type: adapter.TypePing}, time.Now().Add(time.Second), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("acquire-release", func(b *testing.B) {
+		st, err := impl.Lookup(impl.ExecPrefix + cmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, err := st.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		b.ResetTimer()
+		for range b.N {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			lease, err := l.Acquire(ctx, "bench:k")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Release(ctx, lease); err != nil {
+				b.Fatal(err)
+			}
+			cancel()
+		}
+	})
+}
