@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -133,5 +134,89 @@ func acquireRelease(b *testing.B, st impl.Strategy, cfg impl.Config) {
 			b.Fatal(err)
 		}
 		cancel()
+	}
+}
+
+// TestCrashPoint: naive served by this adapter declares the point between
+// SETNX and PEXPIRE; a hook that crashes the client there kills the
+// adapter at that point, so the key is left without a TTL.
+func TestCrashPoint(t *testing.T) {
+	bin := build(t)
+	addr := startRedis(t)
+	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy naive", impl.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var points []impl.Point
+	hook := func(_ context.Context, p impl.Point) error {
+		points = append(points, p)
+		return impl.ErrCrashed
+	}
+	l, err := st.New(impl.Config{Endpoints: []string{addr}, TTL: time.Second, Owner: "c0", Hook: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := l.Acquire(ctx, "k"); !errors.Is(err, impl.ErrCrashed) {
+		t.Fatalf("Acquire: %v, want impl.ErrCrashed", err)
+	}
+	if len(points) != 1 || points[0] != impl.PointAfterSetNX {
+		t.Errorf("hook saw %v, want [%s]", points, impl.PointAfterSetNX)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	defer rc.Close()
+	if ttl, err := rc.PTTL(ctx, "k").Result(); err != nil || ttl != -1 {
+		t.Errorf("PTTL k = %v, %v; want -1 (set, no TTL: the adapter died between SETNX and PEXPIRE)", ttl, err)
+	}
+	if _, err := l.Acquire(ctx, "k2"); !errors.Is(err, impl.ErrCrashed) {
+		t.Errorf("Acquire after the crash: %v, want impl.ErrCrashed", err)
+	}
+}
+
+// TestPauseStopsRenewal: watchdog served by this adapter renews in the
+// adapter's own goroutine; Pause stops the whole process (state T), so the
+// key expires and, after Resume, the adapter reports the lease lost.
+func TestPauseStopsRenewal(t *testing.T) {
+	bin := build(t)
+	addr := startRedis(t)
+	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy watchdog", impl.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := 200 * time.Millisecond
+	l, err := st.New(impl.Config{Endpoints: []string{addr}, TTL: ttl, Owner: "c0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lease, err := l.Acquire(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl) // renewal keeps it
+	select {
+	case <-lease.Lost:
+		t.Fatal("lost before the pause")
+	default:
+	}
+	proc := l.(impl.ClientProcess)
+	if err := proc.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if err := proc.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lease.Lost:
+	case <-time.After(2 * time.Second):
+		t.Fatal("no lost event within 2s of the resume: the pause did not stop the renewal")
+	}
+	if _, err := l.Release(ctx, lease); !errors.Is(err, impl.ErrNotHeld) {
+		t.Errorf("Release after the pause: %v, want impl.ErrNotHeld", err)
 	}
 }

@@ -5,8 +5,10 @@ package redispy_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +145,19 @@ func BenchmarkRedisPy(b *testing.B) {
 			cancel()
 		}
 	})
+}
+
+// TestDocShowsAdapter: docs/protocol.md shows adapter.py whole, as it is.
+func TestDocShowsAdapter(t *testing.T) {
+	src, err := os.ReadFile("adapter.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```python\n"+string(src)+"```\n") {
+		t.Error("docs/protocol.md does not show adapters/redis-py/adapter.py as it is: copy the file into its python block")
+	}
 }
