@@ -128,8 +128,11 @@ func TestFor(t *testing.T) {
 	if _, ok := Expected("no-such", "baseline"); ok {
 		t.Error("Expected(no-such, baseline): ok, want no row")
 	}
-	if e := For("no-such", "baseline", ""); e.Summary() != "at-risk" || !strings.Contains(e.Reason, "no expectation recorded for no-such") {
-		t.Errorf("unknown strategy: %+v, want at-risk saying no expectation is recorded", e)
+	if e := For("exec:my-lock", "baseline", ""); e.Summary() != "at-risk" || e.Reason != "no verdict rows for this strategy: every check is reported, none is gated" {
+		t.Errorf("strategy without rows (an adapter): %+v, want at-risk saying it has no verdict rows", e)
+	}
+	if e := For("token-lua", "no-such", ""); e.Summary() != "at-risk" || !strings.Contains(e.Reason, "no expectation recorded for token-lua under no-such") {
+		t.Errorf("pair without a row: %+v, want at-risk saying no expectation is recorded", e)
 	}
 	e := For("token-lua", "gc-pause", "custom usage policy (--policy)")
 	if e.Summary() != "at-risk" || e.Fencing != AtRisk || !strings.HasPrefix(e.Reason, "custom usage policy (--policy): ") {
