@@ -41,7 +41,7 @@ func IsExec(name string) bool { return strings.HasPrefix(name, ExecPrefix) }
 // of the process protocol (docs/protocol.md).
 type ExecOptions struct {
 	// HelloTimeout bounds the wait for an adapter's hello and init_ok.
-	// Default: 10 s.
+	// Default: 30 s.
 	HelloTimeout time.Duration
 	// Grace is how long past a request's deadline lockbench waits for the
 	// reply before it declares the adapter hung. Default: 2 s.

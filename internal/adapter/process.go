@@ -20,7 +20,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultHelloTimeout = 10 * time.Second
+	DefaultHelloTimeout = 30 * time.Second
 	DefaultGrace        = 2 * time.Second
 	DefaultExitTimeout  = time.Second
 	DefaultMaxLog       = 1 << 20
@@ -104,7 +104,7 @@ type Options struct {
 	// rest is read and dropped, with one line saying so. Default: 1 MiB.
 	MaxLog int64
 	// HelloTimeout bounds the wait for the hello and for init_ok.
-	// Default: 10 s.
+	// Default: 30 s (ten Python interpreters starting at once on 2 busy cores took more than 10 s).
 	HelloTimeout time.Duration
 	// Grace is how long past a request's deadline lockbench waits for its
 	// reply before it declares the adapter hung and kills it (time the
