@@ -27,6 +27,7 @@ perf: deps build
 # to ~370 ms and made canaries miss. On 2 cores it costs little wall time.
 test: deps-test vet
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
+	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 
 build:
 	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
@@ -58,6 +59,7 @@ $(ETCD): tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+	cd adapters/redsync-v4.11 && $(GO) vet ./...
 
 # The docker backend's local image (no registry needed): FROM scratch with
 # this machine's redis-server and the libraries ldd lists for it.
