@@ -74,7 +74,7 @@ read -r line
 	if ok == 0 || info == 0 {
 		t.Errorf("history holds %d granted acquires and %d unknown calls, want both (the grant before the break, the call it broke)", ok, info)
 	}
-	if _, err := os.Stat(AdapterLogName(hist)); err != nil {
+	if _, err := os.Stat(adapterLogName(hist)); err != nil {
 		t.Errorf("adapter log: %v", err)
 	}
 }

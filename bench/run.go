@@ -225,9 +225,9 @@ func HistoryName(strategy, scenario string, seed int64) string {
 	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", fileSafe(strategy), scenario, seed))
 }
 
-// AdapterLogName is the file, beside a run's history, that holds the
+// adapterLogName is the file, beside a run's history, that holds the
 // stderr of its adapter processes (exec: strategies; see HistoryName).
-func AdapterLogName(history string) string {
+func adapterLogName(history string) string {
 	return strings.TrimSuffix(history, ".jsonl") + ".adapter.log"
 }
 
@@ -319,7 +319,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		hw.Close()
 	}()
 	if impl.IsExec(s.Strategy) {
-		logPath := AdapterLogName(histPath)
+		logPath := adapterLogName(histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
 			return out, OutDirError(s.OutDir, err)
