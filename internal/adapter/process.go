@@ -146,6 +146,8 @@ type Process struct {
 	wmu   sync.Mutex // one line at a time on stdin
 	// tmpLog is the temporary log file when Options.Log is nil.
 	tmpLog *os.File
+	// stdout and stderr are lockbench's ends of the adapter's output pipes.
+	stdout, stderr *os.File
 
 	mu        sync.Mutex
 	nextID    int64
@@ -211,7 +213,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		p.removeLog()
 		return nil, fmt.Errorf("adapter: pipes: %w", err)
 	}
-	p.stdin = inW
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = o.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
@@ -763,8 +765,22 @@ func (p *Process) Close() error {
 		}
 	}
 	p.killGroup()
-	<-p.readerDone
-	<-p.stderrDone
+	// A child that left the process group may still hold the output
+	// pipes: stop reading them after a while.
+	select {
+	case <-p.readerDone:
+	case <-time.After(p.opts.ExitTimeout):
+		p.stdout.Close()
+		<-p.readerDone
+	}
+	select {
+	case <-p.stderrDone:
+	case <-time.After(p.opts.ExitTimeout):
+		p.stderr.Close()
+		<-p.stderrDone
+	}
+	p.stdout.Close()
+	p.stderr.Close()
 	p.markDead()
 	p.mu.Lock()
 	failed := p.failure != nil
