@@ -14,12 +14,16 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
+	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // TestMain silences go-redis's dial-failure lines (see internal/redislog).
 func TestMain(m *testing.M) { redislog.RunTests(m) }
+
+// adapterComm is this adapter's command name as /proc shows it (15 bytes).
+const adapterComm = "lockbench-adapt"
 
 // build compiles this adapter into a temporary folder and returns its path.
 func build(tb testing.TB) string {
@@ -38,6 +42,7 @@ func TestSameVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
 	}
+	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	out := t.TempDir()
 	w := workload.Config{Clients: 8, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
@@ -141,6 +146,7 @@ func acquireRelease(b *testing.B, st impl.Strategy, cfg impl.Config) {
 // SETNX and PEXPIRE; a hook that crashes the client there kills the
 // adapter at that point, so the key is left without a TTL.
 func TestCrashPoint(t *testing.T) {
+	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	addr := startRedis(t)
 	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy naive", impl.ExecOptions{})
@@ -179,6 +185,7 @@ func TestCrashPoint(t *testing.T) {
 // adapter's own goroutine; Pause stops the whole process (state T), so the
 // key expires and, after Resume, the adapter reports the lease lost.
 func TestPauseStopsRenewal(t *testing.T) {
+	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	addr := startRedis(t)
 	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy watchdog", impl.ExecOptions{})

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
+	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -67,6 +68,7 @@ func TestVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
 	}
+	leakcheck.AtEnd(t, append(leakcheck.Servers, "python3")...)
 	plain, renew := command(t, ""), command(t, " --renew")
 	out := t.TempDir()
 	w := workload.Config{Clients: 6, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
