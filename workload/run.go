@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -128,14 +129,18 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		}
 		clients[i] = c
 	}
-	// Lockers start side by side: an exec: strategy starts one adapter
-	// process per client, which may take a second (a Python interpreter).
+	// Lockers start side by side, one per core: an exec: strategy starts
+	// one adapter process per client, which may take a second of CPU (a
+	// Python interpreter); more at once would only make each one's start,
+	// which its hello timeout bounds, longer.
 	lockerErrs := make([]error, len(clients))
 	var started sync.WaitGroup
+	slots := make(chan struct{}, runtime.NumCPU())
 	for i, c := range clients {
 		started.Add(1)
+		slots <- struct{}{}
 		go func() {
-			defer started.Done()
+			defer func() { <-slots; started.Done() }()
 			lockerErrs[i] = c.newLocker()
 		}()
 	}
