@@ -218,7 +218,8 @@ type execStrategy struct {
 func (s *execStrategy) Name() string { return s.name }
 
 // Info describes the adapter from its hello: claims, policy, nodes and
-// server as declared; Library names the adapter, its version and command.
+// server as declared, CrashPoint the first of its crash points; Library
+// names the adapter, its version and command.
 func (s *execStrategy) Info() Info {
 	h := s.hello
 	summary := h.Summary
@@ -230,12 +231,16 @@ func (s *execStrategy) Info() Info {
 		lib += " " + h.Version
 	}
 	c := h.Claims
+	var crash Point // crash-between's point: the first the adapter declares
+	if len(h.CrashPoints) > 0 {
+		crash = Point(h.CrashPoints[0])
+	}
 	return Info{
 		Summary: summary, Source: h.Source, Library: fmt.Sprintf("%s (adapter: %s)", lib, s.command),
 		Claims: Claims{AtomicAcquire: c.AtomicAcquire, TokenRelease: c.TokenRelease, Renewal: c.Renewal,
 			Reentrant: c.Reentrant, Quorum: c.Quorum, Fencing: c.Fencing, Validity: c.Validity},
 		Policy: Policy{CheckValidity: h.Policy.CheckValidity, HonourLost: h.Policy.HonourLost},
-		Nodes:  h.Nodes, Server: serverOf(h.Server),
+		Nodes:  h.Nodes, Server: serverOf(h.Server), CrashPoint: crash,
 	}
 }
 

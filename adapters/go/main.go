@@ -70,9 +70,8 @@ type held struct {
 	released chan struct{}
 }
 
-// hello is the declaration: the strategy's claims, policy and nodes. A
-// strategy whose acquire is not atomic (naive: SETNX, then PEXPIRE)
-// declares the point between its two commands as a crash point.
+// hello is the declaration: the strategy's claims, policy, nodes and its
+// crash point (naive: between SETNX and PEXPIRE), if it has one.
 func (s *server) hello() adapter.Message {
 	in := s.st.Info()
 	c := in.Claims
@@ -82,8 +81,8 @@ func (s *server) hello() adapter.Message {
 			Reentrant: c.Reentrant, Quorum: c.Quorum, Fencing: c.Fencing, Validity: c.Validity},
 		Policy: &adapter.Policy{CheckValidity: in.Policy.CheckValidity, HonourLost: in.Policy.HonourLost},
 		Nodes:  in.Nodes, Server: in.Server.String()}
-	if !c.AtomicAcquire {
-		m.CrashPoints = []string{string(impl.PointAfterSetNX)}
+	if in.CrashPoint != "" {
+		m.CrashPoints = []string{string(in.CrashPoint)}
 	}
 	return m
 }
@@ -170,11 +169,11 @@ func (s *server) init(m adapter.Message) (adapter.Message, error) {
 	return adapter.Message{Type: adapter.TypeInitOK}, nil
 }
 
-// hook forwards the strategy's crash points to lockbench as point events
+// hook forwards the strategy's crash point to lockbench as a point event
 // and waits for its continue; lockbench kills this process instead when a
 // crash is placed there. Other fault points (a watchdog's renewals) pass.
 func (s *server) hook(_ context.Context, p impl.Point) error {
-	if p != impl.PointAfterSetNX {
+	if p == "" || p != s.st.Info().CrashPoint {
 		return nil
 	}
 	s.mu.Lock()
