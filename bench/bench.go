@@ -488,7 +488,7 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	if in.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
 	}
-	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library}
+	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library, Group: in.Group()}
 }
 
 // SkippedPairs returns every pair of profile p that a bench on the backend

@@ -31,16 +31,18 @@ func Report(dir string, f *results.File) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	var refs []results.PlotRef
-	add := func(title, name string, err error) error {
+	addRef := func(title, name string, ref results.PlotRef, err error) error {
 		if errors.Is(err, plots.ErrNoData) {
 			return nil // nothing to draw: leave the plot out
 		}
 		if err != nil {
 			return fmt.Errorf("report: plot %s: %w", name, err)
 		}
-		refs = append(refs, results.PlotRef{Title: title, PNG: filepath.Join(results.PlotsFolder, name+".png"), SVG: filepath.Join(results.PlotsFolder, name+".svg")})
+		ref.Title, ref.PNG, ref.SVG = title, filepath.Join(results.PlotsFolder, name+".png"), filepath.Join(results.PlotsFolder, name+".svg")
+		refs = append(refs, ref)
 		return nil
 	}
+	add := func(title, name string, err error) error { return addRef(title, name, results.PlotRef{}, err) }
 	if err := add("Throughput per strategy and scenario (grants/s)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
 		return err
 	}
@@ -82,12 +84,14 @@ func Report(dir string, f *results.File) error {
 		for _, key := range keys {
 			name := "timeline-" + pair
 			title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
+			ref := results.PlotRef{Strategy: r.Strategy, Scenario: r.Scenario}
 			if len(keys) > 1 {
 				name += "-" + fileSafe(key)
 				title += ", key " + key
+				ref.Key = key
 			}
 			_, err := plots.RunTimeline(ops, r, key, filepath.Join(pd, name))
-			if err := add(title, name, err); err != nil {
+			if err := addRef(title, name, ref, err); err != nil {
 				return err
 			}
 		}

@@ -246,7 +246,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	notGated := validate.NotGated(st, s.Scenario, w)
 	exp := validate.For(s.Strategy, s.Scenario, notGated)
 	out := results.Run{
-		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed,
+		Strategy: s.Strategy, Scenario: s.Scenario, ScenarioKind: string(sc.Kind), Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
 		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
 		Config: runConfig(w, topo, s.Cluster),

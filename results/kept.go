@@ -8,38 +8,92 @@ import (
 	"time"
 )
 
-// This file derives the report's "Observed safety per strategy" section: what the
-// checkers observed per (strategy, scenario) pair, in plain words, for an
-// engineer choosing a lock; and one summary line per strategy. Unlike the
-// harness gate it ignores expectations entirely.
+// This file derives the chooser table, the first thing a report shows:
+// for each (strategy, scenario) pair what the checkers observed, as one
+// class and a phrase in plain words, for an engineer choosing a lock. The
+// words come from the stored verdicts, evidence and witnesses through
+// small tables (damages, cellRules) so each phrase has one place and one
+// triggering condition; expectations enter only as "at risk", where the
+// verdict table says the outcome depends on timing.
 
-// Classes of a safety cell, also its CSS class in the HTML report.
+// Classes of a chooser cell, also its CSS class in the HTML report.
 const (
-	keptSafe    = "safe"    // every check held
-	keptPartial = "partial" // the lock's promise broke but the protected resource stayed safe, or a check was inconclusive
-	keptBroken  = "broken"  // lost updates, deadlock or another damage a user sees
-	// keptUnchecked: the run completed but no checker looked at it (e.g.
+	// cellSafe: every check held on its evidence.
+	cellSafe = "safe"
+	// cellFenced: exclusion broke, but the protected resource rejected the
+	// stale holder's operations by their fencing token: no update was lost.
+	cellFenced = "resource-safe"
+	// cellBroken: damage a user sees: lost updates, a deadlock, exclusion
+	// broken without fencing, fencing tokens that do not increase, wrong
+	// reentrancy counts.
+	cellBroken = "broken"
+	// cellAtRisk: the verdict table says the outcome depends on timing; the
+	// cell shows the observation as detail and keeps this class whatever
+	// one bench saw, so identical benches give identical classes.
+	cellAtRisk = "at-risk"
+	// cellInconclusive: a check found no violation on too little evidence
+	// (or could not decide), with what it lacked.
+	cellInconclusive = "inconclusive"
+	// cellUnchecked: the runs completed but no checker looked at them (e.g.
 	// lockbench perf's unrecorded runs); it says nothing about safety.
-	keptUnchecked = "unchecked"
-	keptFailed    = "failed" // the run could not complete
+	cellUnchecked = "unchecked"
+	// cellFailed: no run of the pair could complete.
+	cellFailed = "failed"
 )
 
-// outcome is what the checkers observed in one run, or the worst of several
-// runs (seeds) merged with or.
-type outcome struct {
-	lostUpdates  bool // resource violated
-	exclusion    bool // exclusion violated
-	fencing      bool // fencing tokens did not strictly increase
-	reentrancy   bool // reentrancy counts wrong
-	deadlock     bool // liveness violated: a key left without TTL or not acquirable after the run
-	resourceOK   bool // the resource check ran and held (in every merged run)
-	inconclusive []string
-	noGrants     bool // a fault lasting at least one TTL saw no grant
-	atRisk       bool // the verdict table expects some check to be at risk
-	unchecked    bool // no check ran (every verdict skipped or empty), in every merged run
+// cellWord is the word a cell's text starts with, per class.
+var cellWord = map[string]string{
+	cellSafe: "safe", cellFenced: "resource safe", cellBroken: "broken", cellAtRisk: "at risk",
+	cellInconclusive: "inconclusive", cellUnchecked: "not checked", cellFailed: "did not run",
 }
 
-// outcomeOf reads a completed run's verdicts.
+// outcome is what the checkers observed in one run, or the worst of several
+// runs (seeds) merged with merge.
+type outcome struct {
+	lostUpdates bool // resource violated
+	exclusion   bool // exclusion violated
+	fencing     bool // fencing tokens did not strictly increase
+	reentrancy  bool // reentrancy counts wrong
+	deadlock    bool // liveness violated: a key left without TTL or not acquirable after the run
+	resourceOK  bool // the resource check ran and held (in every merged run)
+	// rejected counts the protected resource's operations the fencing
+	// check rejected (Evidence.ResourceRejected), summed over merged runs:
+	// fencing is credited with a safe resource only when it is above 0.
+	rejected int
+	// fencedAll: the resource checked fencing tokens on every operation,
+	// not on writes only (RunConfig.Fencing "all").
+	fencedAll bool
+	// inconclusive are the checks that could not decide, in check order,
+	// each with what it lacked.
+	inconclusive []inconclusiveCheck
+	// noGrants: a server-side fault (not the holder's own pause, crash or
+	// slow critical section, where granting nobody is correct) lasted at
+	// least one TTL and nobody was granted the lock during it.
+	noGrants  bool
+	unchecked bool // no check ran (every verdict skipped or empty), in every merged run
+}
+
+// inconclusiveCheck is one check of a run that could not decide and what
+// it lacked.
+type inconclusiveCheck struct{ name, what string }
+
+// checkStatuses lists a run's checks by name with their stored verdicts,
+// in report order.
+func checkStatuses(r Run) []struct{ name, status string } {
+	return []struct{ name, status string }{
+		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
+		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
+	}
+}
+
+// missingOf says what a check of r lacked to decide: the checker's
+// message for that check (e.g. "no successful acquires: no holds to
+// check"), or "" when it left none.
+func missingOf(r Run, check string) string { return r.Checks[check] }
+
+// outcomeOf reads a completed run's verdicts and evidence. An exclusion or
+// resource check that was skipped in a run whose other checks ran found
+// nothing to check (no hold, no resource operation): it is inconclusive.
 func outcomeOf(r Run) outcome {
 	o := outcome{
 		lostUpdates: r.Verdict.Resource == "violated",
@@ -48,26 +102,36 @@ func outcomeOf(r Run) outcome {
 		reentrancy:  r.Verdict.Reentrancy == "violated",
 		deadlock:    r.Verdict.Liveness == "violated",
 		resourceOK:  r.Verdict.Resource == "ok",
-		noGrants:    longFault(r) && r.Liveness.GrantsDuringFaults == 0,
+		rejected:    r.Evidence.ResourceRejected,
+		fencedAll:   r.Config.Fencing == "all",
+		noGrants:    serverFault(r.ScenarioKind) && longFault(r) && r.Liveness.GrantsDuringFaults == 0,
 		unchecked:   true,
 	}
-	for _, v := range []string{r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Verdict.Fencing, r.Verdict.Reentrancy} {
-		if v == "ok" || v == "violated" || v == "inconclusive" {
+	for _, c := range checkStatuses(r) {
+		if c.status == "ok" || c.status == "violated" || c.status == "inconclusive" {
 			o.unchecked = false
 		}
 	}
-	for _, e := range r.ExpectedChecks {
-		o.atRisk = o.atRisk || e == "at-risk"
-	}
-	for _, c := range []struct{ name, status string }{
-		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
-		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
-	} {
-		if c.status == "inconclusive" {
-			o.inconclusive = append(o.inconclusive, c.name)
+	for _, c := range checkStatuses(r) {
+		skipped := c.status == "skipped" && (c.name == "exclusion" || c.name == "resource")
+		if c.status == "inconclusive" || skipped && !o.unchecked {
+			o.inconclusive = append(o.inconclusive, inconclusiveCheck{c.name, missingOf(r, c.name)})
 		}
 	}
 	return o
+}
+
+// serverFault reports whether faults of a scenario kind (Run.ScenarioKind)
+// strike the servers or the network, where a strategy that grants nobody
+// is unavailable; "client" faults are the holder's own (its pause, crash
+// or slow critical section), where granting nobody is the lock doing its
+// job. An unknown kind (a file that predates it) is not taken as one.
+func serverFault(kind string) bool {
+	switch kind {
+	case "process", "replication", "network", "clock", "mixed":
+		return true
+	}
+	return false
 }
 
 // longFault reports whether r had a fault window lasting at least one TTL
@@ -92,118 +156,184 @@ func (o outcome) merge(p outcome) outcome {
 	o.reentrancy = o.reentrancy || p.reentrancy
 	o.deadlock = o.deadlock || p.deadlock
 	o.resourceOK = o.resourceOK && p.resourceOK
+	o.rejected += p.rejected
+	o.fencedAll = o.fencedAll && p.fencedAll
 	o.noGrants = o.noGrants || p.noGrants
-	o.atRisk = o.atRisk || p.atRisk
 	o.unchecked = o.unchecked && p.unchecked
 	for _, c := range p.inconclusive {
-		if !slices.Contains(o.inconclusive, c) {
+		if !o.inconclusiveCheck(c.name) {
 			o.inconclusive = append(o.inconclusive, c)
 		}
 	}
 	return o
 }
 
-// damage lists what a user of the protected resource would suffer, worst first.
+// inconclusiveCheck reports whether the named check is inconclusive.
+func (o outcome) inconclusiveCheck(name string) bool {
+	return slices.ContainsFunc(o.inconclusive, func(c inconclusiveCheck) bool { return c.name == name })
+}
+
+// fencingSaved reports whether exclusion broke while the resource stayed
+// safe because it rejected stale operations by fencing token.
+func (o outcome) fencingSaved() bool {
+	return o.exclusion && !o.lostUpdates && o.resourceOK && o.rejected > 0
+}
+
+// damages are what a user of the protected resource suffers, worst first:
+// each phrase with the data that triggers it.
+var damages = []struct {
+	phrase string
+	when   func(outcome) bool
+}{
+	{"lost updates", func(o outcome) bool { return o.lostUpdates }},
+	{"deadlock", func(o outcome) bool { return o.deadlock }},
+	{"reentrancy count wrong", func(o outcome) bool { return o.reentrancy }},
+	{"fencing tokens not increasing", func(o outcome) bool { return o.fencing }},
+	// Two holders at once without a lost update: fencing is credited
+	// only when the resource rejected something (fencingSaved).
+	{"exclusion broken", func(o outcome) bool { return o.exclusion && !o.lostUpdates && !o.fencingSaved() }},
+}
+
+// damage lists the damage phrases o triggers.
 func (o outcome) damage() []string {
 	var d []string
-	if o.lostUpdates {
-		d = append(d, "lost updates")
-	}
-	if o.deadlock {
-		d = append(d, "deadlock")
-	}
-	if o.reentrancy {
-		d = append(d, "reentrancy count wrong")
-	}
-	if o.exclusion && !o.lostUpdates && !o.resourceOK {
-		d = append(d, "exclusion broken (resource not checked)")
+	for _, x := range damages {
+		if x.when(o) {
+			d = append(d, x.phrase)
+		}
 	}
 	return d
 }
 
-// class is the outcome's colour: broken when there is damage; partial when
-// the lock's promise broke but the resource stayed safe, a check was
-// inconclusive, or nothing broke where the verdict table says the strategy is
-// at risk; else safe.
-func (o outcome) class() string {
+// resourceNote says what became of the protected resource when exclusion
+// broke without a lost update, "" otherwise: fencing rejected the stale
+// operations, no update was lost by luck, or the resource was not checked.
+func (o outcome) resourceNote() string {
 	switch {
-	case len(o.damage()) > 0:
-		return keptBroken
-	case o.unchecked:
-		return keptUnchecked
-	case o.exclusion || o.fencing || len(o.inconclusive) > 0 || o.atRisk:
-		return keptPartial
+	case !o.exclusion || o.lostUpdates:
+		return ""
+	case o.fencingSaved():
+		what := "writes"
+		if o.fencedAll {
+			what = "operations"
+		}
+		return fmt.Sprintf("fencing rejected %s, no update lost", plural(o.rejected, "stale "+strings.TrimSuffix(what, "s")))
+	case o.resourceOK:
+		return "no update lost in this run"
+	case o.inconclusiveCheck("resource"):
+		return ""
 	}
-	return keptSafe
+	return "resource not checked"
 }
 
-// text writes the outcome in plain words, e.g. "safe", "exclusion broken,
-// resource safe", "broken: lost updates", "no violation seen (at risk)" or
-// "safe; no grants during the fault".
-func (o outcome) text() string {
-	var s string
-	switch o.class() {
-	case keptBroken:
-		parts := o.damage()
-		if o.fencing {
-			parts = append(parts, "fencing tokens not increasing")
+// cellRules class a merged outcome and word it: the first rule whose
+// condition holds gives the class; text gives the phrase after the class
+// word ("" for the word alone). Expectations (at risk) and failed runs are
+// decided before these rules, in pairCell.
+var cellRules = []struct {
+	class string
+	when  func(outcome) bool
+	text  func(outcome) string
+}{
+	{cellBroken, func(o outcome) bool { return len(o.damage()) > 0 }, func(o outcome) string {
+		s := strings.Join(o.damage(), ", ")
+		if n := o.resourceNote(); n != "" {
+			s += "; " + n
 		}
-		s = "broken: " + strings.Join(parts, ", ")
-	case keptPartial:
-		var parts []string
-		if o.exclusion {
-			parts = append(parts, "exclusion broken")
-		}
-		if o.fencing {
-			parts = append(parts, "fencing tokens not increasing")
-		}
-		if len(parts) > 0 && o.resourceOK {
-			parts = append(parts, "resource safe")
-		}
-		for _, c := range o.inconclusive {
-			parts = append(parts, c+" check inconclusive")
-		}
-		if len(parts) == 0 { // only at risk
-			parts = append(parts, "no violation seen (at risk)")
-		}
-		s = strings.Join(parts, ", ")
-	case keptUnchecked:
-		return "not checked (no checker ran: says nothing about safety)"
-	default:
-		s = "safe"
-	}
-	if o.noGrants {
-		s += "; no grants during the fault"
-	}
-	return s
+		return s
+	}},
+	{cellInconclusive, func(o outcome) bool { return len(o.inconclusive) > 0 }, outcome.inconclusiveText},
+	{cellUnchecked, func(o outcome) bool { return o.unchecked }, func(outcome) string { return "no checker ran: says nothing about safety" }},
+	{cellFenced, outcome.fencingSaved, func(o outcome) string { return "exclusion broken; " + o.resourceNote() }},
+	{cellSafe, func(outcome) bool { return true }, func(outcome) string { return "" }},
 }
 
-// keptCell is one (strategy, scenario) cell of the observed-safety table; Ran is false
-// where the pair was not run ("n/a").
+// classify returns o's class and its phrase, e.g. (cellBroken, "lost
+// updates"), from cellRules; a server fault without grants adds "no grants
+// during the fault" to a safe or resource-safe cell.
+func (o outcome) classify() (class, phrase string) {
+	for _, r := range cellRules {
+		if r.when(o) {
+			class, phrase = r.class, r.text(o)
+			break
+		}
+	}
+	if o.noGrants && (class == cellSafe || class == cellFenced) {
+		phrase = joinPhrase(phrase, "no grants during the fault")
+	}
+	return class, phrase
+}
+
+// inconclusiveText words the inconclusive checks from what each lacked:
+// "exclusion, resource: no successful acquires: no holds to check" when
+// every check lacked the same, else per check separated by "; "; a check
+// that left no message reads "exclusion could not decide".
+func (o outcome) inconclusiveText() string {
+	var whats []string
+	names := map[string][]string{}
+	for _, c := range o.inconclusive {
+		if names[c.what] == nil {
+			whats = append(whats, c.what)
+		}
+		names[c.what] = append(names[c.what], c.name)
+	}
+	parts := make([]string, len(whats))
+	for i, w := range whats {
+		if w == "" {
+			w = "could not decide"
+		}
+		parts[i] = strings.Join(names[whats[i]], ", ") + ": " + w
+	}
+	return strings.Join(parts, "; ")
+}
+
+// joinPhrase joins two phrases with "; ", either may be empty.
+func joinPhrase(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// keptCell is one (strategy, scenario) cell of the chooser table; Ran is
+// false where the pair was not run ("n/a").
 type keptCell struct {
-	Ran   bool
-	Text  string
-	Class string // keptSafe, keptPartial, keptBroken, keptUnchecked or keptFailed
+	Ran bool
+	// Text is the class word and the phrase, e.g. "broken: lost updates",
+	// "at risk: broke in 1 of 1 seeds: lost updates".
+	Text string
+	// Class is one of the cell* classes (a CSS class in index.html).
+	Class string
 	o     outcome
 	label string // the scenario
 }
 
-// ObservedSafety describes in plain words what the checkers observed over
-// a pair's runs (its seeds), as the report's "Observed safety per strategy" cell does:
-// e.g. "safe", "exclusion broken, resource safe", "broken: lost updates",
-// "deadlock", with how many seeds showed it when not all did.
-func ObservedSafety(rs []Run) string { return keptOf(rs).Text }
+// ObservedSafety describes in plain words what the checkers observed
+// over a pair's runs (its seeds), as the chooser table's cell does: e.g.
+// "safe", "resource safe: exclusion broken; fencing rejected 3 stale
+// writes, no update lost", "broken: lost updates", "at risk: broke in 1
+// of 1 seeds: lost updates", "inconclusive: exclusion: …".
+func ObservedSafety(rs []Run) string { return pairCell(rs).Text }
 
-// keptOf merges a pair's runs (seeds) into one cell: the worst observed per
-// check, with how many seeds showed the cell's class when not all did, and
-// how many seeds could not run.
-func keptOf(rs []Run) keptCell {
+// pairCell merges a pair's runs (seeds) into one chooser cell. A pair that
+// the verdict table marks at risk (Run.Expected "at-risk": its outcome
+// depends on timing) is cellAtRisk whatever was observed, with the
+// observation as detail ("broke in k of n seeds: how"); any other pair
+// shows the worst observed over its seeds (cellRules), with how many
+// seeds showed its class when not all did. Runs that could not complete
+// are counted apart; a pair none of whose runs completed is cellFailed.
+func pairCell(rs []Run) keptCell {
 	var (
 		merged    outcome
 		completed []outcome
 		failed    int
+		atRisk    bool
 	)
 	for _, r := range rs {
+		atRisk = atRisk || r.Expected == "at-risk"
 		if r.Error != "" {
 			failed++
 			continue
@@ -217,18 +347,28 @@ func keptOf(rs []Run) keptCell {
 		completed = append(completed, o)
 	}
 	if len(completed) == 0 {
-		return keptCell{Ran: true, Text: "did not run (error)", Class: keptFailed}
+		return keptCell{Ran: true, Text: cellWord[cellFailed] + " (error)", Class: cellFailed}
 	}
-	c := keptCell{Ran: true, Text: merged.text(), Class: merged.class(), o: merged}
-	if n := len(completed); n > 1 && c.Class != keptSafe {
-		k := 0
-		for _, o := range completed {
-			if o.class() == c.Class {
-				k++
-			}
+	c := keptCell{Ran: true, o: merged}
+	if atRisk {
+		c.Class = cellAtRisk
+		c.Text = cellWord[cellAtRisk] + ": " + atRiskDetail(completed)
+	} else {
+		class, phrase := merged.classify()
+		c.Class, c.Text = class, cellWord[class]
+		if phrase != "" {
+			c.Text += ": " + phrase
 		}
-		if k < n {
-			c.Text += fmt.Sprintf(" (%d of %d seeds)", k, n)
+		if n := len(completed); n > 1 && class != cellSafe {
+			k := 0
+			for _, o := range completed {
+				if cl, _ := o.classify(); cl == class {
+					k++
+				}
+			}
+			if k < n {
+				c.Text += fmt.Sprintf(" (%d of %d seeds)", k, n)
+			}
 		}
 	}
 	if failed > 0 {
@@ -237,20 +377,78 @@ func keptOf(rs []Run) keptCell {
 	return c
 }
 
-// keptRow is one strategy's row of the observed-safety table and its summary line.
-type keptRow struct {
-	Strategy string
-	Cells    []keptCell
-	Summary  string
+// atRiskDetail words the seeds of an at-risk pair: "broke in k of n
+// seeds", then how (the damage of the broken seeds merged), then the
+// seeds where fencing kept the resource safe and those that were
+// inconclusive, with what they lacked.
+func atRiskDetail(seeds []outcome) string {
+	var broken, fenced, inconclusive []outcome
+	for _, o := range seeds {
+		switch cl, _ := o.classify(); cl {
+		case cellBroken:
+			broken = append(broken, o)
+		case cellFenced:
+			fenced = append(fenced, o)
+		case cellInconclusive:
+			inconclusive = append(inconclusive, o)
+		}
+	}
+	s := fmt.Sprintf("broke in %d of %d seeds", len(broken), len(seeds))
+	if len(broken) > 0 {
+		s += ": " + strings.Join(mergeAll(broken).damage(), ", ")
+	}
+	if len(fenced) > 0 {
+		s += fmt.Sprintf("; fencing kept the resource safe in %d", len(fenced))
+	}
+	if len(inconclusive) > 0 {
+		s += fmt.Sprintf("; inconclusive in %d (%s)", len(inconclusive), mergeAll(inconclusive).inconclusiveText())
+	}
+	return s
 }
 
-// pairRuns groups runs by (strategy, scenario).
+// mergeAll merges outcomes (at least one).
+func mergeAll(os []outcome) outcome {
+	m := os[0]
+	for _, o := range os[1:] {
+		m = m.merge(o)
+	}
+	return m
+}
+
+// keptRow is one strategy's row of the chooser table: its group, cells
+// (one per scenario) and cost figures from its baseline pair.
+type keptRow struct {
+	Strategy string
+	// Group is the strategy's report group (GroupOf); FirstOfGroup is
+	// true on the first row of each group.
+	Group        string
+	FirstOfGroup bool
+	Cells        []keptCell
+	// Cost holds the cost figures of the strategy's baseline pair
+	// (perfPair) as text, in chooserFigures' order; empty when none ran.
+	Cost []string
+	// CostFrom names the pair and configuration the cost comes from,
+	// e.g. "baseline: 16 clients, 1 key, TTL 100 ms"; OwnCost is true when
+	// it differs from the table's (chooserCost), so the row says so.
+	CostFrom string
+	OwnCost  bool
+	// Summary is one line: where the strategy is safe, what breaks, and
+	// its cost (keptSummary).
+	Summary string
+}
+
+// chooserFigures are the cost figures of the chooser table, from the
+// baseline pair of each strategy.
+var chooserFigures = []string{FigureGrantsPerS, FigureAcquireP50Ms, FigureCommandsPerGrant}
+
+// pairKey is a (strategy, scenario) pair.
 type pairKey struct{ strategy, scenario string }
 
-// buildKept returns the observed-safety table's rows, strategies and scenarios in the
-// order given, each row with its summary line; summaries holds the
-// performance figures of each pair.
-func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary) []keptRow {
+// buildKept returns the chooser table's rows: strategies grouped by
+// their report group (groups in order of their first strategy), in the
+// order given within a group, scenarios in the order given; infos names
+// each strategy's group; summaries holds the cost figures of each pair.
+func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []keptRow {
 	byPair := map[pairKey][]Run{}
 	for _, r := range runs {
 		k := pairKey{r.Strategy, r.Scenario}
@@ -260,24 +458,119 @@ func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary) 
 	for _, s := range summaries {
 		sums[pairKey{s.Strategy, s.Scenario}] = s
 	}
+	group := map[string]string{}
+	for _, in := range infos {
+		group[in.Name] = GroupOf(in)
+	}
 	var rows []keptRow
-	for _, st := range strategies {
-		row := keptRow{Strategy: st}
+	for _, st := range groupOrder(strategies, group) {
+		row := keptRow{Strategy: st, Group: group[st]}
+		if row.Group == "" {
+			row.Group = "other"
+		}
+		row.FirstOfGroup = len(rows) == 0 || rows[len(rows)-1].Group != row.Group
 		for _, sc := range scenarios {
 			rs := byPair[pairKey{st, sc}]
 			if len(rs) == 0 {
 				row.Cells = append(row.Cells, keptCell{Text: "n/a"})
 				continue
 			}
-			c := keptOf(rs)
+			c := pairCell(rs)
 			c.label = sc
 			row.Cells = append(row.Cells, c)
 		}
 		perf, hasPerf := perfPair(st, scenarios, byPair, sums)
+		if hasPerf && perf.Seeds > perf.Errors {
+			for _, fig := range chooserFigures {
+				row.Cost = append(row.Cost, perf.Cost.Of(fig).String())
+			}
+			row.Cost[0] = costMarks(perf) + row.Cost[0]
+			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
+		}
 		row.Summary = keptSummary(st, row.Cells, perf, hasPerf)
 		rows = append(rows, row)
 	}
+	common := chooserCost(rows)
+	for i := range rows {
+		rows[i].OwnCost = rows[i].CostFrom != "" && rows[i].CostFrom != common
+		if rows[i].OwnCost {
+			rows[i].Cost[0] = "(" + rows[i].CostFrom + ") " + rows[i].Cost[0]
+		}
+	}
 	return rows
+}
+
+// chooserCost returns the CostFrom most rows share (the first such in
+// row order on a tie), "" when no row has cost figures.
+func chooserCost(rows []keptRow) string {
+	count := map[string]int{}
+	best := ""
+	for _, r := range rows {
+		if r.CostFrom == "" {
+			continue
+		}
+		count[r.CostFrom]++
+		if count[r.CostFrom] > count[best] {
+			best = r.CostFrom
+		}
+	}
+	return best
+}
+
+// costMarks prefixes a pair's first cost figure with what limits its
+// figures: "NOT COMPARABLE" when a run was outside the strategy's working
+// envelope, "BUSY" when one was measured on a busy machine (e.g. "BUSY:
+// "), "" when neither.
+func costMarks(s Summary) string {
+	var m []string
+	if s.NotComparable > 0 {
+		m = append(m, "NOT COMPARABLE")
+	}
+	if s.Busy > 0 {
+		m = append(m, "BUSY")
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return strings.Join(m, ", ") + ": "
+}
+
+// groupOrder orders strategies by group, groups in the order of their
+// first strategy, keeping the given order within a group.
+func groupOrder(strategies []string, group map[string]string) []string {
+	var groups []string
+	for _, st := range strategies {
+		if !slices.Contains(groups, group[st]) {
+			groups = append(groups, group[st])
+		}
+	}
+	out := make([]string, 0, len(strategies))
+	for _, g := range groups {
+		for _, st := range strategies {
+			if group[st] == g {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// GroupOf returns the report group of a strategy: StrategyInfo.Group, or
+// for a file that predates it, one derived from the claims and library as
+// impl's Info.Group derives it ("libraries", "fenced", "Redis quorum",
+// "Redis single-node").
+func GroupOf(in StrategyInfo) string {
+	switch {
+	case in.Group != "":
+		return in.Group
+	case in.Library != "":
+		return "libraries"
+	case slices.Contains(in.Claims, "fencing"):
+		return "fenced"
+	case slices.Contains(in.Claims, "quorum"):
+		return "Redis quorum"
+	}
+	return "Redis single-node"
 }
 
 // perfPair picks the pair whose figures stand for the strategy's cost: the
@@ -303,43 +596,32 @@ func perfPair(strategy string, scenarios []string, byPair map[pairKey][]Run, sum
 	return Summary{}, false
 }
 
-// keptSummary writes one line per strategy, e.g. "safe under 2 of 9
-// scenarios (baseline, crash-between); loses updates under long-cs,
-// gc-pause; baseline (16 clients, 1 key, TTL 100 ms): 170 grants/s,
-// granting call p50 0.1 ms, acquire with waiting p50 6 ms, p99 643 ms,
-// 12 Redis commands per grant".
+// keptSummary writes one line per strategy, e.g. "token-lua: safe under 2
+// of 9 scenarios (baseline, crash-between); broken under long-cs,
+// gc-pause; baseline (16 clients, 1 key, TTL 100 ms): 170 [150, 180]
+// (n=6) grants/s, granting call p50 0.1 ms, acquire with waiting p50 6 ms
+// [...], p99 643 ms [...], 12 Redis commands per grant". The groups follow
+// the chooser classes, so the line never says more than the cells.
 func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) string {
-	type group struct {
-		what string
-		pick func(keptCell) bool
+	groups := []struct{ what, class string }{
+		{"broken under", cellBroken},
+		{"exclusion broken but fencing kept the resource safe under", cellFenced},
+		{"at risk under", cellAtRisk},
+		{"inconclusive under", cellInconclusive},
+		{"not checked under", cellUnchecked},
+		{"did not run under", cellFailed},
 	}
-	groups := []group{
-		{"loses updates", func(c keptCell) bool { return c.o.lostUpdates }},
-		{"deadlocks", func(c keptCell) bool { return c.o.deadlock }},
-		{"breaks reentrancy counts", func(c keptCell) bool { return c.o.reentrancy }},
-		{"breaks exclusion (resource not checked)", func(c keptCell) bool {
-			return c.o.exclusion && !c.o.lostUpdates && !c.o.resourceOK
-		}},
-		{"breaks exclusion but the resource stays safe", func(c keptCell) bool {
-			return c.o.exclusion && !c.o.lostUpdates && c.o.resourceOK
-		}},
-		{"fencing tokens do not increase", func(c keptCell) bool { return c.o.fencing }},
-		{"is inconclusive", func(c keptCell) bool { return len(c.o.inconclusive) > 0 }},
-		{"shows no violation but is at risk", func(c keptCell) bool {
-			return c.Class == keptPartial && !c.o.exclusion && !c.o.fencing && len(c.o.inconclusive) == 0
-		}},
-		{"grants nothing during the fault", func(c keptCell) bool { return c.o.noGrants }},
-		{"was not checked", func(c keptCell) bool { return c.Class == keptUnchecked }},
-		{"did not run", func(c keptCell) bool { return c.Class == keptFailed }},
-	}
-	var safe, ran []string
+	var safe, ran, noGrants []string
 	for _, c := range cells {
 		if !c.Ran {
 			continue
 		}
 		ran = append(ran, c.label)
-		if c.Class == keptSafe {
+		if c.Class == cellSafe {
 			safe = append(safe, c.label)
+		}
+		if c.o.noGrants && (c.Class == cellSafe || c.Class == cellFenced) {
+			noGrants = append(noGrants, c.label)
 		}
 	}
 	parts := []string{fmt.Sprintf("safe under %d of %d scenarios", len(safe), len(ran))}
@@ -349,13 +631,16 @@ func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) 
 	for _, g := range groups {
 		var under []string
 		for _, c := range cells {
-			if c.Ran && g.pick(c) {
+			if c.Ran && c.Class == g.class {
 				under = append(under, c.label)
 			}
 		}
 		if len(under) > 0 {
-			parts = append(parts, g.what+" under "+strings.Join(under, ", "))
+			parts = append(parts, g.what+" "+strings.Join(under, ", "))
 		}
+	}
+	if len(noGrants) > 0 {
+		parts = append(parts, "grants nothing during the server fault under "+strings.Join(noGrants, ", "))
 	}
 	if hasPerf && perf.Seeds > perf.Errors {
 		p := fmt.Sprintf("%s (%s, TTL %s ms): %s grants/s", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs), costText(perf, FigureGrantsPerS))

@@ -3,7 +3,6 @@ package results
 import (
 	"bytes"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
@@ -19,68 +18,87 @@ import (
 	"github.com/lockbench/lockbench/internal/noise"
 )
 
-//go:embed templates/report.md.tmpl templates/index.html.tmpl
+//go:embed templates/report.md.tmpl templates/details.md.tmpl templates/index.html.tmpl
 var templateFS embed.FS
 
 // PlotRef names one plot for the report. PNG and SVG are paths relative to
-// the results folder (either may be empty); the HTML report shows the PNG and
-// links the SVG.
+// the results folder (either may be empty); the reports show the PNG and
+// link the SVG. Strategy and Scenario are set for a timeline of one pair
+// (Key too when the pair has timelines of several keys): the reports list
+// timelines as links in a strategy × scenario table instead of showing
+// each.
 type PlotRef struct {
 	Title string
 	PNG   string
 	SVG   string
+
+	Strategy, Scenario, Key string
 }
 
-// WriteReport renders f as dir/report.md and dir/index.html, creating dir if
-// needed. Both have the same sections in the same order: a one-line verdict
-// (runs as expected and not) with the command that reproduces the bench;
-// the verdict matrix of the harness gate (strategies × scenarios, expected
-// against observed, coloured in HTML, with each pair's reason); the
-// unexpected results, if any; the observed safety per strategy (the observed outcome
-// per check in plain words, the worst over seeds, and a summary line per
-// strategy); a performance table (median and min–max over seeds, with each
-// pair's clients and TTL, and what contention bounds throughput); the
-// plots; every run with links to its history and porcupine visualisation;
-// liveness figures; faults per run; the strategies with their claims and
-// default usage policy; and the host, tool and Redis versions with how to
-// read the report. Links are relative paths, so the folder can be moved or
-// served as is. index.html is one self-contained file: its CSS is inline
-// and each plot's PNG (read from dir, relative to it) is embedded as a
-// data: URI, so it opens offline and fetches nothing; report.md links the
-// PNG files. Every value from f is escaped for its format. Errors come from
-// rendering (wrapped) or from the file system.
+// DetailsMarkdown is the Markdown page beside report.md that holds what
+// report.md links to instead of showing: the reasons of the verdict
+// table, every pair's figures, every run with its history and checker
+// messages, liveness, faults and the strategies.
+const DetailsMarkdown = "details.md"
+
+// WriteReport renders f as dir/report.md, dir/details.md and
+// dir/index.html, creating dir if needed. Both reports lead with the
+// answer: the verdict line, then the chooser table (strategies grouped,
+// one class per (strategy, scenario) pair with what was observed, and each
+// strategy's cost from its baseline pair: median, 95% interval and sample
+// count), and one recommendation per need derived from those cells; then
+// the harness gate (expected against observed), unexpected results,
+// performance (significance against a reference strategy, machine noise,
+// contention), plots, faults, runs, strategies and the host, tool and
+// Redis versions. Reasons and footnotes are one click away: in details.md
+// for report.md, in <details> elements of index.html. index.html links
+// the plots' PNG files (relative paths, lazily loaded) instead of
+// embedding them, and fetches nothing else: its CSS is inline. Links are
+// relative, so the folder can be moved or served as is. Every value from f
+// is escaped for its format. Errors come from rendering (wrapped) or from
+// the file system.
 func WriteReport(dir string, f *File, plots []PlotRef) error {
 	if f == nil {
 		return errors.New("results: report: nil File")
 	}
 	v := buildView(f, plots)
 	for i := range v.Plots {
-		v.Plots[i].Data = embedPNG(dir, v.Plots[i].PNG)
+		v.Plots[i].Missing = missingFile(dir, v.Plots[i].PNG)
 	}
-	mdT, err := texttemplate.New("report.md.tmpl").Funcs(texttemplate.FuncMap(viewFuncs())).Funcs(texttemplate.FuncMap{
-		"md":   escapeMarkdown,
-		"url":  markdownURL,
-		"code": markdownCode,
-	}).ParseFS(templateFS, "templates/report.md.tmpl")
-	if err != nil {
-		return fmt.Errorf("results: parse Markdown template: %w", err)
+	mdFuncs := texttemplate.FuncMap{"md": escapeMarkdown, "url": markdownURL, "code": markdownCode}
+	var pages []struct {
+		name string
+		data []byte
+	}
+	for _, name := range []string{ReportMarkdown, DetailsMarkdown} {
+		t, err := texttemplate.New(name+".tmpl").Funcs(texttemplate.FuncMap(viewFuncs())).Funcs(mdFuncs).ParseFS(templateFS, "templates/"+name+".tmpl")
+		if err != nil {
+			return fmt.Errorf("results: parse Markdown template: %w", err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, v); err != nil {
+			return fmt.Errorf("results: render %s: %w", name, err)
+		}
+		pages = append(pages, struct {
+			name string
+			data []byte
+		}{name, b.Bytes()})
 	}
 	htmlT, err := htmltemplate.New("index.html.tmpl").Funcs(htmltemplate.FuncMap(viewFuncs())).ParseFS(templateFS, "templates/index.html.tmpl")
 	if err != nil {
 		return fmt.Errorf("results: parse HTML template: %w", err)
 	}
-	var md, html bytes.Buffer
-	if err := mdT.Execute(&md, v); err != nil {
-		return fmt.Errorf("results: render %s: %w", ReportMarkdown, err)
-	}
+	var html bytes.Buffer
 	if err := htmlT.Execute(&html, v); err != nil {
 		return fmt.Errorf("results: render %s: %w", ReportHTML, err)
 	}
 	if err := mkdir(dir); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, ReportMarkdown), md.Bytes()); err != nil {
-		return err
+	for _, p := range pages {
+		if err := writeAtomic(filepath.Join(dir, p.name), p.data); err != nil {
+			return err
+		}
 	}
 	return writeAtomic(filepath.Join(dir, ReportHTML), html.Bytes())
 }
@@ -93,9 +111,24 @@ type view struct {
 	Scenarios  []string
 	Matrix     []matrixRow
 	Notes      []matrixNote
-	// Safety is the "Observed safety per strategy" table: observed outcomes in
-	// plain words, rows in Matrix's order, columns Scenarios.
-	Safety []keptRow
+	// Chooser is the chooser table: observed outcomes per pair in plain
+	// words, strategies grouped (buildKept), columns Scenarios, with each
+	// strategy's cost figures.
+	Chooser []keptRow
+	// ChooserCost says where the chooser's cost figures come from, e.g.
+	// "baseline: 16 clients, 1 key, TTL 100 ms" ("" when no pair ran
+	// without faults).
+	ChooserCost string
+	// Recommendations are one line per need (scenario), derived from
+	// the chooser's cells.
+	Recommendations []recommendation
+	// Timelines are the timeline plots as links, one row per strategy,
+	// one cell per scenario; TimelineCount is how many there are.
+	Timelines     []timelineRow
+	TimelineCount int
+	// BusyPairs and NotComparablePairs count the pairs with a run measured
+	// on a busy machine or outside the strategy's working envelope.
+	BusyPairs, NotComparablePairs int
 	// Contention describes each run configuration (clients, keys, CS,
 	// retry) under the performance table.
 	Contention []string
@@ -247,24 +280,58 @@ type runWarning struct {
 	Warning            string
 }
 
-// plotView is a PlotRef with its PNG as a data: URI for index.html (empty
-// when the file cannot be read), so the page needs no other file to show it.
+// plotView is a PlotRef with Missing set when its PNG file is absent.
 type plotView struct {
 	PlotRef
-	Data htmltemplate.URL
+	Missing bool
 }
 
-// embedPNG returns dir/rel as a base64 data: URI, or "" when rel is empty,
-// not a .png file or cannot be read.
-func embedPNG(dir, rel string) htmltemplate.URL {
-	if rel == "" || !strings.EqualFold(filepath.Ext(rel), ".png") {
-		return ""
+// missingFile reports whether dir/rel (a PNG path; "" is not missing) is
+// absent or empty.
+func missingFile(dir, rel string) bool {
+	if rel == "" {
+		return false
 	}
-	data, err := os.ReadFile(filepath.Join(dir, rel))
-	if err != nil || len(data) == 0 {
-		return ""
+	st, err := os.Stat(filepath.Join(dir, rel))
+	return err != nil || st.Size() == 0
+}
+
+// timelineRow is one strategy's timelines: per scenario (view.Scenarios'
+// order) the links to its timeline plots, none where there is no timeline.
+type timelineRow struct {
+	Strategy string
+	Cells    [][]PlotRef
+}
+
+// timelineTable arranges the timeline plots (PlotRef with a Strategy) as
+// rows of strategies (in the order given, then others in the order they
+// first appear) and columns of scenarios, and returns the other plots.
+func timelineTable(plots []PlotRef, strategies, scenarios []string) (rows []timelineRow, others []PlotRef, n int) {
+	at := map[pairKey][]PlotRef{}
+	order := slices.Clone(strategies)
+	for _, p := range plots {
+		if p.Strategy == "" {
+			others = append(others, p)
+			continue
+		}
+		if !slices.Contains(order, p.Strategy) {
+			order = append(order, p.Strategy)
+		}
+		at[pairKey{p.Strategy, p.Scenario}] = append(at[pairKey{p.Strategy, p.Scenario}], p)
+		n++
 	}
-	return htmltemplate.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(data))
+	for _, st := range order {
+		row := timelineRow{Strategy: st, Cells: make([][]PlotRef, len(scenarios))}
+		any := false
+		for i, sc := range scenarios {
+			row.Cells[i] = at[pairKey{st, sc}]
+			any = any || len(row.Cells[i]) > 0
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	return rows, others, n
 }
 
 type matrixRow struct {
@@ -303,9 +370,6 @@ func buildView(f *File, plots []PlotRef) view {
 		F:          f,
 		Summaries:  Summarize(f.Runs),
 		Strategies: f.Strategies,
-	}
-	for _, p := range plots {
-		v.Plots = append(v.Plots, plotView{PlotRef: p})
 	}
 	if f.Profile != "" {
 		v.Title += ": " + f.Profile
@@ -376,7 +440,22 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 		v.Matrix = append(v.Matrix, row)
 	}
-	v.Safety = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries)
+	v.Chooser = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries, f.Strategies)
+	v.ChooserCost = chooserCost(v.Chooser)
+	v.Recommendations = recommend(v.Chooser, v.Scenarios, f.Strategies)
+	var others []PlotRef
+	v.Timelines, others, v.TimelineCount = timelineTable(plots, strategies, v.Scenarios)
+	for _, p := range others {
+		v.Plots = append(v.Plots, plotView{PlotRef: p})
+	}
+	for _, s := range v.Summaries {
+		if s.Busy > 0 {
+			v.BusyPairs++
+		}
+		if s.NotComparable > 0 {
+			v.NotComparablePairs++
+		}
+	}
 	v.Significance = significanceRows(f.Runs, strategies, v.Scenarios)
 	v.Thresholds = fmt.Sprintf("a run is busy when processes other than lockbench and its servers used more than %s cores on average, or steal took more than %s of the CPU time", formatNum(noise.BusyOtherCores), formatShare(noise.BusySteal))
 	v.Contention = contentionNotes(f.Runs)
@@ -448,6 +527,16 @@ func viewFuncs() map[string]any {
 			return formatNum(ms) + " ms"
 		},
 		"isURL": isWebURL,
+		"strategyInfo": func(f *File, name string) *StrategyInfo {
+			for i := range f.Strategies {
+				if f.Strategies[i].Name == name {
+					return &f.Strategies[i]
+				}
+			}
+			return nil
+		},
+		"add":     func(a, b int) int { return a + b },
+		"groupOf": GroupOf,
 		"runs": func(n int) string {
 			if n == 1 {
 				return "1 run"

@@ -111,12 +111,23 @@ type StrategyInfo struct {
 	// go.mod), e.g. "github.com/go-redsync/redsync/v4 v4.18.1"; empty for
 	// home-made strategies.
 	Library string `json:"library,omitempty"`
+	// Group is the report group the strategy is listed under (impl's
+	// Info.Group: "Redis single-node", "Redis quorum", "fenced",
+	// "libraries", "consensus locks"); empty in files that predate it,
+	// whose reports derive it from Claims and Library (GroupOf).
+	Group string `json:"group,omitempty"`
 }
 
 // Run is one (strategy, scenario, seed) run.
 type Run struct {
 	Strategy string `json:"strategy"`
 	Scenario string `json:"scenario"`
+	// ScenarioKind says where the scenario's faults act (chaos.Kind:
+	// "none", "client" for the holder's own pauses, crashes and slow
+	// critical sections, or a server-side kind: "process",
+	// "replication", "network", "clock", "mixed"); empty in files that
+	// predate it.
+	ScenarioKind string `json:"scenario_kind,omitempty"`
 	Seed     int64  `json:"seed"`
 	// Expected is the summary expectation: "must-hold", "must-break" or "at-risk".
 	Expected string `json:"expected"`
