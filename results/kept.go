@@ -220,10 +220,8 @@ func (o outcome) resourceNote() string {
 		return fmt.Sprintf("fencing rejected %s, no update lost", plural(o.rejected, "stale "+strings.TrimSuffix(what, "s")))
 	case o.resourceOK:
 		return "no update lost in this run"
-	case o.inconclusiveCheck("resource"):
-		return ""
 	}
-	return "resource not checked"
+	return "resource not checked" // skipped, or could not decide
 }
 
 // cellRules class a merged outcome and word it: the first rule whose

@@ -147,6 +147,9 @@ type view struct {
 	// Significance compares each strategy's cost figures with a
 	// reference strategy's in one scenario (significanceRows).
 	Significance significanceTable
+	// WarningLine counts Warnings in one line, e.g. "7 runs rest on
+	// little evidence (most acquire outcomes unknown)"; "" without any.
+	WarningLine string
 	// Thresholds states when a run counts as busy.
 	Thresholds string
 }
@@ -457,6 +460,12 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 	}
 	v.Significance = significanceRows(f.Runs, strategies, v.Scenarios)
+	switch n := len(v.Warnings); {
+	case n == 1:
+		v.WarningLine = "1 run rests on little evidence (most acquire outcomes unknown)"
+	case n > 1:
+		v.WarningLine = fmt.Sprintf("%d runs rest on little evidence (most acquire outcomes unknown)", n)
+	}
 	v.Thresholds = fmt.Sprintf("a run is busy when processes other than lockbench and its servers used more than %s cores on average, or steal took more than %s of the CPU time", formatNum(noise.BusyOtherCores), formatShare(noise.BusySteal))
 	v.Contention = contentionNotes(f.Runs)
 	for _, r := range f.Runs {

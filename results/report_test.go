@@ -17,11 +17,22 @@ var codeSpan = regexp.MustCompile("`+[^`]*`+")
 // renderSample writes the sample report and returns report.md and index.html.
 func renderSample(t *testing.T) (md, html string) {
 	t.Helper()
+	md, _, html = renderSampleAll(t)
+	return md, html
+}
+
+// renderSampleAll writes the sample report and returns report.md,
+// details.md and index.html.
+func renderSampleAll(t *testing.T) (md, details, html string) {
+	t.Helper()
 	dir := t.TempDir()
 	writePNG(t, filepath.Join(dir, "plots", "throughput.png"))
+	writePNG(t, filepath.Join(dir, "plots", "timeline-set-nx-px-pause-holder.png"))
 	plots := []PlotRef{
 		{Title: "Throughput (grants/s)", PNG: "plots/throughput.png", SVG: "plots/throughput.svg"},
 		{Title: "Gone", PNG: "plots/gone.png"},
+		{Title: "Holders over time: set-nx-px under pause-holder (seed 1)", PNG: "plots/timeline-set-nx-px-pause-holder.png",
+			Strategy: "set-nx-px", Scenario: "pause-holder"},
 	}
 	if err := WriteReport(dir, sampleFile(), plots); err != nil {
 		t.Fatal(err)
@@ -33,53 +44,68 @@ func renderSample(t *testing.T) (md, html string) {
 		}
 		return string(data)
 	}
-	return read(ReportMarkdown), read(ReportHTML)
+	return read(ReportMarkdown), read(DetailsMarkdown), read(ReportHTML)
 }
 
 func TestReportContents(t *testing.T) {
-	md, html := renderSample(t)
-	md = strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~").Replace(md) // Markdown escapes
+	md, details, html := renderSampleAll(t)
+	unescape := strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~") // Markdown escapes
+	md, details = unescape.Replace(md), unescape.Replace(details)
 	common := []string{
 		"must-hold → held ✓ (3 seeds)",                                           // token-lua × baseline, three seeds
 		"must-break → violated ✓",                                                // token-lua × pause-holder
 		"must-hold → VIOLATED ✗ (0/1 as expected)",                               // set-nx-px × pause-holder
 		"at-risk → held ✓",                                                       // the evil strategy
 		"exclusion violated: 2 overlapping holds",                                // unexpected line
-		"token-lua × pause-holder: token-lua under pause-holder because reasons", // reason note
 		"1002 [909, 1188] (n=18)",                                                // throughput: median, 95% interval, windows of 3 seeds
 		"7.2.4", "2 CPUs",
-		"no grant after the faults",
-		"checks nothing",
-		"must-hold", "must-break", "at-risk", "Exit codes",
+		"Exit codes",
 		"130 interrupted",
 		"not that the lock is safe",
 	}
 	wantIn(t, "report.md", md, common)
 	wantIn(t, "index.html", html, common)
+	// What report.md links to, details.md holds; index.html holds it in <details>.
+	linked := []string{
+		"token-lua × pause-holder: token-lua under pause-holder because reasons", // reason note
+		"no grant after the faults",
+		"checks nothing",
+		"must-hold", "must-break", "at-risk",
+	}
+	wantIn(t, "details.md", details, linked)
+	wantIn(t, "index.html", html, linked)
 	mdWant := []string{
 		"Reproduce: `lockbench bench --profile ci --seed 1`",
+		"![Throughput (grants/s)](plots/throughput.png) [SVG](plots/throughput.svg)",
+		"(image missing: plots/gone.png)",
+		"[timeline](plots/timeline-set-nx-px-pause-holder.png)",
+		"(details.md#reasons)", "(details.md#performance)", "(details.md#runs)", "(details.md#faults)",
+	}
+	wantIn(t, "report.md", md, mdWant)
+	detailsWant := []string{
 		"[history](histories/baseline%20seed.jsonl)",
-		"![Throughput (grants/s)](plots/throughput.png)",
-		"[SVG](plots/throughput.svg)",
 		"[porcupine](./javascript:alert%282%29)", // cannot read as a URL scheme
 		"- pause: 1000–1300 ms (SIGSTOP holder)",
 		"[https://example.com/a?b=c\\&d=e](https://example.com/a?b=c&d=e)",
 	}
-	wantIn(t, "report.md", md, mdWant)
+	wantIn(t, "details.md", details, detailsWant)
 	htmlWant := []string{
 		`<pre><code>lockbench bench --profile ci --seed 1</code></pre>`,
 		`<a href="histories/baseline%20seed.jsonl">history</a>`,
-		`<img src="data:image/png;base64,iVBORw0KGgo`, // the PNG itself, embedded
-		`alt="Throughput (grants/s)"`,
+		`<img src="plots/throughput.png" alt="Throughput (grants/s)" loading="lazy">`, // a file beside the page, not embedded
 		`<p class="missing">image missing: plots/gone.png</p>`,
 		`<a href="plots/throughput.svg">SVG</a>`,
+		`<a href="plots/timeline-set-nx-px-pause-holder.png" title="Holders over time: set-nx-px under pause-holder (seed 1)">timeline</a>`,
 		`title="token-lua under pause-holder because reasons"`,
 		`<a href="https://example.com/a?b=c&amp;d=e">`,
 		`<li>pause: 1000–1300 ms (SIGSTOP holder)</li>`,
 	}
 	wantIn(t, "index.html", html, htmlWant)
-	if strings.Contains(html, `src="plots/`) {
-		t.Error("index.html loads an image from a file: it must embed it")
+	if strings.Contains(html, "data:image") {
+		t.Error("index.html embeds an image: it must link the PNG file")
+	}
+	if strings.Contains(md, "### Holders over time") {
+		t.Error("report.md shows each timeline: it must link them from one table")
 	}
 }
 
@@ -106,8 +132,9 @@ var (
 )
 
 // TestReportSections: report.md and index.html have the same sections in
-// the same order, the verdict matrix first, then (with unexpected results)
-// those, the observed safety per strategy, performance, plots and the runs' links.
+// the same order: the chooser first, then the harness gate, (with
+// unexpected results) those, performance, plots, faults, runs, strategies
+// and the run's metadata.
 func TestReportSections(t *testing.T) {
 	md, html := renderSample(t)
 	var mdS, htmlS []string
@@ -120,17 +147,17 @@ func TestReportSections(t *testing.T) {
 	if strings.Join(mdS, "\n") != strings.Join(htmlS, "\n") {
 		t.Errorf("sections differ:\nreport.md:  %q\nindex.html: %q", mdS, htmlS)
 	}
-	want := []string{"Harness gate: expected vs observed", "Unexpected results (1)", "Observed safety per strategy", "Performance", "Plots",
-		"Runs: histories and porcupine visualisations", "Liveness", "Faults injected", "Strategies", "About this run"}
+	want := []string{"Which lock: observed safety and cost", "Harness gate: expected vs observed", "Unexpected results (1)", "Performance", "Plots",
+		"Faults injected", "Runs: histories and porcupine visualisations", "Strategies", "About this run"}
 	if strings.Join(mdS, "\n") != strings.Join(want, "\n") {
 		t.Errorf("report.md sections %q, want %q", mdS, want)
 	}
-	// Nothing but the title and the one-line verdict before the matrix.
+	// Nothing but the title and the one-line verdict before the chooser.
 	body := html[strings.Index(html, "<body>"):]
 	for name, doc := range map[string]string{"report.md": md, "index.html": body} {
-		v, m := strings.Index(doc, "7 runs: 6 as expected, 1 unexpected."), strings.Index(doc, "Harness gate: expected vs observed")
+		v, m := strings.Index(doc, "7 runs: 6 as expected, 1 unexpected."), strings.Index(doc, "Which lock: observed safety and cost")
 		if v < 0 || m < 0 || v > m || m > 400 {
-			t.Errorf("%s: verdict line at %d, matrix at %d: want the verdict line, then the matrix, near the top", name, v, m)
+			t.Errorf("%s: verdict line at %d, chooser at %d: want the verdict line, then the chooser, near the top", name, v, m)
 		}
 	}
 }
@@ -254,79 +281,21 @@ func TestEscapeMarkdown(t *testing.T) {
 	}
 }
 
-func TestKeptCells(t *testing.T) {
-	ok := Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
-	run := func(v Verdict, mod ...func(*Run)) Run {
-		r := Run{Verdict: v, Config: RunConfig{TTLMs: 100}, ExpectedChecks: map[string]string{"exclusion": "hold"}}
-		for _, m := range mod {
-			m(&r)
-		}
-		return r
-	}
-	with := func(f func(*Verdict)) Verdict {
-		v := ok
-		f(&v)
-		return v
-	}
-	fault := func(ms float64, grants int) func(*Run) {
-		return func(r *Run) {
-			r.Faults = []Fault{{Name: "pause", StartMs: 100, EndMs: 100 + ms}}
-			r.Liveness.GrantsDuringFaults = grants
-		}
-	}
-	fenced := with(func(v *Verdict) { v.Exclusion = "violated"; v.Fencing = "ok" })
-	lost := with(func(v *Verdict) { v.Exclusion = "violated"; v.Resource = "violated" })
-	tests := []struct {
-		name      string
-		runs      []Run
-		text, cls string
-	}{
-		{"all held", []Run{run(ok)}, "safe", keptSafe},
-		{"fenced: exclusion broken, resource safe", []Run{run(fenced)}, "exclusion broken, resource safe", keptPartial},
-		{"lost updates", []Run{run(lost)}, "broken: lost updates", keptBroken},
-		{"deadlock", []Run{run(with(func(v *Verdict) { v.Liveness = "violated" }))}, "broken: deadlock", keptBroken},
-		{"fencing counter lost, resource safe", []Run{run(with(func(v *Verdict) { v.Exclusion = "violated"; v.Fencing = "violated" }))},
-			"exclusion broken, fencing tokens not increasing, resource safe", keptPartial},
-		{"fencing counter lost and lost updates", []Run{run(with(func(v *Verdict) { v.Resource = "violated"; v.Fencing = "violated" }))},
-			"broken: lost updates, fencing tokens not increasing", keptBroken},
-		{"exclusion broken, resource unchecked", []Run{run(with(func(v *Verdict) { v.Exclusion = "violated"; v.Resource = "skipped" }))},
-			"broken: exclusion broken (resource not checked)", keptBroken},
-		{"inconclusive", []Run{run(with(func(v *Verdict) { v.Exclusion = "inconclusive" }))}, "exclusion check inconclusive", keptPartial},
-		{"no grants during a fault of a TTL", []Run{run(ok, fault(200, 0))}, "safe; no grants during the fault", keptSafe},
-		{"short fault without grants says nothing", []Run{run(ok, fault(20, 0))}, "safe", keptSafe},
-		{"grants during the fault", []Run{run(ok, fault(200, 3))}, "safe", keptSafe},
-		{"at risk, nothing seen", []Run{run(ok, func(r *Run) { r.ExpectedChecks["exclusion"] = "at-risk" })}, "no violation seen (at risk)", keptPartial},
-		{"worst of seeds", []Run{run(ok), run(lost), run(ok)}, "broken: lost updates (1 of 3 seeds)", keptBroken},
-		{"worst of seeds, per check", []Run{run(fenced), run(with(func(v *Verdict) { v.Liveness = "violated" }))},
-			"broken: deadlock (1 of 2 seeds)", keptBroken},
-		{"every seed broken", []Run{run(lost), run(lost)}, "broken: lost updates", keptBroken},
-		{"a seed failed", []Run{run(ok), run(ok, func(r *Run) { r.Error = "port in use" })}, "safe (1 of 2 seeds failed to run)", keptSafe},
-		{"not checked", []Run{run(with(func(v *Verdict) { *v = Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"} }))},
-			"not checked (no checker ran: says nothing about safety)", keptUnchecked},
-		{"checked in one seed only", []Run{run(ok), run(with(func(v *Verdict) { *v = Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"} }))},
-			"safe", keptSafe},
-		{"no seed ran", []Run{run(ok, func(r *Run) { r.Error = "port in use" })}, "did not run (error)", keptFailed},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := keptOf(tt.runs)
-			if c.Text != tt.text || c.Class != tt.cls {
-				t.Errorf("keptOf = %q (%s), want %q (%s)", c.Text, c.Class, tt.text, tt.cls)
-			}
-		})
-	}
-}
-
 func TestReportObservedSafety(t *testing.T) {
 	f := sampleFile()
 	fenced := f.Runs[4] // token-lua × pause-holder: exclusion and resource violated
 	fenced.Strategy = "fenced"
 	fenced.Verdict = Verdict{Exclusion: "violated", Resource: "ok", Liveness: "ok", Fencing: "ok"}
+	fenced.Evidence.ResourceRejected = 2
 	f.Runs = append(f.Runs, fenced)
+	f.Strategies = append(f.Strategies, StrategyInfo{Name: "fenced", Claims: []string{"fencing"}})
 	for i := range f.Runs {
 		if f.Runs[i].Strategy == "token-lua" && f.Runs[i].Scenario == "baseline" {
 			f.Runs[i].RoundTripsPerGrant = 4
 			f.Runs[i].GrantCallMs = Latency{P50: 0.25, Samples: 10}
+		}
+		if f.Runs[i].Scenario == "pause-holder" {
+			f.Runs[i].ScenarioKind = "process"
 		}
 	}
 	dir := t.TempDir()
@@ -338,35 +307,42 @@ func TestReportObservedSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(data)
+		return strings.NewReplacer(`\[`, "[", `\]`, "]").Replace(string(data)) // Markdown escapes
 	}
-	md, html := read(ReportMarkdown), read(ReportHTML)
-	md = strings.NewReplacer(`\[`, "[", `\]`, "]").Replace(md) // Markdown escapes
-	common := []string{
-		"Observed safety per strategy",
-		"Harness gate: expected vs observed",
-		"token-lua: safe under 1 of 2 scenarios (baseline); loses updates under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1002 [909, 1188] (n=18) grants/s, granting call p50 0.25 ms, acquire with waiting p50 2.51 [2.27, 2.97] (n=18) ms, p99 10.0 [9.09, 11.9] (n=18) ms, 4.00 Redis commands per grant",
-		"fenced: safe under 0 of 1 scenarios; breaks exclusion but the resource stays safe under pause-holder",
+	md, details, html := read(ReportMarkdown), read(DetailsMarkdown), read(ReportHTML)
+	summaries := []string{
+		"token-lua: safe under 1 of 2 scenarios (baseline); broken under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1002 [909, 1188] (n=18) grants/s, granting call p50 0.25 ms, acquire with waiting p50 2.51 [2.27, 2.97] (n=18) ms, p99 10.0 [9.09, 11.9] (n=18) ms, 4.00 Redis commands per grant",
+		"fenced: safe under 0 of 1 scenarios; exclusion broken but fencing kept the resource safe under pause-holder",
 		"8 clients, 1 key, CS fixed(5ms), retry exponential:2ms:20ms (8 runs): one holder per key at a time allows at most 200 grants/s",
+	}
+	wantIn(t, "details.md", details, summaries[:2])
+	wantIn(t, "index.html", html, summaries)
+	wantIn(t, "report.md", md, []string{
+		"Which lock: observed safety and cost",
+		"Harness gate: expected vs observed",
+		summaries[2],
 		"With 1 key all clients contend for the same lock",
-	}
-	wantIn(t, "report.md", md, common)
-	wantIn(t, "index.html", html, common)
-	mdWant := []string{
-		"| fenced | n/a | exclusion broken, resource safe |",
-		"| token-lua | safe | broken: lost updates |",
-		"| set-nx-px | safe | broken: lost updates; no grants during the fault |", // its pause lasts 3 TTLs
-		"| strategy | scenario | seeds | clients | TTL ms | throughput/s |",
-		"| token-lua | baseline | 3 | 8 | 100 | 1002 [909, 1188] (n=18) |",
-	}
-	wantIn(t, "report.md", md, mdWant)
-	htmlWant := []string{
-		`<tr><th>fenced</th><td class="none">n/a</td><td class="partial">exclusion broken, resource safe</td></tr>`,
+		"Cost (baseline: 8 clients, 1 key, TTL 100 ms)",
+		"| group | strategy | baseline | pause-holder | grants/s | acquire p50 ms | client cmds/grant |",
+		"| Redis single-node | **token-lua** | safe | broken: lost updates | BUSY: 1002 [909, 1188] (n=18) | 2.51 [2.27, 2.97] (n=18) |",
+		"|  | **set-nx-px** | safe | broken: lost updates | NOT COMPARABLE: 1103 [1072, 1128] (n=6) |",
+		// fenced ran no baseline: its cost comes from its first pair without faults, named.
+		"| fenced | **fenced** | n/a | resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost | (pause-holder: 8 clients, 1 key, TTL 100 ms) 501 [488, 512] (n=6) |",
+		"- need exclusion with no faults (baseline): token-lua, set-nx-px; at risk (depends on timing): \\<script\\>alert(1)\\</script\\>",
+		"- need exclusion under pause-holder (pause-holder): no strategy keeps exclusion; only fencing protects the resource: fenced",
+	})
+	wantIn(t, "index.html", html, []string{
+		`<tr class="group"><th colspan="6">fenced</th></tr>`,
+		`<tr><th>fenced</th><td class="none">n/a</td><td class="resource-safe">resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost</td><td class="num">(pause-holder: 8 clients, 1 key, TTL 100 ms) 501 [488, 512] (n=6)</td>`,
 		`<td class="broken">broken: lost updates</td>`,
 		`<td class="safe">safe</td>`,
+		`<td class="at-risk">at risk: broke in 0 of 1 seeds</td>`,
 		`<th>clients</th><th>TTL ms</th>`,
-	}
-	wantIn(t, "index.html", html, htmlWant)
+	})
+	wantIn(t, "details.md", details, []string{
+		"| strategy | scenario | seeds | clients | TTL ms | throughput/s |",
+		"| token-lua | baseline | 3 | 8 | 100 | 1002 [909, 1188] (n=18) |",
+	})
 }
 
 // wantIn fails the test for every string of wants that text (the file
@@ -401,26 +377,32 @@ func TestFormatCountSpread(t *testing.T) {
 // reason and each figure "not comparable:", and the strategies of the
 // baseline are compared with token-lua by the Mann-Whitney U test.
 func TestReportCostFigures(t *testing.T) {
-	md, html := renderSample(t)
-	md = strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~", `\<`, "<", `\>`, ">").Replace(md)
-	common := []string{
+	md, details, html := renderSampleAll(t)
+	unescape := strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~", `\<`, "<", `\>`, ">")
+	md, details = unescape.Replace(md), unescape.Replace(details)
+	wantIn(t, "report.md", md, []string{
+		"Against token-lua under baseline",
+		"~ (p=0.251 n=18+6)",
+		"-99.00% (p=0.000 n=18+6)",
+		"**1 of 5 pairs had a run on a busy machine (BUSY)**",
+		"**1 pairs ran outside their strategy's working envelope (NOT COMPARABLE)**",
+	})
+	full := []string{
 		"1002 [909, 1188] (n=18) | 2.51 [2.27, 2.97] (n=18) | 10.0 [9.09, 11.9] (n=18)",
 		"BUSY 1/3: other processes used 0.60 cores on average (max 1.20; threshold 0.25); other CPU 0.6 cores, steal 0.0%, run queue 3.00; RTT p99 0.2 ms",
 		"not comparable: 1103 [1072, 1128] (n=6)",
 		"NOT COMPARABLE 1/1: call budget 5.00 ms is below the round-trip p99 7.00 ms",
 		"a run is busy when processes other than lockbench and its servers used more than 0.25 cores on average, or steal took more than 5.0% of the CPU time",
-		"Against token-lua under baseline",
-		"~ (p=0.251 n=18+6)",
-		"-99.00% (p=0.000 n=18+6)",
 	}
+	wantIn(t, "details.md", details, full)
 	html = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&#43;", "+").Replace(html)
-	wantIn(t, "report.md", md, common)
 	htmlWant := []string{
 		`<td class="num">1002 [909, 1188] (n=18)</td>`,
 		`<td class="num">not comparable: 1103 [1072, 1128] (n=6)</td>`,
 		"BUSY 1/3: other processes used 0.60 cores on average",
 		"NOT COMPARABLE 1/1: call budget 5.00 ms",
 		`<tr><td>set-nx-px</td><td class="num">~ (p=0.251 n=18+6)</td>`,
+		`<td class="num">BUSY: 1002 [909, 1188] (n=18)</td>`,
 	}
 	wantIn(t, "index.html", html, htmlWant)
 }

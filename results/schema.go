@@ -128,7 +128,7 @@ type Run struct {
 	// "replication", "network", "clock", "mixed"); empty in files that
 	// predate it.
 	ScenarioKind string `json:"scenario_kind,omitempty"`
-	Seed     int64  `json:"seed"`
+	Seed         int64  `json:"seed"`
 	// Expected is the summary expectation: "must-hold", "must-break" or "at-risk".
 	Expected string `json:"expected"`
 	// ExpectedChecks is the expectation per check ("exclusion", "resource",

@@ -40,14 +40,25 @@ func TestUnknownOutcomeWarning(t *testing.T) {
 		if err := WriteReport(dir, f, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{ReportMarkdown, ReportHTML} {
+		read := func(name string) string {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			has := strings.Contains(string(data), "Warnings (1)") && strings.Contains(string(data), "9 of 10 acquires (90%) had an unknown outcome")
-			if has != warn {
-				t.Errorf("%s with a warned run %v: has the warning %v", name, warn, has)
+			return string(data)
+		}
+		md, details, html := read(ReportMarkdown), read(DetailsMarkdown), read(ReportHTML)
+		for _, c := range []struct {
+			name string
+			has  bool
+		}{
+			// report.md counts them and links details.md, which lists them.
+			{ReportMarkdown, strings.Contains(md, "1 run rests on little evidence") && strings.Contains(md, "(details.md#warnings)")},
+			{DetailsMarkdown, strings.Contains(details, "## Warnings") && strings.Contains(details, "9 of 10 acquires (90%) had an unknown outcome")},
+			{ReportHTML, strings.Contains(html, "1 run rests on little evidence") && strings.Contains(html, "9 of 10 acquires (90%) had an unknown outcome")},
+		} {
+			if c.has != warn {
+				t.Errorf("%s with a warned run %v: has the warning %v", c.name, warn, c.has)
 			}
 		}
 	}

@@ -1,0 +1,261 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/checker"
+)
+
+// chooserRun is a completed run with every check held, 100 ms TTL and
+// the verdict table expecting exclusion to hold; mods change it.
+func chooserRun(mods ...func(*Run)) Run {
+	r := Run{
+		Expected: "must-hold", ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold"},
+		Verdict: Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"},
+		Config:  RunConfig{TTLMs: 100, Fencing: "writes"},
+		Checks:  map[string]string{},
+	}
+	for _, m := range mods {
+		m(&r)
+	}
+	return r
+}
+
+// Data that triggers the chooser's phrases.
+var (
+	exclusionBroken = func(r *Run) { r.Verdict.Exclusion = "violated" }
+	lostUpdate      = func(r *Run) { r.Verdict.Exclusion, r.Verdict.Resource = "violated", "violated" }
+	deadlock        = func(r *Run) { r.Verdict.Liveness = "violated" }
+	rejected        = func(n int) func(*Run) { return func(r *Run) { r.Evidence.ResourceRejected = n } }
+	fenceNotUp      = func(r *Run) { r.Verdict.Fencing = "violated" }
+	atRisk          = func(r *Run) { r.Expected = "at-risk"; r.ExpectedChecks["exclusion"] = "at-risk" }
+	kind            = func(k string) func(*Run) { return func(r *Run) { r.ScenarioKind = k } }
+	faultNoGrants   = func(ms float64) func(*Run) {
+		return func(r *Run) {
+			r.Faults = []Fault{{Name: "pause", StartMs: 100, EndMs: 100 + ms}}
+			r.Liveness.GrantsDuringFaults = 0
+		}
+	}
+	noHolds = func(r *Run) {
+		r.Verdict.Exclusion, r.Verdict.Resource = "skipped", "skipped"
+		r.Checks["exclusion"] = "no successful acquires: no holds to check"
+		r.Checks["resource"] = "no resource operations"
+	}
+)
+
+// TestChooserPhrases: each phrase of the chooser table with the data that
+// triggers it, and its class.
+func TestChooserPhrases(t *testing.T) {
+	tests := []struct {
+		name      string
+		runs      []Run
+		text, cls string
+	}{
+		{"every check held", []Run{chooserRun()}, "safe", cellSafe},
+		{"fencing rejected stale writes: resource safe", []Run{chooserRun(exclusionBroken, rejected(3))},
+			"resource safe: exclusion broken; fencing rejected 3 stale writes, no update lost", cellFenced},
+		{"fencing on every operation", []Run{chooserRun(exclusionBroken, rejected(1), func(r *Run) { r.Config.Fencing = "all" })},
+			"resource safe: exclusion broken; fencing rejected 1 stale operation, no update lost", cellFenced},
+		// redislock × node-restart: nothing rejected, so fencing gets no credit.
+		{"exclusion broken, nothing rejected", []Run{chooserRun(exclusionBroken)},
+			"broken: exclusion broken; no update lost in this run", cellBroken},
+		{"lost updates", []Run{chooserRun(lostUpdate)}, "broken: lost updates", cellBroken},
+		{"lost updates although fencing rejected some", []Run{chooserRun(lostUpdate, rejected(2))}, "broken: lost updates", cellBroken},
+		{"deadlock", []Run{chooserRun(deadlock)}, "broken: deadlock", cellBroken},
+		{"reentrancy count wrong", []Run{chooserRun(func(r *Run) { r.Verdict.Reentrancy = "violated" })}, "broken: reentrancy count wrong", cellBroken},
+		{"fencing counter lost, resource safe by fencing", []Run{chooserRun(exclusionBroken, fenceNotUp, rejected(34))},
+			"broken: fencing tokens not increasing; fencing rejected 34 stale writes, no update lost", cellBroken},
+		{"fencing counter lost and lost updates", []Run{chooserRun(lostUpdate, fenceNotUp)},
+			"broken: lost updates, fencing tokens not increasing", cellBroken},
+		{"exclusion broken, resource not checked", []Run{chooserRun(exclusionBroken, func(r *Run) { r.Verdict.Resource = "skipped" })},
+			"broken: exclusion broken; resource not checked", cellBroken},
+		{"inconclusive, with what the check lacked", []Run{chooserRun(func(r *Run) {
+			r.Verdict.Exclusion = "inconclusive"
+			r.Checks["exclusion"] = "porcupine timed out after 10s"
+		})}, "inconclusive: exclusion: porcupine timed out after 10s", cellInconclusive},
+		{"no holds: nothing to check", []Run{chooserRun(noHolds)},
+			"inconclusive: exclusion: no successful acquires: no holds to check; resource: no resource operations", cellInconclusive},
+		{"inconclusive without a message", []Run{chooserRun(func(r *Run) { r.Verdict.Exclusion = "inconclusive" })},
+			"inconclusive: exclusion: could not decide", cellInconclusive},
+		// A server fault that granted nobody is a drawback; the holder's own
+		// long critical section or pause is not (watchdog, redislock × long-cs).
+		{"server fault of a TTL without grants", []Run{chooserRun(kind("process"), faultNoGrants(200))}, "safe: no grants during the fault", cellSafe},
+		{"client fault of a TTL without grants", []Run{chooserRun(kind("client"), faultNoGrants(200))}, "safe", cellSafe},
+		{"fault kind unknown (older file)", []Run{chooserRun(faultNoGrants(200))}, "safe", cellSafe},
+		{"short server fault without grants", []Run{chooserRun(kind("network"), faultNoGrants(20))}, "safe", cellSafe},
+		{"server fault with grants", []Run{chooserRun(kind("clock"), func(r *Run) {
+			r.Faults = []Fault{{Name: "jump", StartMs: 0, EndMs: 300}}
+			r.Liveness.GrantsDuringFaults = 4
+		})}, "safe", cellSafe},
+		{"at risk, broke", []Run{chooserRun(atRisk, lostUpdate)}, "at risk: broke in 1 of 1 seeds: lost updates", cellAtRisk},
+		{"at risk, held", []Run{chooserRun(atRisk)}, "at risk: broke in 0 of 1 seeds", cellAtRisk},
+		{"at risk, fenced", []Run{chooserRun(atRisk, exclusionBroken, rejected(2))},
+			"at risk: broke in 0 of 1 seeds; fencing kept the resource safe in 1", cellAtRisk},
+		{"at risk, inconclusive", []Run{chooserRun(atRisk, noHolds)},
+			"at risk: broke in 0 of 1 seeds; inconclusive in 1 (exclusion: no successful acquires: no holds to check; resource: no resource operations)", cellAtRisk},
+		{"at risk over seeds", []Run{chooserRun(atRisk), chooserRun(atRisk, lostUpdate), chooserRun(atRisk, deadlock)},
+			"at risk: broke in 2 of 3 seeds: lost updates, deadlock", cellAtRisk},
+		{"worst of seeds", []Run{chooserRun(), chooserRun(lostUpdate), chooserRun()}, "broken: lost updates (1 of 3 seeds)", cellBroken},
+		{"every seed broken", []Run{chooserRun(lostUpdate), chooserRun(lostUpdate)}, "broken: lost updates", cellBroken},
+		{"a seed failed", []Run{chooserRun(), chooserRun(func(r *Run) { r.Error = "port in use" })}, "safe (1 of 2 seeds failed to run)", cellSafe},
+		{"no seed ran", []Run{chooserRun(func(r *Run) { r.Error = "port in use" })}, "did not run (error)", cellFailed},
+		{"not checked", []Run{chooserRun(func(r *Run) { r.Verdict = Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"} })},
+			"not checked: no checker ran: says nothing about safety", cellUnchecked},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := pairCell(tt.runs)
+			if c.Text != tt.text || c.Class != tt.cls {
+				t.Errorf("pairCell = %q (%s), want %q (%s)", c.Text, c.Class, tt.text, tt.cls)
+			}
+			if ObservedSafety(tt.runs) != c.Text {
+				t.Errorf("ObservedSafety = %q, want the cell's text", ObservedSafety(tt.runs))
+			}
+		})
+	}
+}
+
+// TestChooserStable: two results files that differ only in the
+// observation of an at-risk pair (one bench saw a lost update, the other
+// nothing, a third could not decide) give identical chooser classes; the
+// detail says what each saw.
+func TestChooserStable(t *testing.T) {
+	file := func(mod func(*Run)) *File {
+		f := sampleFile()
+		f.Runs = append(f.Runs, chooserRun(atRisk, func(r *Run) { r.Strategy, r.Scenario, r.Seed = "token-lua", "clock-jump", 1 }, mod))
+		return f
+	}
+	files := []*File{
+		file(func(*Run) {}),
+		file(lostUpdate),
+		file(func(r *Run) { r.Verdict.Exclusion = "violated"; r.Evidence = checker.Evidence{ResourceRejected: 2} }),
+		file(noHolds),
+	}
+	classes := func(f *File) string {
+		var b strings.Builder
+		for _, row := range buildView(f, nil).Chooser {
+			b.WriteString(row.Strategy + ":")
+			for _, c := range row.Cells {
+				b.WriteString(" " + c.Class)
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	want := classes(files[0])
+	if !strings.Contains(want, "token-lua: safe broken at-risk") {
+		t.Fatalf("chooser classes %q: want token-lua's clock-jump cell at risk", want)
+	}
+	for i, f := range files[1:] {
+		if got := classes(f); got != want {
+			t.Errorf("file %d: chooser classes\n%s\nwant those of the file that saw nothing:\n%s", i+2, got, want)
+		}
+	}
+	details := map[string]bool{}
+	for _, f := range files {
+		for _, row := range buildView(f, nil).Chooser {
+			if row.Strategy == "token-lua" {
+				details[row.Cells[2].Text] = true
+			}
+		}
+	}
+	if len(details) != len(files) {
+		t.Errorf("the at-risk cell's details %v: want one per observation", details)
+	}
+}
+
+// TestRecommendations: each need's line follows from the cells of its
+// scenario: the strategies that kept exclusion (named by a claim only
+// they share), fencing alone, none, and those at risk or inconclusive.
+func TestRecommendations(t *testing.T) {
+	cell := func(class string) keptCell { return keptCell{Ran: true, Class: class} }
+	rows := []keptRow{
+		{Strategy: "token-lua", Cells: []keptCell{cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellBroken), cell(cellAtRisk), {}}},
+		{Strategy: "redlock", Cells: []keptCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellInconclusive), {}}},
+		{Strategy: "redsync", Cells: []keptCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellSafe), {}}},
+		{Strategy: "fenced", Cells: []keptCell{cell(cellSafe), cell(cellBroken), cell(cellFenced), cell(cellBroken), cell(cellFenced), {}}},
+	}
+	infos := []StrategyInfo{
+		{Name: "token-lua", Claims: []string{"atomic-acquire", "token-release"}},
+		{Name: "redlock", Claims: []string{"atomic-acquire", "token-release", "quorum", "validity"}},
+		{Name: "redsync", Claims: []string{"atomic-acquire", "token-release", "quorum", "validity"}},
+		{Name: "fenced", Claims: []string{"atomic-acquire", "token-release", "fencing"}},
+	}
+	got := recommend(rows, []string{"baseline", "failover-lost-write", "gc-pause", "redlock-clock-jump", "new-fault", "not-run"}, infos)
+	want := []string{
+		"need exclusion with no faults (baseline): any strategy tested (4 of 4)",
+		"need exclusion across a primary failover (failover-lost-write): a quorum lock (redlock, redsync)",
+		"need exclusion when the holder pauses (GC, VM stall) past the TTL (gc-pause): no strategy keeps exclusion; only fencing protects the resource: fenced",
+		"need exclusion when one quorum node's clock jumps (redlock-clock-jump): no strategy tested satisfies it",
+		"need exclusion under new-fault (new-fault): redsync; fencing also protects the resource: fenced; at risk (depends on timing): token-lua; inconclusive: redlock",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d recommendations, want %d (a scenario nobody ran has none): %+v", len(got), len(want), got)
+	}
+	for i, r := range got {
+		if line := r.Need + " (" + r.Scenario + "): " + r.Text; line != want[i] {
+			t.Errorf("recommendation %d:\n got %s\nwant %s", i, line, want[i])
+		}
+	}
+	// A claim is named only when no strategy that failed the need has it.
+	rows[1].Cells[1] = cell(cellBroken)
+	if r := recommend(rows, []string{"baseline", "failover-lost-write"}, infos)[1]; r.Text != "redsync" {
+		t.Errorf("redlock broke under failover: %q, want redsync without \"a quorum lock\"", r.Text)
+	}
+}
+
+// TestChooserGroups: rows come grouped by StrategyInfo.Group (groups in
+// order of their first strategy); a file without groups derives them
+// from claims and library.
+func TestChooserGroups(t *testing.T) {
+	infos := []StrategyInfo{
+		{Name: "token-lua"}, {Name: "redsync", Library: "github.com/go-redsync/redsync/v4 v4.18.1", Claims: []string{"quorum"}},
+		{Name: "redlock", Claims: []string{"quorum"}}, {Name: "fenced", Claims: []string{"fencing"}},
+		{Name: "etcd-mutex", Group: "consensus locks"}, {Name: "watchdog"},
+	}
+	var runs []Run
+	var names []string
+	for _, in := range infos {
+		runs = append(runs, chooserRun(func(r *Run) { r.Strategy, r.Scenario = in.Name, "baseline" }))
+		names = append(names, in.Name)
+	}
+	rows := buildKept(runs, names, []string{"baseline"}, Summarize(runs), infos)
+	var got []string
+	for _, r := range rows {
+		g := ""
+		if r.FirstOfGroup {
+			g = r.Group + ": "
+		}
+		got = append(got, g+r.Strategy)
+	}
+	want := "Redis single-node: token-lua, watchdog, libraries: redsync, Redis quorum: redlock, fenced: fenced, consensus locks: etcd-mutex"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("rows %q, want %q", strings.Join(got, ", "), want)
+	}
+}
+
+// TestReportOfSchema4File: a real schema 4 results.json (fenced under
+// failover-lost-write), written before strategies had groups and runs
+// their scenario kind, still renders with its chooser first; its group
+// comes from its claims.
+func TestReportOfSchema4File(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "schema-v4.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(dir, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| fenced | **fenced** | broken: lost updates, fencing tokens not increasing |"
+	if i := strings.Index(string(md), want); i < 0 || i > 2000 {
+		t.Errorf("report.md has the chooser row %q at %d, want it near the top:\n%s", want, i, md)
+	}
+}
