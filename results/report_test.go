@@ -52,12 +52,12 @@ func TestReportContents(t *testing.T) {
 	unescape := strings.NewReplacer(`\[`, "[", `\]`, "]", `\~`, "~") // Markdown escapes
 	md, details = unescape.Replace(md), unescape.Replace(details)
 	common := []string{
-		"must-hold → held ✓ (3 seeds)",                                           // token-lua × baseline, three seeds
-		"must-break → violated ✓",                                                // token-lua × pause-holder
-		"must-hold → VIOLATED ✗ (0/1 as expected)",                               // set-nx-px × pause-holder
-		"at-risk → held ✓",                                                       // the evil strategy
-		"exclusion violated: 2 overlapping holds",                                // unexpected line
-		"1002 [909, 1188] (n=18)",                                                // throughput: median, 95% interval, windows of 3 seeds
+		"must-hold → held ✓ (3 seeds)",             // token-lua × baseline, three seeds
+		"must-break → violated ✓",                  // token-lua × pause-holder
+		"must-hold → VIOLATED ✗ (0/1 as expected)", // set-nx-px × pause-holder
+		"at-risk → held ✓",                         // the evil strategy
+		"exclusion violated: 2 overlapping holds",  // unexpected line
+		"1002 [909, 1188] (n=18)",                  // throughput: median, 95% interval, windows of 3 seeds
 		"7.2.4", "2 CPUs",
 		"Exit codes",
 		"130 interrupted",
