@@ -16,10 +16,10 @@ import (
 )
 
 // Report draws the plots of a results file from its runs and their saved
-// histories and writes report.md and index.html into dir (index.html embeds
-// the PNGs). It runs offline on saved files, so `lockbench report DIR`
-// re-renders a finished bench. Throughput and Redis commands per grant are
-// drawn for every scenario, latency percentiles and CDF for the baseline, the
+// histories and writes report.md, details.md and index.html into dir
+// (results.WriteReport; the pages link the PNGs in dir/plots). It runs
+// offline on saved files, so `lockbench report DIR` re-renders a finished
+// bench. Throughput and commands per grant are drawn for every scenario, latency percentiles and CDF for the baseline, the
 // throughput-vs-clients plot from f.Sweep when it has runs, and timelines
 // of holders (plots.TimelineKeys, plots.RunTimeline) for one run of each
 // pair with a witness or a fault (see timelineRuns), whose violation marks
@@ -43,12 +43,12 @@ func Report(dir string, f *results.File) error {
 		return nil
 	}
 	add := func(title, name string, err error) error { return addRef(title, name, results.PlotRef{}, err) }
-	if err := add("Throughput per strategy and scenario (grants/s)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
+	if err := add("Throughput per strategy and scenario (grants/s, with 95% intervals)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
 		return err
 	}
 	base := runsOf(f.Runs, "baseline")
 	if len(base) > 0 {
-		if err := add("Acquire latency percentiles p50, p90, p99, p99.9 and max (baseline, ms, log scale)", "latency-percentiles", plots.LatencyPercentiles(base, filepath.Join(pd, "latency-percentiles"))); err != nil {
+		if err := add("Acquire latency percentiles p50, p90, p99, p99.9 and max (baseline, ms, log scale; p50 and p99 with 95% intervals)", "latency-percentiles", plots.LatencyPercentiles(base, filepath.Join(pd, "latency-percentiles"))); err != nil {
 			return err
 		}
 		cdf := map[string][]float64{}
@@ -68,7 +68,7 @@ func Report(dir string, f *results.File) error {
 			return err
 		}
 	}
-	if err := add("Redis commands per grant, server-side from INFO commandstats (bars) and sent by the clients (crosses)", "round-trips", plots.RoundTrips(f.Runs, filepath.Join(pd, "round-trips"))); err != nil {
+	if err := add("Commands per grant: sent by the clients (bars, with 95% intervals) and executed by the servers (crosses)", "commands-per-grant", plots.CommandsPerGrant(f.Runs, filepath.Join(pd, "commands-per-grant"))); err != nil {
 		return err
 	}
 	// Timelines: for each pair, its first run with a witness, else its
@@ -149,21 +149,36 @@ func fileSafe(s string) string {
 }
 
 // sweepPoints are the client-sweep runs as (clients, grants/s) points per
-// strategy, the median over runs with the same client count.
+// strategy: the median over the time windows of the runs with the same
+// client count, with its 95% interval when there are enough windows (runs
+// without windows: the median of their whole-run throughput).
 func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 	type k struct {
 		strategy string
 		clients  int
 	}
-	vals := map[k][]float64{}
+	runs := map[k][]results.Run{}
 	for _, r := range sweep {
 		if r.Error == "" {
-			vals[k{r.Strategy, r.Config.Clients}] = append(vals[k{r.Strategy, r.Config.Clients}], r.ThroughputPerS)
+			runs[k{r.Strategy, r.Config.Clients}] = append(runs[k{r.Strategy, r.Config.Clients}], r)
 		}
 	}
 	pts := map[string][]plots.XY{}
-	for key, vs := range vals {
-		pts[key.strategy] = append(pts[key.strategy], plots.XY{X: float64(key.clients), Y: results.SpreadOf(vs).Median})
+	for key, rs := range runs {
+		pt := plots.XY{X: float64(key.clients)}
+		if e := results.EstimateOf(results.SamplesOf(rs, results.FigureGrantsPerS)); e.N > 0 {
+			pt.Y = e.Median
+			if e.Bounded() {
+				pt.Low, pt.High = e.Low, e.High
+			}
+		} else {
+			var vs []float64
+			for _, r := range rs {
+				vs = append(vs, r.ThroughputPerS)
+			}
+			pt.Y = results.SpreadOf(vs).Median
+		}
+		pts[key.strategy] = append(pts[key.strategy], pt)
 	}
 	for _, v := range pts {
 		sort.Slice(v, func(i, j int) bool { return v[i].X < v[j].X })

@@ -76,14 +76,18 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 	return saveLegendRight(p, prefix)
 }
 
-// XY is one point of ThroughputVsClients: X clients, Y grants per second.
+// XY is one point of ThroughputVsClients: X clients, Y grants per
+// second. Low and High bound Y's 95% interval, drawn as a whisker; both 0
+// (or not finite) means there is none.
 type XY struct {
-	X, Y float64
+	X, Y      float64
+	Low, High float64
 }
 
 // ThroughputVsClients draws one line with points per strategy: grants per
 // second (Y, from 0) against the number of clients (X, a log axis when
-// every count is positive, with a tick at each count measured). points
+// every count is positive, with a tick at each count measured), with a
+// whisker over each point's interval (XY.Low, XY.High) where it has one. points
 // maps a strategy name to its points, in any order (they are sorted by X);
 // points with a NaN or infinite coordinate are left out. Each line has its
 // strategy's colour, dashes and marker (StrategyColor); the legend is right
@@ -102,14 +106,19 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 	if logX {
 		xLabel, xPos = "clients (number, log scale)", math.Log2
 	}
-	p := newPlot("Throughput against the number of clients", xLabel, "throughput (grants/s)")
+	p := newPlot("", xLabel, "throughput (grants/s)")
 	i := 0
 	var xs []float64 // distinct X values
+	whiskers := false
 	for _, name := range styleOrder(sortedKeys(points)) {
 		var pts plotter.XYs
+		var ws intervals
 		for _, pt := range points[name] {
 			if finite(pt.X) && finite(pt.Y) {
 				pts = append(pts, plotter.XY{X: xPos(pt.X), Y: pt.Y})
+				if finite(pt.Low) && finite(pt.High) && pt.High > pt.Low {
+					ws = append(ws, interval{x: xPos(pt.X), y: pt.Y, low: pt.Low, high: pt.High})
+				}
 			}
 		}
 		if len(pts) == 0 {
@@ -133,10 +142,24 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 		s.Radius = vg.Points(3)
 		p.Add(l, s)
 		p.Legend.Add(name, l, s)
+		if len(ws) > 0 {
+			eb, err := plotter.NewYErrorBars(ws)
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width = StrategyColor(name), vg.Points(1)
+			eb.CapWidth = vg.Points(6)
+			p.Add(eb)
+			whiskers = true
+		}
 		i++
 	}
 	if i == 0 {
 		return fmt.Errorf("%w: throughput against clients: no finite point", ErrNoData)
+	}
+	p.Title.Text = "Throughput against the number of clients"
+	if whiskers {
+		p.Title.Text += " (whiskers: 95% interval)"
 	}
 	p.Add(plotter.NewGrid())
 	if len(xs) <= 12 { // a tick at each number of clients measured

@@ -82,6 +82,17 @@ func saveLegendRight(p *plot.Plot, prefix string) error {
 
 // saveLegendRightSized is saveLegendRight for a figure of w × h.
 func saveLegendRightSized(p *plot.Plot, prefix string, w, h vg.Length) error {
+	return saveWithNotes(p, prefix, w, h, nil)
+}
+
+// noteFont is the size of the notes under a chart.
+const noteFont = 8
+
+// saveWithNotes is saveLegendRightSized with notes: lines of text under
+// the chart, left-aligned across its width, each wrapped to the width;
+// the plot shrinks to make room. Notes say what the marks alone cannot
+// (what an error bar spans, which pairs have no bar and why).
+func saveWithNotes(p *plot.Plot, prefix string, w, h vg.Length, notes []string) error {
 	leg := p.Legend
 	p.Legend = plot.NewLegend() // no entries: p.Draw draws no legend
 	leg.Top, leg.Left = true, true
@@ -91,12 +102,50 @@ func saveLegendRightSized(p *plot.Plot, prefix string, w, h vg.Length) error {
 	if p.Title.Text != "" {
 		top += p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y
 	}
+	style := leg.TextStyle
+	style.Font = font.From(sans, noteFont)
+	style.XAlign, style.YAlign = draw.XLeft, draw.YBottom
+	var lines []string
+	for _, n := range notes {
+		lines = append(lines, wrapText(style, n, w-2*gap)...)
+	}
+	lineH := style.FontExtents().Height * 1.15
+	bottom := vg.Length(len(lines)) * lineH
+	if len(lines) > 0 {
+		bottom += gap
+	}
 	return saveWith(func(c draw.Canvas) {
+		for i, l := range lines {
+			at := vg.Point{X: c.Min.X + gap, Y: c.Min.Y + gap/2 + vg.Length(len(lines)-1-i)*lineH}
+			c.FillText(style, at, l)
+		}
+		c = draw.Crop(c, 0, 0, bottom, 0)
 		r := leg.Rectangle(c)
 		lw := r.Max.X - r.Min.X + 2*gap
 		p.Draw(draw.Crop(c, 0, -lw, 0, 0))
 		leg.Draw(draw.Crop(c, c.Max.X-c.Min.X-lw+gap, 0, 0, -top))
 	}, prefix, w, h)
+}
+
+// wrapText breaks s into lines no wider than width in style, at spaces.
+func wrapText(style text.Style, s string, width vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		try := word
+		if line != "" {
+			try = line + " " + word
+		}
+		if line != "" && style.Width(try) > width {
+			lines = append(lines, line)
+			try = word
+		}
+		line = try
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // saveWith renders with drawFn to prefix.png and prefix.svg, w × h,

@@ -49,6 +49,27 @@ func sampleRuns() []results.Run {
 	return runs
 }
 
+// windowed gives each run six time windows around its throughput,
+// acquire p50 and p99 and commands per grant (jitter ±10%), as a bench
+// records them.
+func windowed(runs []results.Run) []results.Run {
+	out := slices.Clone(runs)
+	for i := range out {
+		r := &out[i]
+		r.Windows = nil
+		for k, j := range []float64{-0.1, -0.05, 0, 0.02, 0.05, 0.1} {
+			p50, p99, c := r.AcquireLatencyMs.P50*(1+j), r.AcquireLatencyMs.P99*(1+j), r.ClientCommandsPerGrant*(1+j)
+			w := results.Window{StartMs: float64(k) * 100, EndMs: float64(k+1) * 100, Grants: 10,
+				GrantsPerS: r.ThroughputPerS * (1 + j), AcquireP50Ms: &p50, AcquireP99Ms: &p99, CommandsPerGrant: &c}
+			if r.ThroughputPerS == 0 { // no grant: no latency, no commands per grant
+				w.Grants, w.AcquireP50Ms, w.AcquireP99Ms, w.CommandsPerGrant = 0, nil, nil, nil
+			}
+			r.Windows = append(r.Windows, w)
+		}
+	}
+	return out
+}
+
 func sampleLatencies() map[string][]float64 {
 	r := rand.New(rand.NewPCG(1, 2))
 	m := map[string][]float64{}
@@ -164,9 +185,12 @@ func TestPlots(t *testing.T) {
 		{"throughput all zero", func(p string) error { return Throughput([]results.Run{noLatency, {Strategy: "x"}}, p) }, false},
 		{"throughput empty", func(p string) error { return Throughput(nil, p) }, true},
 		{"throughput only errors", func(p string) error { return Throughput([]results.Run{errored}, p) }, true},
-		{"round trips", func(p string) error { return RoundTrips(sampleRuns(), p) }, false},
-		{"round trips unknown", func(p string) error { return RoundTrips([]results.Run{noLatency}, p) }, true},
+		{"throughput windows", func(p string) error { return Throughput(windowed(sampleRuns()), p) }, false},
+		{"commands per grant", func(p string) error { return CommandsPerGrant(sampleRuns(), p) }, false},
+		{"commands per grant windows", func(p string) error { return CommandsPerGrant(windowed(sampleRuns()), p) }, false},
+		{"commands per grant unknown", func(p string) error { return CommandsPerGrant([]results.Run{noLatency}, p) }, true},
 		{"latency percentiles", func(p string) error { return LatencyPercentiles(sampleRuns(), p) }, false},
+		{"latency percentiles windows", func(p string) error { return LatencyPercentiles(windowed(sampleRuns()), p) }, false},
 		{"latency percentiles some zero", func(p string) error {
 			return LatencyPercentiles(append(sampleRuns()[:3], results.Run{Strategy: "fast", AcquireLatencyMs: results.Latency{P99: 0.02, Max: 0.5, Samples: 2}}), p)
 		}, false},
@@ -202,11 +226,11 @@ func TestPlots(t *testing.T) {
 		{"timeline empty", func(p string) error { return errOf(Timeline("k", nil, nil, nil, p, nil)) }, true},
 		{"throughput vs clients", func(p string) error {
 			return ThroughputVsClients(map[string][]XY{
-				"token-lua": {{8, 1650}, {1, 900}, {2, 1500}, {4, 1700}},
-				"redlock":   {{1, 300}, {2, 500}, {4, 600}, {8, 580}, {16, math.NaN()}},
+				"token-lua": {{X: 8, Y: 1650}, {X: 1, Y: 900}, {X: 2, Y: 1500}, {X: 4, Y: 1700}},
+				"redlock":   {{X: 1, Y: 300}, {X: 2, Y: 500}, {X: 4, Y: 600}, {X: 8, Y: 580}, {X: 16, Y: math.NaN()}},
 			}, p)
 		}, false},
-		{"throughput vs clients one point", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": {{4, 0}}}, p) }, false},
+		{"throughput vs clients one point", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": {{X: 4, Y: 0}}}, p) }, false},
 		{"throughput vs clients empty", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": nil}, p) }, true},
 	}
 	dir := outDir(t)
@@ -343,11 +367,11 @@ func TestSameColourEveryChart(t *testing.T) {
 	runs := sampleRuns()
 	draws := map[string]func(string) error{
 		"throughput":  func(p string) error { return Throughput(runs, p) },
-		"round-trips": func(p string) error { return RoundTrips(runs, p) },
+		"commands":    func(p string) error { return CommandsPerGrant(runs, p) },
 		"percentiles": func(p string) error { return LatencyPercentiles(runs, p) },
 		"cdf":         func(p string) error { return LatencyCDF(sampleLatencies(), p) },
 		"vs-clients": func(p string) error {
-			return ThroughputVsClients(map[string][]XY{"token-lua": {{1, 900}, {4, 1500}}, "redlock": {{1, 300}, {4, 500}}, "watchdog": {{1, 800}, {4, 1400}}}, p)
+			return ThroughputVsClients(map[string][]XY{"token-lua": {{X: 1, Y: 900}, {X: 4, Y: 1500}}, "redlock": {{X: 1, Y: 300}, {X: 4, Y: 500}}, "watchdog": {{X: 1, Y: 800}, {X: 4, Y: 1400}}}, p)
 		},
 		"timeline": func(p string) error {
 			return errOf(Timeline("k", sampleHolds(), nil, nil, p, &TimelineOptions{Strategy: "token-lua"}))
@@ -371,24 +395,6 @@ func TestSameColourEveryChart(t *testing.T) {
 			if !strings.Contains(strings.ToUpper(string(doc)), hex) {
 				t.Errorf("%s.svg does not draw %s in its colour %s", name, st, hex)
 			}
-		}
-	}
-}
-
-func TestSeedsNote(t *testing.T) {
-	tests := []struct {
-		spreads []results.Spread
-		ranged  bool
-		want    string
-	}{
-		{[]results.Spread{{N: 1}, {N: 1}}, false, "(one seed)"},
-		{[]results.Spread{{N: 3}, {N: 3}}, true, "(median over seeds, bars: min–max)"},
-		{[]results.Spread{{N: 3}, {N: 3}}, false, "(median over 3 seeds)"},
-		{[]results.Spread{{N: 2}, {N: 3}}, false, "(median over 2–3 seeds)"},
-	}
-	for _, tt := range tests {
-		if got := seedsNote(tt.spreads, tt.ranged); got != tt.want {
-			t.Errorf("seedsNote(%v, %v) = %q, want %q", tt.spreads, tt.ranged, got, tt.want)
 		}
 	}
 }
@@ -421,7 +427,11 @@ func TestTitles(t *testing.T) {
 		{"throughput one seed", func(p string) error { return Throughput(seed1, p) },
 			[]string{"Throughput per strategy and scenario (one seed)"}, []string{"min–max"}},
 		{"throughput three seeds", func(p string) error { return Throughput(sampleRuns(), p) },
-			[]string{"Throughput per strategy and scenario (median over seeds, bars: min–max)"}, nil},
+			[]string{"Throughput per strategy and scenario (median over 3 seeds)"}, []string{"min–max"}},
+		{"throughput windows", func(p string) error { return Throughput(windowed(sampleRuns()), p) },
+			[]string{"Throughput per strategy and scenario (median over time windows, whiskers: 95% interval)"}, []string{"min–max"}},
+		{"latency percentiles windows", func(p string) error { return LatencyPercentiles(windowed(seed1), p) },
+			[]string{"Acquire latency percentiles (whiskers: 95% interval)", "p90, p99.9 and max: the median over runs"}, nil},
 		{"latency percentiles", func(p string) error { return LatencyPercentiles(seed1, p) },
 			// largest max is 40+8·20 = 200 ms: the axis ends at 1000, not beyond.
 			[]string{"Acquire latency percentiles (one seed)", ">1000<"}, []string{">10000<"}},
@@ -474,12 +484,12 @@ func TestEveryPlotLabelled(t *testing.T) {
 		units  []string // label texts that must carry a unit in brackets
 		legend []string
 	}{
-		{"throughput", func(p string) error { return Throughput(runs, p) },
-			"Throughput per strategy and scenario (median over seeds, bars: min–max)", "scenario", "throughput (grants/s)",
+		{"throughput", func(p string) error { return Throughput(windowed(runs), p) },
+			"Throughput per strategy and scenario (median over time windows, whiskers: 95% interval)", "scenario", "throughput (grants/s)",
 			[]string{"throughput (grants/s)"}, Strategies},
-		{"round-trips", func(p string) error { return RoundTrips(runs, p) },
-			"Redis commands per grant (median over seeds, bars: min–max)", "scenario", "Redis commands per grant (count, log scale)",
-			[]string{"Redis commands per grant (count, log scale)"}, append(slices.Clone(Strategies), "sent by clients")},
+		{"commands-per-grant", func(p string) error { return CommandsPerGrant(windowed(runs), p) },
+			"Commands per grant (median over time windows, whiskers: 95% interval)", "scenario", "commands per grant (count)",
+			[]string{"commands per grant (count)"}, append(slices.Clone(Strategies), "executed by the servers")},
 		{"latency-percentiles", func(p string) error { return LatencyPercentiles(sampleRuns(), p) },
 			"Acquire latency percentiles (median over 3 seeds)", "percentile", "acquire latency (ms, log scale)",
 			[]string{"acquire latency (ms, log scale)"}, Strategies},
@@ -487,7 +497,7 @@ func TestEveryPlotLabelled(t *testing.T) {
 			"Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)",
 			[]string{"acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)"}, []string{"token-lua", "redlock", "watchdog"}},
 		{"throughput-vs-clients", func(p string) error {
-			return ThroughputVsClients(map[string][]XY{"token-lua": {{1, 900}, {4, 1500}, {16, 1700}, {64, 1650}, {256, 1400}}, "redlock": {{1, 300}, {4, 500}, {16, 600}, {64, 580}, {256, 400}}}, p)
+			return ThroughputVsClients(map[string][]XY{"token-lua": {{X: 1, Y: 900}, {X: 4, Y: 1500}, {X: 16, Y: 1700}, {X: 64, Y: 1650}, {X: 256, Y: 1400}}, "redlock": {{X: 1, Y: 300}, {X: 4, Y: 500}, {X: 16, Y: 600}, {X: 64, Y: 580}, {X: 256, Y: 400}}}, p)
 		}, "Throughput against the number of clients", "clients (number, log scale)", "throughput (grants/s)",
 			[]string{"clients (number, log scale)", "throughput (grants/s)"}, []string{"token-lua", "redlock"}},
 		{"timeline", func(p string) error {
@@ -514,5 +524,74 @@ func TestEveryPlotLabelled(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBarsCannotMislead: the bar charts say what their marks are and
+// what is missing: commands per grant on a linear axis from 0, each
+// scenario's pairs without a bar named with why, a scenario whose server
+// count is unknown named, towering bars cut with their value written; a
+// scenario run with other client counts labelled with them, never side by
+// side unmarked; a bar of 0 labelled.
+func TestBarsCannotMislead(t *testing.T) {
+	run := func(st, sc string, clients int, tput, client, server float64, grants int) results.Run {
+		return results.Run{Strategy: st, Scenario: sc, Seed: 1, Grants: grants, ThroughputPerS: tput,
+			ClientCommandsPerGrant: client, RoundTripsPerGrant: server, Config: results.RunConfig{Clients: clients}}
+	}
+	runs := windowed([]results.Run{
+		run("token-lua", "baseline", 16, 150, 12, 13, 150), run("redlock", "baseline", 16, 90, 110, 170, 90),
+		run("set-nx-px", "baseline", 16, 160, 11, 11, 160), run("watchdog", "baseline", 16, 140, 12, 14, 140),
+		run("token-lua", "node-restart", 16, 80, 12, 0, 80), run("redlock", "node-restart", 2, 40, 20, 0, 40),
+		run("redlock", "clock-jump", 16, 2, 1400, 1500, 2), run("token-lua", "clock-jump", 16, 160, 12, 14, 160),
+		run("redsync", "gc-pause", 16, 0, 0, 0, 0), run("token-lua", "gc-pause", 16, 110, 12, 13, 110),
+		run("naive", "baseline", 16, 150, 12, 12, 150), run("fenced", "baseline", 16, 150, 14, 25, 150),
+		run("reentrant", "baseline", 16, 150, 15, 50, 150), run("fenced", "gc-pause", 16, 100, 14, 26, 100),
+	})
+	failed := run("watchdog", "gc-pause", 16, 0, 0, 0, 0)
+	failed.Error = "port in use"
+	runs = append(runs, failed)
+	dir := outDir(t)
+	texts := func(name string, draw func(string) error) string {
+		t.Helper()
+		prefix := filepath.Join(dir, name)
+		if err := draw(prefix); err != nil {
+			t.Fatal(err)
+		}
+		checkFiles(t, prefix)
+		return strings.Join(svgTexts(t, prefix+".svg"), "\n")
+	}
+	cmds := texts("commands", func(p string) error { return CommandsPerGrant(runs, p) })
+	tput := texts("throughput", func(p string) error { return Throughput(runs, p) })
+	for _, c := range []struct {
+		chart, doc string
+		want       []string
+		notWant    []string
+	}{
+		{"commands per grant", cmds, []string{
+			"commands per grant (count)", "0", // a linear axis from 0
+			"redsync × gc-pause (no grant)",           // no bar, and why
+			"No cross under node-restart",             // server count unknown
+			"1414\n× 1500", "The axis stops at 255", // cut bars say their value; the 90th percentile is 170
+			"2 clients", // node-restart's redlock ran with 2 clients
+		}, []string{"log scale", "\n1000\n"}},
+		{"throughput", tput, []string{
+			"node-restart", "2 clients", "Groups labelled with a client count ran with that many clients; the others with 16 clients.",
+			"Did not complete:", "watchdog × gc-pause",
+			"(median over time windows, whiskers: 95% interval)",
+		}, []string{"min–max"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.doc, w) {
+				t.Errorf("%s: no text %q; texts:\n%s", c.chart, w, c.doc)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(c.doc, w) {
+				t.Errorf("%s: has text %q", c.chart, w)
+			}
+		}
+	}
+	if !strings.Contains(tput, "\n0\n") {
+		t.Errorf("throughput: redsync × gc-pause's bar of 0 is not labelled 0; texts:\n%s", tput)
 	}
 }
