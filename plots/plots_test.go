@@ -569,8 +569,8 @@ func TestBarsCannotMislead(t *testing.T) {
 	}{
 		{"commands per grant", cmds, []string{
 			"commands per grant (count)", "0", // a linear axis from 0
-			"redsync × gc-pause (no grant)",           // no bar, and why
-			"No cross under node-restart",             // server count unknown
+			"redsync × gc-pause (no grant)",         // no bar, and why
+			"No cross under node-restart",           // server count unknown
 			"1414\n× 1500", "The axis stops at 255", // cut bars say their value; the 90th percentile is 170
 			"2 clients", // node-restart's redlock ran with 2 clients
 		}, []string{"log scale", "\n1000\n"}},
