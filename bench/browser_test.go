@@ -11,11 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 )
 
 // chromium returns the path of a headless-capable Chromium, or fails the
@@ -86,22 +89,96 @@ func sampleReportFile() *results.File {
 	return f
 }
 
-// pageCheck is injected into a copy of index.html: once the page has
-// loaded, it reports every image's natural width, every resource the page
-// fetched, where the verdict matrix is, and whether a broken image placed
-// by the check itself is seen as broken (so the check has teeth).
+// ciShapedFile is a results file shaped like the ci profile's: every
+// strategy under every ci scenario that applies to it, with the verdict
+// table's expectations and reasons, observed verdicts that follow them
+// (at-risk pairs alternate), three fault windows per faulted run,
+// checker messages, an unknown-outcome warning here and there and six cost
+// windows per run: the report of a real ci bench in size.
+func ciShapedFile(t *testing.T) *results.File {
+	t.Helper()
+	p, err := LookupProfile("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: BenchCommand(p, 1, 1, "out"),
+		Host: results.Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"}, Redis: "7.0.15"}
+	for _, name := range p.Strategies {
+		st, err := impl.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Strategies = append(f.Strategies, StrategyInfo(st))
+	}
+	jitter := []float64{-0.1, -0.05, 0, 0.02, 0.05, 0.1}
+	i := 0
+	for _, pair := range validate.Matrix() {
+		if !slices.Contains(p.Scenarios, pair.Scenario) || !slices.Contains(p.Strategies, pair.Strategy) {
+			continue
+		}
+		i++
+		e := pair.Expectation
+		v := results.Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
+		switch {
+		case e.Exclusion == validate.Break || e.Exclusion == validate.AtRisk && i%2 == 0:
+			v.Exclusion = "violated"
+			if e.Resource != validate.Hold {
+				v.Resource = "violated"
+			}
+		}
+		r := results.Run{
+			Strategy: pair.Strategy, Scenario: pair.Scenario, Seed: 1, Expected: e.Summary(), ExpectedChecks: e.Checks(),
+			Reason: e.Reason, Verdict: v, AsExpected: true, Grants: 150, ThroughputPerS: 150,
+			Acquires:         map[string]int{"ok": 150, "fail": 1400, "info": 3},
+			AcquireLatencyMs: results.Latency{P50: 2, P90: 200, P99: 400, P999: 700, Max: 900, Samples: 150},
+			Config:           results.RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000, CSMs: "fixed(5ms)", Retry: "exponential:2ms:20ms", Topology: "single"},
+			Checks: map[string]string{"exclusion": "no overlapping holds on 1 key (porcupine: ok)", "resource": "linearizable (porcupine: ok)",
+				"liveness": "every key was acquirable after the run"},
+			History: HistoryName(pair.Strategy, pair.Scenario, 1), Command: "lockbench run --strategy " + pair.Strategy + " --scenario " + pair.Scenario + " --clients 16 --keys 1 --ttl 100ms --duration 1s --seed 1",
+		}
+		if i%9 == 0 {
+			r.Acquires["info"] = 400 // an unknown-outcome warning
+		}
+		if pair.Scenario != "baseline" {
+			for k := range 3 {
+				r.Faults = append(r.Faults, results.Fault{Name: pair.Scenario, StartMs: float64(200 + 250*k), EndMs: float64(400 + 250*k), Note: "holder client 3 on n1"})
+			}
+		}
+		for k, j := range jitter {
+			p50, p99, c := 2*(1+j), 400*(1+j), 12*(1+j)
+			r.Windows = append(r.Windows, results.Window{StartMs: float64(k) * 166, EndMs: float64(k+1) * 166, Grants: 25,
+				GrantsPerS: 150 * (1 + j), AcquireP50Ms: &p50, AcquireP99Ms: &p99, CommandsPerGrant: &c})
+		}
+		f.Runs = append(f.Runs, r)
+	}
+	if len(f.Runs) < 80 {
+		t.Fatalf("the ci-shaped file has %d runs, want the ci profile's 82 or so", len(f.Runs))
+	}
+	return f
+}
+
+// pageCheck is injected into a copy of index.html beside it: once the
+// page has loaded, it asks every image to load now (they are lazy), waits
+// for them, and reports every image's natural width, every resource the
+// page fetched, where the chooser table is against the viewport, and
+// whether a broken image placed by the check itself is seen as broken (so
+// the check has teeth).
 const pageCheck = `<script>
-window.addEventListener('load', () => {
+window.addEventListener('load', async () => {
+  const imgs = [...document.images];
+  imgs.forEach(i => { i.loading = 'eager'; });
+  await Promise.all(imgs.map(i => (i.complete && i.naturalWidth > 0) ? null : new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); })));
   const probe = new Image();
   const report = (probeBroken) => {
-    const m = document.getElementById('matrix');
-    const r = m ? m.getBoundingClientRect() : null;
+    const c = document.getElementById('chooser-table');
+    const r = c ? c.getBoundingClientRect() : null;
     const out = document.createElement('pre');
     out.id = 'lockbench-page-check';
     out.textContent = JSON.stringify({
-      images: [...document.images].filter(i => i !== probe).map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth})),
+      images: imgs.map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth})),
       fetched: performance.getEntriesByType('resource').map(e => e.name),
-      matrixTop: r ? r.top : -1,
+      chooserTop: r ? r.top : -1,
+      viewport: window.innerHeight,
       probeBroken: probeBroken,
     });
     document.body.appendChild(out);
@@ -112,90 +189,117 @@ window.addEventListener('load', () => {
 });
 </script>`
 
-// TestIndexHTMLInChromium renders a real report's index.html in headless
-// Chromium: every image decodes (naturalWidth > 0), the page fetches
-// nothing (all images are data: URIs), the verdict matrix is at the top, and
-// a screenshot shows the matrix's colours in its upper part. The screenshot
-// is kept under $REPORT_SHOT when set, to look at.
+// Size limits of a ci profile's report (issue 12): report.md under 300
+// lines, index.html under 2 MB.
+const (
+	maxReportLines = 300
+	maxHTMLBytes   = 2 << 20
+)
+
+// TestIndexHTMLInChromium renders real reports in headless Chromium: a
+// small bench's with its plots, and one of the size of a ci bench. Every
+// image decodes (naturalWidth > 0) from the plots folder beside the page,
+// the page fetches nothing from outside its folder, the chooser table
+// starts on the first screen (its top above the viewport's height), a
+// screenshot of the first screen shows the chooser's colours, and the ci
+// report stays under the size limits (report.md lines, index.html bytes).
+// The screenshot is kept under $REPORT_SHOT when set, to look at.
 func TestIndexHTMLInChromium(t *testing.T) {
 	bin := chromium(t)
-	dir := t.TempDir()
-	if err := Report(dir, sampleReportFile()); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(filepath.Join(dir, results.ReportHTML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := bytes.Count(page, []byte(`<img src="data:image/png;base64,`)); n < 4 {
-		t.Fatalf("index.html embeds %d images, want 4 (throughput, latency percentiles, throughput vs clients, commands per grant; no history, so no CDF or timeline)", n)
-	}
-	// The page must stand alone: render a copy in an empty folder.
-	alone := t.TempDir()
-	checked := bytes.Replace(page, []byte("</body>"), []byte(pageCheck+"</body>"), 1)
-	if err := os.WriteFile(filepath.Join(alone, "check.html"), checked, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(alone, "index.html"), page, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	profile := t.TempDir()
-	dom := runChromium(t, bin, profile, "--virtual-time-budget=10000", "--dump-dom", "file://"+filepath.Join(alone, "check.html"))
-	m := regexp.MustCompile(`<pre id="lockbench-page-check">([^<]*)</pre>`).FindSubmatch(dom)
-	if m == nil {
-		t.Fatalf("the page check did not run; DOM tail: %s", tail(dom, 500))
-	}
-	var got struct {
-		Images []struct {
-			Alt      string
-			Complete bool
-			Width    int
-		}
-		Fetched     []string
-		MatrixTop   float64
-		ProbeBroken bool
-	}
-	js := strings.NewReplacer("&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(string(m[1]))
-	if err := json.Unmarshal([]byte(js), &got); err != nil {
-		t.Fatalf("page check output %q: %v", js, err)
-	}
-	if !got.ProbeBroken {
-		t.Error("a broken image was not seen as broken: the image check has no teeth")
-	}
-	if len(got.Images) < 4 {
-		t.Errorf("Chromium saw %d images, want at least 4", len(got.Images))
-	}
-	for _, img := range got.Images {
-		if !img.Complete || img.Width <= 0 {
-			t.Errorf("image %q did not load in Chromium (complete %v, naturalWidth %d)", img.Alt, img.Complete, img.Width)
-		}
-	}
-	for _, u := range got.Fetched {
-		if !strings.HasPrefix(u, "data:") {
-			t.Errorf("index.html fetched %s: it must be self-contained", u)
-		}
-	}
-	if got.MatrixTop < 0 || got.MatrixTop > 300 {
-		t.Errorf("verdict matrix heading at %.0f px from the top, want within the first 300 px", got.MatrixTop)
-	}
+	for _, tc := range []struct {
+		name   string
+		f      *results.File
+		images int // at least
+	}{
+		{"small bench with plots", sampleReportFile(), 4}, // throughput, latency percentiles, throughput vs clients, commands per grant; no history, so no CDF or timeline
+		{"ci-sized bench", ciShapedFile(t), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Report(dir, tc.f); err != nil {
+				t.Fatal(err)
+			}
+			page, err := os.ReadFile(filepath.Join(dir, results.ReportHTML))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, results.ReportMarkdown))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(md, []byte("\n")); n >= maxReportLines {
+				t.Errorf("report.md has %d lines, want fewer than %d", n, maxReportLines)
+			}
+			if len(page) >= maxHTMLBytes {
+				t.Errorf("index.html is %d bytes, want less than %d", len(page), maxHTMLBytes)
+			}
+			if n := bytes.Count(page, []byte(`<img src="plots/`)); n < tc.images {
+				t.Fatalf("index.html links %d images from plots/, want %d", n, tc.images)
+			}
+			checked := bytes.Replace(page, []byte("</body>"), []byte(pageCheck+"</body>"), 1)
+			if err := os.WriteFile(filepath.Join(dir, "check.html"), checked, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			profile := t.TempDir()
+			dom := runChromium(t, bin, profile, "--window-size=1280,900", "--virtual-time-budget=10000", "--dump-dom", "file://"+filepath.Join(dir, "check.html"))
+			m := regexp.MustCompile(`<pre id="lockbench-page-check">([^<]*)</pre>`).FindSubmatch(dom)
+			if m == nil {
+				t.Fatalf("the page check did not run; DOM tail: %s", tail(dom, 500))
+			}
+			var got struct {
+				Images []struct {
+					Alt      string
+					Complete bool
+					Width    int
+				}
+				Fetched     []string
+				ChooserTop  float64
+				Viewport    float64
+				ProbeBroken bool
+			}
+			js := strings.NewReplacer("&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(string(m[1]))
+			if err := json.Unmarshal([]byte(js), &got); err != nil {
+				t.Fatalf("page check output %q: %v", js, err)
+			}
+			if !got.ProbeBroken {
+				t.Error("a broken image was not seen as broken: the image check has no teeth")
+			}
+			if len(got.Images) < tc.images {
+				t.Errorf("Chromium saw %d images, want at least %d", len(got.Images), tc.images)
+			}
+			for _, img := range got.Images {
+				if !img.Complete || img.Width <= 0 {
+					t.Errorf("image %q did not load in Chromium (complete %v, naturalWidth %d)", img.Alt, img.Complete, img.Width)
+				}
+			}
+			for _, u := range got.Fetched {
+				if !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "file://"+dir+"/") {
+					t.Errorf("index.html fetched %s: it may load only files of its own folder", u)
+				}
+			}
+			if got.ChooserTop < 0 || got.Viewport <= 0 || got.ChooserTop >= got.Viewport {
+				t.Errorf("chooser table at %.0f px from the top, viewport %.0f px high: want it to start on the first screen", got.ChooserTop, got.Viewport)
+			}
 
-	shot := filepath.Join(t.TempDir(), "index.png")
-	if d := os.Getenv("REPORT_SHOT"); d != "" {
-		shot = d
-	}
-	runChromium(t, bin, profile, "--window-size=1280,900", "--screenshot="+shot, "file://"+filepath.Join(alone, "index.html"))
-	data, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("screenshot does not decode: %v", err)
-	}
-	// The matrix's cells: green (as expected, #e6f4e6) and red (unexpected,
-	// #fbdcdc) must both show in the upper half of the first screen.
-	if !hasColour(img, color.RGBA{0xe6, 0xf4, 0xe6, 0xff}, 450) || !hasColour(img, color.RGBA{0xfb, 0xdc, 0xdc, 0xff}, 450) {
-		t.Errorf("the screenshot's upper 450 px lack the verdict matrix's green and red cells (%s)", shot)
+			shot := filepath.Join(t.TempDir(), "index.png")
+			if d := os.Getenv("REPORT_SHOT"); d != "" {
+				shot = filepath.Join(d, strings.ReplaceAll(tc.name, " ", "-")+".png")
+			}
+			runChromium(t, bin, profile, "--window-size=1280,900", "--screenshot="+shot, "file://"+filepath.Join(dir, results.ReportHTML))
+			data, err := os.ReadFile(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("screenshot does not decode: %v", err)
+			}
+			// The chooser's cells: green (safe, #c9ebc9) and red (broken,
+			// #f6b8b8) must both show on the first screen.
+			if !hasColour(img, color.RGBA{0xc9, 0xeb, 0xc9, 0xff}, 900) || !hasColour(img, color.RGBA{0xf6, 0xb8, 0xb8, 0xff}, 900) {
+				t.Errorf("the screenshot's first screen lacks the chooser's green and red cells (%s)", shot)
+			}
+		})
 	}
 }
 
