@@ -229,8 +229,9 @@ type OutcomeCell struct {
 	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
 	Verdict string `json:"verdict"`
 	// ObservedSafety says in plain words what the checkers observed
-	// (results.ObservedSafety), e.g. "exclusion broken, resource safe",
-	// where Observed only counts a run with any violated check as
+	// (results.ObservedSafety, the chooser table's cell), e.g. "resource
+	// safe: exclusion broken; fencing rejected 3 stale writes, no update
+	// lost", where Observed only counts a run with any violated check as
 	// "violated".
 	ObservedSafety string `json:"observed_safety"`
 }

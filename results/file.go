@@ -130,7 +130,8 @@ func Load(path string) (*File, error) {
 // written there would overwrite although lockbench did not write it: a
 // results.json that is not lockbench's (not a JSON object with a
 // schema_version, or one whose tool is not lockbench), or a report.md,
-// index.html or bench.txt with no lockbench results.json beside them. It returns ""
+// details.md, index.html or bench.txt with no lockbench results.json
+// beside them. It returns ""
 // when there is none (dir missing or empty, or a lockbench results folder).
 func NotWrittenByLockbench(dir string) string {
 	res := filepath.Join(dir, FileName)
@@ -140,7 +141,7 @@ func NotWrittenByLockbench(dir string) string {
 		}
 		return ""
 	}
-	for _, name := range []string{ReportMarkdown, ReportHTML, BenchText} {
+	for _, name := range []string{ReportMarkdown, DetailsMarkdown, ReportHTML, BenchText} {
 		p := filepath.Join(dir, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p
@@ -171,8 +172,8 @@ func writtenByLockbench(path string) bool {
 // new run written there leaves no file of the old one beside its own: the
 // histories, adapter logs and porcupine visualisations that dir/results.json
 // lists (paths inside dir only), the plots (PNG and SVG in dir/plots),
-// report.md, index.html, bench.txt and results.json itself; folders left
-// empty are removed too.
+// report.md, details.md, index.html, bench.txt and results.json itself;
+// folders left empty are removed too.
 // Other files are left alone. It returns the File it found (nil, nil when
 // dir holds no results.json, or one that Load refuses, which the new run
 // overwrites anyway). A file that cannot be removed is an error naming it.
@@ -198,7 +199,7 @@ func RemoveEarlier(dir string) (*File, error) {
 		m, _ := filepath.Glob(filepath.Join(dir, PlotsFolder, pat))
 		paths = append(paths, m...)
 	}
-	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, BenchText), filepath.Join(dir, FileName))
+	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, DetailsMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, BenchText), filepath.Join(dir, FileName))
 	folders := map[string]bool{filepath.Join(dir, PlotsFolder): true}
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
