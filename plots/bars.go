@@ -61,6 +61,15 @@ type barGroup struct {
 	label string
 }
 
+// cutBar is a bar (or cross) taller than the axis: where it is drawn,
+// whose it is and its value.
+type cutBar struct {
+	x             float64
+	strategy, grp string
+	value         float64
+	server        float64 // the servers' count cut with it (a cross), 0 if none
+}
+
 // barKey is a strategy's bar in group i.
 type barKey struct {
 	strategy string
@@ -70,9 +79,11 @@ type barKey struct {
 // barChart is one figure per (strategy, group): the bars of Throughput
 // and CommandsPerGrant.
 type barChart struct {
-	// labels are the values draw writes above bars cut at the top of the
-	// axis (and "0" above bars of 0), for the caller to add to the plot.
+	// labels are the "0" draw writes above bars of 0, for the caller to
+	// add to the plot.
 	labels plotter.XYLabels
+	// cut are the bars draw cut at the top of the axis, in drawing order.
+	cut []cutBar
 
 	groups     []barGroup
 	strategies []string // Strategies' order, then others in the order they first appear
@@ -323,8 +334,9 @@ func Throughput(runs []results.Run, prefix string) error {
 // scripts counted too), the median over the pair's runs, where known.
 // When a few bars tower over the rest (the largest above three times the
 // 90th percentile), the axis stops at 1.5 times that percentile and each
-// taller bar or cross is drawn to the top with its value written above it,
-// so the others stay readable on a linear scale. Under the chart, notes
+// taller bar or cross is drawn to the top, marked with a triangle, its
+// value given under the chart, so the others stay readable on a linear
+// scale. Under the chart, notes
 // name the pairs without a bar (no grant, or not measured) and the
 // scenarios whose server count is unknown (a node restarted or was
 // promoted during the run). It returns an error wrapping ErrNoData when no
@@ -353,13 +365,6 @@ func CommandsPerGrant(runs []results.Run, prefix string) error {
 		return err
 	}
 	var pts plotter.XYs
-	var clipped plotter.XYLabels
-	barLabel := map[float64]int{} // a clipped bar's label, by X
-	for i, pt := range c.labels.XYs {
-		if pt.Y == top {
-			barLabel[pt.X] = i
-		}
-	}
 	unknown := map[string]bool{}
 	for k := range c.bars {
 		unknown[c.groups[k.group].scenario] = true
@@ -375,11 +380,10 @@ func CommandsPerGrant(runs []results.Run, prefix string) error {
 		y := b.median
 		if y > top {
 			y = top
-			if j, ok := barLabel[x]; ok { // one label for both, the cross's second
-				c.labels.Labels[j] += "\n× " + formatValue(b.median)
+			if j := slices.IndexFunc(c.cut, func(cb cutBar) bool { return cb.x == x }); j >= 0 {
+				c.cut[j].server = b.median
 			} else {
-				clipped.XYs = append(clipped.XYs, plotter.XY{X: x, Y: top})
-				clipped.Labels = append(clipped.Labels, "× "+formatValue(b.median))
+				c.cut = append(c.cut, cutBar{x: x, strategy: k.strategy, grp: c.groups[i].label, server: b.median})
 			}
 		}
 		pts = append(pts, plotter.XY{X: x, Y: y})
@@ -396,9 +400,22 @@ func CommandsPerGrant(runs []results.Run, prefix string) error {
 		p.Add(sc)
 		p.Legend.Add("executed by the servers", sc)
 	}
-	clipped.XYs = append(clipped.XYs, c.labels.XYs...)
-	clipped.Labels = append(clipped.Labels, c.labels.Labels...)
-	if err := addValueLabels(p, clipped); err != nil {
+	if len(c.cut) > 0 {
+		var tops plotter.XYs
+		for _, cb := range c.cut {
+			tops = append(tops, plotter.XY{X: cb.x, Y: top})
+		}
+		sc, err := plotter.NewScatter(tops)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		sc.Shape = draw.PyramidGlyph{}
+		sc.Color = color.Black
+		sc.Radius = vg.Points(3)
+		p.Add(sc)
+		p.Legend.Add("cut at the top (value below)", sc)
+	}
+	if err := addValueLabels(p, c.labels); err != nil {
 		return err
 	}
 	notes := c.notes()
@@ -415,8 +432,21 @@ func CommandsPerGrant(runs []results.Run, prefix string) error {
 		}
 		notes = append([]string{what}, notes...)
 	}
-	if !math.IsInf(top, 1) {
-		notes = append(notes, fmt.Sprintf("The axis stops at %s: taller bars and crosses are drawn to the top with their value above them.", formatValue(top)))
+	if len(c.cut) > 0 {
+		var vals []string
+		for _, cb := range c.cut {
+			v := strings.ReplaceAll(cb.strategy+" × "+cb.grp, "\n", " ")
+			switch {
+			case cb.value > 0 && cb.server > 0:
+				v += fmt.Sprintf(" %s (servers %s)", formatValue(cb.value), formatValue(cb.server))
+			case cb.value > 0:
+				v += " " + formatValue(cb.value)
+			default:
+				v += " servers " + formatValue(cb.server)
+			}
+			vals = append(vals, v)
+		}
+		notes = append(notes, fmt.Sprintf("The axis stops at %s; a triangle marks each bar or cross cut there: %s.", formatValue(top), strings.Join(vals, ", ")))
 	}
 	return saveWithNotes(p, prefix, c.width(), Height, notes)
 }
@@ -451,7 +481,7 @@ func formatValue(v float64) string {
 
 // draw adds c's bars to p: group i at X = i, each strategy in its slot of
 // the group, with a whisker over its interval; bars and whiskers above top
-// are cut there and get their value written above them, bars of 0 a "0".
+// are cut there and listed in c.cut, bars of 0 get a "0" in c.labels.
 // It names the groups on the X axis, adds each strategy to the legend and
 // returns each bar's X position.
 func (c *barChart) draw(p *plot.Plot, top float64) (map[barKey]float64, error) {
@@ -485,8 +515,7 @@ func (c *barChart) draw(p *plot.Plot, top float64) (map[barKey]float64, error) {
 			}
 			switch {
 			case b.median > top:
-				labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top})
-				labels.Labels = append(labels.Labels, formatValue(b.median))
+				c.cut = append(c.cut, cutBar{x: x, strategy: st, grp: c.groups[i].label, value: b.median})
 			case b.median == 0:
 				labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: 0})
 				labels.Labels = append(labels.Labels, "0")
@@ -514,9 +543,6 @@ func (c *barChart) draw(p *plot.Plot, top float64) (map[barKey]float64, error) {
 		p.Y.Max = top
 	}
 	p.Y.Max *= 1.08 // headroom above the tallest bar or whisker
-	if len(labels.XYs) > 0 && !math.IsInf(top, 1) {
-		p.Y.Max = top * 1.15 // and for two lines of value labels
-	}
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}

@@ -190,7 +190,7 @@ func TestRecommendations(t *testing.T) {
 		"need exclusion across a primary failover (failover-lost-write): a quorum lock (redlock, redsync)",
 		"need exclusion when the holder pauses (GC, VM stall) past the TTL (gc-pause): no strategy keeps exclusion; only fencing protects the resource: fenced",
 		"need exclusion when one quorum node's clock jumps (redlock-clock-jump): no strategy tested satisfies it",
-		"need exclusion under new-fault (new-fault): redsync; fencing also protects the resource: fenced; at risk (depends on timing): token-lua; inconclusive: redlock",
+		"need exclusion under new-fault (new-fault): a quorum lock (redsync); fencing also protects the resource: fenced; at risk (depends on timing): token-lua; inconclusive: redlock",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d recommendations, want %d (a scenario nobody ran has none): %+v", len(got), len(want), got)
@@ -199,6 +199,11 @@ func TestRecommendations(t *testing.T) {
 		if line := r.Need + " (" + r.Scenario + "): " + r.Text; line != want[i] {
 			t.Errorf("recommendation %d:\n got %s\nwant %s", i, line, want[i])
 		}
+	}
+	// An inconclusive strategy with the claim does not keep it from being named.
+	rows[1].Cells[1] = cell(cellInconclusive)
+	if r := recommend(rows, []string{"baseline", "failover-lost-write"}, infos)[1]; r.Text != "a quorum lock (redsync); inconclusive: redlock" {
+		t.Errorf("redlock inconclusive under failover: %q, want a quorum lock (redsync); inconclusive: redlock", r.Text)
 	}
 	// A claim is named only when no strategy that failed the need has it.
 	rows[1].Cells[1] = cell(cellBroken)

@@ -98,7 +98,13 @@ func recommendText(by map[string][]string, ran []string, claims map[string][]str
 		s = fmt.Sprintf("any strategy tested (%d of %d)", len(keep), len(ran))
 	case len(keep) > 0:
 		s = strings.Join(keep, ", ")
-		if noun := sharedClaim(keep, ran, claims); noun != "" {
+		var decided []string // strategies whose cell says something: not inconclusive, unchecked or failed
+		for _, st := range ran {
+			if !slices.Contains(by[cellInconclusive], st) && !slices.Contains(by[cellUnchecked], st) && !slices.Contains(by[cellFailed], st) {
+				decided = append(decided, st)
+			}
+		}
+		if noun := sharedClaim(keep, decided, claims); noun != "" {
 			s = noun + " (" + s + ")"
 		}
 	case len(fenced) > 0:
@@ -121,9 +127,10 @@ func recommendText(by map[string][]string, ran []string, claims map[string][]str
 }
 
 // sharedClaim returns the noun of the first claim (claimNouns' order)
-// that exactly the strategies of keep have among those that ran, "" when
-// none does: a claim is named only when no strategy that failed the need
-// has it too.
+// that exactly the strategies of keep have among those whose cell decided
+// something (ran: safe, resource safe, broken or at risk), "" when none
+// does: a claim is named only when no strategy that failed the need, or
+// is at risk, has it too.
 func sharedClaim(keep, ran []string, claims map[string][]string) string {
 	for _, cn := range claimNouns {
 		match := true
