@@ -602,7 +602,8 @@ func percentileOf(l results.Latency, i int) float64 {
 // report's tables give them; p90, p99.9 and the maximum, which have no
 // windows, are the medians of the runs' whole-run figures, and so are p50
 // and p99 for runs without windows; a note under the chart says so. Runs
-// with an Error or without latency samples are left out; a figure of 0 ms
+// with an Error or without latency samples are left out, and strategies
+// with no granted acquire are named under the chart; a figure of 0 ms
 // (a p99.9 absent from an older results file, or a latency below the
 // clock's resolution) is left out of its line. It returns an error
 // wrapping ErrNoData when no run has a positive latency figure, else
@@ -613,7 +614,11 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 	perStrategy := map[string][len(percentileNames)][]float64{}
 	byStrategy := map[string][]results.Run{}
 	var names []string
+	var none []string // strategies that completed runs without a grant
 	for _, r := range runs {
+		if r.Error == "" && r.AcquireLatencyMs.Samples == 0 && !slices.Contains(none, r.Strategy) {
+			none = append(none, r.Strategy)
+		}
 		if r.Error != "" || r.AcquireLatencyMs.Samples == 0 {
 			continue
 		}
@@ -695,6 +700,10 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 		title += " (one seed)"
 	default:
 		title += fmt.Sprintf(" (median over %d seeds)", seeds)
+	}
+	none = slices.DeleteFunc(none, func(st string) bool { return len(byStrategy[st]) > 0 })
+	if len(none) > 0 {
+		notes = append(notes, "No line for "+strings.Join(none, ", ")+": no acquire was granted.")
 	}
 	p := newPlot(title, "percentile", "acquire latency (ms, log scale)")
 	axis := newLogAxis(lo, hi)

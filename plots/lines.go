@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 
@@ -23,8 +24,10 @@ const maxCDFPoints = 2000
 // cannot place them). Each line has its strategy's colour and dash pattern
 // (StrategyColor), and is drawn from at most 2000 evenly spaced
 // order statistics (the largest sample always included); the legend is right
-// of the plot, so it covers no line. It returns an error wrapping ErrNoData
-// when no series has a positive sample, else errors from writing the files.
+// of the plot, so it covers no line; a strategy of series without a
+// positive sample (no grant) is named under the chart. It returns an
+// error wrapping ErrNoData when no series has a positive sample, else
+// errors from writing the files.
 func LatencyCDF(series map[string][]float64, prefix string) error {
 	p := newPlot("Acquire latency CDF", "acquire latency (ms, log scale)", "share of acquires ≤ latency (0–1)")
 	lo, hi := math.Inf(1), 0.0
@@ -47,6 +50,10 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 	}
 	if len(names) == 0 {
 		return fmt.Errorf("%w: latency CDF: no positive latency sample", ErrNoData)
+	}
+	var notes []string
+	if none := slices.DeleteFunc(styleOrder(sortedKeys(series)), func(n string) bool { return slices.Contains(names, n) }); len(none) > 0 {
+		notes = append(notes, "No line for "+strings.Join(none, ", ")+": no acquire latency (no grant).")
 	}
 	axis := newLogAxis(lo, hi)
 	for _, name := range names {
@@ -73,7 +80,7 @@ func LatencyCDF(series map[string][]float64, prefix string) error {
 	p.Add(plotter.NewGrid())
 	p.Y.Min, p.Y.Max = 0, 1
 	axis.apply(&p.X)
-	return saveLegendRight(p, prefix)
+	return saveWithNotes(p, prefix, Width, Height, notes)
 }
 
 // XY is one point of ThroughputVsClients: X clients, Y grants per

@@ -593,6 +593,16 @@ func TestBarsCannotMislead(t *testing.T) {
 			}
 		}
 	}
+	withNoGrant := append(windowed(sampleRuns()[:3]), results.Run{Strategy: "redsync", Scenario: "baseline"})
+	pct := texts("percentiles", func(p string) error { return LatencyPercentiles(withNoGrant, p) })
+	cdf := texts("cdf", func(p string) error {
+		return LatencyCDF(map[string][]float64{"token-lua": {1, 2, 3}, "redsync": nil}, p)
+	})
+	for name, doc := range map[string]string{"percentiles": pct, "cdf": cdf} {
+		if !strings.Contains(doc, "No line for redsync:") {
+			t.Errorf("%s: redsync, which was granted nothing, is not named; texts:\n%s", name, doc)
+		}
+	}
 	if !strings.Contains(tput, "\n0\n") {
 		t.Errorf("throughput: redsync × gc-pause's bar of 0 is not labelled 0; texts:\n%s", tput)
 	}
