@@ -569,8 +569,8 @@ func TestBarsCannotMislead(t *testing.T) {
 	}{
 		{"commands per grant", cmds, []string{
 			"commands per grant (count)", "0", // a linear axis from 0
-			"redsync × gc-pause (no grant)",         // no bar, and why
-			"No cross under node-restart",           // server count unknown
+			"redsync × gc-pause (no grant)", // no bar, and why
+			"No cross under node-restart",   // server count unknown
 			// cut bars have their value under the chart; the 90th percentile is 170
 			"The axis stops at 255; a triangle marks each bar or cross cut there: redlock × clock-jump 1414 (servers 1500).",
 			"cut at the top (value below)",
