@@ -81,6 +81,11 @@ type Result struct {
 	// (clients, hold ids, times in ms since run start), one per witness
 	// (the String of each), the last saying how many were left out.
 	Details []string
+	// TimedOut is true when Status is Inconclusive because porcupine ran
+	// out of time (Options.Timeout): more time, not another run, would
+	// decide it. Other inconclusive results are a disagreement between
+	// the checker's own two methods (a bug) or a header it cannot read.
+	TimedOut bool
 	// Witnesses are the violations found, as data: only this check's list
 	// and its Total are set, and only when Status is Violated (at most
 	// MaxWitnesses kept; Total counts all, and equals Violations).

@@ -292,6 +292,9 @@ func TestPorcupineTimeoutIsInconclusive(t *testing.T) {
 			if !strings.Contains(res.Message, "timed out") {
 				t.Errorf("%s: message %q does not say it timed out", name, res.Message)
 			}
+			if !res.TimedOut {
+				t.Errorf("%s: TimedOut false on a porcupine timeout", name)
+			}
 		}
 	}
 	// The same history passes with the default timeout.

@@ -55,6 +55,27 @@ type Evidence struct {
 	FaultsMissed int `json:"faults_missed"`
 	// Probes is the number of post-run liveness probes.
 	Probes int `json:"probes"`
+	// AcquireTimeouts is the number of outermost acquires with an unknown
+	// outcome (info) whose error is a timeout (see isTimeout): the whole
+	// call ran out of time. The other info acquires failed otherwise
+	// (e.g. a refused connection).
+	AcquireTimeouts int `json:"acquire_timeouts"`
+	// NodeAcquires counts a quorum strategy's per-node acquire calls (Node
+	// set, clients only) by result; NodeTimeouts those with an unknown
+	// outcome whose error is a timeout. Both are 0 for strategies that
+	// record no per-node calls (single-node locks, and libraries that hide
+	// them, such as redsync).
+	NodeAcquires OutcomeCounts `json:"node_acquires"`
+	NodeTimeouts int           `json:"node_timeouts"`
+	// Nodes is the number of distinct nodes named by per-node calls (0:
+	// none recorded); a quorum is Nodes/2+1.
+	Nodes int `json:"nodes"`
+	// SplitVotes is the number of outermost acquires that did not grant
+	// (fail or info) although at least one but fewer than a quorum of the
+	// per-node acquires made within the call (same client and key, invoked
+	// between the call's invoke and complete) succeeded: the nodes voted
+	// for different clients. 0 without per-node calls.
+	SplitVotes int `json:"split_votes"`
 }
 
 // OutcomeCounts counts operations by result.
@@ -151,6 +172,7 @@ func EvidenceOf(ops []history.Operation) Evidence {
 	for _, k := range keys {
 		e.ChancesToOverlap += chances(hs, byKey[k], attempts[k])
 	}
+	refusals(&e, ops)
 	return e
 }
 
@@ -201,13 +223,25 @@ func chances(hs []Hold, idx []int, as []attempt) int {
 // String is the evidence in one line, e.g. "265 holds by 16 clients on 1
 // key, 265 with a chance to overlap; acquires 265 ok, 2651 fail, 20
 // unknown (0.7%); 265 reads, 265 writes (0 rejected, 0 unknown); 1 fault
-// (0 landed, 0 missed, 1 cannot tell)".
+// (0 landed, 0 missed, 1 cannot tell)", followed, when there are any, by
+// the acquires that timed out ("; 20 acquires timed out") and the per-node
+// calls ("; per-node acquires on 5 nodes: 12 ok, 3 fail, 940 unknown (931
+// timed out), 2 split votes").
 func (e Evidence) String() string {
-	return fmt.Sprintf("%s by %s on %s, %d with a chance to overlap; acquires %d ok, %d fail, %d unknown (%.1f%%); %d reads, %d writes (%d rejected, %d unknown); %s (%d landed, %d missed, %d cannot tell)",
+	s := fmt.Sprintf("%s by %s on %s, %d with a chance to overlap; acquires %d ok, %d fail, %d unknown (%.1f%%); %d reads, %d writes (%d rejected, %d unknown); %s (%d landed, %d missed, %d cannot tell)",
 		count(e.Holds, "hold"), count(e.Clients, "client"), count(e.Keys, "key"), e.ChancesToOverlap,
 		e.Acquires.OK, e.Acquires.Fail, e.Acquires.Info, 100*e.UnknownShare(),
 		e.ResourceReads, e.ResourceWrites, e.ResourceRejected, e.ResourceUnknown,
 		count(e.Faults, "fault"), e.FaultsLanded, e.FaultsMissed, e.FaultsUnknown())
+	if e.AcquireTimeouts > 0 {
+		s += fmt.Sprintf("; %s timed out", count(e.AcquireTimeouts, "acquire"))
+	}
+	if e.Nodes > 0 {
+		n := e.NodeAcquires
+		s += fmt.Sprintf("; per-node acquires on %s: %d ok, %d fail, %d unknown (%d timed out), %s",
+			count(e.Nodes, "node"), n.OK, n.Fail, n.Info, e.NodeTimeouts, count(e.SplitVotes, "split vote"))
+	}
+	return s
 }
 
 // count writes n and noun, with an s unless n is 1: "1 key", "3 keys".

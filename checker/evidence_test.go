@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestEvidenceOfRecordedHistories(t *testing.T) {
 		// c0's acquire with unknown outcome spans c1's hold.
 		{"info-acquire.jsonl", Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1,
 			Acquires: OutcomeCounts{OK: 1, Fail: 1, Info: 1}, Releases: OutcomeCounts{OK: 1},
-			ResourceReads: 1, ResourceWrites: 1}, 1.0 / 3},
+			ResourceReads: 1, ResourceWrites: 1, AcquireTimeouts: 1}, 1.0 / 3},
 		// c1's acquire met c0's paused hold; c0's own acquire came before c1's hold.
 		{"overlap.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2, ChancesToOverlap: 1,
 			Acquires: OutcomeCounts{OK: 2}, Releases: OutcomeCounts{OK: 2},
@@ -42,10 +43,12 @@ func TestEvidenceOfRecordedHistories(t *testing.T) {
 		// evidence for nothing.
 		{"redsync-gc-pause-ttl50ms-one-grant.jsonl", Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1,
 			Acquires: OutcomeCounts{OK: 1, Fail: 4, Info: 714}, Releases: OutcomeCounts{Info: 1},
-			ResourceReads: 1, ResourceWrites: 1, Faults: 1, Probes: 1}, 714.0 / 719},
+			ResourceReads: 1, ResourceWrites: 1, Faults: 1, Probes: 1, AcquireTimeouts: 714}, 714.0 / 719},
 		// Issue 12: redlock with 256 clients on 16 keys (zipf): no grant,
-		// every attempt timed out (info).
-		{"redlock-256-clients-no-grant.jsonl", Evidence{Acquires: OutcomeCounts{Info: 188}, Probes: 16}, 1},
+		// every attempt timed out (info), and so did every per-node call
+		// the recording kept.
+		{"redlock-256-clients-no-grant.jsonl", Evidence{Acquires: OutcomeCounts{Info: 188}, Probes: 16, AcquireTimeouts: 188,
+			NodeAcquires: OutcomeCounts{Info: 940}, NodeTimeouts: 940, Nodes: 5}, 1},
 		// Nested acquires and releases are not counted; nobody tried while held.
 		{"reentrancy-count-wrong.jsonl", Evidence{Holds: 2, Keys: 1, Clients: 2,
 			Acquires: OutcomeCounts{OK: 2}, Releases: OutcomeCounts{OK: 2}}, 0},
@@ -131,9 +134,60 @@ func TestChancesToOverlapBruteForce(t *testing.T) {
 	}
 }
 
+// TestSplitVotes checks the per-call grouping of per-node acquires: a call
+// that did not grant counts as a split vote when at least one and fewer
+// than a quorum (Nodes/2+1) of its per-node acquires succeeded.
+func TestSplitVotes(t *testing.T) {
+	whole := func(client int, inv, comp int64, res history.Result) history.Operation {
+		return history.Operation{Client: client, Stream: client, Kind: history.Acquire, Key: "k0", Depth: 1, Invoke: inv, Complete: comp, Result: res}
+	}
+	node := func(client int, n string, inv int64, res history.Result) history.Operation {
+		return history.Operation{Client: client, Stream: -1, Kind: history.Acquire, Key: "k0", Node: n, Invoke: inv, Complete: inv + 1, Result: res}
+	}
+	votes := func(client int, inv int64, oks int) []history.Operation {
+		var ops []history.Operation
+		for i := range 5 {
+			res := history.Fail
+			if i < oks {
+				res = history.OK
+			}
+			ops = append(ops, node(client, fmt.Sprintf("n%d", i+1), inv+1, res))
+		}
+		return ops
+	}
+	tests := []struct {
+		name string
+		ops  []history.Operation
+		want int
+	}{
+		{"two of five, refused", append([]history.Operation{whole(0, 10, 20, history.Fail)}, votes(0, 10, 2)...), 1},
+		{"two of five, unknown", append([]history.Operation{whole(0, 10, 20, history.Info)}, votes(0, 10, 2)...), 1},
+		{"none of five: contention, not a split", append([]history.Operation{whole(0, 10, 20, history.Fail)}, votes(0, 10, 0)...), 0},
+		{"three of five: granted", append([]history.Operation{whole(0, 10, 20, history.OK)}, votes(0, 10, 3)...), 0},
+		{"votes of another call", append([]history.Operation{whole(0, 10, 20, history.Fail), whole(0, 30, 40, history.OK)}, votes(0, 30, 3)...), 0},
+		{"votes of another client", append([]history.Operation{whole(0, 10, 20, history.Fail)}, votes(1, 10, 2)...), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := EvidenceOf(tt.ops)
+			if e.SplitVotes != tt.want {
+				t.Errorf("SplitVotes = %d, want %d", e.SplitVotes, tt.want)
+			}
+			if e.Nodes != 5 {
+				t.Errorf("Nodes = %d, want 5", e.Nodes)
+			}
+		})
+	}
+}
+
 func TestEvidenceString(t *testing.T) {
 	e := Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1, Acquires: OutcomeCounts{OK: 1, Info: 3}, Faults: 2, FaultsLanded: 1}
 	want := "1 hold by 1 client on 1 key, 1 with a chance to overlap; acquires 1 ok, 0 fail, 3 unknown (75.0%); 0 reads, 0 writes (0 rejected, 0 unknown); 2 faults (1 landed, 0 missed, 1 cannot tell)"
+	if got := e.String(); got != want {
+		t.Errorf("String() = %q\nwant %q", got, want)
+	}
+	e.AcquireTimeouts, e.Nodes, e.NodeAcquires, e.NodeTimeouts, e.SplitVotes = 3, 5, OutcomeCounts{OK: 4, Fail: 1, Info: 10}, 9, 1
+	want += "; 3 acquires timed out; per-node acquires on 5 nodes: 4 ok, 1 fail, 10 unknown (9 timed out), 1 split vote"
 	if got := e.String(); got != want {
 		t.Errorf("String() = %q\nwant %q", got, want)
 	}

@@ -247,7 +247,7 @@ func exclusion(h history.Header, ops []history.Operation, o Options) (Result, st
 		r.Status = Violated
 		r.Message = fmt.Sprintf("%s on %d of %d keys (porcupine: illegal)", pairs(n), len(badKeys), nKeys)
 	case porc == porcupine.Unknown && n == 0:
-		r.Status = Inconclusive
+		r.Status, r.TimedOut = Inconclusive, true
 		r.Message = fmt.Sprintf("porcupine timed out after %s on %d holds; the sweep-line found no overlap", o.timeout(), len(hs))
 	case porc == porcupine.Unknown:
 		r.Status = Violated

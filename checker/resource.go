@@ -534,7 +534,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 		r.Message = counts + ": linearizable, no lost update"
 		return r, ""
 	case porcupine.Unknown:
-		r.Status = Inconclusive
+		r.Status, r.TimedOut = Inconclusive, true
 		r.Message = fmt.Sprintf("porcupine timed out after %s on %s; completion-order replay finds %d lost update(s)", o.timeout(), counts, len(replayLostUpdates(ops)))
 		return r, ""
 	}
