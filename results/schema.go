@@ -136,13 +136,43 @@ type Run struct {
 	ExpectedChecks map[string]string `json:"expected_checks"`
 	// Reason explains the expectation in one line.
 	Reason string `json:"reason"`
-	// Verdict is the observed status per check: "ok", "violated" or "inconclusive".
+	// Verdict is the observed status per check: "ok", "violated",
+	// "inconclusive" or "skipped".
 	Verdict Verdict `json:"verdict"`
-	// AsExpected is false when an observed verdict contradicts the expectation
-	// (a must-hold check violated or inconclusive, a must-break check not violated).
+	// AsExpected is true when every check the verdict table gates showed
+	// its expected verdict on enough evidence: nothing contradicted the
+	// expectation (Unexpected is empty) and no gated check is inconclusive
+	// (Inconclusive is empty). See Outcome.
 	AsExpected bool `json:"as_expected"`
-	// Unexpected lists, one line each, what contradicted the expectation.
+	// Unexpected lists, one line each, what contradicted the expectation (a
+	// must-hold check violated, a must-break canary not found on enough
+	// evidence, ...).
 	Unexpected []string `json:"unexpected,omitempty"`
+	// Inconclusive lists, one line each, the gated checks (expected to
+	// hold or to break) that are inconclusive, with the evidence they
+	// lacked and the flag that supplies it, e.g. "exclusion must hold:
+	// inconclusive: 2 holds, 0 chances to overlap (need ≥ 10): run longer
+	// (--duration) or with more clients (--clients)". Never a contradiction.
+	Inconclusive []string `json:"inconclusive,omitempty"`
+	// Missing names, per check ("exclusion", "resource", "fencing",
+	// "availability"), the evidence the check lacked, whatever its
+	// expectation: a check listed here found no violation and its verdict
+	// is "inconclusive" (validate's evidence rules, or a porcupine
+	// timeout). A violation is never listed: a witness is evidence.
+	Missing map[string]MissingEvidence `json:"missing_evidence,omitempty"`
+	// LivenessFinding says, when the strategy granted (almost) nothing,
+	// how little and why, from the history's evidence counts (timeouts of
+	// whole calls and of per-node calls, split votes, contention), e.g.
+	// "granted 0 times to 256 clients in 188 acquires: 188 acquires timed
+	// out (100%); per-node: 940 of 940 timed out"; "" otherwise. It is
+	// reported, not gated.
+	LivenessFinding string `json:"liveness_finding,omitempty"`
+	// Earlier are the attempts of this (strategy, scenario, seed) cell
+	// that a bench ran before this one and found inconclusive, oldest
+	// first: a bench reruns an inconclusive cell with the next seed and a
+	// longer duration (bench.MaxReruns times at most), keeps every attempt
+	// here with its history, and reports this, the last one.
+	Earlier []Run `json:"earlier_attempts,omitempty"`
 	// Violations is the number of exclusion violations (overlapping holds)
 	// plus resource violations (lost updates).
 	Violations int `json:"violations"`
@@ -249,6 +279,56 @@ func (r Run) Busy() bool { return r.Noise != nil && r.Noise.Busy }
 // NotComparable reports whether the run's cost figures are outside the
 // strategy's working envelope (Envelope.Comparable false).
 func (r Run) NotComparable() bool { return r.Envelope != nil && !r.Envelope.Comparable }
+
+// MissingEvidence is what one check lacked to call the absence of a
+// violation a pass.
+type MissingEvidence struct {
+	// What names the evidence with its count and the documented minimum,
+	// e.g. "2 holds, 0 chances to overlap (need ≥ 10)", "no fault landed
+	// (3 injected, 3 missed)", "714 of 719 acquires unknown (99%; at most
+	// 50%)".
+	What string `json:"what"`
+	// Fix names what would supply it, with the flag, e.g. "run longer
+	// (--duration) or with more clients (--clients)"; "" when no flag
+	// can.
+	Fix string `json:"fix,omitempty"`
+}
+
+// String is "What: Fix", or What alone when there is no fix.
+func (m MissingEvidence) String() string {
+	if m.Fix == "" {
+		return m.What
+	}
+	return m.What + ": " + m.Fix
+}
+
+// Outcomes of a run against its expectation (Run.Outcome).
+const (
+	// OutcomeAsExpected: every gated check showed its expected verdict.
+	OutcomeAsExpected = "as-expected"
+	// OutcomeUnexpected: something contradicted the expectation.
+	OutcomeUnexpected = "unexpected"
+	// OutcomeInconclusive: nothing contradicted the expectation, but a
+	// gated check lacked the evidence to confirm it.
+	OutcomeInconclusive = "inconclusive"
+)
+
+// Outcome is the run against its expectation: "unexpected" when
+// something contradicted it (Unexpected, or AsExpected false with no
+// line saying why), else "inconclusive" when a gated check lacked
+// evidence (Inconclusive), else "as-expected". Unexpected wins over
+// inconclusive, as lockbench's exit codes do (1 over 4).
+func (r Run) Outcome() string {
+	switch {
+	case len(r.Unexpected) > 0:
+		return OutcomeUnexpected
+	case len(r.Inconclusive) > 0:
+		return OutcomeInconclusive
+	case !r.AsExpected:
+		return OutcomeUnexpected
+	}
+	return OutcomeAsExpected
+}
 
 // Verdict is the observed status per check.
 type Verdict struct {
@@ -370,7 +450,8 @@ func (r Run) UnknownVerdicts() []string {
 
 // Contradictions lists, one line each, the checks whose stored verdict
 // contradicts the stored per-check expectation (ExpectedChecks): a "hold"
-// check "violated" or "inconclusive", a "break" check not "violated".
+// check "violated", a "break" check neither "violated" nor "inconclusive"
+// (an inconclusive check lacked evidence: it contradicts nothing).
 // lockbench sets AsExpected from the same rule (and a few more: fencing,
 // reentrancy, availability during faults), so a run marked AsExpected with
 // contradictions here comes from an edited file or another tool; report
@@ -381,9 +462,9 @@ func (r Run) Contradictions() []string {
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
 	} {
 		switch want := r.ExpectedChecks[c.name]; {
-		case want == "hold" && (c.got == "violated" || c.got == "inconclusive"):
+		case want == "hold" && c.got == "violated":
 			out = append(out, fmt.Sprintf("%s must hold but is %s", c.name, c.got))
-		case want == "break" && c.got != "violated":
+		case want == "break" && c.got != "violated" && c.got != "inconclusive":
 			out = append(out, fmt.Sprintf("%s must break (canary) but is %s", c.name, orNone(c.got)))
 		}
 	}

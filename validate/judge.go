@@ -11,20 +11,29 @@ import (
 
 // Fill judges a checked history: it sets out's expectation (Expected,
 // ExpectedChecks, Reason from exp), verdict per check, violation count,
-// check messages, liveness figures, visualisation path (relative to
-// outDir when it can be), fault windows, fairness and error breakdown from
-// the checker report rep of the history ops, then compares the verdicts
-// with exp: out.Unexpected gets one line per contradiction and
-// out.AsExpected is true when there is none. Fairness counts
-// out.Config.Clients clients (those that never got a grant count as zeros),
-// so set out.Config first.
+// check messages, evidence, witnesses, liveness figures, visualisation
+// path (relative to outDir when it can be), fault windows, fairness and
+// error breakdown from the checker report rep of the history ops; applies
+// the evidence rules (Missing: a check that found no violation on too
+// little evidence is "inconclusive", with what is missing in out.Missing)
+// and the liveness finding (LivenessFinding, in out.LivenessFinding);
+// then compares the verdicts with exp: out.Unexpected gets one line per
+// contradiction, out.Inconclusive one line per gated check that lacked
+// evidence, and out.AsExpected is true when both are empty. Fairness and
+// the liveness finding count out.Config.Clients clients, and the evidence
+// rules read out.Scenario (does it inject faults?), so set both first.
 //
-// The rules: a check expected to hold must not be violated or
-// inconclusive, and exclusion and resource must have been checked at all;
-// a check expected to break (a canary) must be violated; an at-risk check
-// is never judged. Fencing tokens and reentrancy counts are strategy
-// promises, judged in every scenario unless exp.Fencing says otherwise.
-// exp.DuringFaults judges the grants inside fault windows.
+// The rules: a check expected to hold must not be violated; a check
+// expected to break (a canary) must be violated; an inconclusive check is
+// neither (it is listed in out.Inconclusive, never in out.Unexpected); an
+// at-risk check is never judged. Exclusion and resource expected to hold
+// must have been checked at all (a history with holds but no resource
+// operations, from another tool, is unexpected). A checker that
+// disagrees with itself (a bug) is unexpected. Fencing tokens and
+// reentrancy counts are strategy promises, judged in every scenario
+// unless exp.Fencing says otherwise. exp.DuringFaults judges the grants
+// inside fault windows; "must keep granting" with no grant is inconclusive
+// when the whole run granted almost nothing (a liveness finding).
 func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
 	out.Expected, out.ExpectedChecks, out.Reason = exp.Summary(), exp.Checks(), exp.Reason
 	out.Verdict = results.Verdict{
@@ -59,23 +68,52 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	}
 	out.Faults = faults(ops)
 	out.Fairness, out.Errors = fairnessAndErrors(ops, out.Config.Clients)
-	out.Unexpected = judge(rep, exp, out.Liveness.GrantsDuringFaults)
-	out.AsExpected = len(out.Unexpected) == 0
+	finding := LivenessFinding(out.Config.Clients, rep.Evidence, rep.Liveness.Status == checker.Violated)
+	out.LivenessFinding = finding.Text
+	missing := Missing(out.Scenario, rep, finding)
+	if exp.DuringFaults == Granting && out.Liveness.GrantsDuringFaults == 0 && finding.Text != "" {
+		if missing == nil {
+			missing = map[string]results.MissingEvidence{}
+		}
+		missing["availability"] = results.MissingEvidence{
+			What: "no grant during the fault, but the whole run granted almost nothing (" + finding.Text + ")", Fix: finding.Fix}
+	}
+	for name, v := range map[string]*string{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing} {
+		if _, ok := missing[name]; ok {
+			*v = string(checker.Inconclusive)
+		}
+	}
+	out.Missing = missing
+	out.Unexpected, out.Inconclusive = judge(rep, exp, out.Liveness.GrantsDuringFaults, missing)
+	out.AsExpected = len(out.Unexpected) == 0 && len(out.Inconclusive) == 0
 }
 
 // judge compares a checker report with an expectation and returns one line
-// per contradiction (none: as expected); grantsDuringFaults is
-// checker.GrantsDuringFaults of the history.
-func judge(rep checker.Report, exp Expectation, grantsDuringFaults int) []string {
-	var out []string
+// per contradiction (unexpected) and one per gated check that is
+// inconclusive (none of either: as expected); grantsDuringFaults is
+// checker.GrantsDuringFaults of the history and missing the evidence
+// rules' verdict (Missing, plus "availability"): a check listed there is
+// inconclusive whatever its checker status.
+func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing map[string]results.MissingEvidence) (unexpected, inconclusive []string) {
+	lacks := func(name string) (string, bool) {
+		m, ok := missing[name]
+		return m.String(), ok
+	}
 	check := func(name string, e Expect, r checker.Result) {
+		m, short := lacks(name)
 		switch {
-		case e == Hold && (r.Status == checker.Violated || r.Status == checker.Inconclusive):
-			out = append(out, fmt.Sprintf("%s must hold but is %s: %s", name, r.Status, r.Message))
+		case e == AtRisk || e == "":
+		case r.Status == checker.Violated && e == Hold:
+			unexpected = append(unexpected, fmt.Sprintf("%s must hold but is violated: %s", name, r.Message))
+		case r.Status == checker.Violated:
+		case short:
+			inconclusive = append(inconclusive, fmt.Sprintf("%s must %s: inconclusive: %s", name, e, m))
+		case r.Status == checker.Inconclusive:
+			unexpected = append(unexpected, fmt.Sprintf("%s is inconclusive: %s", name, r.Message))
 		case e == Hold && r.Status == checker.Skipped && (name == "exclusion" || name == "resource"):
-			out = append(out, fmt.Sprintf("%s must hold but nothing was checked: %s", name, r.Message))
-		case e == Break && r.Status != checker.Violated:
-			out = append(out, fmt.Sprintf("%s must break (canary) but is %s: %s", name, r.Status, r.Message))
+			unexpected = append(unexpected, fmt.Sprintf("%s must hold but nothing was checked: %s", name, r.Message))
+		case e == Break:
+			unexpected = append(unexpected, fmt.Sprintf("%s must break (canary) but is %s: %s", name, r.Status, r.Message))
 		}
 	}
 	check("exclusion", exp.Exclusion, rep.Exclusion)
@@ -83,25 +121,24 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int) []string
 	check("liveness", exp.Liveness, rep.Liveness)
 	switch g := grantsDuringFaults; {
 	case exp.DuringFaults == Granting && g == 0:
-		out = append(out, "availability: must keep granting during the fault but granted nothing")
+		if m, short := lacks("availability"); short {
+			inconclusive = append(inconclusive, "availability must keep granting during the fault: inconclusive: "+m)
+		} else {
+			unexpected = append(unexpected, "availability: must keep granting during the fault but granted nothing")
+		}
 	case exp.DuringFaults == NotGranting && g > 0:
-		out = append(out, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
+		unexpected = append(unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
 	}
 	// Fencing tokens and reentrancy counts are strategy promises: a strategy
 	// that claims them must keep them in every scenario, unless exp.Fencing
 	// expects otherwise (a fault that loses the fencing counter itself).
-	promise := func(name string, r checker.Result) {
-		if r.Status == checker.Violated || r.Status == checker.Inconclusive {
-			out = append(out, fmt.Sprintf("%s is %s: %s", name, r.Status, r.Message))
-		}
-	}
 	if exp.Fencing == "" || exp.Fencing == Hold {
-		promise("fencing", rep.Fencing)
+		check("fencing", Hold, rep.Fencing)
 	} else {
 		check("fencing", exp.Fencing, rep.Fencing)
 	}
-	promise("reentrancy", rep.Reentrancy)
-	return out
+	check("reentrancy", Hold, rep.Reentrancy)
+	return unexpected, inconclusive
 }
 
 // FromHistory fills a run's workload figures from its history alone, for

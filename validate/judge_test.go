@@ -15,7 +15,7 @@ import (
 func TestJudge(t *testing.T) {
 	ok := checker.Result{Status: checker.OK, Message: "fine"}
 	bad := checker.Result{Status: checker.Violated, Violations: 1, Message: "1 overlapping pair"}
-	unsure := checker.Result{Status: checker.Inconclusive, Message: "porcupine timed out"}
+	unsure := checker.Result{Status: checker.Inconclusive, Message: "checker disagreement (bug)"}
 	skip := checker.Result{Status: checker.Skipped, Message: "no holds"}
 	clean := checker.Report{Exclusion: ok, Resource: ok, Liveness: ok, Fencing: skip, Reentrancy: skip}
 	with := func(f func(*checker.Report)) checker.Report {
@@ -32,7 +32,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"must hold, held", clean, safe("r"), 0, ""},
 		{"must hold, violated", with(func(r *checker.Report) { r.Exclusion = bad }), safe("r"), 0, "exclusion must hold but is violated: 1 overlapping pair"},
-		{"must hold, inconclusive", with(func(r *checker.Report) { r.Resource = unsure }), safe("r"), 0, "resource must hold but is inconclusive"},
+		{"checker disagreement is unexpected", with(func(r *checker.Report) { r.Resource = unsure }), safe("r"), 0, "resource is inconclusive: checker disagreement"},
 		{"must hold, nothing checked", with(func(r *checker.Report) { r.Exclusion = skip }), safe("r"), 0, "exclusion must hold but nothing was checked: no holds"},
 		{"liveness skipped is no contradiction", with(func(r *checker.Report) { r.Liveness = skip }), safe("r"), 0, ""},
 		{"canary broke", with(func(r *checker.Report) { r.Exclusion, r.Resource = bad, bad }), broken("r"), 0, ""},
@@ -41,17 +41,73 @@ func TestJudge(t *testing.T) {
 		{"must keep granting", clean, keepsGranting("r"), 0, "availability: must keep granting during the fault but granted nothing"},
 		{"kept granting", clean, keepsGranting("r"), 2, ""},
 		{"must grant nothing", clean, Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting}, 3, "must grant nothing during the fault but granted 3 times"},
-		{"fencing is a promise", with(func(r *checker.Report) { r.Fencing = bad }), safe("r"), 0, "fencing is violated"},
+		{"fencing is a promise", with(func(r *checker.Report) { r.Fencing = bad }), safe("r"), 0, "fencing must hold but is violated"},
 		{"fencing expected to break", with(func(r *checker.Report) { r.Fencing = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, ""},
 		{"fencing expected to break but held", with(func(r *checker.Report) { r.Fencing = ok }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, "fencing must break (canary) but is ok"},
 		{"reentrancy is a promise", with(func(r *checker.Report) { r.Reentrancy = unsure }), safe("r"), 0, "reentrancy is inconclusive"},
 	} {
-		got := judge(tt.rep, tt.exp, tt.grants)
+		got, inconclusive := judge(tt.rep, tt.exp, tt.grants, nil)
+		if len(inconclusive) > 0 {
+			t.Errorf("%s: inconclusive %q without missing evidence", tt.name, inconclusive)
+		}
 		switch {
 		case tt.want == "" && len(got) != 0:
 			t.Errorf("%s: unexpected %q, want as expected", tt.name, got)
 		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
 			t.Errorf("%s: unexpected %q, want one line containing %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestJudgeInconclusive: a check the evidence rules call inconclusive is
+// never unexpected, whatever its expectation, and is listed with what is
+// missing when the table gates it; a violation stays a violation.
+func TestJudgeInconclusive(t *testing.T) {
+	ok := checker.Result{Status: checker.OK, Message: "fine"}
+	bad := checker.Result{Status: checker.Violated, Violations: 1, Message: "1 overlapping pair"}
+	skip := checker.Result{Status: checker.Skipped, Message: "no holds"}
+	timedOut := checker.Result{Status: checker.Inconclusive, TimedOut: true, Message: "porcupine timed out"}
+	few := results.MissingEvidence{What: "2 holds, 0 chances to overlap (need ≥ 10)", Fix: "run longer (--duration) or with more clients (--clients)"}
+	rep := checker.Report{Exclusion: ok, Resource: ok, Liveness: ok, Fencing: skip, Reentrancy: skip}
+	both := map[string]results.MissingEvidence{"exclusion": few, "resource": few}
+	for _, tt := range []struct {
+		name             string
+		rep              checker.Report
+		exp              Expectation
+		missing          map[string]results.MissingEvidence
+		grants           int
+		wantInconclusive []string // parts of each line, in order
+		wantUnexpected   string   // "" for none
+	}{
+		{"must hold, too few holds", rep, safe("r"), both, 0,
+			[]string{"exclusion must hold: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)", "resource must hold: inconclusive"}, ""},
+		{"canary, too few holds", rep, broken("r"), both, 0, []string{"exclusion must break: inconclusive: 2 holds", "resource must break: inconclusive"}, ""},
+		{"canary found on little evidence", func() checker.Report { r := rep; r.Exclusion, r.Resource = bad, bad; return r }(), broken("r"), nil, 0, nil, ""},
+		{"no holds at all", func() checker.Report { r := rep; r.Exclusion, r.Resource = skip, skip; return r }(), safe("r"), both, 0, []string{"exclusion must hold: inconclusive", "resource must hold: inconclusive"}, ""},
+		{"at risk is listed nowhere", rep, mayBreak("r"), both, 0, nil, ""},
+		{"porcupine timeout", func() checker.Report { r := rep; r.Exclusion = timedOut; return r }(), safe("r"),
+			map[string]results.MissingEvidence{"exclusion": {What: "porcupine timed out", Fix: fixCheckTime}}, 0, []string{"exclusion must hold: inconclusive: porcupine timed out: give porcupine more time"}, ""},
+		{"no grant during the fault of a starved run", rep, keepsGranting("r"),
+			map[string]results.MissingEvidence{"availability": {What: "no grant during the fault, but the whole run granted almost nothing", Fix: fixTimeouts}}, 0,
+			[]string{"availability must keep granting during the fault: inconclusive: no grant during the fault"}, ""},
+		{"inconclusive beside a contradiction", func() checker.Report { r := rep; r.Liveness = bad; return r }(), safe("r"), both, 0,
+			[]string{"exclusion must hold: inconclusive", "resource must hold: inconclusive"}, "liveness must hold but is violated"},
+	} {
+		unexpected, inconclusive := judge(tt.rep, tt.exp, tt.grants, tt.missing)
+		if len(inconclusive) != len(tt.wantInconclusive) {
+			t.Errorf("%s: inconclusive %q, want %d lines", tt.name, inconclusive, len(tt.wantInconclusive))
+		} else {
+			for i, w := range tt.wantInconclusive {
+				if !strings.Contains(inconclusive[i], w) {
+					t.Errorf("%s: inconclusive line %q, want it to contain %q", tt.name, inconclusive[i], w)
+				}
+			}
+		}
+		switch {
+		case tt.wantUnexpected == "" && len(unexpected) > 0:
+			t.Errorf("%s: unexpected %q, want none", tt.name, unexpected)
+		case tt.wantUnexpected != "" && (len(unexpected) != 1 || !strings.Contains(unexpected[0], tt.wantUnexpected)):
+			t.Errorf("%s: unexpected %q, want one line containing %q", tt.name, unexpected, tt.wantUnexpected)
 		}
 	}
 }
