@@ -160,6 +160,7 @@ func (o outcome) merge(p outcome) outcome {
 	o.fencedAll = o.fencedAll && p.fencedAll
 	o.noGrants = o.noGrants || p.noGrants
 	o.unchecked = o.unchecked && p.unchecked
+	o.starved = o.starved || p.starved
 	for _, c := range p.inconclusive {
 		if !o.inconclusiveCheck(c.name) {
 			o.inconclusive = append(o.inconclusive, c)

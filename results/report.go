@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -141,9 +142,12 @@ type view struct {
 	Plots      []plotView
 	// AsExpected is how many runs had verdicts as expected.
 	AsExpected int
-	// Warnings are the runs whose verdict rests on little evidence
-	// (UnknownOutcomeWarning), each with its warning.
-	Warnings []runWarning
+	// Inconclusive are the runs with a gated check that lacked evidence
+	// (Run.Outcome "inconclusive"); Evidence the runs with anything to say
+	// about their evidence (a check inconclusive, a liveness finding, or
+	// earlier attempts a bench reran), each with it in words.
+	Inconclusive []Run
+	Evidence     []evidenceView
 	// Significance compares each strategy's cost figures with a
 	// reference strategy's in one scenario (significanceRows).
 	Significance significanceTable
@@ -276,11 +280,52 @@ func hostText(h Host) string {
 	return strings.Join(parts, ", ")
 }
 
-// runWarning is one warning about one run.
-type runWarning struct {
+// evidenceView is what one run's evidence lacked, in words: per check
+// ("exclusion: 2 holds, ... : run longer (--duration) ..."), the liveness
+// finding, and the earlier attempts of the cell a bench reran.
+type evidenceView struct {
 	Strategy, Scenario string
 	Seed               int64
-	Warning            string
+	Outcome            string
+	Missing            []string
+	Finding            string
+	Rerun              string
+}
+
+// evidenceOf is a run's evidenceView; ok is false when there is nothing
+// to say (no check lacked evidence, no finding, no rerun).
+func evidenceOf(r Run) (evidenceView, bool) {
+	e := evidenceView{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Outcome: r.Outcome(), Finding: r.LivenessFinding, Rerun: RerunNote(r)}
+	for _, name := range slices.Sorted(maps.Keys(r.Missing)) {
+		e.Missing = append(e.Missing, name+": "+r.Missing[name].String())
+	}
+	return e, len(e.Missing) > 0 || e.Finding != "" || e.Rerun != ""
+}
+
+// RerunNote says, for a run a bench ran after inconclusive attempts of its
+// cell (Run.Earlier), how often and why, e.g. "rerun 2 times: seed 1 (1 s)
+// was inconclusive (exclusion: 2 holds, 0 chances to overlap (need ≥ 10)),
+// seed 2 (2 s) was inconclusive (...)"; "" for a run that was not rerun.
+func RerunNote(r Run) string {
+	if len(r.Earlier) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, e := range r.Earlier {
+		var why []string
+		for _, name := range slices.Sorted(maps.Keys(e.Missing)) {
+			why = append(why, name+": "+e.Missing[name].What)
+		}
+		if len(why) == 0 {
+			why = e.Inconclusive
+		}
+		parts = append(parts, fmt.Sprintf("seed %d (%g s) was inconclusive (%s)", e.Seed, e.Config.DurationMs/1000, strings.Join(why, "; ")))
+	}
+	times := "once"
+	if len(r.Earlier) > 1 {
+		times = fmt.Sprintf("%d times", len(r.Earlier))
+	}
+	return "rerun " + times + ": " + strings.Join(parts, ", ")
 }
 
 // plotView is a PlotRef with Missing set when its PNG file is absent.
@@ -347,7 +392,7 @@ type matrixRow struct {
 type matrixCell struct {
 	Ran    bool
 	Text   string // e.g. "must-break → violated ✓"
-	Class  string // "ok", "unexpected", "risk": a CSS class from a fixed set
+	Class  string // "ok", "unexpected", "inconclusive", "risk": a CSS class from a fixed set
 	Reason string
 	Note   int // number of the reason in the notes list
 }
@@ -391,13 +436,16 @@ func buildView(f *File, plots []PlotRef) view {
 		if len(r.Faults) > 0 {
 			v.Faulted = append(v.Faulted, rv)
 		}
-		if !r.AsExpected {
+		switch r.Outcome() {
+		case OutcomeUnexpected:
 			v.Unexpected = append(v.Unexpected, r)
-		} else {
+		case OutcomeInconclusive:
+			v.Inconclusive = append(v.Inconclusive, r)
+		default:
 			v.AsExpected++
 		}
-		if w := UnknownOutcomeWarning(r); w != "" {
-			v.Warnings = append(v.Warnings, runWarning{r.Strategy, r.Scenario, r.Seed, w})
+		if e, ok := evidenceOf(r); ok {
+			v.Evidence = append(v.Evidence, e)
 		}
 	}
 
@@ -475,8 +523,11 @@ func buildView(f *File, plots []PlotRef) view {
 }
 
 // cellOf writes a pair's expected and observed outcome, e.g.
-// "must-break → violated ✓", "must-hold → VIOLATED ✗" or, over several seeds
-// with mixed outcomes, "must-hold → HELD 2, VIOLATED 1 ✗ (2/3 as expected)".
+// "must-break → violated ✓", "must-hold → VIOLATED ✗",
+// "must-hold → inconclusive ?" (a gated check lacked evidence; the
+// "Evidence" section says what) or, over several seeds with mixed
+// outcomes, "must-hold → HELD 2, VIOLATED 1 ✗ (2/3 as expected)".
+// Unexpected wins over inconclusive.
 func cellOf(s Summary) matrixCell {
 	var parts []string
 	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
@@ -490,12 +541,15 @@ func cellOf(s Summary) matrixCell {
 		}
 	}
 	observed := strings.Join(parts, ", ")
-	all := s.AsExpected == s.Seeds
+	unexpected := s.Seeds - s.AsExpected - s.Inconclusive
 	mark, class := "✓", "ok"
-	if !all {
+	switch {
+	case unexpected > 0:
 		observed = strings.ToUpper(observed)
 		mark, class = "✗", "unexpected"
-	} else if s.Expected == "at-risk" {
+	case s.Inconclusive > 0:
+		mark, class = "?", "inconclusive"
+	case s.Expected == "at-risk":
 		class = "risk"
 	}
 	expected := s.Expected
@@ -504,8 +558,10 @@ func cellOf(s Summary) matrixCell {
 	}
 	text := fmt.Sprintf("%s → %s %s", expected, observed, mark)
 	switch {
-	case !all:
+	case unexpected > 0:
 		text += fmt.Sprintf(" (%d/%d as expected)", s.AsExpected, s.Seeds)
+	case s.Inconclusive > 0 && s.Seeds > 1:
+		text += fmt.Sprintf(" (%d/%d inconclusive)", s.Inconclusive, s.Seeds)
 	case s.Seeds > 1:
 		text += fmt.Sprintf(" (%d seeds)", s.Seeds)
 	}

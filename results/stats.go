@@ -110,9 +110,12 @@ type Summary struct {
 	// Reason is the first run's one-line reason for the expectation.
 	Reason string `json:"reason"`
 	// Seeds is how many runs the pair has; AsExpected how many of them had
-	// verdicts as expected; Errors how many could not complete.
-	Seeds      int `json:"seeds"`
-	AsExpected int `json:"as_expected"`
+	// verdicts as expected; Inconclusive how many lacked the evidence to
+	// confirm them (Run.Outcome "inconclusive"); Errors how many could not
+	// complete. The rest were unexpected.
+	Seeds        int `json:"seeds"`
+	AsExpected   int `json:"as_expected"`
+	Inconclusive int `json:"inconclusive,omitempty"`
 	Errors     int `json:"errors,omitempty"`
 	// Clients, Keys, TTLMs (ms) and CS (the critical-section distribution)
 	// are the first run's configuration; a scenario may fix its own.
@@ -300,8 +303,11 @@ func summarize(rs []Run) Summary {
 	for _, r := range rs {
 		s.Observed[Observed(r)]++
 		s.Violations += r.Violations
-		if r.AsExpected {
+		switch r.Outcome() {
+		case OutcomeAsExpected:
 			s.AsExpected++
+		case OutcomeInconclusive:
+			s.Inconclusive++
 		}
 		if r.Error != "" {
 			s.Errors++
@@ -378,18 +384,4 @@ func summarize(rs []Run) Summary {
 	s.InfoShare = SpreadOf(info)
 	s.LongestUnavailableMs = SpreadOf(unavail)
 	return s
-}
-
-// UnknownOutcomeWarning returns, for a run more than half of whose acquire
-// attempts (Run.Acquires) had an unknown outcome (info: the call timed out
-// or its connection failed, so the history cannot say whether the lock was
-// granted), a one-line warning that its verdict rests on little evidence,
-// with the fix; "" otherwise. It does not change the verdict.
-func UnknownOutcomeWarning(r Run) string {
-	info, total := r.Acquires["info"], r.Acquires["ok"]+r.Acquires["fail"]+r.Acquires["info"]
-	if total == 0 || 2*info <= total {
-		return ""
-	}
-	return fmt.Sprintf("%d of %d acquires (%.0f%%) had an unknown outcome (info: the call timed out or failed): the verdict rests on little evidence; rerun with fewer --clients or a longer --op-timeout",
-		info, total, 100*float64(info)/float64(total))
 }

@@ -1,0 +1,102 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunOutcome: unexpected wins over inconclusive; a run marked not as
+// expected with no line saying why is unexpected.
+func TestRunOutcome(t *testing.T) {
+	for _, tt := range []struct {
+		r    Run
+		want string
+	}{
+		{Run{AsExpected: true}, OutcomeAsExpected},
+		{Run{Unexpected: []string{"x"}}, OutcomeUnexpected},
+		{Run{Inconclusive: []string{"y"}}, OutcomeInconclusive},
+		{Run{Unexpected: []string{"x"}, Inconclusive: []string{"y"}}, OutcomeUnexpected},
+		{Run{}, OutcomeUnexpected},
+	} {
+		if got := tt.r.Outcome(); got != tt.want {
+			t.Errorf("%+v: Outcome %q, want %q", tt.r, got, tt.want)
+		}
+	}
+}
+
+// TestContradictionsInconclusive: an inconclusive check contradicts no
+// expectation, a must-hold or a must-break alike.
+func TestContradictionsInconclusive(t *testing.T) {
+	r := Run{ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "break"},
+		Verdict: Verdict{Exclusion: "inconclusive", Resource: "inconclusive", Liveness: "ok"}}
+	if c := r.Contradictions(); len(c) != 0 {
+		t.Errorf("contradictions %q, want none", c)
+	}
+}
+
+// TestReportEvidence: an inconclusive run is counted apart from the
+// unexpected ones, its gate cell is marked "?", and the Evidence section
+// names what is missing, the liveness finding and the reruns.
+func TestReportEvidence(t *testing.T) {
+	f := sampleFile()
+	r := &f.Runs[3] // set-nx-px × baseline
+	r.AsExpected = false
+	r.Verdict.Exclusion, r.Verdict.Resource = "inconclusive", "inconclusive"
+	few := MissingEvidence{What: "2 holds, 0 chances to overlap (need ≥ 10)", Fix: "run longer (--duration) or with more clients (--clients)"}
+	r.Missing = map[string]MissingEvidence{"exclusion": few, "resource": few}
+	r.Inconclusive = []string{"exclusion must hold: inconclusive: " + few.String()}
+	r.LivenessFinding = "granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%)"
+	earlier := *r
+	earlier.Seed, earlier.Config.DurationMs = 7, 1000
+	r.Seed, r.Config.DurationMs = 8, 2000
+	r.Earlier = []Run{earlier}
+	if got, want := RerunNote(*r), "rerun once: seed 7 (1 s) was inconclusive (exclusion: 2 holds, 0 chances to overlap (need ≥ 10); resource: 2 holds, 0 chances to overlap (need ≥ 10))"; got != want {
+		t.Errorf("RerunNote\n %q\nwant %q", got, want)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(dir, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		wants []string
+	}{
+		{ReportMarkdown, []string{
+			"7 runs: 5 as expected, 1 unexpected, 1 inconclusive.",
+			"must-hold → inconclusive ?",
+			"## Evidence (1)",
+			"set-nx-px × baseline seed 8 (inconclusive): inconclusive exclusion: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients).",
+			"Liveness finding: granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%).",
+			"rerun once: seed 7 (1 s) was inconclusive",
+			"| set-nx-px | inconclusive: 2 holds, 0 chances to overlap (need ≥ 10); granted almost nothing |",
+			"4 inconclusive (no",
+		}},
+		{ReportHTML, []string{
+			"7 runs: 5 as expected, 1 unexpected, 1 inconclusive.",
+			`<td class="inconclusive"`,
+			"Evidence (1)",
+			"Liveness finding: granted 2 times",
+		}},
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, tt.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIn(t, tt.name, string(data), tt.wants)
+	}
+	// Without anything short of evidence there is no section.
+	g := sampleFile()
+	dir = t.TempDir()
+	if err := WriteReport(dir, g, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "## Evidence") {
+		t.Error("report.md has an Evidence section for runs with enough evidence")
+	}
+}
