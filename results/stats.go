@@ -116,7 +116,7 @@ type Summary struct {
 	Seeds        int `json:"seeds"`
 	AsExpected   int `json:"as_expected"`
 	Inconclusive int `json:"inconclusive,omitempty"`
-	Errors     int `json:"errors,omitempty"`
+	Errors       int `json:"errors,omitempty"`
 	// Clients, Keys, TTLMs (ms) and CS (the critical-section distribution)
 	// are the first run's configuration; a scenario may fix its own.
 	Clients int     `json:"clients"`
