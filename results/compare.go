@@ -396,9 +396,11 @@ func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []
 	}
 	newViolated, newNotViolated := 0, 0
 	for _, r := range nrs {
-		if verdictOf(r, check) == "violated" {
+		switch verdictOf(r, check) {
+		case "violated":
 			newViolated++
-		} else {
+		case "inconclusive": // too little evidence: no lost canary
+		default:
 			newNotViolated++
 		}
 	}
@@ -417,7 +419,9 @@ func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []
 }
 
 // compareExpected flags a cell whose completed OLD runs were all as
-// expected and some completed NEW run is not (ors and nrs are not empty).
+// expected and some completed NEW run is unexpected (ors and nrs are not
+// empty); a NEW run that is inconclusive (Run.Outcome) contradicts
+// nothing.
 func (cc *CellComparison) compareExpected(ors, nrs []Run) {
 	for _, r := range ors {
 		if !r.AsExpected {
@@ -426,7 +430,7 @@ func (cc *CellComparison) compareExpected(ors, nrs []Run) {
 	}
 	var bad []Run
 	for _, r := range nrs {
-		if !r.AsExpected {
+		if r.Outcome() == OutcomeUnexpected {
 			bad = append(bad, r)
 		}
 	}

@@ -153,6 +153,10 @@ func TestCompare(t *testing.T) {
 			f.Runs[0].Verdict.Exclusion, f.Runs[0].AsExpected = "skipped", false
 			f.Runs[0].Unexpected = []string{"exclusion must hold but nothing was checked: no successful acquires"}
 		}, gated: []string{FindingNewUnexpected}},
+		{name: "canary inconclusive in one repeat: no lost canary, nothing unexpected", change: func(f *File) {
+			f.Runs[1].Verdict = Verdict{Exclusion: "inconclusive", Resource: "inconclusive", Liveness: "ok"}
+			f.Runs[1].AsExpected, f.Runs[1].Inconclusive = false, []string{"exclusion must break: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10)"}
+		}},
 		{name: "unexpected in OLD too: not new", change: func(f *File) {}, oldChange: func(f *File) { f.Runs[0].AsExpected = false }},
 		{name: "at-risk violated: reported, not gated", change: func(f *File) { f.Runs[2].Verdict.Exclusion = "violated" },
 			notes: []string{FindingNewViolation}},
