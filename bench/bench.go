@@ -147,9 +147,12 @@ type Options struct {
 }
 
 // Bench runs a profile's matrix, writes results.json, the plots and the
-// report into o.OutDir and returns the results. An error means a run could
-// not be carried out (environment, Ctrl-C); unexpected verdicts are in the
-// returned file (Run.AsExpected), not errors.
+// report into o.OutDir and returns the results. A cell whose run is
+// inconclusive is rerun (runCell: the next seed, twice the duration, at
+// most MaxReruns times) and reported by its last attempt, the earlier ones
+// kept in its Run.Earlier. An error means a run could not be carried out
+// (environment, Ctrl-C); unexpected and inconclusive verdicts are in the
+// returned file (Run.Outcome), not errors.
 func Bench(ctx context.Context, o Options) (*results.File, error) {
 	p := o.Profile
 	seed, repeat := o.seedAndRepeat()
@@ -195,7 +198,16 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if o.Progress != nil {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
 		}
-		r, err := Run(ctx, s)
+		var r results.Run
+		if i < len(specs) {
+			r, err = runCell(ctx, s, repeat, func(label string) {
+				if o.Progress != nil {
+					o.Progress(i, total, label)
+				}
+			})
+		} else {
+			r, err = Run(ctx, s) // the client sweep is not gated: nothing to rerun
+		}
 		if errors.Is(err, ErrOverloaded) {
 			overloaded = append(overloaded, err) // keep the run, with its Error, and go on
 		} else if err != nil {
@@ -391,11 +403,12 @@ func finish(dir string, f *results.File) error {
 	return nil
 }
 
-// Unexpected returns the runs whose verdicts contradict their expectation.
+// Unexpected returns the runs whose verdicts contradict their expectation
+// (results.Run.Outcome "unexpected"; inconclusive runs are not).
 func Unexpected(f *results.File) []results.Run {
 	var out []results.Run
 	for _, r := range f.Runs {
-		if !r.AsExpected {
+		if r.Outcome() == results.OutcomeUnexpected {
 			out = append(out, r)
 		}
 	}

@@ -43,17 +43,34 @@ func TestOutcomeOf(t *testing.T) {
 	}
 }
 
-// TestOutcomeWarnings: a run whose acquires mostly had an unknown outcome
-// is named in the Outcome's warnings, without making it unexpected.
-func TestOutcomeWarnings(t *testing.T) {
+// TestOutcomeInconclusive: a run whose gated check lacked evidence is
+// counted and named apart from the unexpected ones, with what is missing,
+// its liveness finding and its reruns; the verdict line names it.
+func TestOutcomeInconclusive(t *testing.T) {
 	f := sampleReportFile()
-	if o := OutcomeOf(f, "out"); len(o.Warnings) != 0 {
-		t.Fatalf("warnings of a sample without unknown outcomes: %q", o.Warnings)
+	if o := OutcomeOf(f, "out"); o.Inconclusive != 0 || len(o.InconclusiveRuns) != 0 {
+		t.Fatalf("inconclusive runs of a sample with enough evidence: %+v", o.InconclusiveRuns)
 	}
-	f.Runs[0].Acquires = map[string]int{"ok": 2, "fail": 0, "info": 8}
+	r := &f.Runs[0]
+	r.AsExpected = false
+	r.Verdict.Exclusion = "inconclusive"
+	r.Inconclusive = []string{"exclusion must hold: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)"}
+	r.LivenessFinding = "granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%)"
+	r.Earlier = []results.Run{{Seed: 7, Config: results.RunConfig{DurationMs: 1000}, Missing: map[string]results.MissingEvidence{"exclusion": {What: "1 hold, 1 chance to overlap (need ≥ 10)"}}}}
 	o := OutcomeOf(f, "out")
-	want := f.Runs[0].Strategy + "/" + f.Runs[0].Scenario + " seed 1: 8 of 10 acquires"
-	if len(o.Warnings) != 1 || !strings.HasPrefix(o.Warnings[0], want) || o.Unexpected != 1 {
-		t.Errorf("warnings %q (unexpected %d); want one starting %q and the same unexpected count", o.Warnings, o.Unexpected, want)
+	if o.OK || o.Unexpected != 1 || o.Inconclusive != 1 || o.AsExpected != 2 {
+		t.Fatalf("counts: ok %v, %d unexpected, %d inconclusive, %d as expected; want 1, 1, 2", o.OK, o.Unexpected, o.Inconclusive, o.AsExpected)
+	}
+	u := o.InconclusiveRuns[0]
+	if len(u.Why) != 3 || u.Why[0] != r.Inconclusive[0] || u.Why[1] != "liveness finding: "+r.LivenessFinding ||
+		u.Why[2] != "rerun once: seed 7 (1 s) was inconclusive (exclusion: 1 hold, 1 chance to overlap (need ≥ 10))" {
+		t.Errorf("inconclusive run's why: %q", u.Why)
+	}
+	if c := o.Cells[0]; c.Verdict != "inconclusive" || c.Inconclusive != 1 {
+		t.Errorf("cell: %+v", c)
+	}
+	name := r.Strategy + "/" + r.Scenario + " seed 1"
+	if want := "4 runs, 2 as expected, 1 unexpected (redlock/gc-pause seed 1), 1 inconclusive (" + name + ")"; o.CountsLine() != want {
+		t.Errorf("CountsLine = %q, want %q", o.CountsLine(), want)
 	}
 }

@@ -189,27 +189,31 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 // Outcome is the summary of a finished bench or run that `lockbench bench
 // --json` and `lockbench run --json` print on stdout: the verdict counts,
 // one cell per (strategy, scenario) pair, the unexpected runs with what
-// contradicted the verdict table and how to reproduce them, and the paths
-// of the results. Paths are the results folder joined with the file names.
+// contradicted the verdict table and how to reproduce them, the
+// inconclusive runs with what evidence they lacked, and the paths of the
+// results. Paths are the results folder joined with the file names.
 type Outcome struct {
-	// OK is true when every run's verdicts were as expected.
+	// OK is true when every run's verdicts were as expected (nothing
+	// unexpected, nothing inconclusive).
 	OK bool `json:"ok"`
 	// Command reproduces the bench or run; Profile is its profile ("run" for one run).
 	Command string `json:"command"`
 	Profile string `json:"profile"`
-	// Runs, AsExpected and Unexpected count the matrix's runs (the client
-	// sweep is not gated and not counted).
-	Runs       int `json:"runs"`
-	AsExpected int `json:"as_expected"`
-	Unexpected int `json:"unexpected"`
+	// Runs, AsExpected, Unexpected and Inconclusive count the matrix's
+	// runs by results.Run.Outcome (the client sweep is not gated and not
+	// counted).
+	Runs         int `json:"runs"`
+	AsExpected   int `json:"as_expected"`
+	Unexpected   int `json:"unexpected"`
+	Inconclusive int `json:"inconclusive"`
 	// Cells are the (strategy, scenario) pairs in the order they ran.
 	Cells []OutcomeCell `json:"cells"`
 	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
 	UnexpectedRuns []UnexpectedRun `json:"unexpected_runs"`
-	// Warnings say, one line each ("token-lua/baseline seed 1: ..."), which
-	// runs' verdicts rest on little evidence (results.UnknownOutcomeWarning);
-	// they do not make a run unexpected.
-	Warnings []string `json:"warnings,omitempty"`
+	// InconclusiveRuns are the runs with a gated check that lacked
+	// evidence and nothing unexpected; Why says what is missing and the
+	// flag that supplies it.
+	InconclusiveRuns []UnexpectedRun `json:"inconclusive_runs"`
 	// Paths are where the results were written.
 	Paths OutcomePaths `json:"paths"`
 }
@@ -223,10 +227,13 @@ type OutcomeCell struct {
 	// Observed counts the pair's runs by outcome: "held", "violated",
 	// "inconclusive", "error" (results.Observed).
 	Observed map[string]int `json:"observed"`
-	// Seeds is how many runs the pair had, AsExpected how many were as expected.
-	Seeds      int `json:"seeds"`
-	AsExpected int `json:"as_expected"`
-	// Verdict is "as-expected" when every run of the pair was, else "unexpected".
+	// Seeds is how many runs the pair had, AsExpected how many were as
+	// expected, Inconclusive how many lacked evidence.
+	Seeds        int `json:"seeds"`
+	AsExpected   int `json:"as_expected"`
+	Inconclusive int `json:"inconclusive,omitempty"`
+	// Verdict is "unexpected" when some run of the pair was, else
+	// "inconclusive" when some run was, else "as-expected".
 	Verdict string `json:"verdict"`
 	// ObservedSafety says in plain words what the checkers observed
 	// (results.ObservedSafety, the chooser table's cell), e.g. "resource
@@ -237,13 +244,15 @@ type OutcomeCell struct {
 }
 
 // UnexpectedRun is one run of an Outcome whose verdicts contradict the
-// verdict table.
+// verdict table, or (in InconclusiveRuns) that lacked evidence.
 type UnexpectedRun struct {
 	Strategy string `json:"strategy"`
 	Scenario string `json:"scenario"`
 	Seed     int64  `json:"seed"`
-	// Why lists what contradicted the expectation, one line each (and the
-	// run's error, if it could not complete).
+	// Why lists what contradicted the expectation (or, for an
+	// inconclusive run, what evidence is missing and the flag that
+	// supplies it, then its liveness finding and reruns), one line each
+	// (and the run's error, if it could not complete).
 	Why []string `json:"why"`
 	// History and Visualization are file paths (Visualization empty if none).
 	History       string `json:"history"`
@@ -272,23 +281,34 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 		pairs[k] = append(pairs[k], r)
 	}
 	for _, s := range results.Summarize(f.Runs) {
-		v := "as-expected"
-		if s.AsExpected != s.Seeds {
-			v = "unexpected"
+		v := results.OutcomeAsExpected
+		switch {
+		case s.AsExpected+s.Inconclusive != s.Seeds:
+			v = results.OutcomeUnexpected
+		case s.Inconclusive > 0:
+			v = results.OutcomeInconclusive
 		}
 		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
-			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Verdict: v,
+			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Inconclusive: s.Inconclusive, Verdict: v,
 			ObservedSafety: results.ObservedSafety(pairs[[2]string{s.Strategy, s.Scenario}])})
 	}
+	o.InconclusiveRuns = []UnexpectedRun{}
 	for _, r := range f.Runs {
-		if w := results.UnknownOutcomeWarning(r); w != "" {
-			o.Warnings = append(o.Warnings, fmt.Sprintf("%s/%s seed %d: %s", r.Strategy, r.Scenario, r.Seed, w))
-		}
-		if r.AsExpected {
+		outcome := r.Outcome()
+		if outcome == results.OutcomeAsExpected {
 			o.AsExpected++
 			continue
 		}
 		why := slices.Clone(r.Unexpected)
+		if outcome == results.OutcomeInconclusive {
+			why = slices.Clone(r.Inconclusive)
+			if r.LivenessFinding != "" {
+				why = append(why, "liveness finding: "+r.LivenessFinding)
+			}
+			if n := results.RerunNote(r); n != "" {
+				why = append(why, n)
+			}
+		}
 		if r.Error != "" {
 			why = append([]string{"error: " + r.Error}, why...)
 		}
@@ -297,37 +317,51 @@ func OutcomeOf(f *results.File, dir string) Outcome {
 		if r.Visualization != "" {
 			u.Visualization = filepath.Join(dir, r.Visualization)
 		}
-		o.UnexpectedRuns = append(o.UnexpectedRuns, u)
+		if outcome == results.OutcomeInconclusive {
+			o.InconclusiveRuns = append(o.InconclusiveRuns, u)
+		} else {
+			o.UnexpectedRuns = append(o.UnexpectedRuns, u)
+		}
 	}
-	o.Unexpected = len(o.UnexpectedRuns)
-	o.OK = o.Unexpected == 0
+	o.Unexpected, o.Inconclusive = len(o.UnexpectedRuns), len(o.InconclusiveRuns)
+	o.OK = o.Unexpected == 0 && o.Inconclusive == 0
 	return o
 }
 
-// VerdictLine is the one-line verdict of an Outcome, e.g. "9 runs, 8 as
-// expected, 1 unexpected (redlock/gc-pause seed 1); report:
-// out/report.md (also index.html)".
+// VerdictLine is the one-line verdict of an Outcome, e.g. "9 runs, 7 as
+// expected, 1 unexpected (redlock/gc-pause seed 1), 1 inconclusive
+// (redsync/baseline seed 3); report: out/report.md (also index.html)".
 func (o Outcome) VerdictLine() string {
 	return fmt.Sprintf("%s; report: %s (also %s)", o.CountsLine(), o.Paths.Markdown, filepath.Base(o.Paths.HTML))
 }
 
 // CountsLine is VerdictLine without the report's path, e.g. "9 runs, 8
 // as expected, 1 unexpected (redlock/gc-pause seed 1)": what is printed
-// when the report could not be written.
+// when the report could not be written. The inconclusive runs are named
+// only when there are some.
 func (o Outcome) CountsLine() string {
+	line := fmt.Sprintf("%s, %d as expected, %d unexpected%s", plural(o.Runs, "run"), o.AsExpected, o.Unexpected, runNames(o.UnexpectedRuns))
+	if o.Inconclusive > 0 {
+		line += fmt.Sprintf(", %d inconclusive%s", o.Inconclusive, runNames(o.InconclusiveRuns))
+	}
+	return line
+}
+
+// runNames writes " (a/b seed 1, c/d seed 2)" for runs, at most five
+// named; "" for none.
+func runNames(runs []UnexpectedRun) string {
 	var names []string
-	for _, u := range o.UnexpectedRuns {
+	for _, u := range runs {
 		names = append(names, fmt.Sprintf("%s/%s seed %d", u.Strategy, u.Scenario, u.Seed))
 	}
-	bad := ""
-	if len(names) > 0 {
-		const most = 5
-		if len(names) > most {
-			names = append(names[:most], fmt.Sprintf("%d more", len(names)-most))
-		}
-		bad = " (" + strings.Join(names, ", ") + ")"
+	if len(names) == 0 {
+		return ""
 	}
-	return fmt.Sprintf("%s, %d as expected, %d unexpected%s", plural(o.Runs, "run"), o.AsExpected, o.Unexpected, bad)
+	const most = 5
+	if len(names) > most {
+		names = append(names[:most], fmt.Sprintf("%d more", len(names)-most))
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }
 
 // plural writes n and word, with an s unless n is 1: "1 run", "3 runs".

@@ -56,10 +56,17 @@ stderr is not a terminal or with -v), then the verdict line and the
 unexpected runs on stdout; --quiet prints only errors and the verdict line;
 --json prints the summary as JSON on stdout and nothing else there.
 
+A cell whose run is inconclusive (a gated check lacked evidence) is rerun
+with the next seed and twice the duration, at most 2 times; the report
+shows the last attempt and says it was rerun and why, and results.json
+keeps every attempt.
+
 Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
 error, 3 environment error (also a harness too overloaded to trust: a
 client stalled inside a hold by more than TTL/2 with no fault to explain
-it), 130 interrupted (the runs already finished are written).`,
+it), 4 inconclusive (nothing unexpected, but a gated check still lacked
+evidence after its reruns; 1 wins over 4), 130 interrupted (the runs
+already finished are written).`,
 		Example: "  lockbench bench --profile ci --out lockbench-out/bench",
 		Args:    cobra.NoArgs,
 		RunE:    f.run,
@@ -187,9 +194,10 @@ func printSkipped(w io.Writer, skipped []validate.Pair) {
 
 // printOutcome prints a finished (or stopped) bench's outcome and returns
 // the command's error: err (the bench's) when the bench could not finish,
-// then the verdict line and the unexpected runs on stdout (--quiet: the
-// verdict line; --json: the summary), and errUnexpected when a verdict
-// contradicts the verdict table.
+// then the verdict line, the unexpected and the inconclusive runs on
+// stdout (--quiet: the verdict line; --json: the summary), and
+// errUnexpected when a verdict contradicts the verdict table, else
+// errInconclusive when a gated check lacked evidence.
 func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err error) error {
 	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !f.o.json {
 		// Every run finished and was checked: say the verdict
@@ -227,15 +235,18 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 			fmt.Fprintf(w, "  UNEXPECTED %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
 				u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
 		}
-		for _, warn := range sum.Warnings {
-			fmt.Fprintf(w, "  warning %s\n", warn)
+		for _, u := range sum.InconclusiveRuns {
+			fmt.Fprintf(w, "  INCONCLUSIVE %s/%s seed %d: %s\n    history: %s\n    rerun:   %s\n",
+				u.Strategy, u.Scenario, u.Seed, strings.Join(u.Why, "; "), u.History, u.Command)
 		}
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if !sum.OK {
+	case sum.Unexpected > 0:
 		return fmt.Errorf("%w: %d of %d runs", errUnexpected, sum.Unexpected, sum.Runs)
+	case sum.Inconclusive > 0:
+		return fmt.Errorf("%w: %d of %d runs lacked evidence (see INCONCLUSIVE above)", errInconclusive, sum.Inconclusive, sum.Runs)
 	}
 	return nil
 }

@@ -43,8 +43,15 @@ print the verdict of each check beside the verdict table's expectation for the
 history's (strategy, scenario). On a violation porcupine's HTML visualisation
 is written next to the file.
 
+A check that found no violation on too little evidence (too few holds or
+chances to overlap, most acquire outcomes unknown, no fault landed) is
+inconclusive, with what is missing and the flag of lockbench run that
+supplies it; a strategy that granted (almost) nothing gets a liveness
+finding with its cause.
+
 Exit codes: 0 as expected, 1 unexpected, 2 unreadable or corrupt file (the
-error names the line).`,
+error names the line), 4 inconclusive (nothing unexpected, but a gated
+check lacked evidence; 1 wins over 4).`,
 		Example: "  lockbench check lockbench-out/bench/histories/token-lua-gc-pause-1.jsonl",
 		Args:    oneArg("HISTORY.jsonl"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,26 +87,30 @@ error names the line).`,
 			} else {
 				fmt.Fprintf(w, "%s: %s/%s seed %d, %d operations; expected %s (%s)\n", path, h.Strategy, h.Scenario, h.Seed, len(ops), exp.Summary(), exp.Reason)
 				for _, x := range []struct {
-					name string
-					r    checker.Result
-				}{{"exclusion", rep.Exclusion}, {"resource", rep.Resource}, {"fencing", rep.Fencing}, {"reentrancy", rep.Reentrancy}, {"liveness", rep.Liveness}} {
-					fmt.Fprintf(w, "  %-10s %-12s %s\n", x.name, x.r.Status, x.r.Message)
+					name, status string
+					r            checker.Result
+				}{{"exclusion", r.Verdict.Exclusion, rep.Exclusion}, {"resource", r.Verdict.Resource, rep.Resource},
+					{"fencing", r.Verdict.Fencing, rep.Fencing}, {"reentrancy", r.Verdict.Reentrancy, rep.Reentrancy}, {"liveness", r.Verdict.Liveness, rep.Liveness}} {
+					fmt.Fprintf(w, "  %-10s %-12s %s\n", x.name, x.status, x.r.Message)
+					if m, ok := r.Missing[x.name]; ok {
+						fmt.Fprintf(w, "               inconclusive: %s\n", m)
+					}
 					for _, d := range x.r.Details {
 						fmt.Fprintf(w, "               %s\n", d)
 					}
 				}
+				if m, ok := r.Missing["availability"]; ok {
+					fmt.Fprintf(w, "  %-10s %-12s %s\n", "availability", "inconclusive", m)
+				}
 				fmt.Fprintf(w, "  evidence   %s\n", rep.Evidence)
+				if r.LivenessFinding != "" {
+					fmt.Fprintf(w, "  liveness finding: %s\n", r.LivenessFinding)
+				}
 				if rep.Visualization != "" {
 					fmt.Fprintf(w, "  porcupine visualisation: %s\n", rep.Visualization)
 				}
-				if warn := results.UnknownOutcomeWarning(r); warn != "" {
-					fmt.Fprintf(w, "  warning: %s\n", warn)
-				}
 			}
-			if !r.AsExpected {
-				return fmt.Errorf("%w: %s", errUnexpected, strings.Join(r.Unexpected, "; "))
-			}
-			return nil
+			return verdictError([]results.Run{r})
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")

@@ -54,6 +54,8 @@ func TestAfterSignal(t *testing.T) {
 	}{
 		{"no signal, ok", context.Background(), nil, 0, ""},
 		{"no signal, unexpected", context.Background(), errUnexpected, 1, "unexpected"},
+		{"no signal, inconclusive", context.Background(), fmt.Errorf("%w: x", errInconclusive), 4, "inconclusive"},
+		{"signal, then an inconclusive verdict", cancelled, fmt.Errorf("%w: x", errInconclusive), 130, "results were written"},
 		{"signal after the work", cancelled, nil, 130, "after the workload had ended"},
 		{"signal, then an unexpected verdict", cancelled, fmt.Errorf("%w: x", errUnexpected), 130, "results were written"},
 		{"signal during the work", cancelled, context.Canceled, 130, "interrupted"},

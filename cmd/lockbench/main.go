@@ -2,9 +2,12 @@
 // faults, checks the recorded histories with porcupine and writes a report.
 //
 // Exit codes: 0 every verdict as expected; 1 an unexpected verdict (a
-// must-hold check violated or inconclusive, or a must-break canary not
-// found); 2 usage error (unknown name, impossible flag, corrupt input file);
-// 3 environment error (no redis-server, port in use, clock shim missing);
+// must-hold check violated, or a must-break canary not found on enough
+// evidence); 2 usage error (unknown name, impossible flag, corrupt input
+// file); 3 environment error (no redis-server, port in use, clock shim
+// missing); 4 inconclusive (no verdict unexpected, but a check the verdict
+// table gates lacked the evidence to confirm it: too few holds or chances
+// to overlap, most outcomes unknown, no fault landed; 1 wins over 4);
 // 130 interrupted (Ctrl-C or SIGTERM). Every redis-server lockbench started is stopped
 // before it exits.
 package main
@@ -36,7 +39,11 @@ const (
 	exitUnexpected  = 1
 	exitUsage       = 2
 	exitEnvironment = 3
-	exitInterrupted = 130
+	// exitInconclusive: nothing contradicted the verdict table, but a
+	// gated check lacked evidence (results.Run.Outcome "inconclusive").
+	// An unexpected verdict in the same command wins (exit 1).
+	exitInconclusive = 4
+	exitInterrupted  = 130
 )
 
 // errLate marks an interrupt that arrived after the command's work: its
@@ -53,7 +60,7 @@ func afterSignal(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() == nil || errors.Is(err, context.Canceled):
 		return err
-	case err == nil || errors.Is(err, errUnexpected):
+	case err == nil || errors.Is(err, errUnexpected) || errors.Is(err, errInconclusive):
 		return fmt.Errorf("%w: %w", context.Canceled, errLate)
 	}
 	return fmt.Errorf("%w (%w)", context.Canceled, err)
@@ -61,6 +68,27 @@ func afterSignal(ctx context.Context, err error) error {
 
 // errUnexpected marks a finished command whose verdicts contradict the verdict table.
 var errUnexpected = errors.New("unexpected verdict")
+
+// errInconclusive marks a finished command none of whose verdicts
+// contradict the verdict table but some gated check lacked evidence.
+var errInconclusive = errors.New("inconclusive")
+
+// verdictError is the error of a finished command over runs: errUnexpected
+// naming the first unexpected run when there is one, else errInconclusive
+// naming the first inconclusive run, else nil.
+func verdictError(runs []results.Run) error {
+	for _, r := range runs {
+		if r.Outcome() == results.OutcomeUnexpected {
+			return fmt.Errorf("%w: %s/%s seed %d: %s", errUnexpected, r.Strategy, r.Scenario, r.Seed, strings.Join(r.Unexpected, "; "))
+		}
+	}
+	for _, r := range runs {
+		if r.Outcome() == results.OutcomeInconclusive {
+			return fmt.Errorf("%w: %s/%s seed %d: %s", errInconclusive, r.Strategy, r.Scenario, r.Seed, strings.Join(r.Inconclusive, "; "))
+		}
+	}
+	return nil
+}
 
 func main() {
 	redislog.Quiet()
@@ -149,7 +177,9 @@ checks it with porcupine for mutual-exclusion violations and lost updates, and
 writes a report with plots.
 
 Exit codes: 0 all verdicts as expected, 1 an unexpected verdict, 2 usage error,
-3 environment error (no redis-server, port in use), 130 interrupted.`,
+3 environment error (no redis-server, port in use), 4 inconclusive (nothing
+unexpected, but a gated check lacked evidence: too few holds, most outcomes
+unknown, no fault landed; 1 wins over 4), 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -262,6 +292,8 @@ func exitCode(err error, external bool) (int, string) {
 	switch {
 	case errors.Is(err, errUnexpected):
 		code = exitUnexpected
+	case errors.Is(err, errInconclusive):
+		code = exitInconclusive
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
 		late := errors.Is(err, errLate)

@@ -110,9 +110,9 @@ func withoutMissingHistories(dir string, f *results.File) (rf *results.File, mis
 // value that is none of ok, violated, inconclusive, skipped
 // (results.Run.UnknownVerdicts) and a run marked as expected although its
 // verdicts contradict its expectations (results.Run.Contradictions) make
-// the run unexpected; a run marked unexpected with no unexpected lines and
-// nothing contradicting keeps its mark, with a line saying the file gives
-// no reason.
+// the run unexpected; a run marked unexpected with no unexpected lines, no
+// inconclusive lines and nothing contradicting keeps its mark, with a line
+// saying the file gives no reason.
 func distrustContradictions(f *results.File) (*results.File, []string) {
 	var warnings []string
 	runs := make([]results.Run, len(f.Runs))
@@ -130,7 +130,7 @@ func distrustContradictions(f *results.File) (*results.File, []string) {
 				name, strings.Join(c, "; ")))
 			r.AsExpected = false
 			r.Unexpected = append(append([]string(nil), r.Unexpected...), c...)
-		case !r.AsExpected && len(r.Unexpected) == 0 && len(c) == 0:
+		case !r.AsExpected && len(r.Unexpected) == 0 && len(r.Inconclusive) == 0 && len(c) == 0:
 			warnings = append(warnings, fmt.Sprintf("%s is marked unexpected in results.json without saying why (no unexpected lines, and its verdicts agree with its expectations): the file was edited or written by another tool; the report shows it as unexpected, with no reason",
 				name))
 			r.Unexpected = []string{"marked unexpected in results.json without a reason (as_expected false, no unexpected lines)"}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,7 +60,11 @@ else there.
 Exit codes: 0 the verdict is as the verdict table expects, 1 it is not, 2
 usage error, 3 environment error (also a harness too overloaded to trust:
 a client stalled inside a hold by more than TTL/2 with no fault to explain
-it), 130 interrupted (the runs already finished are written).`,
+it), 4 inconclusive (nothing unexpected, but a gated check lacked evidence:
+too few holds or chances to overlap, most acquire outcomes unknown, no
+fault landed; the output names what is missing and the flag that supplies
+it; 1 wins over 4), 130 interrupted (the runs already finished are
+written).`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3
@@ -165,12 +171,7 @@ it), 130 interrupted (the runs already finished are written).`,
 			if runErr != nil {
 				return runErr
 			}
-			for _, r := range runs {
-				if !r.AsExpected {
-					return fmt.Errorf("%w: %s/%s seed %d: %s", errUnexpected, r.Strategy, r.Scenario, r.Seed, strings.Join(r.Unexpected, "; "))
-				}
-			}
-			return nil
+			return verdictError(runs)
 		},
 	}
 	fl := c.Flags()
@@ -281,7 +282,7 @@ const minOpTimeout = time.Millisecond
 
 // minCheckTimeout is the shortest porcupine time limit (run
 // --check-timeout, check --timeout): below it even a short clean history
-// cannot be checked in time, so every check would be inconclusive (exit 1)
+// cannot be checked in time, so every check would be inconclusive (exit 4)
 // for the flag's sake, not the lock's.
 const minCheckTimeout = 100 * time.Millisecond
 
@@ -525,27 +526,35 @@ func seedFolder(dir string, seed int64) string {
 	return filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
 }
 
-// printRun prints one run's verdict beside its expectation; out is the
-// results folder the run's paths are relative to.
+// printRun prints one run's verdict beside its expectation, then what
+// evidence each inconclusive check lacked and the liveness finding; out is
+// the results folder the run's paths are relative to.
 func printRun(cmd *cobra.Command, out string, r results.Run) {
+	w := cmd.OutOrStdout()
 	mark := "as expected"
-	if !r.AsExpected {
+	switch r.Outcome() {
+	case results.OutcomeUnexpected:
 		mark = "UNEXPECTED: " + strings.Join(r.Unexpected, "; ")
+	case results.OutcomeInconclusive:
+		mark = "INCONCLUSIVE (too little evidence, see below)"
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s/%s seed %d: expected %s; exclusion %s, resource %s, liveness %s; %d violations (overlapping pairs of holds + lost updates), %d grants, %.0f grants/s, acquire p99 %.2f ms: %s\n",
+	fmt.Fprintf(w, "%s/%s seed %d: expected %s; exclusion %s, resource %s, liveness %s; %d violations (overlapping pairs of holds + lost updates), %d grants, %.0f grants/s, acquire p99 %.2f ms: %s\n",
 		r.Strategy, r.Scenario, r.Seed, r.Expected, r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness,
 		r.Violations, r.Grants, r.ThroughputPerS, r.AcquireLatencyMs.P99, mark)
+	for _, name := range slices.Sorted(maps.Keys(r.Missing)) {
+		fmt.Fprintf(w, "  inconclusive %s: %s\n", name, r.Missing[name])
+	}
+	if r.LivenessFinding != "" {
+		fmt.Fprintf(w, "  liveness finding: %s\n", r.LivenessFinding)
+	}
 	if r.Visualization != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "  porcupine visualisation: %s\n", filepath.Join(out, r.Visualization))
+		fmt.Fprintf(w, "  porcupine visualisation: %s\n", filepath.Join(out, r.Visualization))
 	}
 	if r.Expected == "at-risk" {
-		fmt.Fprintf(cmd.OutOrStdout(), "  not gated: %s\n", r.Reason)
+		fmt.Fprintf(w, "  not gated: %s\n", r.Reason)
 	}
 	if r.Error != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", r.Error)
-	}
-	if w := results.UnknownOutcomeWarning(r); w != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", w)
+		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
 	if r.Busy() {
 		fmt.Fprintf(cmd.OutOrStdout(), "  busy machine: %s: the cost figures are not comparable with a quiet run's\n", r.Noise.Why)

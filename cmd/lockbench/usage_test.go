@@ -142,11 +142,12 @@ func TestEmptyInputs(t *testing.T) {
 }
 
 // TestHelpExitCodes: run --help and bench --help list every exit code the
-// README does: 130, and 3 for an overloaded harness.
+// README does: 130, 3 for an overloaded harness, and 4 for inconclusive
+// below 1 in precedence.
 func TestHelpExitCodes(t *testing.T) {
 	for _, cmd := range []string{"run", "bench"} {
 		code, text := run(t, nil, cmd, "--help")
-		for _, want := range []string{"130 interrupted", "harness too overloaded to trust", "2\nusage error"} {
+		for _, want := range []string{"130 interrupted", "harness too overloaded to trust", "2\nusage error", "4 inconclusive", "1 wins over 4"} {
 			if code != 0 || !strings.Contains(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(want), " ")) {
 				t.Errorf("%s --help: exit %d, no %q in %q", cmd, code, want, text)
 			}
