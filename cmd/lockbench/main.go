@@ -74,8 +74,9 @@ var errUnexpected = errors.New("unexpected verdict")
 var errInconclusive = errors.New("inconclusive")
 
 // verdictError is the error of a finished command over runs: errUnexpected
-// naming the first unexpected run when there is one, else errInconclusive
-// naming the first inconclusive run, else nil.
+// naming the first unexpected run and what contradicted it when there is
+// one, else errInconclusive naming the first inconclusive run and its
+// first gated check that lacked evidence, else nil.
 func verdictError(runs []results.Run) error {
 	for _, r := range runs {
 		if r.Outcome() == results.OutcomeUnexpected {
@@ -84,7 +85,11 @@ func verdictError(runs []results.Run) error {
 	}
 	for _, r := range runs {
 		if r.Outcome() == results.OutcomeInconclusive {
-			return fmt.Errorf("%w: %s/%s seed %d: %s", errInconclusive, r.Strategy, r.Scenario, r.Seed, strings.Join(r.Inconclusive, "; "))
+			more := ""
+			if n := len(r.Inconclusive) - 1; n > 0 {
+				more = fmt.Sprintf(" (and %d more)", n)
+			}
+			return fmt.Errorf("%w: %s/%s seed %d: %s%s", errInconclusive, r.Strategy, r.Scenario, r.Seed, r.Inconclusive[0], more)
 		}
 	}
 	return nil
