@@ -84,7 +84,7 @@ func TestDockerVerdicts(t *testing.T) {
 				t.Errorf("expected %q, table says %q", r.Expected, want)
 			}
 			if !r.AsExpected {
-				t.Errorf("%s/%s on docker: %v (verdict %+v); faults: %q", tt.strategy, tt.scenario, r.Unexpected, r.Verdict, faultNotes(t, out, r.History))
+				t.Errorf("%s/%s on docker: %v (verdict %+v); faults: %q", tt.strategy, tt.scenario, append(r.Unexpected, r.Inconclusive...), r.Verdict, faultNotes(t, out, r.History))
 			}
 			if r.Config.Backend != cluster.BackendDocker || r.Config.Image != cluster.LocalImage {
 				t.Errorf("results config backend %q image %q", r.Config.Backend, r.Config.Image)
@@ -161,7 +161,7 @@ func TestExternalBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !r.AsExpected {
-				t.Errorf("%s/%s on external: %v (verdict %+v)", tt.strategy, tt.scenario, r.Unexpected, r.Verdict)
+				t.Errorf("%s/%s on external: %v (verdict %+v)", tt.strategy, tt.scenario, append(r.Unexpected, r.Inconclusive...), r.Verdict)
 			}
 			if r.Config.Backend != cluster.BackendExternal {
 				t.Errorf("results config backend %q", r.Config.Backend)

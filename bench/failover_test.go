@@ -55,7 +55,7 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !r.AsExpected {
-				t.Errorf("unexpected verdict: %s", strings.Join(r.Unexpected, "; "))
+				t.Errorf("not as expected: %s", strings.Join(append(r.Unexpected, r.Inconclusive...), "; "))
 			}
 			if len(r.Faults) != 1 {
 				t.Fatalf("%d fault windows, want 1: %+v", len(r.Faults), r.Faults)

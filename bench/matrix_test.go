@@ -58,7 +58,11 @@ func seedsFor(pair string) int {
 // TestVerdictMatrix runs every pair of the verdict table against real
 // redis-server processes with short runs (TTL 100 ms) and asserts the
 // observed verdict matches the expectation in every seeded run: canaries
-// find their violation, must-hold pairs show none.
+// find their violation, must-hold pairs show none. A seed whose run is
+// inconclusive (too little evidence) is rerun as a bench reruns it
+// (runCell: the next seed, twice the duration); one still inconclusive is
+// logged, not failed, unless more than half of a pair's seeds are: then
+// the pair has lost its evidence at this time scale.
 func TestVerdictMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server for every pair; skipped with -short")
@@ -72,28 +76,31 @@ func TestVerdictMatrix(t *testing.T) {
 		t.Run(strings.ReplaceAll(pair, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 			w := workload.Config{Clients: 8, TTL: 100 * time.Millisecond, Duration: 400 * time.Millisecond, Reentrancy: 3}
-			for seed := int64(1); seed <= int64(seedsFor(pair)); seed++ {
-				r, err := runOnce(p.Strategy, p.Scenario, seed, w, out)
+			seeds := seedsFor(pair)
+			inconclusive := 0
+			for seed := int64(1); seed <= int64(seeds); seed++ {
+				r, err := runOnce(p.Strategy, p.Scenario, seed, seeds, w, out)
 				if errors.Is(err, ErrOverloaded) {
 					// The run says nothing about the lock (lockbench exits 3 on
 					// it); the seed is run again once, and fails the test if the
 					// machine is still too busy.
 					t.Logf("seed %d: %v; running it again once", seed, err)
-					r, err = runOnce(p.Strategy, p.Scenario, seed, w, out)
+					r, err = runOnce(p.Strategy, p.Scenario, seed, seeds, w, out)
 				}
-				if err == nil && !r.AsExpected && faultMissed(t, r, out) {
+				if err == nil && r.Outcome() == results.OutcomeUnexpected && faultMissed(t, r, out) {
 					// The nemesis reports that its precondition never came
 					// (every fault window missed: no other client was granted
 					// while the struck holder held): the seed says nothing
 					// about the lock, so it runs once more; a second miss
 					// fails the test.
 					t.Logf("seed %d: the fault did not land (%s); running it again once", seed, strings.Join(r.Unexpected, "; "))
-					r, err = runOnce(p.Strategy, p.Scenario, seed, w, out)
+					r, err = runOnce(p.Strategy, p.Scenario, seed, seeds, w, out)
 				}
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
-				if !r.AsExpected {
+				switch r.Outcome() {
+				case results.OutcomeUnexpected:
 					var notes []string
 					for _, f := range r.Faults {
 						notes = append(notes, fmt.Sprintf("[%.1f-%.1f ms] %s", f.StartMs, f.EndMs, f.Note))
@@ -102,23 +109,27 @@ func TestVerdictMatrix(t *testing.T) {
 						notes = append(notes, "no fault was injected")
 					}
 					t.Errorf("seed %d: %s\n  faults: %s", seed, strings.Join(r.Unexpected, "; "), strings.Join(notes, "\n          "))
-				}
-				if p.Summary() == "must-hold" && r.Grants == 0 {
-					t.Errorf("seed %d: no grant at all: a must-hold pair must still grant", seed)
+				case results.OutcomeInconclusive:
+					inconclusive++
+					t.Logf("seed %d (run as seed %d after %d reruns): %s", seed, r.Seed, len(r.Earlier), strings.Join(r.Inconclusive, "; "))
 				}
 				if p.Strategy == "reentrant" && r.Verdict.Reentrancy != "ok" {
 					t.Errorf("seed %d: reentrancy check %s, want ok (nesting depth 3)", seed, r.Verdict.Reentrancy)
 				}
 			}
+			if 2*inconclusive > seeds {
+				t.Errorf("%d of %d seeds inconclusive even after reruns: the pair has too little evidence at TTL 100 ms", inconclusive, seeds)
+			}
 		})
 	}
 }
 
-// runOnce runs one seed of a pair with a 60 s bound.
-func runOnce(strategy, scenario string, seed int64, w workload.Config, out string) (results.Run, error) {
+// runOnce runs one seed of a pair (one of seeds seeds) as a bench runs a
+// cell, rerunning it while inconclusive (runCell), with a 60 s bound.
+func runOnce(strategy, scenario string, seed int64, seeds int, w workload.Config, out string) (results.Run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return Run(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out})
+	return runCell(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out}, seeds, func(string) {})
 }
 
 // faultMissed reports whether r's history has fault windows and every
