@@ -41,27 +41,33 @@ func TestCheckAgreesWithRun(t *testing.T) {
 // TestOneClientNotGated: one client cannot overlap itself, so a pair the
 // verdict table expects to break is reported not gated (it used to fail
 // its canary with exit 1), and check of its history agrees; a pair
-// expected to hold stays gated. check refuses a --timeout below 100 ms.
+// expected to hold stays gated, and with no chance to overlap it is
+// inconclusive (exit 4), naming the chances it lacked. check refuses a
+// --timeout below 100 ms.
 func TestOneClientNotGated(t *testing.T) {
 	tests := []struct {
 		scenario, expected string
 		notGated           bool
+		code               int
 	}{
-		{"long-cs", "expected at-risk", true},
-		{"baseline", "expected must-hold", false},
+		{"long-cs", "expected at-risk", true, 0},
+		{"baseline", "expected must-hold", false, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
 			out := t.TempDir()
 			code, text := run(t, nil, "run", "--strategy", "token-lua", "--scenario", tt.scenario, "--clients", "1", "--out", out)
 			const why = "1 client (--clients 1) cannot overlap itself"
-			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.notGated {
-				t.Fatalf("run: exit %d, output %q; want exit 0, %q, not gated %v", code, text, tt.expected, tt.notGated)
+			if code != tt.code || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.notGated {
+				t.Fatalf("run: exit %d, output %q; want exit %d, %q, not gated %v", code, text, tt.code, tt.expected, tt.notGated)
+			}
+			if tt.code == 4 && !strings.Contains(text, "0 chances to overlap (need ≥ 10): contend more") {
+				t.Errorf("run: output %q names no missing chances to overlap", text)
 			}
 			hist := filepath.Join(out, "histories", "token-lua-"+tt.scenario+"-1.jsonl")
 			code, text = run(t, nil, "check", hist)
-			if code != 0 || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.notGated {
-				t.Errorf("check: exit %d, output %q; want exit 0, %q, not gated %v", code, text, tt.expected, tt.notGated)
+			if code != tt.code || !strings.Contains(text, tt.expected) || strings.Contains(text, why) != tt.notGated {
+				t.Errorf("check: exit %d, output %q; want exit %d, %q, not gated %v", code, text, tt.code, tt.expected, tt.notGated)
 			}
 			code, text = run(t, nil, "check", "--timeout", "1ns", hist)
 			if code != 2 || !strings.Contains(text, "--timeout 1ns: want at least 100ms") {
