@@ -52,7 +52,7 @@ func TestReportEvidence(t *testing.T) {
 	earlier.Seed, earlier.Config.DurationMs = 7, 1000
 	r.Seed, r.Config.DurationMs = 8, 2000
 	r.Earlier = []Run{earlier}
-	if got, want := RerunNote(*r), "rerun once: seed 7 (1 s) was inconclusive (exclusion: 2 holds, 0 chances to overlap (need ≥ 10); resource: 2 holds, 0 chances to overlap (need ≥ 10))"; got != want {
+	if got, want := RerunNote(*r), "rerun once: seed 7 (1 s) was inconclusive (exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10))"; got != want {
 		t.Errorf("RerunNote\n %q\nwant %q", got, want)
 	}
 	dir := t.TempDir()
@@ -67,7 +67,7 @@ func TestReportEvidence(t *testing.T) {
 			"7 runs: 5 as expected, 1 unexpected, 1 inconclusive.",
 			"must-hold → inconclusive ?",
 			"## Evidence (1)",
-			"set-nx-px × baseline seed 8 (inconclusive): inconclusive exclusion: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients).",
+			"set-nx-px × baseline seed 8 (inconclusive): inconclusive exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients).",
 			"Liveness finding: granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%).",
 			"rerun once: seed 7 (1 s) was inconclusive",
 			"| set-nx-px | inconclusive: 2 holds, 0 chances to overlap (need ≥ 10); granted almost nothing |",

@@ -295,11 +295,29 @@ type evidenceView struct {
 // evidenceOf is a run's evidenceView; ok is false when there is nothing
 // to say (no check lacked evidence, no finding, no rerun).
 func evidenceOf(r Run) (evidenceView, bool) {
-	e := evidenceView{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Outcome: r.Outcome(), Finding: r.LivenessFinding, Rerun: RerunNote(r)}
-	for _, name := range slices.Sorted(maps.Keys(r.Missing)) {
-		e.Missing = append(e.Missing, name+": "+r.Missing[name].String())
-	}
+	e := evidenceView{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Outcome: r.Outcome(), Finding: r.LivenessFinding, Rerun: RerunNote(r),
+		Missing: missingByText(r.Missing, MissingEvidence.String)}
 	return e, len(e.Missing) > 0 || e.Finding != "" || e.Rerun != ""
+}
+
+// missingByText writes a run's missing evidence one line per distinct text
+// (text of each MissingEvidence), the checks that share it named first:
+// "exclusion, resource: 2 holds, ... (need ≥ 10): run longer ...".
+func missingByText(m map[string]MissingEvidence, text func(MissingEvidence) string) []string {
+	var order []string
+	names := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		t := text(m[name])
+		if names[t] == nil {
+			order = append(order, t)
+		}
+		names[t] = append(names[t], name)
+	}
+	out := make([]string, 0, len(order))
+	for _, t := range order {
+		out = append(out, strings.Join(names[t], ", ")+": "+t)
+	}
+	return out
 }
 
 // RerunNote says, for a run a bench ran after inconclusive attempts of its
@@ -312,10 +330,7 @@ func RerunNote(r Run) string {
 	}
 	var parts []string
 	for _, e := range r.Earlier {
-		var why []string
-		for _, name := range slices.Sorted(maps.Keys(e.Missing)) {
-			why = append(why, name+": "+e.Missing[name].What)
-		}
+		why := missingByText(e.Missing, func(m MissingEvidence) string { return m.What })
 		if len(why) == 0 {
 			why = e.Inconclusive
 		}
