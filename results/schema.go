@@ -18,7 +18,9 @@ import (
 // kernel, acquire latency p99.9, fairness and the error breakdown; version 3
 // each run's evidence counts and the checker's witnesses; version 4 each
 // run's windows (cost samples), command counter, machine noise and working
-// envelope, and the host's hypervisor flag, memory and CPU quota.
+// envelope, and the host's hypervisor flag, memory and CPU quota, and
+// each run's inconclusive lines, missing evidence, liveness finding and
+// earlier attempts, and the evidence's refusal counts.
 const SchemaVersion = 4
 
 // File is the whole results.json. The README's "results.json" section
