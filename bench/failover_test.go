@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -54,8 +55,11 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !r.AsExpected {
-				t.Errorf("not as expected: %s", strings.Join(append(r.Unexpected, r.Inconclusive...), "; "))
+			switch r.Outcome() {
+			case results.OutcomeUnexpected:
+				t.Errorf("unexpected verdict: %s", strings.Join(r.Unexpected, "; "))
+			case results.OutcomeInconclusive: // too little evidence is no failure; the fault's notes are checked below
+				t.Logf("inconclusive: %s", strings.Join(r.Inconclusive, "; "))
 			}
 			if len(r.Faults) != 1 {
 				t.Fatalf("%d fault windows, want 1: %+v", len(r.Faults), r.Faults)
