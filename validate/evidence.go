@@ -36,14 +36,20 @@ const (
 	// chances/holds 0.7-1.0), so a run short of it is a run short of holds
 	// or of contention (many --keys, few --clients).
 	MinChancesToOverlap = 10
-	// MinFaultsLanded is the fewest faults that must have hit their target
-	// in a scenario with faults before the absence of a violation counts:
-	// a canary breaks and a must-hold pair is tested only where a fault
-	// struck a held lock. A fault whose nemesis cannot tell (Landing "":
-	// checker.Evidence.FaultsUnknown) counts as landed: some nemeses do
-	// not say yet, and their scenarios are built to strike a held lock,
-	// so only a nemesis that says "missed" takes the evidence away. Why
-	// 1: one struck hold is what a canary needs to break (its witness).
+	// MinFaultsLanded is the fewest faults that must have landed in a
+	// scenario with faults before a canary's (a check expected to break)
+	// not breaking counts: a nemesis says a fault landed
+	// (history.Landed) when it struck a held lock and the condition the
+	// scenario needs for a violation came (e.g. another client was
+	// granted the key during the pause), so a canary with no landed fault
+	// had nothing to break. A check expected to hold needs none: there a
+	// missed fault is the lock doing its job (a renewing lock grants
+	// nobody during a long critical section), but it needs a fault
+	// injected at all (a scenario whose trigger never came tested
+	// nothing). A fault whose nemesis cannot tell (Landing "":
+	// checker.Evidence.FaultsUnknown) counts as landed: only a nemesis
+	// that says "missed" takes the evidence away. Why 1: one struck hold
+	// is what a canary needs to break (its witness).
 	MinFaultsLanded = 1
 	// MaxUnknownShare is the largest share (0..1) of outermost acquires
 	// with an unknown outcome (info: timed out or failed) at which the
@@ -144,21 +150,28 @@ func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding 
 }
 
 // Missing applies the evidence rules to a checker report of a run of
-// scenario: it returns, per check ("exclusion", "resource", "fencing"),
-// the evidence a check that found no violation lacked, and leaves out the
-// checks that have enough, were violated, or do not apply (skipped for a
-// reason other than no holds). finding is the run's LivenessFinding: its
-// fix is named when too few holds are what is missing. A porcupine
+// scenario judged against exp: it returns, per check ("exclusion",
+// "resource", "fencing"), the evidence a check that found no violation
+// lacked, and leaves out the checks that have enough, were violated, or
+// do not apply (skipped for a reason other than no holds). The rules are
+// the same whatever the expectation, but for MinFaultsLanded, which only
+// a check expected to break needs. finding is the run's LivenessFinding:
+// its fix is named when too few holds are what is missing. A porcupine
 // timeout (checker.Result.TimedOut) is missing evidence too: more time
 // decides it.
-func Missing(scenario string, rep checker.Report, finding Finding) map[string]results.MissingEvidence {
+func Missing(scenario string, rep checker.Report, exp Expectation, finding Finding) map[string]results.MissingEvidence {
 	ev := rep.Evidence
 	out := map[string]results.MissingEvidence{}
+	fencing := exp.Fencing
+	if fencing == "" {
+		fencing = Hold
+	}
 	for _, c := range []struct {
 		name    string
 		r       checker.Result
 		overlap bool // the check needs two holders to find anything
-	}{{"exclusion", rep.Exclusion, true}, {"resource", rep.Resource, true}, {"fencing", rep.Fencing, false}} {
+		e       Expect
+	}{{"exclusion", rep.Exclusion, true, exp.Exclusion}, {"resource", rep.Resource, true, exp.Resource}, {"fencing", rep.Fencing, false, fencing}} {
 		switch {
 		case c.r.Status == checker.Violated:
 			continue
@@ -170,7 +183,7 @@ func Missing(scenario string, rep checker.Report, finding Finding) map[string]re
 		case c.r.Status == checker.Skipped && (!c.overlap || ev.Holds > 0):
 			continue // the check does not apply (no fencing tokens, no resource)
 		}
-		if m, ok := missingFor(scenario, ev, c.overlap, finding); ok {
+		if m, ok := missingFor(scenario, ev, c.overlap, c.e == Break, finding); ok {
 			out[c.name] = m
 		}
 	}
@@ -182,8 +195,8 @@ func Missing(scenario string, rep checker.Report, finding Finding) map[string]re
 
 // missingFor is the evidence one check lacks, if any: holds (and chances
 // to overlap when overlap is set), the unknown share, and in a scenario
-// with faults a fault that landed.
-func missingFor(scenario string, ev checker.Evidence, overlap bool, finding Finding) (results.MissingEvidence, bool) {
+// with faults a fault injected (and, for a canary, one that landed).
+func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, finding Finding) (results.MissingEvidence, bool) {
 	var what, fix []string
 	addFix := func(f string) {
 		if !slices.Contains(fix, f) {
@@ -218,7 +231,7 @@ func missingFor(scenario string, ev checker.Evidence, overlap bool, finding Find
 		case ev.Faults == 0:
 			what = append(what, "no fault injected")
 			addFix(fixTrigger)
-		case landed < MinFaultsLanded:
+		case canary && landed < MinFaultsLanded:
 			what = append(what, fmt.Sprintf("no fault landed (%d injected, %d missed)", ev.Faults, ev.FaultsMissed))
 			addFix(fixSeed)
 		}

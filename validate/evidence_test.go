@@ -16,7 +16,9 @@ var plenty = checker.Evidence{Holds: 100, Keys: 1, Clients: 16, ChancesToOverlap
 	Acquires: checker.OutcomeCounts{OK: 100, Fail: 900}, Faults: 1, FaultsLanded: 1}
 
 // TestMissing: each evidence rule, with the triggering evidence, the
-// missing evidence it names and the fix.
+// missing evidence it names and the fix, for a canary (every rule
+// applies) and, where they differ, a must-hold pair (a missed fault is
+// the lock doing its job).
 func TestMissing(t *testing.T) {
 	ok := checker.Result{Status: checker.OK}
 	with := func(f func(*checker.Evidence)) checker.Evidence {
@@ -46,6 +48,9 @@ func TestMissing(t *testing.T) {
 		{"half unknown is enough", "baseline", with(func(e *checker.Evidence) { e.Acquires = checker.OutcomeCounts{OK: 100, Fail: 100, Info: 200} }), Finding{}, ""},
 		{"every fault missed", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{},
 			"no fault landed (3 injected, 3 missed): rerun with another --seed"},
+		{"every fault missed, must hold: the lock did its job", "long-cs", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{}, ""},
+		{"no fault injected, must hold", "long-cs", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
+			"no fault injected: " + fixTrigger},
 		{"a fault that cannot tell counts as landed", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 2 }), Finding{}, ""},
 		{"no fault injected", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
 			"no fault injected: " + fixTrigger},
@@ -57,7 +62,11 @@ func TestMissing(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := checker.Report{Exclusion: ok, Resource: ok, Fencing: ok, Evidence: tt.ev}
-			m := Missing(tt.scenario, rep, tt.finding)
+			exp := broken("canary") // a canary: every rule applies
+			if strings.Contains(tt.name, "must hold") {
+				exp = safe("must hold")
+			}
+			m := Missing(tt.scenario, rep, exp, tt.finding)
 			got, listed := m["exclusion"]
 			switch {
 			case tt.want == "" && listed:
@@ -98,7 +107,7 @@ func TestMissingPerCheck(t *testing.T) {
 		{"checker disagreement", checker.Report{Exclusion: bug, Resource: ok, Fencing: skip, Evidence: plenty}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := Missing("baseline", tt.rep, Finding{})
+			m := Missing("baseline", tt.rep, safe("r"), Finding{})
 			var got []string
 			for _, c := range []string{"exclusion", "resource", "fencing"} {
 				if _, ok := m[c]; ok {

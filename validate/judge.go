@@ -70,7 +70,7 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	out.Fairness, out.Errors = fairnessAndErrors(ops, out.Config.Clients)
 	finding := LivenessFinding(out.Config.Clients, rep.Evidence, rep.Liveness.Status == checker.Violated)
 	out.LivenessFinding = finding.Text
-	missing := Missing(out.Scenario, rep, finding)
+	missing := Missing(out.Scenario, rep, exp, finding)
 	if exp.DuringFaults == Granting && out.Liveness.GrantsDuringFaults == 0 && finding.Text != "" {
 		if missing == nil {
 			missing = map[string]results.MissingEvidence{}
