@@ -5,20 +5,24 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/validate"
 )
 
 // MaxReruns is how many times a bench reruns a cell whose run was
-// inconclusive (a gated check lacked evidence: results.Run.Outcome)
-// before it reports it. Why 2: a rerun doubles the duration, so the third
-// attempt runs 4× as long as the first and gathers about 4× the holds; a
-// strategy still short of evidence then is short for a reason a longer
-// run will not fix (a call budget below the machine's round trip, a
-// fault that keeps missing), which the report names; and two reruns of a
-// 1 s ci cell cost at most ~7 s, within the ci profile's 3 minutes.
+// inconclusive (a gated check lacked evidence: results.Run.Outcome) for
+// want of what a rerun can supply (validate.RerunHelps: holds, chances to
+// overlap, a fault that lands; not a share of unknown outcomes, which a
+// longer run keeps) before it reports it. Why 2: a rerun doubles the
+// duration, so the third attempt runs 4× as long as the first and gathers
+// about 4× the holds; a strategy still short of evidence then is short for
+// a reason a longer run will not fix, which the report names; and two
+// reruns of a 1 s ci cell cost ~7 s, which a few cells can spend within
+// the ci profile's 3 minutes.
 const MaxReruns = 2
 
 // runCell runs the cell s (one of repeat repeats of its pair) and, while
-// its run is inconclusive and fewer than MaxReruns reruns were made, runs
+// its run is inconclusive, a rerun can supply what it lacks
+// (validate.RerunHelps) and fewer than MaxReruns reruns were made, runs
 // it again with the next seed clear of the other repeats' seeds (rerun k
 // runs seed s.Seed+k·repeat) and twice the duration of the attempt
 // before (the scenario's own minimum applied first). It returns the last
@@ -28,7 +32,7 @@ const MaxReruns = 2
 func runCell(ctx context.Context, s Spec, repeat int, progress func(label string)) (results.Run, error) {
 	r, err := Run(ctx, s)
 	var earlier []results.Run
-	for k := 1; err == nil && k <= MaxReruns && r.Outcome() == results.OutcomeInconclusive; k++ {
+	for k := 1; err == nil && k <= MaxReruns && r.Outcome() == results.OutcomeInconclusive && validate.RerunHelps(r); k++ {
 		_, _, _, w, rerr := s.Resolved()
 		if rerr != nil {
 			break // Run resolved it already; cannot happen

@@ -193,6 +193,27 @@ func Missing(scenario string, rep checker.Report, exp Expectation, finding Findi
 	return out
 }
 
+// RerunHelps reports whether running an inconclusive run again with
+// another seed and a longer duration (as a bench does) can supply the
+// evidence it lacked: more holds, chances to overlap and fault injections
+// come with a longer run, a fault that lands with another seed. It cannot
+// when most acquire outcomes were unknown (more than MaxUnknownShare:
+// that share is a rate, which a longer run keeps; the fix is a longer TTL
+// or fewer clients, which change the pair) or when porcupine ran out of
+// time (a longer run makes that worse); false also for a run with nothing
+// missing.
+func RerunHelps(r results.Run) bool {
+	if len(r.Missing) == 0 || r.Evidence.UnknownShare() > MaxUnknownShare {
+		return false
+	}
+	for _, m := range r.Missing {
+		if m.Fix != fixCheckTime {
+			return true
+		}
+	}
+	return false
+}
+
 // missingFor is the evidence one check lacks, if any: holds (and chances
 // to overlap when overlap is set), the unknown share, and in a scenario
 // with faults a fault injected (and, for a canary, one that landed).

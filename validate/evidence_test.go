@@ -210,3 +210,24 @@ func TestLowEvidenceRecordings(t *testing.T) {
 		})
 	}
 }
+
+// TestRerunHelps: a rerun can supply holds, chances and faults, not a
+// share of unknown outcomes nor porcupine's time.
+func TestRerunHelps(t *testing.T) {
+	few := results.MissingEvidence{What: "2 holds, 0 chances to overlap (need ≥ 10)", Fix: fixLonger}
+	for _, tt := range []struct {
+		name string
+		r    results.Run
+		want bool
+	}{
+		{"too few holds", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": few}, Evidence: plenty}, true},
+		{"most outcomes unknown", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": few},
+			Evidence: checker.Evidence{Acquires: checker.OutcomeCounts{OK: 2, Info: 700}}}, false},
+		{"porcupine timed out", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": {What: "porcupine timed out", Fix: fixCheckTime}}, Evidence: plenty}, false},
+		{"nothing missing", results.Run{Evidence: plenty}, false},
+	} {
+		if got := RerunHelps(tt.r); got != tt.want {
+			t.Errorf("%s: RerunHelps = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

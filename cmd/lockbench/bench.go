@@ -57,9 +57,10 @@ unexpected runs on stdout; --quiet prints only errors and the verdict line;
 --json prints the summary as JSON on stdout and nothing else there.
 
 A cell whose run is inconclusive (a gated check lacked evidence) is rerun
-with the next seed and twice the duration, at most 2 times; the report
-shows the last attempt and says it was rerun and why, and results.json
-keeps every attempt.
+with the next seed and twice the duration, at most 2 times, when that can
+supply what is missing (holds, chances to overlap, a fault that lands; not
+a share of unknown outcomes); the report shows the last attempt and says
+it was rerun and why, and results.json keeps every attempt.
 
 Exit codes: 0 every verdict as expected, 1 an unexpected verdict, 2 usage
 error, 3 environment error (also a harness too overloaded to trust: a
