@@ -39,6 +39,30 @@ var (
 			r.Liveness.GrantsDuringFaults = 0
 		}
 	}
+	// lacking marks checks inconclusive with what the evidence rules say
+	// they lacked (Run.Missing).
+	lacking = func(m MissingEvidence, checks ...string) func(*Run) {
+		return func(r *Run) {
+			if r.Missing == nil {
+				r.Missing = map[string]MissingEvidence{}
+			}
+			for _, c := range checks {
+				r.Missing[c] = m
+				switch c {
+				case "exclusion":
+					r.Verdict.Exclusion = "inconclusive"
+				case "resource":
+					r.Verdict.Resource = "inconclusive"
+				case "fencing":
+					r.Verdict.Fencing = "inconclusive"
+				}
+			}
+		}
+	}
+	fewHolds = MissingEvidence{What: "2 holds, 0 chances to overlap (need ≥ 10)", Fix: "run longer (--duration) or with more clients (--clients)"}
+	starved  = func(r *Run) {
+		r.LivenessFinding = "granted 0 times to 256 clients in 188 acquires: 188 acquires timed out (100%)"
+	}
 	noHolds = func(r *Run) {
 		r.Verdict.Exclusion, r.Verdict.Resource = "skipped", "skipped"
 		r.Checks["exclusion"] = "no successful acquires: no holds to check"
@@ -80,6 +104,27 @@ func TestChooserPhrases(t *testing.T) {
 			"inconclusive: exclusion: no successful acquires: no holds to check; resource: no resource operations", cellInconclusive},
 		{"inconclusive without a message", []Run{chooserRun(func(r *Run) { r.Verdict.Exclusion = "inconclusive" })},
 			"inconclusive: exclusion: could not decide", cellInconclusive},
+		// The evidence rules' words (Run.Missing), one case per rule.
+		{"inconclusive: too few holds", []Run{chooserRun(lacking(fewHolds, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10)", cellInconclusive},
+		{"inconclusive: holds without contention", []Run{chooserRun(lacking(MissingEvidence{What: "100 holds, 4 chances to overlap (need ≥ 10)"}, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: 100 holds, 4 chances to overlap (need ≥ 10)", cellInconclusive},
+		{"inconclusive: most outcomes unknown", []Run{chooserRun(lacking(MissingEvidence{What: "714 of 719 acquires unknown (99%; at most 50%)"}, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: 714 of 719 acquires unknown (99%; at most 50%)", cellInconclusive},
+		{"inconclusive: a canary's faults all missed", []Run{chooserRun(lacking(MissingEvidence{What: "no fault landed (3 injected, 3 missed)"}, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: no fault landed (3 injected, 3 missed)", cellInconclusive},
+		{"inconclusive: no fault injected", []Run{chooserRun(lacking(MissingEvidence{What: "no fault injected"}, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: no fault injected", cellInconclusive},
+		{"inconclusive: porcupine ran out of time", []Run{chooserRun(lacking(MissingEvidence{What: "porcupine timed out after 10s on 5000 holds; the sweep-line found no overlap"}, "exclusion"))},
+			"inconclusive: exclusion: porcupine timed out after 10s on 5000 holds; the sweep-line found no overlap", cellInconclusive},
+		{"inconclusive: checks lacking different evidence", []Run{chooserRun(lacking(fewHolds, "exclusion", "resource"), lacking(MissingEvidence{What: "2 holds (need ≥ 10)"}, "fencing"))},
+			"inconclusive: exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10); fencing: 2 holds (need ≥ 10)", cellInconclusive},
+		{"inconclusive and granted almost nothing", []Run{chooserRun(lacking(fewHolds, "exclusion", "resource"), starved)},
+			"inconclusive: exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10); granted almost nothing", cellInconclusive},
+		{"safe on its evidence, yet granted almost nothing", []Run{chooserRun(starved)}, "safe: granted almost nothing", cellSafe},
+		{"broken although it granted almost nothing", []Run{chooserRun(lostUpdate, starved)}, "broken: lost updates", cellBroken},
+		{"inconclusive in one seed of two", []Run{chooserRun(), chooserRun(lacking(fewHolds, "exclusion", "resource"))},
+			"inconclusive: exclusion, resource: 2 holds, 0 chances to overlap (need ≥ 10) (1 of 2 seeds)", cellInconclusive},
 		// A server fault that granted nobody is a drawback; the holder's own
 		// long critical section or pause is not (watchdog, redislock × long-cs).
 		{"server fault of a TTL without grants", []Run{chooserRun(kind("process"), faultNoGrants(200))}, "safe: no grants during the fault", cellSafe},

@@ -71,6 +71,9 @@ type outcome struct {
 	// least one TTL and nobody was granted the lock during it.
 	noGrants  bool
 	unchecked bool // no check ran (every verdict skipped or empty), in every merged run
+	// starved: the strategy granted (almost) nothing (Run.LivenessFinding
+	// set), in some merged run.
+	starved bool
 }
 
 // inconclusiveCheck is one check of a run that could not decide and what
@@ -86,10 +89,17 @@ func checkStatuses(r Run) []struct{ name, status string } {
 	}
 }
 
-// missingOf says what a check of r lacked to decide: the checker's
-// message for that check (e.g. "no successful acquires: no holds to
-// check"), or "" when it left none.
-func missingOf(r Run, check string) string { return r.Checks[check] }
+// missingOf says what a check of r lacked to decide: the evidence rules'
+// words (Run.Missing, e.g. "2 holds, 0 chances to overlap (need ≥ 10)"),
+// else, for a file written before them, the checker's message for that
+// check (e.g. "no successful acquires: no holds to check"), or "" when it
+// left none.
+func missingOf(r Run, check string) string {
+	if m, ok := r.Missing[check]; ok {
+		return m.What
+	}
+	return r.Checks[check]
+}
 
 // outcomeOf reads a completed run's verdicts and evidence. An exclusion or
 // resource check that was skipped in a run whose other checks ran found
@@ -105,6 +115,7 @@ func outcomeOf(r Run) outcome {
 		rejected:    r.Evidence.ResourceRejected,
 		fencedAll:   r.Config.Fencing == "all",
 		noGrants:    serverFault(r.ScenarioKind) && longFault(r) && r.Liveness.GrantsDuringFaults == 0,
+		starved:     r.LivenessFinding != "",
 		unchecked:   true,
 	}
 	for _, c := range checkStatuses(r) {
@@ -249,7 +260,9 @@ var cellRules = []struct {
 
 // classify returns o's class and its phrase, e.g. (cellBroken, "lost
 // updates"), from cellRules; a server fault without grants adds "no grants
-// during the fault" to a safe or resource-safe cell.
+// during the fault" to a safe or resource-safe cell, and a liveness
+// finding (the strategy granted almost nothing) adds "granted almost
+// nothing" to any cell but a broken one.
 func (o outcome) classify() (class, phrase string) {
 	for _, r := range cellRules {
 		if r.when(o) {
@@ -257,8 +270,12 @@ func (o outcome) classify() (class, phrase string) {
 			break
 		}
 	}
-	if o.noGrants && (class == cellSafe || class == cellFenced) {
+	if o.noGrants && (class == cellSafe || class == cellFenced) && !o.starved {
 		phrase = joinPhrase(phrase, "no grants during the fault")
+	}
+	if o.starved && class != cellBroken {
+		// A liveness finding: the cause is under Evidence (details).
+		phrase = joinPhrase(phrase, "granted almost nothing")
 	}
 	return class, phrase
 }

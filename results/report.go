@@ -151,9 +151,9 @@ type view struct {
 	// Significance compares each strategy's cost figures with a
 	// reference strategy's in one scenario (significanceRows).
 	Significance significanceTable
-	// WarningLine counts Warnings in one line, e.g. "7 runs rest on
-	// little evidence (most acquire outcomes unknown)"; "" without any.
-	WarningLine string
+	// EvidenceLine counts Evidence in one line, e.g. "2 runs fell short
+	// of evidence (1 inconclusive, 1 rerun)"; "" without any.
+	EvidenceLine string
 	// Thresholds states when a run counts as busy.
 	Thresholds string
 }
@@ -318,6 +318,45 @@ func missingByText(m map[string]MissingEvidence, text func(MissingEvidence) stri
 		out = append(out, strings.Join(names[t], ", ")+": "+t)
 	}
 	return out
+}
+
+// evidenceLine counts runs that fell short of evidence, e.g. "3 runs fell
+// short of evidence (2 inconclusive, 1 liveness finding, 1 rerun)"; ""
+// for none. A run counts once in the total and in each kind it shows.
+func evidenceLine(es []evidenceView) string {
+	if len(es) == 0 {
+		return ""
+	}
+	var inconclusive, findings, reruns int
+	for _, e := range es {
+		if e.Outcome == OutcomeInconclusive {
+			inconclusive++
+		}
+		if e.Finding != "" {
+			findings++
+		}
+		if e.Rerun != "" {
+			reruns++
+		}
+	}
+	var kinds []string
+	for _, k := range []struct {
+		n    int
+		what string
+	}{{inconclusive, "inconclusive"}, {findings, "liveness finding"}, {reruns, "rerun"}} {
+		switch {
+		case k.n == 0:
+		case k.what == "inconclusive":
+			kinds = append(kinds, fmt.Sprintf("%d inconclusive", k.n))
+		default:
+			kinds = append(kinds, plural(k.n, k.what))
+		}
+	}
+	s := plural(len(es), "run") + " fell short of evidence"
+	if len(kinds) > 0 {
+		s += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	return s
 }
 
 // RerunNote says, for a run a bench ran after inconclusive attempts of its
@@ -523,12 +562,7 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 	}
 	v.Significance = significanceRows(f.Runs, strategies, v.Scenarios)
-	switch n := len(v.Warnings); {
-	case n == 1:
-		v.WarningLine = "1 run rests on little evidence (most acquire outcomes unknown)"
-	case n > 1:
-		v.WarningLine = fmt.Sprintf("%d runs rest on little evidence (most acquire outcomes unknown)", n)
-	}
+	v.EvidenceLine = evidenceLine(v.Evidence)
 	v.Thresholds = fmt.Sprintf("a run is busy when processes other than lockbench and its servers used more than %s cores on average, or steal took more than %s of the CPU time", formatNum(noise.BusyOtherCores), formatShare(noise.BusySteal))
 	v.Contention = contentionNotes(f.Runs)
 	for _, r := range f.Runs {
