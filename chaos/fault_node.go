@@ -57,8 +57,18 @@ const restartTimeout = 10 * time.Second
 // with cluster.PersistenceAOF it reloads its keys. Inject returns once the
 // node answers again. Evidence: "n1 pid 42 SIGKILLed (gone: no live pid
 // 42 in /proc); restarted empty after a 240ms delay as pid 57, down 262ms".
+//
+// With links (per-link proxies), the node's proxies refuse connects while
+// it is down, as a dead process's port does: a proxy left listening would
+// accept a client's connect and then close it, an EOF after the command
+// was sent, which no real deployment shows and which leaves the call's
+// outcome unknown where the kernel's refusal makes it a certain "no".
 type nodeRestart struct {
 	node *cluster.Node
+	// links and index, when links is set, are the run's proxies and the
+	// node's index among them.
+	links *Links
+	index int
 	// delay is how long the node stays down before its restart.
 	delay time.Duration
 	// persistence is the node's persistence, for the evidence only.
@@ -78,11 +88,22 @@ func (r *nodeRestart) Inject(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if r.links != nil {
+		if err := r.links.CutNode(r.index); err != nil {
+			return killed, fmt.Errorf("refuse connects to %s while down: %w", n.Name(), err)
+		}
+		killed += "; its proxies refuse connects while it is down"
+	}
 	sleepCtx(ctx, r.delay)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
 	defer cancel()
 	if err := n.Restart(rctx, 0); err != nil {
 		return killed, fmt.Errorf("restart %s: %w", n.Name(), err)
+	}
+	if r.links != nil {
+		if err := r.links.RestoreNode(r.index); err != nil {
+			return killed, fmt.Errorf("restore the proxies of %s: %w", n.Name(), err)
+		}
 	}
 	mode := "empty (no persistence)"
 	switch {

@@ -93,7 +93,14 @@ func NodeRestartDelayed() Scenario {
 	return Scenario{Name: "node-restart-delayed", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
-		Setup:   restartSetup(cluster.PersistenceNone),
+		Setup: func(in impl.Info) Setup {
+			// The run is longer by the time the node is down, in which
+			// Redlock's bare-quorum clients are refused: the same share
+			// of the run has a node up as in node-restart.
+			s := restartSetup(cluster.PersistenceNone)(in)
+			s.MinDuration += strikes * restartDelay(restartTTL)
+			return s
+		},
 		New: func(env Env) Nemesis {
 			return newNodeRestart(env, "node-restart-delayed", true, cluster.PersistenceNone)
 		}}
@@ -214,6 +221,9 @@ func (h holdOutcome) String() string {
 // the outcome of the struck client's hold.
 func (r *nodeRestarts) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
 	f := &nodeRestart{node: n, persistence: r.persistence}
+	if r.quorum {
+		f.links, f.index = r.env.Links, sharedNode
+	}
 	if r.delayed {
 		f.delay = restartDelay(r.env.TTL)
 	}

@@ -156,6 +156,19 @@ func (l *Links) Restore(client int, nodes ...int) error {
 	return errors.Join(errs...)
 }
 
+// CutNode cuts every client's link to node i (the probe's too): new
+// connects are refused and open connections closed, as for a dead node.
+func (l *Links) CutNode(node int) error {
+	return l.each(node, func(p *cluster.Proxy) error { return p.Cut() })
+}
+
+// RestoreNode undoes CutNode. It also restores a link to node i that a
+// Cut of one client made, so faults that cut single links must not
+// target a node that CutNode cuts.
+func (l *Links) RestoreNode(node int) error {
+	return l.each(node, func(p *cluster.Proxy) error { return p.Restore() })
+}
+
 // RestoreAll restores every link and removes every latency.
 func (l *Links) RestoreAll() error {
 	if l == nil {
