@@ -185,7 +185,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
-		f.Strategies = append(f.Strategies, StrategyInfo(st))
+		info := StrategyInfo(st)
+		if ttl, why := envelopeTTL(st, p.Workload.TTL); why != "" {
+			info.TTLMs, info.TTLWhy = ms(int64(ttl)), why
+		}
+		f.Strategies = append(f.Strategies, info)
 	}
 	total := len(specs) + len(sweep)
 	var overloaded []error
@@ -289,28 +293,31 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
-		var applies []string
+		var applies []impl.Strategy
 		for _, st := range p.Strategies {
 			strat, err := impl.Lookup(st)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			if ok, _ := scen.AppliesTo(strat.Info()); ok {
-				applies = append(applies, st)
+				applies = append(applies, strat)
 			}
 		}
 		// Round-robin over repeats: every strategy's repeat i before any
 		// repeat i+1, so drift of the machine hits all strategies alike.
 		for i := range repeat {
 			for _, st := range applies {
-				specs = append(specs, Spec{Strategy: st, Scenario: sc, Seed: seed + int64(i), Workload: p.Workload})
+				specs = append(specs, Spec{Strategy: st.Name(), Scenario: sc, Seed: seed + int64(i), Workload: envelopeWorkload(st, p.Workload)})
 			}
 		}
 	}
+	sweepers := map[string]impl.Strategy{}
 	for _, st := range p.SweepStrategies {
-		if _, err := impl.Lookup(st); err != nil {
+		strat, err := impl.Lookup(st)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
+		sweepers[st] = strat
 		for _, n := range p.ClientSweep {
 			if last := int64(999+n) + 1000*int64(repeat-1); seed > math.MaxInt64-last {
 				return nil, nil, fmt.Errorf("%w: --seed %d: the client sweep's seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, last, math.MaxInt64-last)
@@ -322,7 +329,7 @@ func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	for i := range repeat {
 		for _, n := range p.ClientSweep {
 			for _, st := range p.SweepStrategies {
-				w := p.Workload
+				w := envelopeWorkload(sweepers[st], p.Workload)
 				w.Clients = n
 				sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n) + 1000*int64(i), Workload: w})
 			}
@@ -417,11 +424,15 @@ func Unexpected(f *results.File) []results.Run {
 
 // RunCommand is the lockbench command line that reproduces one run: its
 // strategy, scenario, seed and base workload (nesting depth included for a
-// reentrant strategy, which `lockbench run` would otherwise run at depth 1).
+// reentrant strategy, which `lockbench run` would otherwise run at depth 1;
+// a fixed critical section other than the default TTL/20).
 func RunCommand(s Spec) string {
 	w := s.Workload
 	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
 		Quote(s.Strategy), s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
+	if w.CS.Kind == workload.CSFixed && w.CS.Max == 0 && w.CS.TailShare == 0 && w.CS.Min > 0 && w.CS.Min != w.TTL/20 {
+		cmd += fmt.Sprintf(" --cs-min %v", w.CS.Min) // a profile's critical section kept at a longer TTL
+	}
 	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}

@@ -113,6 +113,12 @@ type StrategyInfo struct {
 	// go.mod), e.g. "github.com/go-redsync/redsync/v4 v4.18.1"; empty for
 	// home-made strategies.
 	Library string `json:"library,omitempty"`
+	// TTLMs is the TTL in ms the bench ran this strategy at when it
+	// differs from the profile's (0: the profile's), and TTLWhy says why:
+	// its call budget at the profile's TTL was below the bench's minimum.
+	// The critical section stayed the profile's, so costs compare.
+	TTLMs  float64 `json:"ttl_ms,omitempty"`
+	TTLWhy string  `json:"ttl_why,omitempty"`
 	// Group is the report group the strategy is listed under (impl's
 	// Info.Group: "Redis single-node", "Redis quorum", "fenced",
 	// "libraries", "consensus locks"); empty in files that predate it,

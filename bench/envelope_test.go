@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// TestEnvelopeTTL checks which strategies a profile runs at a longer TTL:
+// those whose call budget at the profile's TTL is below MinCallBudget,
+// at the first doubling where it fits, with their critical section kept.
+func TestEnvelopeTTL(t *testing.T) {
+	tests := []struct {
+		strategy string
+		ttl      time.Duration
+		want     time.Duration
+	}{
+		{"token-lua", 100 * time.Millisecond, 100 * time.Millisecond}, // no budget declared
+		{"redlock", 100 * time.Millisecond, 100 * time.Millisecond},   // TTL/10 = 10 ms
+		{"redsync", 100 * time.Millisecond, 200 * time.Millisecond},   // 0.05×TTL = 5 ms
+		{"redsync-single", 50 * time.Millisecond, 200 * time.Millisecond},
+		{"redsync", 2 * time.Second, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.strategy+"@"+tt.ttl.String(), func(t *testing.T) {
+			st, err := impl.Lookup(tt.strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, why := envelopeTTL(st, tt.ttl)
+			if got != tt.want {
+				t.Errorf("TTL %v, want %v (%s)", got, tt.want, why)
+			}
+			if (why != "") != (got != tt.ttl) || (why != "" && !strings.Contains(why, "call budget")) {
+				t.Errorf("reason %q for TTL %v at profile TTL %v", why, got, tt.ttl)
+			}
+			w := envelopeWorkload(st, workload.Config{TTL: tt.ttl})
+			if w.TTL != tt.want {
+				t.Errorf("workload TTL %v, want %v", w.TTL, tt.want)
+			}
+			if got != tt.ttl && (w.CS.Kind != workload.CSFixed || w.CS.Min != tt.ttl/20) {
+				t.Errorf("critical section %v, want fixed %v (the profile's)", w.CS, tt.ttl/20)
+			}
+		})
+	}
+}
+
+// TestCellsRunBudgetedStrategiesInTheirEnvelope checks that the ci
+// profile plans redsync's cells at the longer TTL and the others at the
+// profile's.
+func TestCellsRunBudgetedStrategiesInTheirEnvelope(t *testing.T) {
+	p, err := LookupProfile("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, _, err := Cells(p, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		want := p.Workload.TTL
+		if strings.HasPrefix(s.Strategy, "redsync") {
+			want = 2 * p.Workload.TTL
+		}
+		if s.Workload.TTL != want {
+			t.Errorf("%s/%s planned at TTL %v, want %v", s.Strategy, s.Scenario, s.Workload.TTL, want)
+		}
+	}
+}
