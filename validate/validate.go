@@ -205,7 +205,7 @@ type Pair struct {
 
 // Matrix returns every row of the verdict table, in report order
 // (scenarios as chaos.All lists them, then strategies as impl.All does), for
-// the README and reports.
+// docs/verdicts.md and reports.
 func Matrix() []Pair {
 	rank := func(names []string) map[string]int {
 		m := map[string]int{}
@@ -246,7 +246,7 @@ func NotApplicable() []Pair {
 }
 
 // MatrixMarkdown renders the verdict matrix as a Markdown table, one row per
-// pair (the README embeds it; a test keeps the two in sync). The "during
+// pair (docs/verdicts.md embeds it; a test keeps the two in sync). The "during
 // faults" column is the availability the pair must show while a fault is
 // on; "fencing" is blank where the default applies (tokens must increase
 // for strategies that issue them).

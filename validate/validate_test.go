@@ -12,7 +12,7 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/matrix.golden.md from MatrixMarkdown")
+var update = flag.Bool("update", false, "rewrite testdata/matrix.golden.md and the matrix in docs/verdicts.md from MatrixMarkdown")
 
 // TestMatrixGolden pins the whole verdict matrix (every expectation and
 // reason, and the pairs that do not apply) to testdata/matrix.golden.md: a

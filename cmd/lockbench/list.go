@@ -70,6 +70,6 @@ func newListCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&matrix, "matrix", false, "print the verdict matrix: what each (strategy, scenario) pair must show, and why")
-	c.Flags().BoolVar(&markdown, "markdown", false, "print the verdict matrix as a Markdown table (as in the README)")
+	c.Flags().BoolVar(&markdown, "markdown", false, "print the verdict matrix as a Markdown table (as in docs/verdicts.md)")
 	return c
 }

@@ -20,18 +20,32 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-// TestReadmeMatrix keeps the README's verdict matrix equal to the table in code.
-func TestReadmeMatrix(t *testing.T) {
-	s := readme(t)
-	start := strings.Index(s, "<!-- verdict-matrix")
-	end := strings.Index(s, "<!-- /verdict-matrix -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md has no verdict-matrix section")
+// TestVerdictsDoc keeps the verdict matrix in docs/verdicts.md equal to
+// the table in code. With -update it rewrites that section (and, in
+// TestMatrixGolden, testdata/matrix.golden.md) from MatrixMarkdown.
+func TestVerdictsDoc(t *testing.T) {
+	const doc = "../docs/verdicts.md"
+	const open, end = "<!-- verdict-matrix", "<!-- /verdict-matrix -->"
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	body := s[start:end]
-	body = body[strings.Index(body, "\n")+1:]
-	if body != MatrixMarkdown() {
-		t.Errorf("README.md's verdict matrix is out of date: replace it with the output of `go run ./cmd/lockbench list --markdown`")
+	s := string(b)
+	start, stop := strings.Index(s, open), strings.Index(s, end)
+	if start < 0 || stop < start {
+		t.Fatalf("%s has no %s … %s section", doc, open, end)
+	}
+	body := s[start:stop]
+	nl := strings.Index(body, "\n") + 1
+	if *update {
+		s = s[:start] + body[:nl] + MatrixMarkdown() + s[stop:]
+		if err := os.WriteFile(doc, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if body[nl:] != MatrixMarkdown() {
+		t.Errorf("%s's verdict matrix is out of date: rewrite it with go test ./validate -run TestVerdictsDoc -update", doc)
 	}
 }
 
