@@ -23,7 +23,7 @@ import (
 // earlier attempts, and the evidence's refusal counts.
 const SchemaVersion = 4
 
-// File is the whole results.json. The README's "results.json" section
+// File is the whole results.json. docs/results-format.md
 // documents every field with its unit; a test keeps the two in step.
 type File struct {
 	SchemaVersion int `json:"schema_version"`

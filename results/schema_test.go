@@ -17,7 +17,7 @@ import (
 // runs[].config, Run as runs[] and sweep[]) is a leaf there: it is
 // documented once, where it first appears.
 // historyPkg is the history record's package: an operation a witness
-// points to is a leaf, documented in the README's history format.
+// points to is a leaf, documented in docs/history-format.md.
 var historyPkg = reflect.TypeOf(history.Operation{}).PkgPath()
 
 func schemaPaths(t reflect.Type, prefix string, seen map[reflect.Type]bool, out *[]string) {
@@ -44,11 +44,14 @@ func schemaPaths(t reflect.Type, prefix string, seen map[reflect.Type]bool, out 
 	}
 }
 
-// readmeSchemaPaths returns the backticked paths in the first column of the
-// tables in the README's results.json section.
-func readmeSchemaPaths(t *testing.T) []string {
+// schemaDoc documents every field of results.json.
+const schemaDoc = "../docs/results-format.md"
+
+// docSchemaPaths returns the backticked paths in the first column of the
+// tables in docs/results-format.md's results.json section.
+func docSchemaPaths(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile(schemaDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ func readmeSchemaPaths(t *testing.T) []string {
 	start := strings.Index(s, "<!-- results-json")
 	end := strings.Index(s, "<!-- /results-json -->")
 	if start < 0 || end < start {
-		t.Fatal("README.md has no <!-- results-json … --> … <!-- /results-json --> section")
+		t.Fatal(schemaDoc + " has no <!-- results-json … --> … <!-- /results-json --> section")
 	}
 	var paths []string
 	code := regexp.MustCompile("`([^`]+)`")
@@ -72,25 +75,25 @@ func readmeSchemaPaths(t *testing.T) []string {
 	return paths
 }
 
-// TestReadmeDocumentsSchema fails when a results.json field is added to the
-// structs but not to the README's results.json section, or when the README
-// documents a field the structs no longer have.
-func TestReadmeDocumentsSchema(t *testing.T) {
+// TestDocsDocumentSchema fails when a results.json field is added to the
+// structs but not to docs/results-format.md, or when that page documents a
+// field the structs no longer have.
+func TestDocsDocumentSchema(t *testing.T) {
 	var fields []string
 	schemaPaths(reflect.TypeOf(File{}), "", map[reflect.Type]bool{reflect.TypeOf(File{}): true}, &fields)
-	documented := readmeSchemaPaths(t)
+	documented := docSchemaPaths(t)
 	for _, f := range fields {
 		if !slices.Contains(documented, f) {
-			t.Errorf("results.json field %s is not documented in README.md's results.json section: add a row | `%s` | unit | meaning |", f, f)
+			t.Errorf("results.json field %s is not documented in %s: add a row | `%s` | unit | meaning |", f, schemaDoc, f)
 		}
 	}
 	for _, d := range documented {
 		if !slices.Contains(fields, d) {
-			t.Errorf("README.md documents %s, which results.json does not have: remove or rename the row", d)
+			t.Errorf("%s documents %s, which results.json does not have: remove or rename the row", schemaDoc, d)
 		}
 	}
 	if !strings.Contains(strings.Join(documented, " "), "schema_version") {
-		t.Error("the README section names no schema_version")
+		t.Error(schemaDoc + " names no schema_version")
 	}
 }
 

@@ -164,9 +164,9 @@ func TestReportOldSchemaExit2(t *testing.T) {
 	}
 }
 
-// TestReadmeQuotesSchemaError: the README's example of an old results.json
-// is what lockbench prints (the folder named "old").
-func TestReadmeQuotesSchemaError(t *testing.T) {
+// TestDocsQuoteSchemaError: docs/results-format.md's example of an old
+// results.json is what lockbench prints (the folder named "old").
+func TestDocsQuoteSchemaError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "old")
 	data, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "schema-v1.json"))
 	if err != nil {
@@ -178,13 +178,13 @@ func TestReadmeQuotesSchemaError(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "results-format.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, out := run(t, nil, "report", dir)
 	quoted := strings.ReplaceAll(strings.TrimSpace(out), filepath.Dir(dir)+string(filepath.Separator), "")
-	if !strings.Contains(string(readme), "\n"+quoted+"\n") {
-		t.Errorf("README does not quote what lockbench report prints for a schema-1 file:\n%s", quoted)
+	if !strings.Contains(string(doc), "\n"+quoted+"\n") {
+		t.Errorf("docs/results-format.md does not quote what lockbench report prints for a schema-1 file:\n%s", quoted)
 	}
 }
