@@ -156,7 +156,7 @@ func benchSpec(b *testing.B, check func(history.Header, []history.Operation, Opt
 }
 
 // benchSizes are the history sizes, keys and clients of the checker
-// benchmarks (README, Performance). The 1M-operation ones take tens of seconds each:
+// benchmarks (docs/performance.md). The 1M-operation ones take tens of seconds each:
 // run them with -benchtime 1x, e.g.
 //
 //	go test -run XXX -bench 'Exclusion/ops=1000000' -benchtime 1x ./checker/

@@ -8,7 +8,7 @@ import (
 
 // BenchmarkStartIndependent5 measures Start of a 5-node independent cluster
 // up to the point where every node answers PING, plus its Stop (reported
-// separately as stop-ms/op). Target (README, Performance): up in ≤ 300 ms.
+// separately as stop-ms/op). Target (docs/performance.md): up in ≤ 300 ms.
 func BenchmarkStartIndependent5(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

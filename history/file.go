@@ -297,7 +297,7 @@ func (w *Writer) Close() error {
 }
 
 // Load reads a history file written by Writer (or by any tool that follows
-// the format in the README). Errors wrap ErrCorrupt and name the line.
+// the format in docs/history-format.md). Errors wrap ErrCorrupt and name the line.
 func Load(path string) (Header, []Operation, error) {
 	f, err := os.Open(path)
 	if err != nil {

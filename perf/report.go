@@ -9,7 +9,7 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// Targets of the harness's own cost (README, Performance), as shares.
+// Targets of the harness's own cost (docs/performance.md), as shares.
 const (
 	// TargetRatioMany is lockbench's minimum command rate as a share of
 	// redis-benchmark's with many (50) clients.

@@ -38,7 +38,7 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check HISTORY.jsonl",
 		Short: "Check a saved history offline and print its verdict",
 		Long: `Check a saved history file (JSON Lines: a header line, then one operation
-per line; the format is in the README) with the same checkers as a run, and
+per line; the format is in docs/history-format.md) with the same checkers as a run, and
 print the verdict of each check beside the verdict table's expectation for the
 history's (strategy, scenario). On a violation porcupine's HTML visualisation
 is written next to the file.

@@ -32,7 +32,7 @@ func newPerfCmd() *cobra.Command {
 (a key per client, no critical-section wait) with and without recording the
 history, back to back, --repeat times. Prints both command rates (redis-benchmark:
 requests/s it reports; lockbench: Redis commands/s the server served, from INFO
-commandstats), their ratio and the recording's cost against the targets in the README's Performance section,
+commandstats), their ratio and the recording's cost against the targets in docs/performance.md,
 and writes results.json (profile "perf") to --out. --sweep adds throughput vs
 clients (1..1024) on one key and on a key per client, with the server's CPU
 (INFO cpu) beside lockbench's (getrusage).
