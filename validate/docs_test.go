@@ -2,9 +2,12 @@ package validate
 
 import (
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
@@ -93,4 +96,68 @@ func TestReadmeTables(t *testing.T) {
 			t.Errorf("README.md's %q table lists %q; %s registers %q: give each a row, in that order", tt.heading, got, tt.registry, tt.want)
 		}
 	}
+}
+
+// TestDocsLinks: every relative link in README.md and docs/*.md names a
+// file of the repository (an anchor, if any, a heading of that file), and
+// none leaves the repository.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "../README.md")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+			}
+			if rel, err := filepath.Rel("..", path); err != nil || strings.HasPrefix(rel, "..") {
+				t.Errorf("%s links to %s, outside the repository", page, target)
+				continue
+			}
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s links to %s: %v", page, target, err)
+				continue
+			}
+			if anchor != "" && !slices.Contains(anchors(string(text)), anchor) {
+				t.Errorf("%s links to %s: %s has no heading with that anchor", page, target, path)
+			}
+		}
+	}
+}
+
+// anchors returns GitHub's anchors of the Markdown headings in text:
+// lower case, spaces to hyphens, punctuation other than hyphens dropped.
+func anchors(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
