@@ -13,10 +13,11 @@ COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HE
 .PHONY: bench test build deps deps-test vet clean perf docker-image etcd adapters
 
 bench: deps build
-	./$(BIN) bench -v --profile $(PROFILE) --out $(OUT)
+	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes on 2 cores; full: about 40), one line per run; report in $(OUT)/" >&2
+	./$(BIN) bench --verbose --profile $(PROFILE) --out $(OUT)
 
 # make perf: lockbench's own cost against redis-benchmark on one redis-server,
-# recording on/off, and throughput vs clients 1..1024 (README "Performance").
+# recording on/off, and throughput vs clients 1..1024 (docs/performance.md).
 PERF_OUT ?= lockbench-out/perf
 perf: deps build
 	./$(BIN) perf --sweep --out $(PERF_OUT)
@@ -26,10 +27,12 @@ perf: deps build
 # (docker, chromium, hundreds of redis-servers) slowed a restart from ~40 ms
 # to ~370 ms and made canaries miss. On 2 cores it costs little wall time.
 test: deps-test vet
+	@echo "test: go test ./..., one package at a time (7-10 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 
 build:
+	@test -x $(BIN) || echo "build: go build ./cmd/lockbench into $(BIN) (the first build downloads and compiles the modules: about a minute; later builds take seconds)" >&2
 	$(GO) build -ldflags "-X github.com/lockbench/lockbench/bench.commitFromLinker=$(COMMIT)" -o $(BIN) ./cmd/lockbench
 
 # The Go adapters of adapters/ (docs/protocol.md): one that serves any
@@ -54,9 +57,10 @@ deps-test: $(ETCD)
 etcd: $(ETCD)
 $(ETCD): tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
 	@echo "deps: building etcd $$(awk '$$1 == "go.etcd.io/etcd/server/v3" || $$2 == "go.etcd.io/etcd/server/v3" {print $$NF}' tools/etcd/go.mod) from its Go module into $(ETCD) (once; 1-2 min on a fresh machine)" >&2
-	cd tools/etcd && $(GO) build -o ../../$(ETCD) .
+	@start=$$(date +%s); cd tools/etcd && $(GO) build -o ../../$(ETCD) . && echo "deps: built $(ETCD) in $$(( $$(date +%s) - start )) s" >&2
 
 vet:
+	@echo "vet: gofmt and go vet (the first run compiles the packages: about a minute)" >&2
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
 	cd adapters/redsync-v4.11 && $(GO) vet ./...

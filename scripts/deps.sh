@@ -27,13 +27,15 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "deps: installing ${missing[*]} with apt-get (a JVM for ZooKeeper takes a minute or two on a fresh machine)" >&2
+  echo "deps: missing ${missing[*]}: installing with apt-get (once; a few minutes on a fresh machine, the JVM for ZooKeeper being the largest part)" >&2
   export DEBIAN_FRONTEND=noninteractive
-  echo "deps: apt-get update" >&2
+  SECONDS=0
+  echo "deps: apt-get update (usually under a minute)" >&2
   apt-get update -qq >/dev/null
-  echo "deps: apt-get install ${missing[*]}" >&2
+  echo "deps: apt-get update done in ${SECONDS} s; apt-get install ${missing[*]}" >&2
+  SECONDS=0
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  echo "deps: installed ${missing[*]}" >&2
+  echo "deps: installed ${missing[*]} in ${SECONDS} s" >&2
   # Debian's packaged services may start on install; lockbench starts its own servers.
   for s in redis-server redis-sentinel zookeeper; do
     (service "$s" stop || systemctl stop "$s") >/dev/null 2>&1 || true

@@ -265,7 +265,7 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 			if flag == "strategies" && impl.IsExec(w) {
 				extra = append(extra, w)
 			} else if !slices.Contains(all, w) {
-				return nil, fmt.Errorf("%w: --%s %s: not in profile %s (valid: %s)", errs.ErrUsage, flag, w, p.Name, strings.Join(all, ", "))
+				return nil, notInProfile(p.Name, flag, w, all)
 			}
 		}
 		var out []string
@@ -291,6 +291,28 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 	}
 	p.SweepStrategies = sweep
 	return p, nil
+}
+
+// notInProfile is the usage error for --strategies or --scenarios (flag)
+// naming name, which profile lacks (its names: valid): it names the
+// profiles that have it and the flag that selects one, or says that no
+// profile does.
+func notInProfile(profile, flag, name string, valid []string) error {
+	var have []string
+	for _, q := range bench.Profiles() {
+		names := q.Scenarios
+		if flag == "strategies" {
+			names = q.Strategies
+		}
+		if q.Name != profile && slices.Contains(names, name) {
+			have = append(have, q.Name)
+		}
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("%w: --%s %s: not in profile %s nor in any other (see lockbench list); profile %s has: %s", errs.ErrUsage, flag, name, profile, profile, strings.Join(valid, ", "))
+	}
+	return fmt.Errorf("%w: --%s %s: not in profile %s; profile %s has it: add --profile %s; profile %s has: %s",
+		errs.ErrUsage, flag, name, profile, strings.Join(have, " and "), have[0], profile, strings.Join(valid, ", "))
 }
 
 // firstClause shortens an Unsupported reason to what is missing (the list

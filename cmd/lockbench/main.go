@@ -189,10 +189,16 @@ unknown, no fault landed; 1 wins over 4), 130 interrupted.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if !c.HasParent() && strings.Contains(err.Error(), "'v' in -v") {
+			return fmt.Errorf("%w: lockbench has no -v flag: --version prints the version (-v is --verbose under lockbench bench)", errs.ErrUsage)
+		}
 		return fmt.Errorf("%w: %v (see %s --help)", errs.ErrUsage, err, c.CommandPath())
 	})
 	root.Version = bench.Version
 	root.SetVersionTemplate("lockbench {{.Version}}\n")
+	// --version without cobra's -v shorthand: under bench, -v is --verbose,
+	// and one letter must not mean two things.
+	root.Flags().Bool("version", false, "print lockbench's version and exit")
 	// An unknown command is a usage error naming the closest command and
 	// listing them all (cobra's own error has no list and several lines).
 	root.SuggestionsMinimumDistance = 2
