@@ -189,7 +189,7 @@ window.addEventListener('load', async () => {
 });
 </script>`
 
-// Size limits of a ci profile's report (issue 12): report.md under 300
+// Size limits of a ci profile's report: report.md under 300
 // lines, index.html under 2 MB.
 const (
 	maxReportLines = 300

@@ -90,7 +90,7 @@ func TestCheckRecordedHistories(t *testing.T) {
 		{"fenced-stale-write-accepted.jsonl", want{Violated, 1}, want{Violated, 1}, ok, skip, skip},
 		// A read returns an overwritten value.
 		{"stale-read.jsonl", ok, want{Violated, 1}, skip, skip, skip},
-		// Recorded runs with almost no evidence (issue 12): one grant; none.
+		// Recorded runs with almost no evidence: one grant; none.
 		{"redsync-gc-pause-ttl50ms-one-grant.jsonl", ok, ok, skip, skip, ok},
 		{"redlock-256-clients-no-grant.jsonl", skip, skip, skip, skip, ok},
 	}

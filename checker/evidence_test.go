@@ -37,14 +37,14 @@ func TestEvidenceOfRecordedHistories(t *testing.T) {
 			ResourceReads: 2, ResourceWrites: 2, ResourceRejected: 1, Faults: 1}, 0},
 		// No hold at all: a deadlock.
 		{"deadlock-probe.jsonl", Evidence{Acquires: OutcomeCounts{Fail: 2, Info: 1}, Probes: 2}, 1.0 / 3},
-		// Issue 12: redsync at TTL 50 ms (0.05×TTL = 2.5 ms for the whole
+		// Recorded: redsync at TTL 50 ms (0.05×TTL = 2.5 ms for the whole
 		// call) under gc-pause, seed 100: one grant in 2 s, 714 of 719
 		// attempts with an unknown outcome. Exclusion is ok on one hold:
 		// evidence for nothing.
 		{"redsync-gc-pause-ttl50ms-one-grant.jsonl", Evidence{Holds: 1, Keys: 1, Clients: 1, ChancesToOverlap: 1,
 			Acquires: OutcomeCounts{OK: 1, Fail: 4, Info: 714}, Releases: OutcomeCounts{Info: 1},
 			ResourceReads: 1, ResourceWrites: 1, Faults: 1, Probes: 1, AcquireTimeouts: 714}, 714.0 / 719},
-		// Issue 12: redlock with 256 clients on 16 keys (zipf): no grant,
+		// Recorded: redlock with 256 clients on 16 keys (zipf): no grant,
 		// every attempt timed out (info), and so did every per-node call
 		// the recording kept.
 		{"redlock-256-clients-no-grant.jsonl", Evidence{Acquires: OutcomeCounts{Info: 188}, Probes: 16, AcquireTimeouts: 188,

@@ -7,7 +7,7 @@ import (
 )
 
 // processBackend runs redis-server (and redis-sentinel) processes on free
-// loopback ports: today's lockbench backend, and the only one with the
+// loopback ports: the default backend, and the only one with the
 // clock shim and nodes that reach proxies on 127.0.0.1.
 type processBackend struct{}
 

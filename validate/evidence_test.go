@@ -161,9 +161,10 @@ func TestLivenessFinding(t *testing.T) {
 	}
 }
 
-// TestLowEvidenceRecordings replays issue 12's two runs that ended
-// "unexpected" for lack of evidence: each must end inconclusive, never
-// unexpected, with the missing evidence and the liveness finding named.
+// TestLowEvidenceRecordings replays two recorded runs with almost no
+// evidence (redsync granting once at TTL 50 ms, redlock granting nothing
+// to 256 clients): each must end inconclusive, never unexpected, with the
+// missing evidence and the liveness finding named.
 func TestLowEvidenceRecordings(t *testing.T) {
 	for _, tt := range []struct {
 		file         string

@@ -116,7 +116,7 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 // TestDockerRefusesRandom: the random mix may jump a server's clock, which
 // the docker backend cannot do, so docker refuses it before the run (exit
 // 2, nothing started) instead of failing mid-run when the seed picks a
-// jump; and clock-jump's refusal no longer lists random among the
+// jump; and clock-jump's refusal does not list random among the
 // scenarios that work there.
 func TestDockerRefusesRandom(t *testing.T) {
 	dockerOrSkip(t)

@@ -131,7 +131,7 @@ func TestExternalUnreachable(t *testing.T) {
 // TestExternalSameServerManyNames: one server given under addresses no
 // lookup relates (0.0.0.0, 127.0.0.x) is refused before the run (exit 2)
 // by its run_id, naming both addresses: five names for one server are no
-// quorum (redlock used to run, grant nothing and blame the lock). Spaces
+// quorum (redlock would run, grant nothing and blame the lock). Spaces
 // around an address are trimmed and ports compare as numbers; two
 // distinct servers written with spaces run.
 func TestExternalSameServerManyNames(t *testing.T) {

@@ -39,8 +39,8 @@ func TestCheckAgreesWithRun(t *testing.T) {
 }
 
 // TestOneClientNotGated: one client cannot overlap itself, so a pair the
-// verdict table expects to break is reported not gated (it used to fail
-// its canary with exit 1), and check of its history agrees; a pair
+// verdict table expects to break is reported not gated (not a failed
+// canary, exit 1), and check of its history agrees; a pair
 // expected to hold stays gated, and with no chance to overlap it is
 // inconclusive (exit 4), naming the chances it lacked. check refuses a
 // --timeout below 100 ms.
