@@ -245,6 +245,8 @@ func NotApplicable() []Pair {
 	return out
 }
 
+//go:generate go test -run TestVerdictsDoc|TestMatrixGolden -update .
+
 // MatrixMarkdown renders the verdict matrix as a Markdown table, one row per
 // pair (docs/verdicts.md embeds it; a test keeps the two in sync). The "during
 // faults" column is the availability the pair must show while a fault is
