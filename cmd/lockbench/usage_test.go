@@ -77,13 +77,13 @@ func TestRunFlagLimits(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--strategy", "redlock"}, `given twice ("token-lua", then "redlock")`},
 		{[]string{"run", "--strategy", "token-lua", "--scenario", "long-cs", "--scenario", "gc-pause"}, "lockbench bench --scenarios A,B runs several"},
 		{[]string{"run", "--strategy", "token-lua", "--duration", "10000h"}, "--duration 10000h0m0s: want at most 1h0m0s"},
-		// A 1 ns op timeout made the liveness probe report a false deadlock.
+		// A 1 ns op timeout would make the liveness probe report a false deadlock.
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "1ns"}, "--op-timeout 1ns: want at least 1ms"},
 		{[]string{"run", "--strategy", "token-lua", "--op-timeout", "999us"}, "--op-timeout 999µs: want at least 1ms"},
-		// A 1 ns check timeout made every check inconclusive (exit 1).
+		// A 1 ns check timeout would make every check inconclusive.
 		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "1ns"}, "--check-timeout 1ns: want at least 100ms"},
 		{[]string{"run", "--strategy", "token-lua", "--check-timeout", "99ms"}, "--check-timeout 99ms: want at least 100ms"},
-		// --ttl 1000h made the default critical section 50 h: the run hung.
+		// --ttl 1000h would make the default critical section 50 h: the run would hang.
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1000h"}, "--ttl 1000h0m0s: want at most 1h0m0s"},
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "1h"}, "a critical section of up to 3m0s (fixed(3m0s)) is longer than the duration 2s"},
 		{[]string{"run", "--strategy", "token-lua", "--cs-min", "3s"}, "a critical section of up to 3s (fixed(3s)) is longer than the duration 2s"},
