@@ -43,25 +43,51 @@ func FaultWindows(ops []history.Operation) []FaultWindow {
 // with result ok; per-node calls and the harness's probes left out) invoked
 // and completed inside one nemesis window that lasts at least 1 ms.
 func GrantsDuringFaults(ops []history.Operation) int {
+	n := 0
+	eachAcquireDuringFaults(ops, func(op history.Operation) {
+		if op.Result == history.OK {
+			n++
+		}
+	})
+	return n
+}
+
+// AcquiresDuringFaults counts the outermost acquires of the clients
+// invoked and completed inside one nemesis window that lasts at least
+// 1 ms (as GrantsDuringFaults), and how many of them had an unknown
+// outcome (result info: a timeout, a connection lost after the command
+// was sent).
+func AcquiresDuringFaults(ops []history.Operation) (total, unknown int) {
+	eachAcquireDuringFaults(ops, func(op history.Operation) {
+		total++
+		if op.Result == history.Info {
+			unknown++
+		}
+	})
+	return total, unknown
+}
+
+// eachAcquireDuringFaults calls f for every outermost acquire of the
+// clients (per-node calls and the harness's probes left out) invoked and
+// completed inside one nemesis window that lasts at least 1 ms.
+func eachAcquireDuringFaults(ops []history.Operation, f func(history.Operation)) {
 	var ws [][2]int64
 	for _, op := range ops {
 		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
 			ws = append(ws, [2]int64{op.Invoke, op.Complete})
 		}
 	}
-	n := 0
 	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Result != history.OK || op.Depth > 1 || op.Client < 0 || op.Node != "" {
+		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 || op.Node != "" {
 			continue
 		}
 		for _, w := range ws {
 			if op.Invoke >= w[0] && op.Complete <= w[1] {
-				n++
+				f(op)
 				break
 			}
 		}
 	}
-	return n
 }
 
 // AcquireLatencies returns, per grant in a history, the time from the

@@ -33,7 +33,8 @@ import (
 // reentrancy counts are strategy promises, judged in every scenario
 // unless exp.Fencing says otherwise. exp.DuringFaults judges the grants
 // inside fault windows; "must keep granting" with no grant is inconclusive
-// when the whole run granted almost nothing (a liveness finding).
+// when the whole run granted almost nothing (a liveness finding) or most
+// acquires during the faults had an unknown outcome (availabilityMissing).
 func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
 	out.Expected, out.ExpectedChecks, out.Reason = exp.Summary(), exp.Checks(), exp.Reason
 	out.Verdict = results.Verdict{
@@ -71,12 +72,13 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	finding := LivenessFinding(out.Config.Clients, rep.Evidence, rep.Liveness.Status == checker.Violated)
 	out.LivenessFinding = finding.Text
 	missing := Missing(out.Scenario, rep, exp, finding)
-	if exp.DuringFaults == Granting && out.Liveness.GrantsDuringFaults == 0 && finding.Text != "" {
-		if missing == nil {
-			missing = map[string]results.MissingEvidence{}
+	if exp.DuringFaults == Granting && out.Liveness.GrantsDuringFaults == 0 {
+		if m, ok := availabilityMissing(ops, finding); ok {
+			if missing == nil {
+				missing = map[string]results.MissingEvidence{}
+			}
+			missing["availability"] = m
 		}
-		missing["availability"] = results.MissingEvidence{
-			What: "no grant during the fault, but the whole run granted almost nothing (" + finding.Text + ")", Fix: finding.Fix}
 	}
 	for name, v := range map[string]*string{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing} {
 		if _, ok := missing[name]; ok {
@@ -86,6 +88,23 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	out.Missing = missing
 	out.Unexpected, out.Inconclusive = judge(rep, exp, out.Liveness.GrantsDuringFaults, missing)
 	out.AsExpected = len(out.Unexpected) == 0 && len(out.Inconclusive) == 0
+}
+
+// availabilityMissing is the evidence a "must keep granting during the
+// fault" check lacks when no grant came during the faults: the whole run
+// granted almost nothing (finding), or more than MaxUnknownShare of the
+// acquires during the faults had an unknown outcome (timeouts: the calls'
+// budget decided, not the lock's refusals). ok is false when the check
+// has its evidence: no grant is then a finding against the lock.
+func availabilityMissing(ops []history.Operation, finding Finding) (results.MissingEvidence, bool) {
+	if finding.Text != "" {
+		return results.MissingEvidence{What: "no grant during the fault, but the whole run granted almost nothing (" + finding.Text + ")", Fix: finding.Fix}, true
+	}
+	total, unknown := checker.AcquiresDuringFaults(ops)
+	if total > 0 && float64(unknown) > MaxUnknownShare*float64(total) {
+		return results.MissingEvidence{What: fmt.Sprintf("no grant during the fault, but %d of its %d acquires had an unknown outcome (%s; at most %.0f%%)", unknown, total, pct(unknown, total), 100*MaxUnknownShare), Fix: fixTimeouts}, true
+	}
+	return results.MissingEvidence{}, false
 }
 
 // judge compares a checker report with an expectation and returns one line

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
@@ -181,5 +182,36 @@ func TestFromHistory(t *testing.T) {
 	}
 	if r.AcquireLatencyMs.P50 != 2 || r.GrantCallMs.P50 != 2 {
 		t.Errorf("latency p50 %v, grant call p50 %v; want 2 ms each", r.AcquireLatencyMs.P50, r.GrantCallMs.P50)
+	}
+}
+
+// TestAvailabilityMissing: a "must keep granting" check with no grant
+// during the fault lacks evidence when most acquires during the fault had
+// an unknown outcome, or the whole run granted almost nothing; refusals
+// during the fault are evidence against the lock.
+func TestAvailabilityMissing(t *testing.T) {
+	ms := int64(time.Millisecond)
+	fault := history.Operation{Client: -1, Kind: history.Nemesis, Invoke: 10 * ms, Complete: 100 * ms}
+	acq := func(at int64, r history.Result) history.Operation {
+		return history.Operation{Client: 1, Kind: history.Acquire, Key: "k", Invoke: at * ms, Complete: (at + 5) * ms, Result: r}
+	}
+	tests := []struct {
+		name    string
+		ops     []history.Operation
+		finding Finding
+		missing string // substring of What; "" when nothing is missing
+	}{
+		{"refused during the fault", []history.Operation{fault, acq(20, history.Fail), acq(40, history.Fail), acq(60, history.Info)}, Finding{}, ""},
+		{"timed out during the fault", []history.Operation{fault, acq(20, history.Info), acq(40, history.Info), acq(60, history.Fail)}, Finding{}, "2 of its 3 acquires had an unknown outcome"},
+		{"unknown outside the fault only", []history.Operation{fault, acq(20, history.Fail), acq(200, history.Info), acq(300, history.Info)}, Finding{}, ""},
+		{"run granted almost nothing", []history.Operation{fault, acq(20, history.Fail)}, Finding{Text: "granted once", Fix: "x"}, "granted almost nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ok := availabilityMissing(tt.ops, tt.finding)
+			if ok != (tt.missing != "") || !strings.Contains(m.What, tt.missing) {
+				t.Errorf("availabilityMissing = %+v, %v; want missing %q", m, ok, tt.missing)
+			}
+		})
 	}
 }
