@@ -10,7 +10,7 @@ PROFILE ?= ci
 ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test build deps deps-test vet clean perf docker-image etcd adapters
+.PHONY: bench test seeds build deps deps-test vet clean perf docker-image etcd adapters
 
 bench: deps build
 	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes on 2 cores; full: about 40), one line per run; report in $(OUT)/" >&2
@@ -30,6 +30,11 @@ test: deps-test vet
 	@echo "test: go test ./..., one package at a time (7-10 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
+
+# make seeds: the verdict matrix with 20 seeds for every pair (make test
+# runs 5 for the named key results, 1 for the rest): about 25 minutes.
+seeds: deps-test
+	LOCKBENCH_SEEDS=20 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 60m -run 'TestVerdictMatrix' ./bench/
 
 build:
 	@test -x $(BIN) || echo "build: go build ./cmd/lockbench into $(BIN) (the first build downloads and compiles the modules: about a minute; later builds take seconds)" >&2

@@ -20,9 +20,9 @@ import (
 // named are the pairs the verdict table's design names as its key
 // results: canaries that must find their violation, and must-hold pairs
 // that must show none, in every seeded run; TestVerdictMatrix runs them
-// with 20 seeds (others with 2). A sentinel-failover run takes ~6 s
-// (Sentinel start, a 2.2 s failover, a 4 s TTL), so none is named; run
-// them with LOCKBENCH_SEEDS=20.
+// with 5 seeds (others with 1), and `make seeds` with 20 each
+// (LOCKBENCH_SEEDS=20). A sentinel-failover run takes ~6 s (Sentinel
+// start, a 2.2 s failover, a 4 s TTL), so none is named.
 func named() map[string]bool {
 	m := map[string]bool{}
 	for _, p := range []string{
@@ -43,16 +43,16 @@ func named() map[string]bool {
 	return m
 }
 
-// seedsFor is 20 for named pairs and 2 for the rest of the matrix;
-// LOCKBENCH_SEEDS=N sets every pair to N.
+// seedsFor is 5 for named pairs and 1 for the rest of the matrix;
+// LOCKBENCH_SEEDS=N sets every pair to N (`make seeds`: 20).
 func seedsFor(pair string) int {
 	if v, err := strconv.Atoi(os.Getenv("LOCKBENCH_SEEDS")); err == nil && v > 0 {
 		return v
 	}
 	if named()[pair] {
-		return 20
+		return 5
 	}
-	return 2
+	return 1
 }
 
 // TestVerdictMatrix runs every pair of the verdict table against real
