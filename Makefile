@@ -32,7 +32,7 @@ test: deps-test vet
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 
 # make seeds: the verdict matrix with 20 seeds for every pair (make test
-# runs 5 for the named key results, 1 for the rest): about 25 minutes.
+# runs 5 for the named key results, 1 for the rest): about 40 minutes.
 seeds: deps-test
 	LOCKBENCH_SEEDS=20 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 60m -run 'TestVerdictMatrix' ./bench/
 
