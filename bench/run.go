@@ -471,6 +471,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	out.Noise = &noiseSum
 	out.SetWindows(ops, counter)
 	out.Envelope = envelopeOf(st, w.TTL, out.Noise, len(out.Faults) > 0)
+	validate.Stalled(&out, rep, exp, stats.MaxOverrun, w.TTL)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && out.Outcome() == results.OutcomeUnexpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)

@@ -71,6 +71,7 @@ const (
 	fixCheckTime = "give porcupine more time: a longer --check-timeout (lockbench check: --timeout)"
 	fixContended = "more --keys or fewer --clients"
 	fixSplit     = "fewer --clients per key (more --keys), so that one client wins a quorum"
+	fixStall     = "rerun on a quieter machine, or with fewer --clients or a longer --ttl"
 )
 
 // faulted reports whether a run of scenario injects faults: the scenario

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
@@ -122,11 +123,11 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 		m, short := lacks(name)
 		switch {
 		case e == AtRisk || e == "":
+		case short: // before a violation: Stalled lists violations the machine may have caused
+			inconclusive = append(inconclusive, fmt.Sprintf("%s must %s: inconclusive: %s", name, e, m))
 		case r.Status == checker.Violated && e == Hold:
 			unexpected = append(unexpected, fmt.Sprintf("%s must hold but is violated: %s", name, r.Message))
 		case r.Status == checker.Violated:
-		case short:
-			inconclusive = append(inconclusive, fmt.Sprintf("%s must %s: inconclusive: %s", name, e, m))
 		case r.Status == checker.Inconclusive:
 			unexpected = append(unexpected, fmt.Sprintf("%s is inconclusive: %s", name, r.Message))
 		case e == Hold && r.Status == checker.Skipped && (name == "exclusion" || name == "resource"):
@@ -220,4 +221,41 @@ func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.E
 	// JainIndex fails only on negative or non-finite values; counts are neither.
 	fair, _ := results.JainIndex(o.GrantsPerClient)
 	return fair, results.ErrorBreakdown{NotAcquired: o.NotAcquired, Lost: o.Lost, ExpiredOnRelease: o.ExpiredOnRelease, Info: o.Info}
+}
+
+// Stalled applies the harness's own delay to a judged run: when a client
+// stalled inside a hold for more than half the TTL with no fault to
+// explain it (workload.Stats.MaxOverrun: the machine ran the harness
+// late), a violation of a check expected to hold may be the machine's,
+// not the lock's. Each such check becomes inconclusive, its missing
+// evidence naming the stall, and out is judged again (rep and exp as given
+// to Fill). It reports whether it changed out. A canary's violation and
+// any check expected to hold that was not violated are left as they are.
+func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl time.Duration) bool {
+	if stall <= ttl/2 || out.Outcome() != results.OutcomeUnexpected {
+		return false
+	}
+	changed := false
+	for _, c := range []struct {
+		name    string
+		e       Expect
+		verdict *string
+	}{{"exclusion", exp.Exclusion, &out.Verdict.Exclusion}, {"resource", exp.Resource, &out.Verdict.Resource}, {"fencing", exp.Fencing, &out.Verdict.Fencing}} {
+		if c.e != Hold || *c.verdict != string(checker.Violated) {
+			continue
+		}
+		if out.Missing == nil {
+			out.Missing = map[string]results.MissingEvidence{}
+		}
+		out.Missing[c.name] = results.MissingEvidence{
+			What: fmt.Sprintf("a client stalled %v (TTL %v) inside a hold with no fault to explain it: the machine ran the harness late, so the violation may be the machine's, not the lock's", stall.Round(time.Millisecond), ttl),
+			Fix:  fixStall}
+		*c.verdict = string(checker.Inconclusive)
+		changed = true
+	}
+	if changed {
+		out.Unexpected, out.Inconclusive = judge(rep, exp, out.Liveness.GrantsDuringFaults, out.Missing)
+		out.AsExpected = len(out.Unexpected) == 0 && len(out.Inconclusive) == 0
+	}
+	return changed
 }

@@ -215,3 +215,45 @@ func TestAvailabilityMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestStalled: a must-hold violation in a run where the harness stalled a
+// client inside a hold by more than TTL/2 is inconclusive, naming the
+// stall; a shorter stall, or a canary's violation, stays as judged.
+func TestStalled(t *testing.T) {
+	const ms = 1_000_000
+	ops := []history.Operation{
+		{Client: 0, Kind: history.Acquire, Depth: 1, Hold: 1, Invoke: 12 * ms, Complete: 13 * ms, Result: history.OK},
+	}
+	rep := checker.Report{
+		Exclusion: checker.Result{Status: checker.Violated, Violations: 1, Message: "1 pair"},
+		Resource:  checker.Result{Status: checker.OK},
+		Liveness:  checker.Result{Status: checker.OK}, Fencing: checker.Result{Status: checker.Skipped}, Reentrancy: checker.Result{Status: checker.Skipped},
+	}
+	ttl := 100 * time.Millisecond
+	tests := []struct {
+		name    string
+		exp     Expectation
+		stall   time.Duration
+		changed bool
+		outcome string
+	}{
+		{"must-hold, stall past TTL/2", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}, 105 * time.Millisecond, true, results.OutcomeInconclusive},
+		{"must-hold, short stall", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}, 20 * time.Millisecond, false, results.OutcomeUnexpected},
+		{"canary, stall past TTL/2", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold}, 105 * time.Millisecond, false, results.OutcomeAsExpected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := results.Run{Config: results.RunConfig{Clients: 2}}
+			Fill(&r, ops, rep, tt.exp, "out")
+			if got := Stalled(&r, rep, tt.exp, tt.stall, ttl); got != tt.changed {
+				t.Errorf("Stalled = %v, want %v", got, tt.changed)
+			}
+			if r.Outcome() != tt.outcome {
+				t.Errorf("outcome %s, want %s (unexpected %q, inconclusive %q)", r.Outcome(), tt.outcome, r.Unexpected, r.Inconclusive)
+			}
+			if tt.changed && (r.Verdict.Exclusion != "inconclusive" || !strings.Contains(r.Missing["exclusion"].What, "stalled 105ms")) {
+				t.Errorf("verdict %+v, missing %+v", r.Verdict, r.Missing)
+			}
+		})
+	}
+}
