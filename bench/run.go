@@ -329,14 +329,14 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	}
 
 	var cmds atomic.Int64
-	dial := newDialer(w, &cmds)
+	dial := workload.NewDialer(w, &cmds)
 	// The liveness probe (client -1) dials with its own, longer timeout
 	// (workload.Config.ProbeTimeout): a short --op-timeout must not make it
 	// report a deadlock it did not see.
 	pw := w
 	pw.OpTimeout = w.ProbeTimeout()
-	probeDial := newDialer(pw, &cmds)
-	dialFor := func(client int) dialer {
+	probeDial := workload.NewDialer(pw, &cmds)
+	dialFor := func(client int) workload.Dialer {
 		if client < 0 {
 			return probeDial
 		}
@@ -352,11 +352,11 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	switch {
 	case setup.Sentinel:
 		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
-			return []redis.UniversalClient{dialFor(client).sentinel(c.MasterName(), c.SentinelAddrs())}, nil
+			return []redis.UniversalClient{dialFor(client).Sentinel(c.MasterName(), c.SentinelAddrs())}, nil
 		}
 	case links != nil:
 		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
-			return dialFor(client).nodes(links.Addrs(client, len(nodes))), nil
+			return dialFor(client).Nodes(links.Addrs(client, len(nodes))), nil
 		}
 		env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
 	default:
@@ -365,7 +365,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 			addrs[i] = n.Addr()
 		}
 		if redisServers { // etcd and ZooKeeper Lockers dial Endpoints themselves
-			env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
+			env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).Nodes(addrs), nil }
 		}
 		env.Endpoints = func(int) []string { return addrs }
 	}
@@ -380,9 +380,9 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		statAddrs = append(statAddrs, n.Addr())
 		serverPIDs = append(serverPIDs, n.PID())
 	}
-	statsBefore, statsErr := []nodeCalls(nil), errors.New("not a Redis cluster")
+	statsBefore, statsErr := []workload.NodeCalls(nil), errors.New("not a Redis cluster")
 	if redisServers {
-		statsBefore, statsErr = commandCalls(ctx, statAddrs, time.Second)
+		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second)
 	}
 	var pinged []string // PING reaches Redis servers only
 	if redisServers {
@@ -419,8 +419,8 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	var serverCmds int64
 	serverCmdsKnown := false
 	if statsErr == nil {
-		if after, err := commandCalls(ctx, statAddrs, time.Second); err == nil {
-			serverCmds, serverCmdsKnown = commandsBetween(statsBefore, after)
+		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second); err == nil {
+			serverCmds, serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
 		}
 	}
 	if err := workload.Probe(ctx, w, env); err != nil {
@@ -648,56 +648,6 @@ func Unsupported(o cluster.Options, sc chaos.Scenario, info impl.Info) string {
 		}
 	}
 	return msg + fmt.Sprintf("; scenarios that work there: %s", strings.Join(chaos.SupportedOn(info, have), ", "))
-}
-
-// dialer builds go-redis clients with short timeouts and no hidden retries
-// (a retry inside go-redis would hide an operation from the history),
-// counting commands into cmds.
-//
-// go-redis's pool stops dialling once it has seen PoolSize failed dials in
-// its lifetime (the count is only reset by a background probe that retries
-// every second), so a client that met a killed node a few times would keep
-// failing for up to 1 s after the node is back: nodePoolSize raises that
-// threshold far above what a run reaches. A client has at most a couple of
-// commands in flight per node, so the pool never holds more connections
-// than before.
-//
-// ContextTimeoutEnabled makes go-redis honour context deadlines on the
-// socket (by default v9 ignores them and waits ReadTimeout): without it a
-// quorum strategy's per-node timeout (impl.Config.NodeTimeout) and the
-// watchdog's renewal timeout would not bound a call to a paused or slow node.
-type dialer struct {
-	w    workload.Config
-	cmds *atomic.Int64
-}
-
-// nodePoolSize is the go-redis PoolSize of a node client: the number of
-// failed dials after which its pool stops dialling (see dialer).
-const nodePoolSize = 1024
-
-func newDialer(w workload.Config, cmds *atomic.Int64) dialer { return dialer{w, cmds} }
-
-func (d dialer) nodes(addrs []string) []redis.UniversalClient {
-	out := make([]redis.UniversalClient, len(addrs))
-	for i, a := range addrs {
-		c := redis.NewClient(&redis.Options{
-			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1, ContextTimeoutEnabled: true,
-			DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
-			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-		})
-		c.AddHook(countHook{d.cmds})
-		out[i] = c
-	}
-	return out
-}
-
-func (d dialer) sentinel(master string, sentinels []string) redis.UniversalClient {
-	c := redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
-		DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
-	})
-	c.AddHook(countHook{d.cmds})
-	return c
 }
 
 // ClockShim builds (once per machine, cached in the user cache folder) the
