@@ -525,7 +525,7 @@ func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
 			if ok, na := scen.AppliesTo(strat.Info()); !ok {
 				why = "not applicable: " + na
 			} else {
-				why = Unsupported(o, scen, strat.Info())
+				why = scen.UnsupportedOn(o, strat.Info())
 			}
 			if why != "" {
 				out = append(out, validate.Pair{Strategy: st, Scenario: sc, Expectation: validate.Expectation{Reason: why}})
@@ -564,7 +564,7 @@ func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []vali
 			why[i] = fmt.Sprintf("%s: %s", strings.Join(who[r], ", "), r)
 		}
 		return fmt.Errorf("%w: --scenarios %s: none of the selected strategies can run it on the %s backend (%s); choose other --scenarios, --strategies or --backend",
-			errs.ErrUsage, sc, backendName(o), strings.Join(why, "; "))
+			errs.ErrUsage, sc, cluster.BackendName(o), strings.Join(why, "; "))
 	}
 	return nil
 }
@@ -576,7 +576,7 @@ func supportedOnly(specs []Spec, o cluster.Options) []Spec {
 	for _, s := range specs {
 		sc, err1 := chaos.Lookup(s.Scenario)
 		st, err2 := impl.Lookup(s.Strategy)
-		if err1 == nil && err2 == nil && Unsupported(o, sc, st.Info()) != "" {
+		if err1 == nil && err2 == nil && sc.UnsupportedOn(o, st.Info()) != "" {
 			continue
 		}
 		out = append(out, s)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,7 +85,7 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 		return fail(fmt.Errorf("scenario %s does not apply to strategy %s: %s", s.Scenario, s.Strategy, why))
 	}
 	setup := sc.SetupFor(info)
-	if why := Unsupported(s.Cluster, sc, info); why != "" {
+	if why := sc.UnsupportedOn(s.Cluster, info); why != "" {
 		return fail(errors.New(why))
 	}
 	w := s.Workload
@@ -133,91 +132,6 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	return st, sc, setup, w, nil
 }
 
-// Topology returns the cluster topology a strategy needs.
-func Topology(st impl.Strategy) cluster.Topology { return topologyOf(st.Info()) }
-
-// topologyOf is Topology from a strategy's Info.
-func topologyOf(info impl.Info) cluster.Topology {
-	switch info.Server {
-	case impl.ServerEtcd:
-		return cluster.Topology{Kind: cluster.Etcd, Nodes: info.Nodes}
-	case impl.ServerZooKeeper:
-		return cluster.Topology{Kind: cluster.ZooKeeper, Nodes: info.Nodes}
-	}
-	if info.Nodes > 1 {
-		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
-	}
-	return cluster.Topology{Kind: cluster.Single}
-}
-
-// RunTopology returns the topology a run of a strategy (its Info) under
-// scenario sc uses: the scenario's when its setup sets one, else the
-// strategy's (Topology).
-func RunTopology(info impl.Info, sc chaos.Scenario) cluster.Topology {
-	if t := sc.SetupFor(info).Topology; t.Kind != "" {
-		return t
-	}
-	return topologyOf(info)
-}
-
-// TooFewServers returns "" when o is not the external backend or when its
-// servers (o.External.Addrs) and Sentinels suffice for topology t, else
-// what is missing and the fix, e.g. "needs 5 servers (topology
-// independent:5), --redis-addrs gives 1: give 5 addresses in
-// --redis-addrs".
-func TooFewServers(o cluster.Options, t cluster.Topology) string {
-	if o.Backend != cluster.BackendExternal {
-		return ""
-	}
-	switch {
-	case t.Kind == cluster.Etcd && len(o.External.EtcdEndpoints) == 0:
-		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
-	case t.Kind == cluster.ZooKeeper && len(o.External.ZooKeeperServers) == 0:
-		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
-	case t.Kind.Consensus():
-		return ""
-	}
-	if n, have := t.Servers(), len(o.External.Addrs); have < n {
-		return fmt.Sprintf("needs %d servers (topology %s), --redis-addrs gives %d: give %d addresses in --redis-addrs", n, t, have, n)
-	}
-	if t.Sentinels > 0 && len(o.External.SentinelAddrs) == 0 {
-		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
-	}
-	return ""
-}
-
-// CheckServers returns nil unless strategy (under scenario; "" for the
-// strategy's own topology) cannot run on the external backend of o for
-// too few servers; then an error wrapping errs.ErrUsage naming the strategy,
-// the servers it needs and the fix; choose is the other fix ("a
-// --strategy that needs fewer"). Unknown names and scenarios that do
-// not apply give nil (Resolved reports them).
-func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
-	st, err := impl.Lookup(strategy)
-	if err != nil {
-		return nil
-	}
-	t := Topology(st)
-	if scenario != "" {
-		sc, err := chaos.Lookup(scenario)
-		if err != nil {
-			return nil
-		}
-		if ok, _ := sc.AppliesTo(st.Info()); !ok {
-			return nil
-		}
-		t = RunTopology(st.Info(), sc)
-	}
-	if why := TooFewServers(o, t); why != "" {
-		on := ""
-		if scenario != "" && t != Topology(st) {
-			on = " under scenario " + scenario
-		}
-		return fmt.Errorf("%w: strategy %s%s %s, or choose %s (lockbench list shows each strategy's NODES)", errs.ErrUsage, strategy, on, why, choose)
-	}
-	return nil
-}
-
 // HistoryName is the history file of a run, relative to the results
 // folder. Characters of an exec: strategy's command that do not belong
 // in a file name become '_'.
@@ -242,7 +156,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		return results.Run{}, err
 	}
 	info := st.Info()
-	topo := RunTopology(info, sc)
+	topo := sc.TopologyFor(info)
 	notGated := validate.NotGated(st, s.Scenario, w)
 	exp := validate.For(s.Strategy, s.Scenario, notGated)
 	out := results.Run{
@@ -261,7 +175,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		copts.Persistence = setup.Persistence
 	}
 	if setup.ClockShim && copts.ClockShim == "" {
-		if copts.ClockShim, err = ClockShim(ctx); err != nil {
+		if copts.ClockShim, err = cluster.ClockShim(ctx); err != nil {
 			return out, err
 		}
 	}
@@ -273,13 +187,13 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	redisServers := info.Server == impl.ServerRedis
 	if c.Backend() == cluster.BackendExternal && redisServers {
 		shared := s.Cluster.External.SharedKeys
-		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
+		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
 			return out, err
 		}
 		if !shared {
 			// Delete the run's keys when it ends (also on error), so that
 			// the next run's check finds none; the servers are the user's.
-			defer deleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+			defer cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
 		}
 	}
 	// The histories folder is made only now: a run that could not start
@@ -478,46 +392,22 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	return out, nil
 }
 
-// CheckBackend checks the backend before any run, after the usage checks:
-// on the docker backend that the daemon answers and holds o.Image
-// (cluster.CheckImage: exit 3, lockbench never pulls); on the external
-// backend, every server of o.External.Addrs: that
-// it answers, that no two addresses reach the same server (the same
-// run_id in INFO server; errs.ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
-// an earlier run or another program would read as a stale lock, a
-// deadlock; not checked with o.External.SharedKeys), and that it accepts
-// the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
-// for a pause). An unreachable server or
-// a refused command gives an error wrapping cluster.ErrEnvironment (exit
-// 3), keys under the prefix one wrapping errs.ErrUsage (exit 2); each names the
-// server and the fix. Specs that do not resolve are skipped (Run reports
-// them). Run makes the same check on the servers of its own topology.
-// On the process backend, that redis-server can be found
-// (cluster.CheckRedisServer: exit 3).
+// CheckBackend checks the backend before any run, after the usage checks
+// (cluster.CheckBackend): the servers of specs' etcd and ZooKeeper
+// strategies, the docker image, redis-server, or the external servers for
+// the fault features of specs' scenarios. Specs that do not resolve are
+// skipped (Run reports them). Run makes the same external check on the
+// servers of its own topology.
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
-	// etcd and ZooKeeper: their programs on the process backend, a
-	// refusal on docker, endpoints on external.
-	for _, s := range specs {
-		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
-			if err := cluster.CheckTopology(o, Topology(st)); err != nil {
-				return err
-			}
-		}
-	}
-	switch o.Backend {
-	case cluster.BackendDocker:
-		return cluster.CheckImage(ctx, o.Image)
-	case cluster.BackendProcess, "":
-		return cluster.CheckRedisServer(o)
-	}
-	if o.Backend != cluster.BackendExternal {
-		return nil
-	}
-	if prefix == "" {
-		prefix = "lb:"
-	}
+	var consensus []cluster.Topology
 	var need []cluster.Feature
 	for _, s := range specs {
+		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
+			consensus = append(consensus, chaos.StrategyTopology(st.Info()))
+		}
+		if o.Backend != cluster.BackendExternal {
+			continue // only external servers are probed for fault commands
+		}
 		s.Cluster = o
 		st, sc, _, _, err := s.Resolved()
 		if err != nil {
@@ -529,62 +419,7 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 			}
 		}
 	}
-	return checkExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
-}
-
-// checkExternal is CheckBackend on the servers addrs for the features
-// need; shared skips the check for keys (only that each server answers).
-// Two addresses reaching the same server (the same run_id, as 0.0.0.0:P
-// and 127.0.0.1:P do) are a usage error: a quorum on one server is none.
-func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
-	seen := map[string]string{} // run_id → the address first giving it
-	for _, a := range addrs {
-		id, err := cluster.RunID(ctx, a)
-		if err != nil {
-			return err
-		}
-		if first, ok := seen[id]; ok && id != "" {
-			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
-				errs.ErrUsage, first, a, id, len(addrs))
-		}
-		seen[id] = a
-	}
-	for _, a := range addrs {
-		k, err := cluster.KeysUnder(ctx, a, prefix)
-		if err != nil {
-			return err
-		}
-		if k != nil && !shared {
-			n := fmt.Sprint(k.N)
-			if k.AtLeast {
-				n = "at least " + n
-			}
-			cli := "redis-cli"
-			if h, p, err := net.SplitHostPort(a); err == nil {
-				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
-			}
-			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix (or %s when several lockbench processes share these keys)",
-				errs.ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, cluster.SharedKeysFlag)
-		}
-	}
-	for _, a := range addrs {
-		if err := cluster.ProbeFaultCommands(ctx, a, need); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteExternalKeys deletes the keys under prefix on every server of an
-// external run (best effort, bounded by a few seconds even after ctx is
-// cancelled: an interrupted run cleans up too). A key it could not delete
-// is found by the next run's check, which names it.
-func deleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	for _, a := range addrs {
-		cluster.DeleteKeysUnder(dctx, a, prefix)
-	}
+	return cluster.CheckBackend(ctx, o, prefix, consensus, need)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
@@ -600,16 +435,8 @@ func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results
 	return results.RunConfig{
 		Clients: w.Clients, Keys: w.Keys, TTLMs: ms(int64(w.TTL)), DurationMs: ms(int64(w.Duration)),
 		CSMs: w.CS.String(), Retry: w.Retry.String(), Topology: t.String(), Fencing: string(w.Fencing),
-		Reentrancy: w.Reentrancy, Policy: pol, Backend: backendName(o), Image: imageOf(o),
+		Reentrancy: w.Reentrancy, Policy: pol, Backend: cluster.BackendName(o), Image: imageOf(o),
 	}
-}
-
-// backendName is the backend o runs on ("process" for "").
-func backendName(o cluster.Options) string {
-	if o.Backend == "" {
-		return cluster.BackendProcess
-	}
-	return o.Backend
 }
 
 // imageOf is the Docker image of a docker run, "" otherwise.
@@ -621,42 +448,4 @@ func imageOf(o cluster.Options) string {
 		return cluster.DefaultImage
 	}
 	return o.Image
-}
-
-// Unsupported returns "" when the backend of o can run scenario sc for a
-// strategy, else a one-line reason naming the missing features, the
-// scenarios that do work there for the strategy, and, on the external
-// backend, --allow-destructive when that flag would make it work.
-func Unsupported(o cluster.Options, sc chaos.Scenario, info impl.Info) string {
-	if why := TooFewServers(o, RunTopology(info, sc)); why != "" {
-		return fmt.Sprintf("on the %s backend the strategy %s, or choose strategies that need fewer", backendName(o), why)
-	}
-	have, err := cluster.BackendFeatures(o.Backend, o)
-	if err != nil {
-		return err.Error()
-	}
-	why := sc.Unsupported(info, have)
-	if why == "" {
-		return ""
-	}
-	msg := fmt.Sprintf("scenario %s cannot run on the %s backend: it %s", sc.Name, backendName(o), why)
-	if o.Backend == cluster.BackendExternal && !o.External.AllowDestructive {
-		d := o
-		d.External.AllowDestructive = true
-		if all, _ := cluster.BackendFeatures(d.Backend, d); sc.Unsupported(info, all) == "" {
-			msg += fmt.Sprintf("; it injects faults through Redis commands on your servers: pass %s to allow them", cluster.AllowDestructiveFlag)
-		}
-	}
-	return msg + fmt.Sprintf("; scenarios that work there: %s", strings.Join(chaos.SupportedOn(info, have), ", "))
-}
-
-// ClockShim builds (once per machine, cached in the user cache folder) the
-// clock-offset LD_PRELOAD library the clock-jump scenarios need and returns
-// its path. Errors wrap cluster.ErrEnvironment (e.g. gcc missing).
-func ClockShim(ctx context.Context) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return cluster.BuildClockShim(ctx, filepath.Join(dir, "lockbench"))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -144,7 +145,7 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		// Named strategies must run; the default set marks the
 		// ones that cannot n/a (bench.Unsupported).
 		for _, st := range p.Strategies {
-			if err := bench.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
+			if err := chaos.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
 				return bench.Options{}, err
 			}
 		}

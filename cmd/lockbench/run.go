@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -350,7 +351,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	f.backendNote = note
 	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
-	if err := bench.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
+	if err := chaos.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
 		return bench.Spec{}, err
 	}
 	if _, _, _, _, err := s.Resolved(); err != nil {
