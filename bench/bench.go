@@ -165,11 +165,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
 		return nil, err
 	}
-	if err := ReplaceEarlier(o.OutDir, o.Notef); err != nil {
+	if err := results.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, OutDirError(o.OutDir, err)
+		return nil, results.OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
@@ -395,10 +395,10 @@ func kernelRelease(path string) string {
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
 	if err := results.Write(dir, f); err != nil {
-		return OutputError(dir, err, OutputFix)
+		return results.OutputError(dir, err, results.OutputFix)
 	}
 	if err := Report(dir, f); err != nil {
-		return OutputError(dir, err, OutputFix)
+		return results.OutputError(dir, err, results.OutputFix)
 	}
 	return nil
 }

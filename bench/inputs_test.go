@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,25 +9,6 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// TestCheckWritable: a writable folder passes and is left as it was (a
-// missing one is not left behind); a file in place of the folder fails.
-func TestCheckWritable(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	if err := CheckWritable(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
-		t.Errorf("CheckWritable left %s behind (%v)", filepath.Dir(dir), err)
-	}
-	file := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckWritable(file); err == nil {
-		t.Errorf("CheckWritable(a file) = nil")
-	}
-}
 
 // TestVerdictLineSingular: one run is "1 run".
 func TestVerdictLineSingular(t *testing.T) {

@@ -199,7 +199,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
 	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
-		return out, OutDirError(s.OutDir, err)
+		return out, results.OutDirError(s.OutDir, err)
 	}
 	nodes := c.Nodes()
 	if n := info.Nodes; n >= 1 && n < len(nodes) {
@@ -236,7 +236,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		logPath := adapterLogName(histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
-			return out, OutDirError(s.OutDir, err)
+			return out, results.OutDirError(s.OutDir, err)
 		}
 		defer lf.Close()
 		st = impl.WithAdapterLog(st, lf, logPath)

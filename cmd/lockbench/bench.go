@@ -163,8 +163,8 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := checkOutFolder(f.out, "", "bench"); err != nil {
 		return bench.Options{}, err
 	}
-	if err := bench.CheckWritable(f.out); err != nil {
-		return bench.Options{}, bench.OutDirError(f.out, err)
+	if err := results.CheckWritable(f.out); err != nil {
+		return bench.Options{}, results.OutDirError(f.out, err)
 	}
 	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat,
 		Command: bench.BenchCommand(p, f.seed, repeat, f.out) + bench.BackendArgs(co, f.be.keyPrefix),
@@ -201,7 +201,7 @@ func printSkipped(w io.Writer, skipped []validate.Pair) {
 // errUnexpected when a verdict contradicts the verdict table, else
 // errInconclusive when a gated check lacked evidence.
 func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err error) error {
-	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !f.o.json {
+	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, results.ErrNotWritten) && !f.o.json {
 		// Every run finished and was checked: say the verdict
 		// before the error.
 		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())

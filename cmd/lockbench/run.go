@@ -91,8 +91,8 @@ written).`,
 			if err := checkOutFolder(f.out, "run", "a run"); err != nil {
 				return err
 			}
-			if err := bench.CheckWritable(f.out); err != nil {
-				return bench.OutDirError(f.out, err)
+			if err := results.CheckWritable(f.out); err != nil {
+				return results.OutDirError(f.out, err)
 			}
 			if !o.quiet {
 				notices(cmd, spec, &f)
@@ -100,11 +100,11 @@ written).`,
 			if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
 				return err
 			}
-			if err := bench.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
+			if err := results.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return bench.OutDirError(f.out, err)
+				return results.OutDirError(f.out, err)
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			_, _, _, w, _ := spec.Resolved()
@@ -154,7 +154,7 @@ written).`,
 				if !o.json {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
 				}
-				return bench.OutputError(f.out, werr, bench.OutputFix)
+				return results.OutputError(f.out, werr, results.OutputFix)
 			}
 			switch sum := bench.OutcomeOf(file, f.out); {
 			case o.json:
