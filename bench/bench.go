@@ -8,11 +8,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
-
-	"al.essio.dev/pkg/shellescape"
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
@@ -132,6 +129,9 @@ type Options struct {
 	KeyPrefix string
 	// Command is the command line that reproduces the bench.
 	Command string
+	// RunCommand returns the command line that reproduces one run (the
+	// CLI's, with its flags and shell quoting); nil: runs carry none.
+	RunCommand func(Spec) string
 	// Seed is the base seed: repeat i (from 0) of every cell runs seed
 	// Seed+i, and of the client sweep at n clients seed Seed+999+n+1000·i.
 	// 0 is taken as 1, the CLI's default.
@@ -194,13 +194,15 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if o.KeyPrefix != "" {
 			s.Workload.KeyPrefix = o.KeyPrefix
 		}
-		s.Command = RunCommand(s)
+		if o.RunCommand != nil {
+			s.Command = o.RunCommand(s)
+		}
 		if o.Progress != nil {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
 		}
 		var r results.Run
 		if i < len(specs) {
-			r, err = runCell(ctx, s, repeat, func(label string) {
+			r, err = runCell(ctx, s, repeat, o.RunCommand, func(label string) {
 				if o.Progress != nil {
 					o.Progress(i, total, label)
 				}
@@ -413,72 +415,6 @@ func Unexpected(f *results.File) []results.Run {
 		}
 	}
 	return out
-}
-
-// RunCommand is the lockbench command line that reproduces one run: its
-// strategy, scenario, seed and base workload (nesting depth included for a
-// reentrant strategy, which `lockbench run` would otherwise run at depth 1).
-func RunCommand(s Spec) string {
-	w := s.Workload
-	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
-		Quote(s.Strategy), s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
-	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
-		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
-	}
-	return cmd + BackendArgs(s.Cluster, w.KeyPrefix)
-}
-
-// BenchCommand is the lockbench command line that reproduces a bench of
-// profile p with base seed seed and repeat runs per cell into out. When p's
-// strategies or scenarios differ from those of the named profile it was
-// made from (narrowed with --strategies/--scenarios), they are listed.
-func BenchCommand(p Profile, seed int64, repeat int, out string) string {
-	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
-	named, err := LookupProfile(p.Name)
-	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
-		cmd += " --strategies " + Quote(strings.Join(p.Strategies, ","))
-	}
-	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
-		cmd += " --scenarios " + Quote(strings.Join(p.Scenarios, ","))
-	}
-	return cmd + " --out " + Quote(out)
-}
-
-// Quote returns s as one shell word: unchanged when it holds only
-// characters no POSIX shell treats specially (so plain commands read as
-// typed), else single-quoted (al.essio.dev/pkg/shellescape).
-func Quote(s string) string { return shellescape.Quote(s) }
-
-// CommandLine is the lockbench command line of args (without the program
-// name), each argument quoted for a POSIX shell where it needs it (Quote),
-// so that a reproduce command can be pasted as it is.
-func CommandLine(args []string) string {
-	return strings.TrimSpace("lockbench " + shellescape.QuoteCommand(args))
-}
-
-// BackendArgs are the backend flags of RunCommand and of a bench's command
-// ("" on the process backend with the default key prefix).
-func BackendArgs(o cluster.Options, prefix string) string {
-	var b strings.Builder
-	switch o.Backend {
-	case cluster.BackendDocker:
-		fmt.Fprintf(&b, " --backend docker --redis-image %s", Quote(imageOf(o)))
-	case cluster.BackendExternal:
-		fmt.Fprintf(&b, " --backend external --redis-addrs %s", Quote(strings.Join(o.External.Addrs, ",")))
-		if len(o.External.SentinelAddrs) > 0 {
-			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", Quote(strings.Join(o.External.SentinelAddrs, ",")), Quote(o.External.MasterName))
-		}
-		if o.External.AllowDestructive {
-			b.WriteString(" " + cluster.AllowDestructiveFlag)
-		}
-		if o.External.SharedKeys {
-			b.WriteString(" " + cluster.SharedKeysFlag)
-		}
-	}
-	if prefix != "" && prefix != "lb:" {
-		fmt.Fprintf(&b, " --key-prefix %s", Quote(prefix))
-	}
-	return b.String()
 }
 
 // StrategyInfo describes a strategy for results.json.

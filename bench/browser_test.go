@@ -101,7 +101,7 @@ func ciShapedFile(t *testing.T) *results.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: BenchCommand(p, 1, 1, "out"),
+	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci --seed 1 --repeat 1 --out out",
 		Host: results.Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"}, Redis: "7.0.15"}
 	for _, name := range p.Strategies {
 		st, err := impl.Lookup(name)

@@ -137,15 +137,3 @@ func TestBenchSameSeedSameVerdicts(t *testing.T) {
 		}
 	}
 }
-
-func TestBenchCommand(t *testing.T) {
-	ci, _ := LookupProfile("ci")
-	if got, want := BenchCommand(ci, 3, 2, "out"), "lockbench bench --profile ci --seed 3 --repeat 2 --out out"; got != want {
-		t.Errorf("BenchCommand(ci) = %q, want %q", got, want)
-	}
-	narrowed := ci
-	narrowed.Strategies = []string{"token-lua", "fenced"}
-	if got, want := BenchCommand(narrowed, 1, 1, "o"), "lockbench bench --profile ci --seed 1 --repeat 1 --strategies token-lua,fenced --out o"; got != want {
-		t.Errorf("BenchCommand(narrowed) = %q, want %q", got, want)
-	}
-}

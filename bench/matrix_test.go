@@ -130,7 +130,7 @@ func TestVerdictMatrix(t *testing.T) {
 func runOnce(strategy, scenario string, seed int64, seeds int, w workload.Config, out string) (results.Run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return runCell(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out}, seeds, func(string) {})
+	return runCell(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out}, seeds, nil, func(string) {})
 }
 
 // faultMissed reports whether r's history has fault windows and every

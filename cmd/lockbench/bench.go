@@ -166,8 +166,8 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := results.CheckWritable(f.out); err != nil {
 		return bench.Options{}, results.OutDirError(f.out, err)
 	}
-	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat,
-		Command: bench.BenchCommand(p, f.seed, repeat, f.out) + bench.BackendArgs(co, f.be.keyPrefix),
+	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat, RunCommand: runCommand,
+		Command: benchCommand(p, f.seed, repeat, f.out) + backendArgs(co, f.be.keyPrefix),
 		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd)}, nil
 }
 

@@ -357,7 +357,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
-	s.Command = bench.CommandLine(os.Args[1:])
+	s.Command = commandLine(os.Args[1:])
 	return s, nil
 }
 
@@ -518,7 +518,7 @@ func singleSeedCommand(args []string, dir string, seed int64) string {
 		}
 		out = append(out, a)
 	}
-	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10), "--out", seedFolder(dir, seed)))
+	return commandLine(append(out, "--seed", strconv.FormatInt(seed, 10), "--out", seedFolder(dir, seed)))
 }
 
 // seedFolder is the results folder of one seed's reproduce command of a
