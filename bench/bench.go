@@ -233,7 +233,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		return f, err
 	}
 	if len(overloaded) > 0 {
-		return f, fmt.Errorf("%s with an unexpected verdict on an overloaded machine (results and report written): %w", plural(len(overloaded), "run"), overloaded[0])
+		runs := "1 run"
+		if len(overloaded) > 1 {
+			runs = fmt.Sprintf("%d runs", len(overloaded))
+		}
+		return f, fmt.Errorf("%s with an unexpected verdict on an overloaded machine (results and report written): %w", runs, overloaded[0])
 	}
 	return f, nil
 }
@@ -403,18 +407,6 @@ func finish(dir string, f *results.File) error {
 		return results.OutputError(dir, err, results.OutputFix)
 	}
 	return nil
-}
-
-// Unexpected returns the runs whose verdicts contradict their expectation
-// (results.Run.Outcome "unexpected"; inconclusive runs are not).
-func Unexpected(f *results.File) []results.Run {
-	var out []results.Run
-	for _, r := range f.Runs {
-		if r.Outcome() == results.OutcomeUnexpected {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // StrategyInfo describes a strategy for results.json.

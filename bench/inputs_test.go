@@ -10,18 +10,6 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// TestVerdictLineSingular: one run is "1 run".
-func TestVerdictLineSingular(t *testing.T) {
-	o := Outcome{Runs: 1, AsExpected: 1, Paths: OutcomePaths{Markdown: "out/report.md", HTML: "out/index.html"}}
-	if got, want := o.VerdictLine(), "1 run, 1 as expected, 0 unexpected; report: out/report.md (also index.html)"; got != want {
-		t.Errorf("VerdictLine = %q, want %q", got, want)
-	}
-}
-
-// TestDefaultWorkloadsResolve: every pair of every profile, and every pair
-// under run's default flags (TTL 100 ms, 2 s, and its shortest sensible
-// duration), resolves: the workload checks (a critical section no longer
-// than the duration, ...) refuse none of them, including the scenarios
 // that fix their own TTL or duration.
 func TestDefaultWorkloadsResolve(t *testing.T) {
 	var bases []workload.Config

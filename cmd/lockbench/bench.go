@@ -204,7 +204,7 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, results.ErrNotWritten) && !f.o.json {
 		// Every run finished and was checked: say the verdict
 		// before the error.
-		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
 	}
 	if md := filepath.Join(f.out, results.ReportMarkdown); err != nil && file != nil && file.Incomplete != "" && fileExists(md) {
 		// Interrupted or stopped by an error: the runs that
@@ -223,7 +223,7 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 	// An overloaded machine still finished every run: print the
 	// summary, then exit 3 with the error.
 	w := cmd.OutOrStdout()
-	sum := bench.OutcomeOf(file, f.out)
+	sum := results.OutcomeOf(file, f.out)
 	switch {
 	case f.o.json:
 		if err := printJSON(w, sum); err != nil {

@@ -152,11 +152,11 @@ written).`,
 			if werr != nil {
 				// The checks ran: say their verdict before the error.
 				if !o.json {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
 				}
 				return results.OutputError(f.out, werr, results.OutputFix)
 			}
-			switch sum := bench.OutcomeOf(file, f.out); {
+			switch sum := results.OutcomeOf(file, f.out); {
 			case o.json:
 				if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
 					return err
