@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
-	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -88,17 +86,17 @@ func Profiles() []Profile {
 	full.Duration = 4 * time.Second
 	return []Profile{
 		{Name: "ci", Summary: "every strategy under the baseline, the client-side faults and one scenario of each server-side kind (process, replication, network, clock), one seed, 1 s runs: the CI gate",
-			Strategies: impl.Names(), Scenarios: CIScenarios(), Seeds: 1, Workload: base},
+			Strategies: impl.Names(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
 	}
 }
 
-// CIScenarios are the ci profile's scenarios: the baseline, every
+// ciScenarios are the ci profile's scenarios: the baseline, every
 // client-side scenario and one of each server-side kind, plus the
 // Redlock-specific canary.
-func CIScenarios() []string {
+func ciScenarios() []string {
 	return []string{"baseline", "long-cs", "gc-pause", "crash-between",
 		"node-restart", "failover-lost-write", "partition-holder", "clock-jump", "redlock-clock-jump"}
 }
@@ -156,7 +154,7 @@ type Options struct {
 func Bench(ctx context.Context, o Options) (*results.File, error) {
 	p := o.Profile
 	seed, repeat := o.seedAndRepeat()
-	specs, sweep, err := Cells(p, seed, repeat)
+	specs, sweep, err := cells(p, seed, repeat)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +172,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
-		Host: ThisHost(),
+		Host: results.ThisHost(),
 		Config: results.BenchConfig{
 			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
@@ -259,14 +257,14 @@ func (o Options) seedAndRepeat() (int64, int) {
 // least 1, repeat at least 1 and seed+repeat-1 must not overflow int64.
 // The error wraps errs.ErrUsage and names the largest --seed that works.
 //
-// MaxRepeat bounds repeat: a bench plans all its runs before the first
+// maxRepeat bounds repeat: a bench plans all its runs before the first
 // (a fresh user's --repeat 1000000000 took 24 GB before running anything).
 func CheckSeeds(seed int64, repeat int) error {
 	switch {
 	case repeat < 1:
 		return fmt.Errorf("%w: --repeat %d: want at least 1", errs.ErrUsage, repeat)
-	case repeat > MaxRepeat:
-		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", errs.ErrUsage, repeat, MaxRepeat)
+	case repeat > maxRepeat:
+		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", errs.ErrUsage, repeat, maxRepeat)
 	case seed < 1:
 		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", errs.ErrUsage, seed)
 	case seed > math.MaxInt64-int64(repeat-1):
@@ -275,11 +273,11 @@ func CheckSeeds(seed int64, repeat int) error {
 	return nil
 }
 
-// MaxRepeat is the largest --repeat of run and bench: 1000 repeats of the
+// maxRepeat is the largest --repeat of run and bench: 1000 repeats of the
 // ci profile are 82 000 runs, days of machine time.
-const MaxRepeat = 1000
+const maxRepeat = 1000
 
-// Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
+// cells plans a profile's runs: for each scenario (in p.Scenarios' order),
 // repeat rounds (seeds seed..seed+repeat-1), each running once every
 // strategy (in p.Strategies' order) the scenario applies to: cells are
 // interleaved round-robin over repeats, so a machine that slows down
@@ -289,7 +287,7 @@ const MaxRepeat = 1000
 // depends on its arguments only (no map order, no clock), so two benches
 // with the same profile, seed and repeat run the same cells. Unknown names
 // give an error wrapping errs.ErrUsage.
-func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
+func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	for _, sc := range p.Scenarios {
 		scen, err := chaos.Lookup(sc)
 		if err != nil {
@@ -344,57 +342,6 @@ func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 		w = d
 	}
 	return runConfig(w, cluster.Topology{Kind: cluster.Single}, o)
-}
-
-// ThisHost describes the machine lockbench runs on: CPUs, OS/architecture,
-// Go version, CPU model (first "model name" of /proc/cpuinfo), kernel
-// release (/proc/sys/kernel/osrelease), and what bears on noise
-// (noise.HostStatic: a hypervisor, memory, a CPU quota); a text value that
-// cannot be read is "unknown", a number 0.
-func ThisHost() results.Host {
-	st := noise.HostStatic("", "")
-	return results.Host{
-		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(),
-		CPUModel: cpuModel("/proc/cpuinfo"), Kernel: kernelRelease("/proc/sys/kernel/osrelease"),
-		Hypervisor: st.Hypervisor, MemoryMB: st.MemoryMB, CPUQuotaCores: st.CPUQuotaCores,
-	}
-}
-
-// cpuModel returns the first "model name" (x86) or "Model"/"Hardware"
-// (Arm) value of a /proc/cpuinfo file, or "unknown".
-func cpuModel(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "unknown"
-	}
-	fallback := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch {
-		case v == "":
-		case k == "model name":
-			return v
-		case (k == "Model" || k == "Hardware") && fallback == "":
-			fallback = v
-		}
-	}
-	if fallback != "" {
-		return fallback
-	}
-	return "unknown"
-}
-
-// kernelRelease returns the trimmed content of an osrelease file, or "unknown".
-func kernelRelease(path string) string {
-	data, err := os.ReadFile(path)
-	if s := strings.TrimSpace(string(data)); err == nil && s != "" {
-		return s
-	}
-	return "unknown"
 }
 
 // finish stamps the end time and writes results.json, the plots and the report.

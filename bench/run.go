@@ -132,15 +132,15 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	return st, sc, setup, w, nil
 }
 
-// HistoryName is the history file of a run, relative to the results
+// historyName is the history file of a run, relative to the results
 // folder. Characters of an exec: strategy's command that do not belong
 // in a file name become '_'.
-func HistoryName(strategy, scenario string, seed int64) string {
+func historyName(strategy, scenario string, seed int64) string {
 	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", fileSafe(strategy), scenario, seed))
 }
 
 // adapterLogName is the file, beside a run's history, that holds the
-// stderr of its adapter processes (exec: strategies; see HistoryName).
+// stderr of its adapter processes (exec: strategies; see historyName).
 func adapterLogName(history string) string {
 	return strings.TrimSuffix(history, ".jsonl") + ".adapter.log"
 }
@@ -162,7 +162,7 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	out := results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, ScenarioKind: string(sc.Kind), Seed: s.Seed,
 		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
-		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
+		History: historyName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
 		Config: runConfig(w, topo, s.Cluster),
 	}
 	if t, ok := st.(impl.Tunable); ok {

@@ -95,7 +95,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "perf",
 				Command: commandLine(os.Args[1:]), Started: started,
-				Finished: time.Now().UTC().Format(time.RFC3339), Host: bench.ThisHost(), Redis: rep.Redis,
+				Finished: time.Now().UTC().Format(time.RFC3339), Host: results.ThisHost(), Redis: rep.Redis,
 				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs, Sweep: sweep,
 			}
 			if err := results.Write(out, file); err != nil {

@@ -141,7 +141,7 @@ written).`,
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
 				Command: spec.Command, Seed: spec.Seed, Repeat: f.repeat, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
 				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
-				Host:   bench.ThisHost(),
+				Host:   results.ThisHost(),
 				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 				Incomplete: incomplete,
 			}
