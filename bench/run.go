@@ -150,142 +150,250 @@ func adapterLogName(history string) string {
 // machine: wraps cluster.ErrEnvironment; Ctrl-C: wraps context.Canceled);
 // a violation is a result, not an error. Every Redis process the run
 // started is stopped before Run returns, also on error or panic.
+//
+// A run has five phases, each a method of run: start the cluster
+// (startCluster), connect the clients and open the history (connect),
+// execute the workload under the scenario's nemesis (execute), judge the
+// history file (judge) and measure what the run cost (measure).
 func Run(ctx context.Context, s Spec) (results.Run, error) {
-	st, sc, setup, w, err := s.Resolved()
+	r, err := plan(s)
 	if err != nil {
 		return results.Run{}, err
 	}
-	info := st.Info()
-	topo := sc.TopologyFor(info)
-	notGated := validate.NotGated(st, s.Scenario, w)
-	exp := validate.For(s.Strategy, s.Scenario, notGated)
-	out := results.Run{
+	defer r.close()
+	if err := r.startCluster(ctx); err != nil {
+		return r.out, err
+	}
+	if err := r.connect(ctx); err != nil {
+		return r.out, err
+	}
+	ex, err := r.execute(ctx)
+	if err != nil {
+		return r.out, err
+	}
+	ops, err := r.judge()
+	if err != nil {
+		return r.out, err
+	}
+	return r.measure(ops, ex)
+}
+
+// run is one Run in progress: what plan resolved, what the phases built,
+// and the clean-ups they registered (run.close undoes them in reverse).
+type run struct {
+	s        Spec
+	st       impl.Strategy
+	info     impl.Info
+	sc       chaos.Scenario
+	setup    chaos.Setup
+	w        workload.Config
+	topo     cluster.Topology
+	notGated string // validate.NotGated: why the run is not gated, "" when it is
+	exp      validate.Expectation
+	out      results.Run
+	histPath string
+
+	c     *cluster.Cluster
+	links *chaos.Links
+	nodes []*cluster.Node // the nodes the strategy talks to
+	clock *history.Clock
+	hw    *history.Writer
+	env   workload.Env
+	cmds  atomic.Int64
+
+	cleanups []func()
+}
+
+// atClose registers f to run when the run closes (last registered first).
+func (r *run) atClose(f func()) { r.cleanups = append(r.cleanups, f) }
+
+// close runs the registered clean-ups in reverse order.
+func (r *run) close() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// plan resolves s (Spec.Resolved), looks up its expectation in the verdict
+// table and fills in what the results.Run knows before the run starts.
+func plan(s Spec) (*run, error) {
+	st, sc, setup, w, err := s.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, st: st, info: st.Info(), sc: sc, setup: setup, w: w}
+	r.topo = sc.TopologyFor(r.info)
+	r.notGated = validate.NotGated(st, s.Scenario, w)
+	r.exp = validate.For(s.Strategy, s.Scenario, r.notGated)
+	r.out = results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, ScenarioKind: string(sc.Kind), Seed: s.Seed,
-		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
+		Expected: r.exp.Summary(), ExpectedChecks: r.exp.Checks(), Reason: r.exp.Reason,
 		History: historyName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
-		Config: runConfig(w, topo, s.Cluster),
+		Config: runConfig(w, r.topo, s.Cluster),
 	}
 	if t, ok := st.(impl.Tunable); ok {
-		out.Config.Library = t.Settings()
+		r.out.Config.Library = t.Settings()
 	}
-	histPath := filepath.Join(s.OutDir, out.History)
+	r.histPath = filepath.Join(s.OutDir, r.out.History)
+	return r, nil
+}
 
+// redis reports whether the strategy talks to Redis servers (not etcd or ZooKeeper).
+func (r *run) redis() bool { return r.info.Server == impl.ServerRedis }
+
+// startCluster starts the servers of the run's topology (with the
+// scenario's persistence and clock shim), checks external servers and
+// deletes the run's keys from them at close, makes the histories folder
+// and starts the scenario's proxies.
+func (r *run) startCluster(ctx context.Context) error {
+	s, w, setup := r.s, r.w, r.setup
 	copts := s.Cluster
 	if setup.Persistence != "" {
 		copts.Persistence = setup.Persistence
 	}
 	if setup.ClockShim && copts.ClockShim == "" {
+		var err error
 		if copts.ClockShim, err = cluster.ClockShim(ctx); err != nil {
-			return out, err
+			return err
 		}
 	}
-	c, err := cluster.Start(ctx, topo, copts)
+	c, err := cluster.Start(ctx, r.topo, copts)
 	if err != nil {
-		return out, fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
+		return fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
 	}
-	defer c.Stop()
-	redisServers := info.Server == impl.ServerRedis
-	if c.Backend() == cluster.BackendExternal && redisServers {
+	r.c = c
+	r.atClose(func() { c.Stop() })
+	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
-		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
-			return out, err
+		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared); err != nil {
+			return err
 		}
 		if !shared {
 			// Delete the run's keys when it ends (also on error), so that
 			// the next run's check finds none; the servers are the user's.
-			defer cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+			r.atClose(func() { cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix) })
 		}
 	}
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
-	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
-		return out, results.OutDirError(s.OutDir, err)
+	if err := os.MkdirAll(filepath.Dir(r.histPath), 0o755); err != nil {
+		return results.OutDirError(s.OutDir, err)
 	}
-	nodes := c.Nodes()
-	if n := info.Nodes; n >= 1 && n < len(nodes) {
-		nodes = nodes[:n] // a single-node strategy talks to the primary only
+	r.nodes = c.Nodes()
+	if n := r.info.Nodes; n >= 1 && n < len(r.nodes) {
+		r.nodes = r.nodes[:n] // a single-node strategy talks to the primary only
 	}
-	var links *chaos.Links
 	if setup.Proxies {
 		var only []int // nil: every node
 		if setup.ProxyNode > 0 {
 			only = []int{setup.ProxyNode - 1}
 		}
-		if links, err = chaos.NewLinksOf(ctx, w.Clients, nodes, only); err != nil {
-			return out, err
+		if r.links, err = chaos.NewLinksOf(ctx, w.Clients, r.nodes, only); err != nil {
+			return err
 		}
-		defer links.Close()
+		links := r.links
+		r.atClose(func() { links.Close() })
 	}
+	return nil
+}
 
-	clock := history.NewClock()
-	hw, err := history.Create(histPath, history.Header{
+// connect opens the history file (marked interrupted at close when ctx
+// was cancelled), the adapter log of an exec: strategy, and builds the
+// workload's environment: how each client dials the nodes (directly,
+// through the proxies, or through Sentinel), counting commands.
+func (r *run) connect(ctx context.Context) error {
+	s, w := r.s, r.w
+	r.clock = history.NewClock()
+	hw, err := history.Create(r.histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
-		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: info.Claims.Reentrant,
-		Started: clock.Start().UTC().Format(time.RFC3339Nano), NotGated: notGated,
+		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
+		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated,
 	})
 	if err != nil {
-		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+		return fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	defer func() {
+	r.hw = hw
+	r.atClose(func() {
 		if ctx.Err() != nil {
 			hw.MarkInterrupted()
 		}
 		hw.Close()
-	}()
+	})
+	st := r.st
 	if impl.IsExec(s.Strategy) {
-		logPath := adapterLogName(histPath)
+		logPath := adapterLogName(r.histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
-			return out, results.OutDirError(s.OutDir, err)
+			return results.OutDirError(s.OutDir, err)
 		}
-		defer lf.Close()
+		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
 	}
-
-	var cmds atomic.Int64
-	dial := workload.NewDialer(w, &cmds)
+	dial := workload.NewDialer(w, &r.cmds)
 	// The liveness probe (client -1) dials with its own, longer timeout
 	// (workload.Config.ProbeTimeout): a short --op-timeout must not make it
 	// report a deadlock it did not see.
 	pw := w
 	pw.OpTimeout = w.ProbeTimeout()
-	probeDial := workload.NewDialer(pw, &cmds)
+	probeDial := workload.NewDialer(pw, &r.cmds)
 	dialFor := func(client int) workload.Dialer {
 		if client < 0 {
 			return probeDial
 		}
 		return dial
 	}
-	env := workload.Env{
+	r.env = workload.Env{
 		Strategy: st,
 		History:  hw,
-		Clock:    clock,
+		Clock:    r.clock,
 		IDs:      &history.IDs{},
 		Resource: workload.NewResource(w.Fencing),
 	}
+	c, links, nodes := r.c, r.links, r.nodes
 	switch {
-	case setup.Sentinel:
-		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+	case r.setup.Sentinel:
+		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
 			return []redis.UniversalClient{dialFor(client).Sentinel(c.MasterName(), c.SentinelAddrs())}, nil
 		}
 	case links != nil:
-		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
 			return dialFor(client).Nodes(links.Addrs(client, len(nodes))), nil
 		}
-		env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
+		r.env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
 	default:
 		addrs := make([]string, len(nodes))
 		for i, n := range nodes {
 			addrs[i] = n.Addr()
 		}
-		if redisServers { // etcd and ZooKeeper Lockers dial Endpoints themselves
-			env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).Nodes(addrs), nil }
+		if r.redis() { // etcd and ZooKeeper Lockers dial Endpoints themselves
+			r.env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).Nodes(addrs), nil }
 		}
-		env.Endpoints = func(int) []string { return addrs }
+		r.env.Endpoints = func(int) []string { return addrs }
 	}
-	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
-		Info: info, Clients: w.Clients, Cluster: c, Links: links})
-	env.Faults = nem
+	return nil
+}
+
+// executed is what execute measured beside the history.
+type executed struct {
+	stats workload.Stats
+	// clientCmds are the commands the lock clients sent (the probe's left
+	// out); serverCmds those the servers executed, when serverCmdsKnown.
+	clientCmds      int64
+	serverCmds      int64
+	serverCmdsKnown bool
+	counter         []results.CounterSample
+	noise           noise.Summary
+}
+
+// execute runs the workload with the scenario's nemesis beside it, heals
+// the nemesis, counts the servers' commands (INFO commandstats before and
+// after), runs the liveness probe, closes the history and stops the
+// servers.
+func (r *run) execute(ctx context.Context) (executed, error) {
+	s, w, c := r.s, r.w, r.c
+	nem := r.sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: r.clock, History: r.hw, Seed: s.Seed,
+		Info: r.info, Clients: w.Clients, Cluster: c, Links: r.links})
+	r.env.Faults = nem
 	// Server-side command counts: INFO commandstats on every node before
 	// and after the workload (RoundTripsPerGrant).
 	statAddrs := make([]string, 0, len(c.Nodes()))
@@ -295,74 +403,86 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		serverPIDs = append(serverPIDs, n.PID())
 	}
 	statsBefore, statsErr := []workload.NodeCalls(nil), errors.New("not a Redis cluster")
-	if redisServers {
+	if r.redis() {
 		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second)
 	}
 	var pinged []string // PING reaches Redis servers only
-	if redisServers {
+	if r.redis() {
 		pinged = statAddrs
 	}
 	machine := noise.Start(ctx, noise.Options{Servers: pinged, PIDs: serverPIDs})
-	defer machine.Stop()
-	stopCounter := sampleCounter(clock, &cmds)
-	defer stopCounter()
+	r.atClose(func() { machine.Stop() })
+	stopCounter := sampleCounter(r.clock, &r.cmds)
+	r.atClose(func() { stopCounter() })
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
 
-	stats, err := workload.Run(ctx, w, env)
-	counter, noiseSum := stopCounter(), machine.Stop()
+	var ex executed
+	stats, err := workload.Run(ctx, w, r.env)
+	ex.stats = stats
+	ex.counter, ex.noise = stopCounter(), machine.Stop()
 	stopNemesis()
 	nemErr := <-nemDone
 	if err != nil && errors.Is(err, impl.ErrFatal) && ctx.Err() == nil {
 		// A client that cannot go on (a broken adapter) stopped the run:
 		// keep what was recorded, marked incomplete.
-		hw.MarkIncomplete(err.Error())
-		return out, fmt.Errorf("%s/%s seed %d stopped: %w; the history so far is kept in %s, marked incomplete", s.Strategy, s.Scenario, s.Seed, err, histPath)
+		r.hw.MarkIncomplete(err.Error())
+		return ex, fmt.Errorf("%s/%s seed %d stopped: %w; the history so far is kept in %s, marked incomplete", s.Strategy, s.Scenario, s.Seed, err, r.histPath)
 	}
 	if err != nil {
-		return out, err
+		return ex, err
 	}
 	if nemErr != nil && !errors.Is(nemErr, context.Canceled) {
-		return out, fmt.Errorf("nemesis %s: %w", s.Scenario, nemErr)
+		return ex, fmt.Errorf("nemesis %s: %w", s.Scenario, nemErr)
 	}
 	if err := nem.Heal(ctx); err != nil {
-		return out, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
+		return ex, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
 	}
-	clientCmds := cmds.Load() // before the probe's own commands
-	var serverCmds int64
-	serverCmdsKnown := false
+	ex.clientCmds = r.cmds.Load() // before the probe's own commands
 	if statsErr == nil {
 		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second); err == nil {
-			serverCmds, serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
+			ex.serverCmds, ex.serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
 		}
 	}
-	if err := workload.Probe(ctx, w, env); err != nil {
-		return out, err
+	if err := workload.Probe(ctx, w, r.env); err != nil {
+		return ex, err
 	}
-	if err := hw.Close(); err != nil {
-		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+	if err := r.hw.Close(); err != nil {
+		return ex, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	if redisServers {
-		out.Redis = c.RedisVersion()
+	if r.redis() {
+		r.out.Redis = c.RedisVersion()
 	}
-	links.Close()
+	r.links.Close()
 	if err := c.Stop(); err != nil {
-		return out, fmt.Errorf("stop redis: %w", err)
+		return ex, fmt.Errorf("stop redis: %w", err)
 	}
+	return ex, nil
+}
 
-	// Check the file, not memory: `lockbench check` must give the same verdict.
-	h, ops, err := history.Load(histPath)
+// judge checks the history file, not memory (`lockbench check` must give
+// the same verdict), and fills the verdicts into the result
+// (validate.Fill). It returns the history's operations.
+func (r *run) judge() ([]history.Operation, error) {
+	h, ops, err := history.Load(r.histPath)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	vis := strings.TrimSuffix(histPath, ".jsonl") + ".html"
+	vis := strings.TrimSuffix(r.histPath, ".jsonl") + ".html"
 	for _, old := range []string{vis, strings.TrimSuffix(vis, ".html") + "-resource.html"} {
 		os.Remove(old) // a visualisation left by an earlier run of the same pair would mislead
 	}
-	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
-	validate.Fill(&out, ops, rep, exp, s.OutDir)
+	rep := checker.Check(h, ops, checker.Options{Timeout: r.s.CheckTimeout, VisualizationPath: vis})
+	validate.Fill(&r.out, ops, rep, r.exp, r.s.OutDir)
+	return ops, nil
+}
 
+// measure fills in the run's throughput, commands per grant, latencies,
+// machine noise, cost windows and call-budget envelope, and turns an
+// unexpected verdict on an overloaded machine into ErrOverloaded.
+func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error) {
+	out, stats, w := r.out, ex.stats, r.w
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
 	out.DurationS = stats.Elapsed.Seconds()
@@ -370,11 +490,12 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		out.ThroughputPerS = float64(stats.Grants) / out.DurationS
 	}
 	if stats.Grants > 0 {
-		out.ClientCommandsPerGrant = float64(clientCmds) / float64(stats.Grants)
-		if serverCmdsKnown {
-			out.RoundTripsPerGrant = float64(serverCmds) / float64(stats.Grants)
+		out.ClientCommandsPerGrant = float64(ex.clientCmds) / float64(stats.Grants)
+		if ex.serverCmdsKnown {
+			out.RoundTripsPerGrant = float64(ex.serverCmds) / float64(stats.Grants)
 		}
 	}
+	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
 	if err != nil {
 		return out, err
@@ -382,12 +503,13 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
+	noiseSum := ex.noise
 	out.Noise = &noiseSum
-	out.SetWindows(ops, counter)
-	out.Envelope = envelopeOf(st, w.TTL, out.Noise, len(out.Faults) > 0)
+	out.SetWindows(ops, ex.counter)
+	out.Envelope = envelopeOf(r.st, w.TTL, out.Noise, len(out.Faults) > 0)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && out.Outcome() == results.OutcomeUnexpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
-		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)
+		return out, fmt.Errorf("%s/%s seed %d: %w: %s", r.s.Strategy, r.s.Scenario, r.s.Seed, ErrOverloaded, out.Error)
 	}
 	return out, nil
 }
