@@ -2,7 +2,11 @@ package lint
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -125,4 +129,57 @@ func sortedKeys(m map[string][]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestChaosIgnoresStrategyNames: no scenario branches on a strategy's
+// name (a comparison or switch on chaos.Env.Strategy or a Name() call):
+// a strategy declares what scenarios need in impl.Info (its claims, node
+// count, server, crash point), so adding one touches no scenario.
+func TestChaosIgnoresStrategyNames(t *testing.T) {
+	files, err := filepath.Glob("../../chaos/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			var operands []ast.Expr
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if n.Op == token.EQL || n.Op == token.NEQ {
+					operands = []ast.Expr{n.X, n.Y}
+				}
+			case *ast.SwitchStmt:
+				operands = []ast.Expr{n.Tag}
+			}
+			for _, x := range operands {
+				if namesStrategy(x) {
+					t.Errorf("%s: chaos branches on a strategy's name: decide from impl.Info instead", fset.Position(x.Pos()))
+				}
+			}
+			return true
+		})
+	}
+}
+
+// namesStrategy reports whether x is a strategy's name: a field or
+// variable called Strategy, or a call of a Name method.
+func namesStrategy(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Strategy"
+	case *ast.Ident:
+		return x.Name == "strategy"
+	case *ast.CallExpr:
+		s, ok := x.Fun.(*ast.SelectorExpr)
+		return ok && s.Sel.Name == "Name" && len(x.Args) == 0
+	}
+	return false
 }
