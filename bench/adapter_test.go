@@ -52,7 +52,7 @@ read -r line
 		!strings.Contains(err.Error(), `wrote a line that is not JSON`) || !strings.Contains(err.Error(), "marked incomplete"):
 		t.Fatalf("error %q: want one line wrapping impl.ErrFatal that names the line and says the history is marked incomplete", err)
 	}
-	hist := filepath.Join(out, HistoryName(name, "baseline", 1))
+	hist := filepath.Join(out, historyName(name, "baseline", 1))
 	h, ops, err := history.Load(hist)
 	if err != nil {
 		t.Fatal(err)

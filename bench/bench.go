@@ -6,19 +6,14 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
-
-	"al.essio.dev/pkg/shellescape"
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
-	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -91,17 +86,17 @@ func Profiles() []Profile {
 	full.Duration = 4 * time.Second
 	return []Profile{
 		{Name: "ci", Summary: "every strategy under the baseline, the client-side faults and one scenario of each server-side kind (process, replication, network, clock), one seed, 1 s runs: the CI gate",
-			Strategies: impl.Names(), Scenarios: CIScenarios(), Seeds: 1, Workload: base},
+			Strategies: impl.Names(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
 	}
 }
 
-// CIScenarios are the ci profile's scenarios: the baseline, every
+// ciScenarios are the ci profile's scenarios: the baseline, every
 // client-side scenario and one of each server-side kind, plus the
 // Redlock-specific canary.
-func CIScenarios() []string {
+func ciScenarios() []string {
 	return []string{"baseline", "long-cs", "gc-pause", "crash-between",
 		"node-restart", "failover-lost-write", "partition-holder", "clock-jump", "redlock-clock-jump"}
 }
@@ -132,6 +127,9 @@ type Options struct {
 	KeyPrefix string
 	// Command is the command line that reproduces the bench.
 	Command string
+	// RunCommand returns the command line that reproduces one run (the
+	// CLI's, with its flags and shell quoting); nil: runs carry none.
+	RunCommand func(Spec) string
 	// Seed is the base seed: repeat i (from 0) of every cell runs seed
 	// Seed+i, and of the client sweep at n clients seed Seed+999+n+1000·i.
 	// 0 is taken as 1, the CLI's default.
@@ -156,7 +154,7 @@ type Options struct {
 func Bench(ctx context.Context, o Options) (*results.File, error) {
 	p := o.Profile
 	seed, repeat := o.seedAndRepeat()
-	specs, sweep, err := Cells(p, seed, repeat)
+	specs, sweep, err := cells(p, seed, repeat)
 	if err != nil {
 		return nil, err
 	}
@@ -165,16 +163,16 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
 		return nil, err
 	}
-	if err := ReplaceEarlier(o.OutDir, o.Notef); err != nil {
+	if err := results.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, OutDirError(o.OutDir, err)
+		return nil, results.OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
-		Host: ThisHost(),
+		Host: results.ThisHost(),
 		Config: results.BenchConfig{
 			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
@@ -198,13 +196,15 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if o.KeyPrefix != "" {
 			s.Workload.KeyPrefix = o.KeyPrefix
 		}
-		s.Command = RunCommand(s)
+		if o.RunCommand != nil {
+			s.Command = o.RunCommand(s)
+		}
 		if o.Progress != nil {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
 		}
 		var r results.Run
 		if i < len(specs) {
-			r, err = runCell(ctx, s, repeat, func(label string) {
+			r, err = runCell(ctx, s, repeat, o.RunCommand, func(label string) {
 				if o.Progress != nil {
 					o.Progress(i, total, label)
 				}
@@ -235,7 +235,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		return f, err
 	}
 	if len(overloaded) > 0 {
-		return f, fmt.Errorf("%s with an unexpected verdict on an overloaded machine (results and report written): %w", plural(len(overloaded), "run"), overloaded[0])
+		runs := "1 run"
+		if len(overloaded) > 1 {
+			runs = fmt.Sprintf("%d runs", len(overloaded))
+		}
+		return f, fmt.Errorf("%s with an unexpected verdict on an overloaded machine (results and report written): %w", runs, overloaded[0])
 	}
 	return f, nil
 }
@@ -257,14 +261,14 @@ func (o Options) seedAndRepeat() (int64, int) {
 // least 1, repeat at least 1 and seed+repeat-1 must not overflow int64.
 // The error wraps errs.ErrUsage and names the largest --seed that works.
 //
-// MaxRepeat bounds repeat: a bench plans all its runs before the first
+// maxRepeat bounds repeat: a bench plans all its runs before the first
 // (a fresh user's --repeat 1000000000 took 24 GB before running anything).
 func CheckSeeds(seed int64, repeat int) error {
 	switch {
 	case repeat < 1:
 		return fmt.Errorf("%w: --repeat %d: want at least 1", errs.ErrUsage, repeat)
-	case repeat > MaxRepeat:
-		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", errs.ErrUsage, repeat, MaxRepeat)
+	case repeat > maxRepeat:
+		return fmt.Errorf("%w: --repeat %d: want at most %d (a bench plans every run up front; for more, run several benches with other --seed values)", errs.ErrUsage, repeat, maxRepeat)
 	case seed < 1:
 		return fmt.Errorf("%w: --seed %d: want a seed ≥ 1", errs.ErrUsage, seed)
 	case seed > math.MaxInt64-int64(repeat-1):
@@ -273,11 +277,11 @@ func CheckSeeds(seed int64, repeat int) error {
 	return nil
 }
 
-// MaxRepeat is the largest --repeat of run and bench: 1000 repeats of the
+// maxRepeat is the largest --repeat of run and bench: 1000 repeats of the
 // ci profile are 82 000 runs, days of machine time.
-const MaxRepeat = 1000
+const maxRepeat = 1000
 
-// Cells plans a profile's runs: for each scenario (in p.Scenarios' order),
+// cells plans a profile's runs: for each scenario (in p.Scenarios' order),
 // repeat rounds (seeds seed..seed+repeat-1), each running once every
 // strategy (in p.Strategies' order) the scenario applies to: cells are
 // interleaved round-robin over repeats, so a machine that slows down
@@ -287,7 +291,7 @@ const MaxRepeat = 1000
 // depends on its arguments only (no map order, no clock), so two benches
 // with the same profile, seed and repeat run the same cells. Unknown names
 // give an error wrapping errs.ErrUsage.
-func Cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
+func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	for _, sc := range p.Scenarios {
 		scen, err := chaos.Lookup(sc)
 		if err != nil {
@@ -347,149 +351,16 @@ func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 	return runConfig(w, cluster.Topology{Kind: cluster.Single}, o)
 }
 
-// ThisHost describes the machine lockbench runs on: CPUs, OS/architecture,
-// Go version, CPU model (first "model name" of /proc/cpuinfo), kernel
-// release (/proc/sys/kernel/osrelease), and what bears on noise
-// (noise.HostStatic: a hypervisor, memory, a CPU quota); a text value that
-// cannot be read is "unknown", a number 0.
-func ThisHost() results.Host {
-	st := noise.HostStatic("", "")
-	return results.Host{
-		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(),
-		CPUModel: cpuModel("/proc/cpuinfo"), Kernel: kernelRelease("/proc/sys/kernel/osrelease"),
-		Hypervisor: st.Hypervisor, MemoryMB: st.MemoryMB, CPUQuotaCores: st.CPUQuotaCores,
-	}
-}
-
-// cpuModel returns the first "model name" (x86) or "Model"/"Hardware"
-// (Arm) value of a /proc/cpuinfo file, or "unknown".
-func cpuModel(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "unknown"
-	}
-	fallback := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch {
-		case v == "":
-		case k == "model name":
-			return v
-		case (k == "Model" || k == "Hardware") && fallback == "":
-			fallback = v
-		}
-	}
-	if fallback != "" {
-		return fallback
-	}
-	return "unknown"
-}
-
-// kernelRelease returns the trimmed content of an osrelease file, or "unknown".
-func kernelRelease(path string) string {
-	data, err := os.ReadFile(path)
-	if s := strings.TrimSpace(string(data)); err == nil && s != "" {
-		return s
-	}
-	return "unknown"
-}
-
 // finish stamps the end time and writes results.json, the plots and the report.
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
 	if err := results.Write(dir, f); err != nil {
-		return OutputError(dir, err, OutputFix)
+		return results.OutputError(dir, err, results.OutputFix)
 	}
 	if err := Report(dir, f); err != nil {
-		return OutputError(dir, err, OutputFix)
+		return results.OutputError(dir, err, results.OutputFix)
 	}
 	return nil
-}
-
-// Unexpected returns the runs whose verdicts contradict their expectation
-// (results.Run.Outcome "unexpected"; inconclusive runs are not).
-func Unexpected(f *results.File) []results.Run {
-	var out []results.Run
-	for _, r := range f.Runs {
-		if r.Outcome() == results.OutcomeUnexpected {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// RunCommand is the lockbench command line that reproduces one run: its
-// strategy, scenario, seed and base workload (nesting depth included for a
-// reentrant strategy, which `lockbench run` would otherwise run at depth 1;
-// a fixed critical section other than the default TTL/20).
-func RunCommand(s Spec) string {
-	w := s.Workload
-	cmd := fmt.Sprintf("lockbench run --strategy %s --scenario %s --clients %d --keys %d --ttl %v --duration %v --seed %d",
-		Quote(s.Strategy), s.Scenario, w.Clients, w.Keys, w.TTL, w.Duration, s.Seed)
-	if w.CS.Kind == workload.CSFixed && w.CS.Max == 0 && w.CS.TailShare == 0 && w.CS.Min > 0 && w.CS.Min != w.TTL/20 {
-		cmd += fmt.Sprintf(" --cs-min %v", w.CS.Min) // a profile's critical section kept at a longer TTL
-	}
-	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
-		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
-	}
-	return cmd + BackendArgs(s.Cluster, w.KeyPrefix)
-}
-
-// BenchCommand is the lockbench command line that reproduces a bench of
-// profile p with base seed seed and repeat runs per cell into out. When p's
-// strategies or scenarios differ from those of the named profile it was
-// made from (narrowed with --strategies/--scenarios), they are listed.
-func BenchCommand(p Profile, seed int64, repeat int, out string) string {
-	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
-	named, err := LookupProfile(p.Name)
-	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
-		cmd += " --strategies " + Quote(strings.Join(p.Strategies, ","))
-	}
-	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
-		cmd += " --scenarios " + Quote(strings.Join(p.Scenarios, ","))
-	}
-	return cmd + " --out " + Quote(out)
-}
-
-// Quote returns s as one shell word: unchanged when it holds only
-// characters no POSIX shell treats specially (so plain commands read as
-// typed), else single-quoted (al.essio.dev/pkg/shellescape).
-func Quote(s string) string { return shellescape.Quote(s) }
-
-// CommandLine is the lockbench command line of args (without the program
-// name), each argument quoted for a POSIX shell where it needs it (Quote),
-// so that a reproduce command can be pasted as it is.
-func CommandLine(args []string) string {
-	return strings.TrimSpace("lockbench " + shellescape.QuoteCommand(args))
-}
-
-// BackendArgs are the backend flags of RunCommand and of a bench's command
-// ("" on the process backend with the default key prefix).
-func BackendArgs(o cluster.Options, prefix string) string {
-	var b strings.Builder
-	switch o.Backend {
-	case cluster.BackendDocker:
-		fmt.Fprintf(&b, " --backend docker --redis-image %s", Quote(imageOf(o)))
-	case cluster.BackendExternal:
-		fmt.Fprintf(&b, " --backend external --redis-addrs %s", Quote(strings.Join(o.External.Addrs, ",")))
-		if len(o.External.SentinelAddrs) > 0 {
-			fmt.Fprintf(&b, " --sentinel-addrs %s --master-name %s", Quote(strings.Join(o.External.SentinelAddrs, ",")), Quote(o.External.MasterName))
-		}
-		if o.External.AllowDestructive {
-			b.WriteString(" " + cluster.AllowDestructiveFlag)
-		}
-		if o.External.SharedKeys {
-			b.WriteString(" " + cluster.SharedKeysFlag)
-		}
-	}
-	if prefix != "" && prefix != "lb:" {
-		fmt.Fprintf(&b, " --key-prefix %s", Quote(prefix))
-	}
-	return b.String()
 }
 
 // StrategyInfo describes a strategy for results.json.
@@ -536,7 +407,7 @@ func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
 			if ok, na := scen.AppliesTo(strat.Info()); !ok {
 				why = "not applicable: " + na
 			} else {
-				why = Unsupported(o, scen, strat.Info())
+				why = scen.UnsupportedOn(o, strat.Info())
 			}
 			if why != "" {
 				out = append(out, validate.Pair{Strategy: st, Scenario: sc, Expectation: validate.Expectation{Reason: why}})
@@ -575,7 +446,7 @@ func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []vali
 			why[i] = fmt.Sprintf("%s: %s", strings.Join(who[r], ", "), r)
 		}
 		return fmt.Errorf("%w: --scenarios %s: none of the selected strategies can run it on the %s backend (%s); choose other --scenarios, --strategies or --backend",
-			errs.ErrUsage, sc, backendName(o), strings.Join(why, "; "))
+			errs.ErrUsage, sc, cluster.BackendName(o), strings.Join(why, "; "))
 	}
 	return nil
 }
@@ -587,7 +458,7 @@ func supportedOnly(specs []Spec, o cluster.Options) []Spec {
 	for _, s := range specs {
 		sc, err1 := chaos.Lookup(s.Scenario)
 		st, err2 := impl.Lookup(s.Strategy)
-		if err1 == nil && err2 == nil && Unsupported(o, sc, st.Info()) != "" {
+		if err1 == nil && err2 == nil && sc.UnsupportedOn(o, st.Info()) != "" {
 			continue
 		}
 		out = append(out, s)

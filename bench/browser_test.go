@@ -101,7 +101,7 @@ func ciShapedFile(t *testing.T) *results.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: BenchCommand(p, 1, 1, "out"),
+	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci --seed 1 --repeat 1 --out out",
 		Host: results.Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"}, Redis: "7.0.15"}
 	for _, name := range p.Strategies {
 		st, err := impl.Lookup(name)
@@ -134,7 +134,7 @@ func ciShapedFile(t *testing.T) *results.File {
 			Config:           results.RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000, CSMs: "fixed(5ms)", Retry: "exponential:2ms:20ms", Topology: "single"},
 			Checks: map[string]string{"exclusion": "no overlapping holds on 1 key (porcupine: ok)", "resource": "linearizable (porcupine: ok)",
 				"liveness": "every key was acquirable after the run"},
-			History: HistoryName(pair.Strategy, pair.Scenario, 1), Command: "lockbench run --strategy " + pair.Strategy + " --scenario " + pair.Scenario + " --clients 16 --keys 1 --ttl 100ms --duration 1s --seed 1",
+			History: historyName(pair.Strategy, pair.Scenario, 1), Command: "lockbench run --strategy " + pair.Strategy + " --scenario " + pair.Scenario + " --clients 16 --keys 1 --ttl 100ms --duration 1s --seed 1",
 		}
 		if i%9 == 0 {
 			r.Acquires["info"] = 400 // an unknown-outcome warning

@@ -28,11 +28,11 @@ func tinyProfile() Profile {
 func TestCellsDeterministic(t *testing.T) {
 	p := tinyProfile()
 	p.ClientSweep, p.SweepStrategies = []int{1, 4}, []string{"token-lua"}
-	a, sa, err := Cells(p, 7, 3)
+	a, sa, err := cells(p, 7, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, sb, _ := Cells(p, 7, 3)
+	b, sb, _ := cells(p, 7, 3)
 	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(sa, sb) {
 		t.Fatal("two plans of the same profile, seed and repeat differ")
 	}
@@ -61,7 +61,7 @@ func TestCellsDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(sweep, wantSweep) {
 		t.Errorf("sweep = %v, want %v", sweep, wantSweep)
 	}
-	if _, _, err := Cells(Profile{Scenarios: []string{"no-such"}, Strategies: []string{"token-lua"}}, 1, 1); err == nil {
+	if _, _, err := cells(Profile{Scenarios: []string{"no-such"}, Strategies: []string{"token-lua"}}, 1, 1); err == nil {
 		t.Error("unknown scenario: no error")
 	}
 }
@@ -135,17 +135,5 @@ func TestBenchSameSeedSameVerdicts(t *testing.T) {
 				t.Errorf("compare of two same-seed benches: %s/%s: %s", cc.Strategy, cc.Scenario, f.Message)
 			}
 		}
-	}
-}
-
-func TestBenchCommand(t *testing.T) {
-	ci, _ := LookupProfile("ci")
-	if got, want := BenchCommand(ci, 3, 2, "out"), "lockbench bench --profile ci --seed 3 --repeat 2 --out out"; got != want {
-		t.Errorf("BenchCommand(ci) = %q, want %q", got, want)
-	}
-	narrowed := ci
-	narrowed.Strategies = []string{"token-lua", "fenced"}
-	if got, want := BenchCommand(narrowed, 1, 1, "o"), "lockbench bench --profile ci --seed 1 --repeat 1 --strategies token-lua,fenced --out o"; got != want {
-		t.Errorf("BenchCommand(narrowed) = %q, want %q", got, want)
 	}
 }

@@ -56,7 +56,7 @@ func TestCellsRunBudgetedStrategiesInTheirEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, _, err := Cells(p, 1, 1)
+	specs, _, err := cells(p, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,6 @@
 package bench
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,80 +10,6 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// TestTooFewServers: the external backend must have the servers (and
-// Sentinels) of a run's topology; other backends start their own.
-func TestTooFewServers(t *testing.T) {
-	ext := func(addrs, sentinels int) cluster.Options {
-		o := cluster.Options{Backend: cluster.BackendExternal}
-		for range addrs {
-			o.External.Addrs = append(o.External.Addrs, "127.0.0.1:1")
-		}
-		for range sentinels {
-			o.External.SentinelAddrs = append(o.External.SentinelAddrs, "127.0.0.1:2")
-		}
-		return o
-	}
-	tests := []struct {
-		o    cluster.Options
-		topo cluster.Topology
-		want string // "" or a part of the reason
-	}{
-		{cluster.Options{Backend: cluster.BackendProcess}, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, ""},
-		{ext(1, 0), cluster.Topology{Kind: cluster.Single}, ""},
-		{ext(1, 0), cluster.Topology{Kind: cluster.Independent, Nodes: 5}, "needs 5 servers (topology independent:5), --redis-addrs gives 1: give 5 addresses in --redis-addrs"},
-		{ext(5, 0), cluster.Topology{Kind: cluster.Independent}, ""},
-		{ext(1, 0), cluster.Topology{Kind: cluster.Replicated, Replicas: 2}, "needs 3 servers"},
-		{ext(2, 0), cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, "needs Sentinels"},
-		{ext(2, 3), cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, ""},
-	}
-	for _, tt := range tests {
-		got := TooFewServers(tt.o, tt.topo)
-		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("TooFewServers(%s, %d servers, %s) = %q, want %q", tt.o.Backend, len(tt.o.External.Addrs), tt.topo, got, tt.want)
-		}
-	}
-	// Unsupported (bench's n/a) says the same for redlock on 1 server.
-	st, _ := impl.Lookup("redlock")
-	sc, _ := chaos.Lookup("baseline")
-	if why := Unsupported(ext(1, 0), sc, st.Info()); !strings.Contains(why, "needs 5 servers") {
-		t.Errorf("Unsupported(redlock on 1 server) = %q", why)
-	}
-	if err := CheckServers(ext(1, 0), "redlock", "baseline", "a --strategy that needs fewer"); err == nil || !strings.Contains(err.Error(), "strategy redlock needs 5 servers") {
-		t.Errorf("CheckServers(redlock on 1 server) = %v", err)
-	}
-}
-
-// TestCheckWritable: a writable folder passes and is left as it was (a
-// missing one is not left behind); a file in place of the folder fails.
-func TestCheckWritable(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	if err := CheckWritable(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
-		t.Errorf("CheckWritable left %s behind (%v)", filepath.Dir(dir), err)
-	}
-	file := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckWritable(file); err == nil {
-		t.Errorf("CheckWritable(a file) = nil")
-	}
-}
-
-// TestVerdictLineSingular: one run is "1 run".
-func TestVerdictLineSingular(t *testing.T) {
-	o := Outcome{Runs: 1, AsExpected: 1, Paths: OutcomePaths{Markdown: "out/report.md", HTML: "out/index.html"}}
-	if got, want := o.VerdictLine(), "1 run, 1 as expected, 0 unexpected; report: out/report.md (also index.html)"; got != want {
-		t.Errorf("VerdictLine = %q, want %q", got, want)
-	}
-}
-
-// TestDefaultWorkloadsResolve: every pair of every profile, and every pair
-// under run's default flags (TTL 100 ms, 2 s, and its shortest sensible
-// duration), resolves: the workload checks (a critical section no longer
-// than the duration, ...) refuse none of them, including the scenarios
 // that fix their own TTL or duration.
 func TestDefaultWorkloadsResolve(t *testing.T) {
 	var bases []workload.Config

@@ -91,7 +91,7 @@ func TestVerdictMatrix(t *testing.T) {
 				if err == nil && r.Outcome() == results.OutcomeUnexpected && faultMissed(t, r, out) {
 					// The nemesis reports that its precondition never came
 					// (every fault window missed: no other client was granted
-					// while the struck holder held): the seed says nothing
+					// while the holder the fault hit held): the seed says nothing
 					// about the lock, so it runs once more; a second miss
 					// fails the test.
 					t.Logf("seed %d: the fault did not land (%s); running it again once", seed, strings.Join(r.Unexpected, "; "))
@@ -130,13 +130,13 @@ func TestVerdictMatrix(t *testing.T) {
 func runOnce(strategy, scenario string, seed int64, seeds int, w workload.Config, out string) (results.Run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return runCell(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out}, seeds, func(string) {})
+	return runCell(ctx, Spec{Strategy: strategy, Scenario: scenario, Seed: seed, Workload: w, OutDir: out}, seeds, nil, func(string) {})
 }
 
 // faultMissed reports whether r's history has fault windows and every
 // one of them missed (history.Missed): the nemesis struck, but its
 // scenario's precondition never came (no other client was granted the key
-// while the struck holder held it), or the fault never landed at all
+// while the holder the fault hit held it), or the fault never landed at all
 // (failover-lost-write found no moment to cut).
 func faultMissed(t *testing.T, r results.Run, out string) bool {
 	t.Helper()

@@ -28,8 +28,9 @@ const MaxReruns = 2
 // before (the scenario's own minimum applied first). It returns the last
 // run, the earlier attempts in its Earlier (oldest first, each with its
 // own history file), or the error of the attempt that could not be
-// carried out. progress is told the label of each rerun.
-func runCell(ctx context.Context, s Spec, repeat int, progress func(label string)) (results.Run, error) {
+// carried out. command gives each rerun its reproduce command line
+// (nil: none); progress is told the label of each rerun.
+func runCell(ctx context.Context, s Spec, repeat int, command func(Spec) string, progress func(label string)) (results.Run, error) {
 	r, err := Run(ctx, s)
 	var earlier []results.Run
 	for k := 1; err == nil && k <= MaxReruns && r.Outcome() == results.OutcomeInconclusive && validate.RerunHelps(r); k++ {
@@ -40,7 +41,9 @@ func runCell(ctx context.Context, s Spec, repeat int, progress func(label string
 		next := s
 		next.Seed = s.Seed + int64(k)*int64(max(repeat, 1))
 		next.Workload.Duration = w.Duration * (1 << k)
-		next.Command = RunCommand(next)
+		if command != nil {
+			next.Command = command(next)
+		}
 		progress(fmt.Sprintf("%s/%s seed %d (rerun %d of %d: seed %d was inconclusive)", next.Strategy, next.Scenario, next.Seed, k, MaxReruns, r.Seed))
 		earlier = append(earlier, r)
 		r, err = Run(ctx, next)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,7 +85,7 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 		return fail(fmt.Errorf("scenario %s does not apply to strategy %s: %s", s.Scenario, s.Strategy, why))
 	}
 	setup := sc.SetupFor(info)
-	if why := Unsupported(s.Cluster, sc, info); why != "" {
+	if why := sc.UnsupportedOn(s.Cluster, info); why != "" {
 		return fail(errors.New(why))
 	}
 	w := s.Workload
@@ -133,100 +132,15 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	return st, sc, setup, w, nil
 }
 
-// Topology returns the cluster topology a strategy needs.
-func Topology(st impl.Strategy) cluster.Topology { return topologyOf(st.Info()) }
-
-// topologyOf is Topology from a strategy's Info.
-func topologyOf(info impl.Info) cluster.Topology {
-	switch info.Server {
-	case impl.ServerEtcd:
-		return cluster.Topology{Kind: cluster.Etcd, Nodes: info.Nodes}
-	case impl.ServerZooKeeper:
-		return cluster.Topology{Kind: cluster.ZooKeeper, Nodes: info.Nodes}
-	}
-	if info.Nodes > 1 {
-		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}
-	}
-	return cluster.Topology{Kind: cluster.Single}
-}
-
-// RunTopology returns the topology a run of a strategy (its Info) under
-// scenario sc uses: the scenario's when its setup sets one, else the
-// strategy's (Topology).
-func RunTopology(info impl.Info, sc chaos.Scenario) cluster.Topology {
-	if t := sc.SetupFor(info).Topology; t.Kind != "" {
-		return t
-	}
-	return topologyOf(info)
-}
-
-// TooFewServers returns "" when o is not the external backend or when its
-// servers (o.External.Addrs) and Sentinels suffice for topology t, else
-// what is missing and the fix, e.g. "needs 5 servers (topology
-// independent:5), --redis-addrs gives 1: give 5 addresses in
-// --redis-addrs".
-func TooFewServers(o cluster.Options, t cluster.Topology) string {
-	if o.Backend != cluster.BackendExternal {
-		return ""
-	}
-	switch {
-	case t.Kind == cluster.Etcd && len(o.External.EtcdEndpoints) == 0:
-		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
-	case t.Kind == cluster.ZooKeeper && len(o.External.ZooKeeperServers) == 0:
-		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
-	case t.Kind.Consensus():
-		return ""
-	}
-	if n, have := t.Servers(), len(o.External.Addrs); have < n {
-		return fmt.Sprintf("needs %d servers (topology %s), --redis-addrs gives %d: give %d addresses in --redis-addrs", n, t, have, n)
-	}
-	if t.Sentinels > 0 && len(o.External.SentinelAddrs) == 0 {
-		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
-	}
-	return ""
-}
-
-// CheckServers returns nil unless strategy (under scenario; "" for the
-// strategy's own topology) cannot run on the external backend of o for
-// too few servers; then an error wrapping errs.ErrUsage naming the strategy,
-// the servers it needs and the fix; choose is the other fix ("a
-// --strategy that needs fewer"). Unknown names and scenarios that do
-// not apply give nil (Resolved reports them).
-func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
-	st, err := impl.Lookup(strategy)
-	if err != nil {
-		return nil
-	}
-	t := Topology(st)
-	if scenario != "" {
-		sc, err := chaos.Lookup(scenario)
-		if err != nil {
-			return nil
-		}
-		if ok, _ := sc.AppliesTo(st.Info()); !ok {
-			return nil
-		}
-		t = RunTopology(st.Info(), sc)
-	}
-	if why := TooFewServers(o, t); why != "" {
-		on := ""
-		if scenario != "" && t != Topology(st) {
-			on = " under scenario " + scenario
-		}
-		return fmt.Errorf("%w: strategy %s%s %s, or choose %s (lockbench list shows each strategy's NODES)", errs.ErrUsage, strategy, on, why, choose)
-	}
-	return nil
-}
-
-// HistoryName is the history file of a run, relative to the results
+// historyName is the history file of a run, relative to the results
 // folder. Characters of an exec: strategy's command that do not belong
 // in a file name become '_'.
-func HistoryName(strategy, scenario string, seed int64) string {
+func historyName(strategy, scenario string, seed int64) string {
 	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", fileSafe(strategy), scenario, seed))
 }
 
 // adapterLogName is the file, beside a run's history, that holds the
-// stderr of its adapter processes (exec: strategies; see HistoryName).
+// stderr of its adapter processes (exec: strategies; see historyName).
 func adapterLogName(history string) string {
 	return strings.TrimSuffix(history, ".jsonl") + ".adapter.log"
 }
@@ -236,142 +150,251 @@ func adapterLogName(history string) string {
 // machine: wraps cluster.ErrEnvironment; Ctrl-C: wraps context.Canceled);
 // a violation is a result, not an error. Every Redis process the run
 // started is stopped before Run returns, also on error or panic.
+//
+// A run has five phases, each a method of run: start the cluster
+// (startCluster), connect the clients and open the history (connect),
+// execute the workload under the scenario's nemesis (execute), judge the
+// history file (judge) and measure what the run cost (measure).
 func Run(ctx context.Context, s Spec) (results.Run, error) {
-	st, sc, setup, w, err := s.Resolved()
+	r, err := plan(s)
 	if err != nil {
 		return results.Run{}, err
 	}
-	info := st.Info()
-	topo := RunTopology(info, sc)
-	notGated := validate.NotGated(st, s.Scenario, w)
-	exp := validate.For(s.Strategy, s.Scenario, notGated)
-	out := results.Run{
+	defer r.close()
+	if err := r.startCluster(ctx); err != nil {
+		return r.out, err
+	}
+	if err := r.connect(ctx); err != nil {
+		return r.out, err
+	}
+	ex, err := r.execute(ctx)
+	if err != nil {
+		return r.out, err
+	}
+	ops, err := r.judge()
+	if err != nil {
+		return r.out, err
+	}
+	return r.measure(ops, ex)
+}
+
+// run is one Run in progress: what plan resolved, what the phases built,
+// and the clean-ups they registered (run.close undoes them in reverse).
+type run struct {
+	s        Spec
+	st       impl.Strategy
+	info     impl.Info
+	sc       chaos.Scenario
+	setup    chaos.Setup
+	w        workload.Config
+	topo     cluster.Topology
+	notGated string // validate.NotGated: why the run is not gated, "" when it is
+	exp      validate.Expectation
+	rep      checker.Report // the checkers' report, set by judge
+	out      results.Run
+	histPath string
+
+	c     *cluster.Cluster
+	links *chaos.Links
+	nodes []*cluster.Node // the nodes the strategy talks to
+	clock *history.Clock
+	hw    *history.Writer
+	env   workload.Env
+	cmds  atomic.Int64
+
+	cleanups []func()
+}
+
+// atClose registers f to run when the run closes (last registered first).
+func (r *run) atClose(f func()) { r.cleanups = append(r.cleanups, f) }
+
+// close runs the registered clean-ups in reverse order.
+func (r *run) close() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// plan resolves s (Spec.Resolved), looks up its expectation in the verdict
+// table and fills in what the results.Run knows before the run starts.
+func plan(s Spec) (*run, error) {
+	st, sc, setup, w, err := s.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, st: st, info: st.Info(), sc: sc, setup: setup, w: w}
+	r.topo = sc.TopologyFor(r.info)
+	r.notGated = validate.NotGated(st, s.Scenario, w)
+	r.exp = validate.For(s.Strategy, s.Scenario, r.notGated)
+	r.out = results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, ScenarioKind: string(sc.Kind), Seed: s.Seed,
-		Expected: exp.Summary(), ExpectedChecks: exp.Checks(), Reason: exp.Reason,
-		History: HistoryName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
-		Config: runConfig(w, topo, s.Cluster),
+		Expected: r.exp.Summary(), ExpectedChecks: r.exp.Checks(), Reason: r.exp.Reason,
+		History: historyName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
+		Config: runConfig(w, r.topo, s.Cluster),
 	}
 	if t, ok := st.(impl.Tunable); ok {
-		out.Config.Library = t.Settings()
+		r.out.Config.Library = t.Settings()
 	}
-	histPath := filepath.Join(s.OutDir, out.History)
+	r.histPath = filepath.Join(s.OutDir, r.out.History)
+	return r, nil
+}
 
+// redis reports whether the strategy talks to Redis servers (not etcd or ZooKeeper).
+func (r *run) redis() bool { return r.info.Server == impl.ServerRedis }
+
+// startCluster starts the servers of the run's topology (with the
+// scenario's persistence and clock shim), checks external servers and
+// deletes the run's keys from them at close, makes the histories folder
+// and starts the scenario's proxies.
+func (r *run) startCluster(ctx context.Context) error {
+	s, w, setup := r.s, r.w, r.setup
 	copts := s.Cluster
 	if setup.Persistence != "" {
 		copts.Persistence = setup.Persistence
 	}
 	if setup.ClockShim && copts.ClockShim == "" {
-		if copts.ClockShim, err = ClockShim(ctx); err != nil {
-			return out, err
+		var err error
+		if copts.ClockShim, err = cluster.ClockShim(ctx); err != nil {
+			return err
 		}
 	}
-	c, err := cluster.Start(ctx, topo, copts)
+	c, err := cluster.Start(ctx, r.topo, copts)
 	if err != nil {
-		return out, fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
+		return fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
 	}
-	defer c.Stop()
-	redisServers := info.Server == impl.ServerRedis
-	if c.Backend() == cluster.BackendExternal && redisServers {
+	r.c = c
+	r.atClose(func() { c.Stop() })
+	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
-		if err := checkExternal(ctx, c.Addrs(), w.KeyPrefix, sc.Requires(info), shared); err != nil {
-			return out, err
+		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared); err != nil {
+			return err
 		}
 		if !shared {
 			// Delete the run's keys when it ends (also on error), so that
 			// the next run's check finds none; the servers are the user's.
-			defer deleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix)
+			r.atClose(func() { cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix) })
 		}
 	}
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
-	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
-		return out, OutDirError(s.OutDir, err)
+	if err := os.MkdirAll(filepath.Dir(r.histPath), 0o755); err != nil {
+		return results.OutDirError(s.OutDir, err)
 	}
-	nodes := c.Nodes()
-	if n := info.Nodes; n >= 1 && n < len(nodes) {
-		nodes = nodes[:n] // a single-node strategy talks to the primary only
+	r.nodes = c.Nodes()
+	if n := r.info.Nodes; n >= 1 && n < len(r.nodes) {
+		r.nodes = r.nodes[:n] // a single-node strategy talks to the primary only
 	}
-	var links *chaos.Links
 	if setup.Proxies {
 		var only []int // nil: every node
 		if setup.ProxyNode > 0 {
 			only = []int{setup.ProxyNode - 1}
 		}
-		if links, err = chaos.NewLinksOf(ctx, w.Clients, nodes, only); err != nil {
-			return out, err
+		if r.links, err = chaos.NewLinksOf(ctx, w.Clients, r.nodes, only); err != nil {
+			return err
 		}
-		defer links.Close()
+		links := r.links
+		r.atClose(func() { links.Close() })
 	}
+	return nil
+}
 
-	clock := history.NewClock()
-	hw, err := history.Create(histPath, history.Header{
+// connect opens the history file (marked interrupted at close when ctx
+// was cancelled), the adapter log of an exec: strategy, and builds the
+// workload's environment: how each client dials the nodes (directly,
+// through the proxies, or through Sentinel), counting commands.
+func (r *run) connect(ctx context.Context) error {
+	s, w := r.s, r.w
+	r.clock = history.NewClock()
+	hw, err := history.Create(r.histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
-		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: info.Claims.Reentrant,
-		Started: clock.Start().UTC().Format(time.RFC3339Nano), NotGated: notGated,
+		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
+		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated,
 	})
 	if err != nil {
-		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+		return fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	defer func() {
+	r.hw = hw
+	r.atClose(func() {
 		if ctx.Err() != nil {
 			hw.MarkInterrupted()
 		}
 		hw.Close()
-	}()
+	})
+	st := r.st
 	if impl.IsExec(s.Strategy) {
-		logPath := adapterLogName(histPath)
+		logPath := adapterLogName(r.histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
-			return out, OutDirError(s.OutDir, err)
+			return results.OutDirError(s.OutDir, err)
 		}
-		defer lf.Close()
+		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
 	}
-
-	var cmds atomic.Int64
-	dial := newDialer(w, &cmds)
+	dial := workload.NewDialer(w, &r.cmds)
 	// The liveness probe (client -1) dials with its own, longer timeout
 	// (workload.Config.ProbeTimeout): a short --op-timeout must not make it
 	// report a deadlock it did not see.
 	pw := w
 	pw.OpTimeout = w.ProbeTimeout()
-	probeDial := newDialer(pw, &cmds)
-	dialFor := func(client int) dialer {
+	probeDial := workload.NewDialer(pw, &r.cmds)
+	dialFor := func(client int) workload.Dialer {
 		if client < 0 {
 			return probeDial
 		}
 		return dial
 	}
-	env := workload.Env{
+	r.env = workload.Env{
 		Strategy: st,
 		History:  hw,
-		Clock:    clock,
+		Clock:    r.clock,
 		IDs:      &history.IDs{},
 		Resource: workload.NewResource(w.Fencing),
 	}
+	c, links, nodes := r.c, r.links, r.nodes
 	switch {
-	case setup.Sentinel:
-		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
-			return []redis.UniversalClient{dialFor(client).sentinel(c.MasterName(), c.SentinelAddrs())}, nil
+	case r.setup.Sentinel:
+		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+			return []redis.UniversalClient{dialFor(client).Sentinel(c.MasterName(), c.SentinelAddrs())}, nil
 		}
 	case links != nil:
-		env.Nodes = func(client int) ([]redis.UniversalClient, error) {
-			return dialFor(client).nodes(links.Addrs(client, len(nodes))), nil
+		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+			return dialFor(client).Nodes(links.Addrs(client, len(nodes))), nil
 		}
-		env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
+		r.env.Endpoints = func(client int) []string { return links.Addrs(client, len(nodes)) }
 	default:
 		addrs := make([]string, len(nodes))
 		for i, n := range nodes {
 			addrs[i] = n.Addr()
 		}
-		if redisServers { // etcd and ZooKeeper Lockers dial Endpoints themselves
-			env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).nodes(addrs), nil }
+		if r.redis() { // etcd and ZooKeeper Lockers dial Endpoints themselves
+			r.env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).Nodes(addrs), nil }
 		}
-		env.Endpoints = func(int) []string { return addrs }
+		r.env.Endpoints = func(int) []string { return addrs }
 	}
-	nem := sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: clock, History: hw, Seed: s.Seed,
-		Info: info, Clients: w.Clients, Cluster: c, Links: links})
-	env.Faults = nem
+	return nil
+}
+
+// executed is what execute measured beside the history.
+type executed struct {
+	stats workload.Stats
+	// clientCmds are the commands the lock clients sent (the probe's left
+	// out); serverCmds those the servers executed, when serverCmdsKnown.
+	clientCmds      int64
+	serverCmds      int64
+	serverCmdsKnown bool
+	counter         []results.CounterSample
+	noise           noise.Summary
+}
+
+// execute runs the workload with the scenario's nemesis beside it, heals
+// the nemesis, counts the servers' commands (INFO commandstats before and
+// after), runs the liveness probe, closes the history and stops the
+// servers.
+func (r *run) execute(ctx context.Context) (executed, error) {
+	s, w, c := r.s, r.w, r.c
+	nem := r.sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: r.clock, History: r.hw, Seed: s.Seed,
+		Info: r.info, Clients: w.Clients, Cluster: c, Links: r.links})
+	r.env.Faults = nem
 	// Server-side command counts: INFO commandstats on every node before
 	// and after the workload (RoundTripsPerGrant).
 	statAddrs := make([]string, 0, len(c.Nodes()))
@@ -380,75 +403,88 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		statAddrs = append(statAddrs, n.Addr())
 		serverPIDs = append(serverPIDs, n.PID())
 	}
-	statsBefore, statsErr := []nodeCalls(nil), errors.New("not a Redis cluster")
-	if redisServers {
-		statsBefore, statsErr = commandCalls(ctx, statAddrs, time.Second)
+	statsBefore, statsErr := []workload.NodeCalls(nil), errors.New("not a Redis cluster")
+	if r.redis() {
+		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second)
 	}
 	var pinged []string // PING reaches Redis servers only
-	if redisServers {
+	if r.redis() {
 		pinged = statAddrs
 	}
 	machine := noise.Start(ctx, noise.Options{Servers: pinged, PIDs: serverPIDs})
-	defer machine.Stop()
-	stopCounter := sampleCounter(clock, &cmds)
-	defer stopCounter()
+	r.atClose(func() { machine.Stop() })
+	stopCounter := sampleCounter(r.clock, &r.cmds)
+	r.atClose(func() { stopCounter() })
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
 
-	stats, err := workload.Run(ctx, w, env)
-	counter, noiseSum := stopCounter(), machine.Stop()
+	var ex executed
+	stats, err := workload.Run(ctx, w, r.env)
+	ex.stats = stats
+	ex.counter, ex.noise = stopCounter(), machine.Stop()
 	stopNemesis()
 	nemErr := <-nemDone
 	if err != nil && errors.Is(err, impl.ErrFatal) && ctx.Err() == nil {
 		// A client that cannot go on (a broken adapter) stopped the run:
 		// keep what was recorded, marked incomplete.
-		hw.MarkIncomplete(err.Error())
-		return out, fmt.Errorf("%s/%s seed %d stopped: %w; the history so far is kept in %s, marked incomplete", s.Strategy, s.Scenario, s.Seed, err, histPath)
+		r.hw.MarkIncomplete(err.Error())
+		return ex, fmt.Errorf("%s/%s seed %d stopped: %w; the history so far is kept in %s, marked incomplete", s.Strategy, s.Scenario, s.Seed, err, r.histPath)
 	}
 	if err != nil {
-		return out, err
+		return ex, err
 	}
 	if nemErr != nil && !errors.Is(nemErr, context.Canceled) {
-		return out, fmt.Errorf("nemesis %s: %w", s.Scenario, nemErr)
+		return ex, fmt.Errorf("nemesis %s: %w", s.Scenario, nemErr)
 	}
 	if err := nem.Heal(ctx); err != nil {
-		return out, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
+		return ex, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
 	}
-	clientCmds := cmds.Load() // before the probe's own commands
-	var serverCmds int64
-	serverCmdsKnown := false
+	ex.clientCmds = r.cmds.Load() // before the probe's own commands
 	if statsErr == nil {
-		if after, err := commandCalls(ctx, statAddrs, time.Second); err == nil {
-			serverCmds, serverCmdsKnown = commandsBetween(statsBefore, after)
+		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second); err == nil {
+			ex.serverCmds, ex.serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
 		}
 	}
-	if err := workload.Probe(ctx, w, env); err != nil {
-		return out, err
+	if err := workload.Probe(ctx, w, r.env); err != nil {
+		return ex, err
 	}
-	if err := hw.Close(); err != nil {
-		return out, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+	if err := r.hw.Close(); err != nil {
+		return ex, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
-	if redisServers {
-		out.Redis = c.RedisVersion()
+	if r.redis() {
+		r.out.Redis = c.RedisVersion()
 	}
-	links.Close()
+	r.links.Close()
 	if err := c.Stop(); err != nil {
-		return out, fmt.Errorf("stop redis: %w", err)
+		return ex, fmt.Errorf("stop redis: %w", err)
 	}
+	return ex, nil
+}
 
-	// Check the file, not memory: `lockbench check` must give the same verdict.
-	h, ops, err := history.Load(histPath)
+// judge checks the history file, not memory (`lockbench check` must give
+// the same verdict), and fills the verdicts into the result
+// (validate.Fill). It returns the history's operations.
+func (r *run) judge() ([]history.Operation, error) {
+	h, ops, err := history.Load(r.histPath)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	vis := strings.TrimSuffix(histPath, ".jsonl") + ".html"
+	vis := strings.TrimSuffix(r.histPath, ".jsonl") + ".html"
 	for _, old := range []string{vis, strings.TrimSuffix(vis, ".html") + "-resource.html"} {
 		os.Remove(old) // a visualisation left by an earlier run of the same pair would mislead
 	}
-	rep := checker.Check(h, ops, checker.Options{Timeout: s.CheckTimeout, VisualizationPath: vis})
-	validate.Fill(&out, ops, rep, exp, s.OutDir)
+	rep := checker.Check(h, ops, checker.Options{Timeout: r.s.CheckTimeout, VisualizationPath: vis})
+	validate.Fill(&r.out, ops, rep, r.exp, r.s.OutDir)
+	r.rep = rep
+	return ops, nil
+}
 
+// measure fills in the run's throughput, commands per grant, latencies,
+// machine noise, cost windows and call-budget envelope, and turns an
+// unexpected verdict on an overloaded machine into ErrOverloaded.
+func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error) {
+	out, stats, w := r.out, ex.stats, r.w
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
 	out.DurationS = stats.Elapsed.Seconds()
@@ -456,11 +492,12 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 		out.ThroughputPerS = float64(stats.Grants) / out.DurationS
 	}
 	if stats.Grants > 0 {
-		out.ClientCommandsPerGrant = float64(clientCmds) / float64(stats.Grants)
-		if serverCmdsKnown {
-			out.RoundTripsPerGrant = float64(serverCmds) / float64(stats.Grants)
+		out.ClientCommandsPerGrant = float64(ex.clientCmds) / float64(stats.Grants)
+		if ex.serverCmdsKnown {
+			out.RoundTripsPerGrant = float64(ex.serverCmds) / float64(stats.Grants)
 		}
 	}
+	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
 	if err != nil {
 		return out, err
@@ -468,57 +505,34 @@ func Run(ctx context.Context, s Spec) (results.Run, error) {
 	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
+	noiseSum := ex.noise
 	out.Noise = &noiseSum
-	out.SetWindows(ops, counter)
-	out.Envelope = envelopeOf(st, w.TTL, out.Noise, len(out.Faults) > 0)
-	validate.Stalled(&out, rep, exp, stats.MaxOverrun, w.TTL)
+	out.SetWindows(ops, ex.counter)
+	out.Envelope = envelopeOf(r.st, w.TTL, out.Noise, len(out.Faults) > 0)
+	validate.Stalled(&out, r.rep, r.exp, stats.MaxOverrun, w.TTL)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && out.Outcome() == results.OutcomeUnexpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
-		return out, fmt.Errorf("%s/%s seed %d: %w: %s", s.Strategy, s.Scenario, s.Seed, ErrOverloaded, out.Error)
+		return out, fmt.Errorf("%s/%s seed %d: %w: %s", r.s.Strategy, r.s.Scenario, r.s.Seed, ErrOverloaded, out.Error)
 	}
 	return out, nil
 }
 
-// CheckBackend checks the backend before any run, after the usage checks:
-// on the docker backend that the daemon answers and holds o.Image
-// (cluster.CheckImage: exit 3, lockbench never pulls); on the external
-// backend, every server of o.External.Addrs: that
-// it answers, that no two addresses reach the same server (the same
-// run_id in INFO server; errs.ErrUsage), that it holds no key under prefix ("": "lb:"; a key left by
-// an earlier run or another program would read as a stale lock, a
-// deadlock; not checked with o.External.SharedKeys), and that it accepts
-// the Redis commands the faults of specs' scenarios use there (DEBUG SLEEP
-// for a pause). An unreachable server or
-// a refused command gives an error wrapping cluster.ErrEnvironment (exit
-// 3), keys under the prefix one wrapping errs.ErrUsage (exit 2); each names the
-// server and the fix. Specs that do not resolve are skipped (Run reports
-// them). Run makes the same check on the servers of its own topology.
-// On the process backend, that redis-server can be found
-// (cluster.CheckRedisServer: exit 3).
+// CheckBackend checks the backend before any run, after the usage checks
+// (cluster.CheckBackend): the servers of specs' etcd and ZooKeeper
+// strategies, the docker image, redis-server, or the external servers for
+// the fault features of specs' scenarios. Specs that do not resolve are
+// skipped (Run reports them). Run makes the same external check on the
+// servers of its own topology.
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs []Spec) error {
-	// etcd and ZooKeeper: their programs on the process backend, a
-	// refusal on docker, endpoints on external.
-	for _, s := range specs {
-		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
-			if err := cluster.CheckTopology(o, Topology(st)); err != nil {
-				return err
-			}
-		}
-	}
-	switch o.Backend {
-	case cluster.BackendDocker:
-		return cluster.CheckImage(ctx, o.Image)
-	case cluster.BackendProcess, "":
-		return cluster.CheckRedisServer(o)
-	}
-	if o.Backend != cluster.BackendExternal {
-		return nil
-	}
-	if prefix == "" {
-		prefix = "lb:"
-	}
+	var consensus []cluster.Topology
 	var need []cluster.Feature
 	for _, s := range specs {
+		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
+			consensus = append(consensus, chaos.StrategyTopology(st.Info()))
+		}
+		if o.Backend != cluster.BackendExternal {
+			continue // only external servers are probed for fault commands
+		}
 		s.Cluster = o
 		st, sc, _, _, err := s.Resolved()
 		if err != nil {
@@ -530,62 +544,7 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 			}
 		}
 	}
-	return checkExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
-}
-
-// checkExternal is CheckBackend on the servers addrs for the features
-// need; shared skips the check for keys (only that each server answers).
-// Two addresses reaching the same server (the same run_id, as 0.0.0.0:P
-// and 127.0.0.1:P do) are a usage error: a quorum on one server is none.
-func checkExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool) error {
-	seen := map[string]string{} // run_id → the address first giving it
-	for _, a := range addrs {
-		id, err := cluster.RunID(ctx, a)
-		if err != nil {
-			return err
-		}
-		if first, ok := seen[id]; ok && id != "" {
-			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
-				errs.ErrUsage, first, a, id, len(addrs))
-		}
-		seen[id] = a
-	}
-	for _, a := range addrs {
-		k, err := cluster.KeysUnder(ctx, a, prefix)
-		if err != nil {
-			return err
-		}
-		if k != nil && !shared {
-			n := fmt.Sprint(k.N)
-			if k.AtLeast {
-				n = "at least " + n
-			}
-			cli := "redis-cli"
-			if h, p, err := net.SplitHostPort(a); err == nil {
-				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
-			}
-			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix (or %s when several lockbench processes share these keys)",
-				errs.ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, cluster.SharedKeysFlag)
-		}
-	}
-	for _, a := range addrs {
-		if err := cluster.ProbeFaultCommands(ctx, a, need); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteExternalKeys deletes the keys under prefix on every server of an
-// external run (best effort, bounded by a few seconds even after ctx is
-// cancelled: an interrupted run cleans up too). A key it could not delete
-// is found by the next run's check, which names it.
-func deleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	for _, a := range addrs {
-		cluster.DeleteKeysUnder(dctx, a, prefix)
-	}
+	return cluster.CheckBackend(ctx, o, prefix, consensus, need)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
@@ -601,16 +560,8 @@ func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results
 	return results.RunConfig{
 		Clients: w.Clients, Keys: w.Keys, TTLMs: ms(int64(w.TTL)), DurationMs: ms(int64(w.Duration)),
 		CSMs: w.CS.String(), Retry: w.Retry.String(), Topology: t.String(), Fencing: string(w.Fencing),
-		Reentrancy: w.Reentrancy, Policy: pol, Backend: backendName(o), Image: imageOf(o),
+		Reentrancy: w.Reentrancy, Policy: pol, Backend: cluster.BackendName(o), Image: imageOf(o),
 	}
-}
-
-// backendName is the backend o runs on ("process" for "").
-func backendName(o cluster.Options) string {
-	if o.Backend == "" {
-		return cluster.BackendProcess
-	}
-	return o.Backend
 }
 
 // imageOf is the Docker image of a docker run, "" otherwise.
@@ -622,92 +573,4 @@ func imageOf(o cluster.Options) string {
 		return cluster.DefaultImage
 	}
 	return o.Image
-}
-
-// Unsupported returns "" when the backend of o can run scenario sc for a
-// strategy, else a one-line reason naming the missing features, the
-// scenarios that do work there for the strategy, and, on the external
-// backend, --allow-destructive when that flag would make it work.
-func Unsupported(o cluster.Options, sc chaos.Scenario, info impl.Info) string {
-	if why := TooFewServers(o, RunTopology(info, sc)); why != "" {
-		return fmt.Sprintf("on the %s backend the strategy %s, or choose strategies that need fewer", backendName(o), why)
-	}
-	have, err := cluster.BackendFeatures(o.Backend, o)
-	if err != nil {
-		return err.Error()
-	}
-	why := sc.Unsupported(info, have)
-	if why == "" {
-		return ""
-	}
-	msg := fmt.Sprintf("scenario %s cannot run on the %s backend: it %s", sc.Name, backendName(o), why)
-	if o.Backend == cluster.BackendExternal && !o.External.AllowDestructive {
-		d := o
-		d.External.AllowDestructive = true
-		if all, _ := cluster.BackendFeatures(d.Backend, d); sc.Unsupported(info, all) == "" {
-			msg += fmt.Sprintf("; it injects faults through Redis commands on your servers: pass %s to allow them", cluster.AllowDestructiveFlag)
-		}
-	}
-	return msg + fmt.Sprintf("; scenarios that work there: %s", strings.Join(chaos.SupportedOn(info, have), ", "))
-}
-
-// dialer builds go-redis clients with short timeouts and no hidden retries
-// (a retry inside go-redis would hide an operation from the history),
-// counting commands into cmds.
-//
-// go-redis's pool stops dialling once it has seen PoolSize failed dials in
-// its lifetime (the count is only reset by a background probe that retries
-// every second), so a client that met a killed node a few times would keep
-// failing for up to 1 s after the node is back: nodePoolSize raises that
-// threshold far above what a run reaches. A client has at most a couple of
-// commands in flight per node, so the pool never holds more connections
-// than before.
-//
-// ContextTimeoutEnabled makes go-redis honour context deadlines on the
-// socket (by default v9 ignores them and waits ReadTimeout): without it a
-// quorum strategy's per-node timeout (impl.Config.NodeTimeout) and the
-// watchdog's renewal timeout would not bound a call to a paused or slow node.
-type dialer struct {
-	w    workload.Config
-	cmds *atomic.Int64
-}
-
-// nodePoolSize is the go-redis PoolSize of a node client: the number of
-// failed dials after which its pool stops dialling (see dialer).
-const nodePoolSize = 1024
-
-func newDialer(w workload.Config, cmds *atomic.Int64) dialer { return dialer{w, cmds} }
-
-func (d dialer) nodes(addrs []string) []redis.UniversalClient {
-	out := make([]redis.UniversalClient, len(addrs))
-	for i, a := range addrs {
-		c := redis.NewClient(&redis.Options{
-			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1, ContextTimeoutEnabled: true,
-			DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
-			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-		})
-		c.AddHook(countHook{d.cmds})
-		out[i] = c
-	}
-	return out
-}
-
-func (d dialer) sentinel(master string, sentinels []string) redis.UniversalClient {
-	c := redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
-		DialTimeout: d.w.OpTimeout, ReadTimeout: d.w.OpTimeout, WriteTimeout: d.w.OpTimeout,
-	})
-	c.AddHook(countHook{d.cmds})
-	return c
-}
-
-// ClockShim builds (once per machine, cached in the user cache folder) the
-// clock-offset LD_PRELOAD library the clock-jump scenarios need and returns
-// its path. Errors wrap cluster.ErrEnvironment (e.g. gcc missing).
-func ClockShim(ctx context.Context) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return cluster.BuildClockShim(ctx, filepath.Join(dir, "lockbench"))
 }

@@ -37,7 +37,7 @@ func jumpWait(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
 // ClockJump jumps the server's wall clock forward by 2×TTL while a lock is
 // held, three times a run: single-node strategies' only node, one seeded
 // node of five for quorum strategies. A jump lands when another client is
-// granted the key (and releases it) while the struck holder waits.
+// granted the key (and releases it) while the holder the fault hit waits.
 func ClockJump() Scenario {
 	return Scenario{Name: "clock-jump", Kind: Clock,
 		Faults:  []Fault{&clockJump{}},

@@ -24,7 +24,7 @@ func failoverScenarios() []Scenario {
 
 // Timings of the sentinel-failover scenario. Sentinel promotes a replica
 // ~2.2 s after the primary dies (cluster.SentinelDownAfterMilliseconds 1000,
-// NOTES-redis-chaos.md) and contending clients come back within their
+// as measured) and contending clients come back within their
 // retry cap (TTL/5): the lease must outlast both, so that the struck client
 // is still inside it when the new primary grants the key to another client,
 // and the run must last until that grant.

@@ -38,7 +38,7 @@ func netCluster(t *testing.T, topo cluster.Topology, o cluster.Options) *cluster
 	return c
 }
 
-// netShim builds the clock shim in the user cache folder, as bench.ClockShim does.
+// netShim builds the clock shim in the user cache folder, as cluster.ClockShim does.
 func netShim(t *testing.T) string {
 	t.Helper()
 	dir, err := os.UserCacheDir()

@@ -76,8 +76,9 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // A holds nodes 1-3 and B, cut off from nodes 1-2, then wins nodes 3-5, or
 // the other way round (Kleppmann 2016; the redis.io distlock page's own
 // warning). A strike lands when another client is granted the key while
-// the struck holder is kept (the node-restart family and NodePause alike):
-// under a lock that survives the fault nobody is, and every strike misses.
+// the holder the fault hit is still held in its critical section (the
+// node-restart family and NodePause alike): under a lock that survives
+// the fault nobody is, and every strike misses.
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},

@@ -141,7 +141,7 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 
 // TestNodePauseStopsForReal pauses a real redis-server at a grant: while
 // paused its process must be in state T and a command sent to it must not
-// complete before SIGCONT (it runs after it, NOTES-redis-chaos.md); after
+// complete before SIGCONT (Redis runs it after SIGCONT); after
 // Heal it must run again; the window's note must say "state T".
 func TestNodePauseStopsForReal(t *testing.T) {
 	if testing.Short() {

@@ -37,7 +37,7 @@
 // ErrUnsupported; BackendFeatures and Cluster.Supports tell in advance.
 //
 // The measured facts behind the choices here (flags, timeouts, which faults
-// lose a write) are in shared/NOTES-redis-chaos.md.
+// lose a write) are noted beside each choice (see replicated.go, process.go).
 package cluster
 
 import (

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Sentinel settings, measured in NOTES-redis-chaos.md: with these a dead
+// Sentinel settings, as measured on Redis 7: with these a dead
 // primary is replaced ~2.2 s after it dies. failover-timeout 1000
 // misbehaves (two primaries for ~10 s), hence 3000.
 const (
@@ -242,7 +242,7 @@ func (n *Node) ReplicaOf(ctx context.Context, primary *Node) error {
 // replica. It returns once the pause is in force; the pause ends by itself.
 // A write the primary acknowledges during the hold is lost if the primary
 // dies and the replica is promoted before d ends: the replica drops the
-// unapplied stream when its link breaks (NOTES-redis-chaos.md: SIGSTOP or
+// unapplied stream when its link breaks (measured: SIGSTOP or
 // DEBUG SLEEP on the replica do not lose it, this does, every time). Side
 // effects: every client of the replica, Sentinel included, waits until the
 // hold ends, and so does Promote on this node.

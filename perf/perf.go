@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -447,7 +446,7 @@ func (m *meter) redisBenchmark(ctx context.Context, n, req int) (Measure, string
 	}
 	cmds, cores := serverDelta(before, after)
 	ms := Measure{Tool: "redis-benchmark", Clients: n, CommandsPerS: rps, Commands: cmds, Elapsed: elapsed,
-		ServerCommandsPerS: float64(cmds) / after.at.Sub(before.at).Seconds(), ServerCPU: cores}
+		ServerCommandsPerS: float64(cmds) / after.At.Sub(before.At).Seconds(), ServerCPU: cores}
 	if ps := cmd.ProcessState; ps != nil {
 		ms.ClientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / elapsed.Seconds()
 	}
@@ -533,7 +532,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 // window is what a measurement starts from: the server's counters and the
 // CPU times of this process and of the machine.
 type window struct {
-	before      serverSnap
+	before      workload.NodeCalls
 	cpu0, busy0 time.Duration
 }
 
@@ -558,7 +557,7 @@ func (m *meter) close(ctx context.Context, w window, elapsed time.Duration) (Mea
 		return Measure{}, err
 	}
 	cmds, cores := serverDelta(w.before, after)
-	wall := after.at.Sub(w.before.at).Seconds()
+	wall := after.At.Sub(w.before.At).Seconds()
 	return Measure{
 		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
 		Commands: cmds, Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall,
@@ -567,20 +566,13 @@ func (m *meter) close(ctx context.Context, w window, elapsed time.Duration) (Mea
 }
 
 // clientOptions are the go-redis options of one perf client: one client
-// per logical client, configured as bench's runs configure theirs (so perf
-// measures what a run costs), except for the health check (see
-// Options.ConnCheck). It has one command in flight, so its pool holds one
-// connection. timeout bounds dials, reads and writes.
+// per logical client, configured as bench's runs configure theirs
+// (workload.Dialer, so perf measures what a run costs), except for the
+// health check (see Options.ConnCheck). It has one command in flight, so
+// its pool holds two connections at most. timeout bounds dials, reads and
+// writes.
 func (m *meter) clientOptions(timeout time.Duration) *redis.Options {
-	o := &redis.Options{
-		Addr: m.addr, PoolSize: 2, MaxRetries: -1, ContextTimeoutEnabled: true,
-		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout,
-		DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-	}
-	if !m.o.ConnCheck {
-		o.Dialer = dialUnchecked
-	}
-	return o
+	return workload.Dialer{Timeout: timeout, PoolSize: 2, Unchecked: !m.o.ConnCheck}.Options(m.addr)
 }
 
 // goRedisLoop runs n goroutines for d, each with its own go-redis client
@@ -639,23 +631,6 @@ func (m *meter) goRedisLoop(ctx context.Context, n int, d time.Duration) (Measur
 	ms.Grants = int(ms.Commands / 2)
 	ms.GrantsPerS = float64(ms.Grants) / elapsed.Seconds()
 	return ms, nil
-}
-
-// uncheckedConn is a TCP connection that does not implement syscall.Conn:
-// go-redis's pool health check (connCheck) needs the file descriptor and
-// skips connections without one. Reads and writes still go through the
-// TCP connection and Go's netpoller.
-type uncheckedConn struct{ net.Conn }
-
-// dialUnchecked is the go-redis Dialer of perf's clients without
-// Options.ConnCheck.
-func dialUnchecked(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return uncheckedConn{c}, nil
 }
 
 // checkHistory loads a recorded history and checks exclusion and the

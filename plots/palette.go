@@ -11,8 +11,9 @@ import (
 )
 
 // Strategies are the strategy names with a fixed colour, dash pattern and
-// marker, in the order lockbench lists them (impl.Names). A test keeps this
-// list in step with impl's registry.
+// marker, in the order lockbench lists them (impl.Names); a test checks
+// that each is registered, in order. A strategy registered later and not
+// listed here is drawn in one of extraColors, chosen by its name.
 var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock"}
 
 // strategyColors is the colour of each name in Strategies, in order: eight

@@ -216,12 +216,12 @@ func TestChooserStable(t *testing.T) {
 // scenario: the strategies that kept exclusion (named by a claim only
 // they share), fencing alone, none, and those at risk or inconclusive.
 func TestRecommendations(t *testing.T) {
-	cell := func(class string) keptCell { return keptCell{Ran: true, Class: class} }
-	rows := []keptRow{
-		{Strategy: "token-lua", Cells: []keptCell{cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellBroken), cell(cellAtRisk), {}}},
-		{Strategy: "redlock", Cells: []keptCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellInconclusive), {}}},
-		{Strategy: "redsync", Cells: []keptCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellSafe), {}}},
-		{Strategy: "fenced", Cells: []keptCell{cell(cellSafe), cell(cellBroken), cell(cellFenced), cell(cellBroken), cell(cellFenced), {}}},
+	cell := func(class string) chooserCell { return chooserCell{Ran: true, Class: class} }
+	rows := []chooserRow{
+		{Strategy: "token-lua", Cells: []chooserCell{cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellBroken), cell(cellAtRisk), {}}},
+		{Strategy: "redlock", Cells: []chooserCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellInconclusive), {}}},
+		{Strategy: "redsync", Cells: []chooserCell{cell(cellSafe), cell(cellSafe), cell(cellBroken), cell(cellBroken), cell(cellSafe), {}}},
+		{Strategy: "fenced", Cells: []chooserCell{cell(cellSafe), cell(cellBroken), cell(cellFenced), cell(cellBroken), cell(cellFenced), {}}},
 	}
 	infos := []StrategyInfo{
 		{Name: "token-lua", Claims: []string{"atomic-acquire", "token-release"}},
@@ -272,7 +272,7 @@ func TestChooserGroups(t *testing.T) {
 		runs = append(runs, chooserRun(func(r *Run) { r.Strategy, r.Scenario = in.Name, "baseline" }))
 		names = append(names, in.Name)
 	}
-	rows := buildKept(runs, names, []string{"baseline"}, Summarize(runs), infos)
+	rows := buildChooser(runs, names, []string{"baseline"}, Summarize(runs), infos)
 	var got []string
 	for _, r := range rows {
 		g := ""

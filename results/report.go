@@ -113,9 +113,9 @@ type view struct {
 	Matrix     []matrixRow
 	Notes      []matrixNote
 	// Chooser is the chooser table: observed outcomes per pair in plain
-	// words, strategies grouped (buildKept), columns Scenarios, with each
+	// words, strategies grouped (buildChooser), columns Scenarios, with each
 	// strategy's cost figures.
-	Chooser []keptRow
+	Chooser []chooserRow
 	// ChooserCost says where the chooser's cost figures come from, e.g.
 	// "baseline: 16 clients, 1 key, TTL 100 ms" ("" when no pair ran
 	// without faults).
@@ -548,7 +548,7 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 		v.Matrix = append(v.Matrix, row)
 	}
-	v.Chooser = buildKept(f.Runs, strategies, v.Scenarios, v.Summaries, f.Strategies)
+	v.Chooser = buildChooser(f.Runs, strategies, v.Scenarios, v.Summaries, f.Strategies)
 	v.ChooserCost = chooserCost(v.Chooser)
 	v.Recommendations = recommend(v.Chooser, v.Scenarios, f.Strategies)
 	var others []PlotRef

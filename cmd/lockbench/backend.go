@@ -114,7 +114,7 @@ func trimAddrs(addrs []string) []string {
 // 127.0.0.1:6379 do; ports compare as numbers (:016391 is :16391); a host
 // that does not resolve is compared as written (the run names it when it
 // does not answer). The same server under addresses no lookup relates
-// (0.0.0.0 and 127.0.0.1) is caught by bench.CheckBackend, which compares
+// (0.0.0.0 and 127.0.0.1) is caught by cluster.CheckExternal, which compares
 // the servers' run_id. Errors wrap errs.ErrUsage.
 func checkAddrs(ctx context.Context, flag string, addrs []string, what string) error {
 	count := map[string]int{}

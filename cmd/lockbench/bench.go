@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -144,7 +145,7 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		// Named strategies must run; the default set marks the
 		// ones that cannot n/a (bench.Unsupported).
 		for _, st := range p.Strategies {
-			if err := bench.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
+			if err := chaos.CheckServers(co, st, "", "--strategies that need fewer"); err != nil {
 				return bench.Options{}, err
 			}
 		}
@@ -162,11 +163,11 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := checkOutFolder(f.out, "", "bench"); err != nil {
 		return bench.Options{}, err
 	}
-	if err := bench.CheckWritable(f.out); err != nil {
-		return bench.Options{}, bench.OutDirError(f.out, err)
+	if err := results.CheckWritable(f.out); err != nil {
+		return bench.Options{}, results.OutDirError(f.out, err)
 	}
-	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat,
-		Command: bench.BenchCommand(p, f.seed, repeat, f.out) + bench.BackendArgs(co, f.be.keyPrefix),
+	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat, RunCommand: runCommand,
+		Command: benchCommand(p, f.seed, repeat, f.out) + backendArgs(co, f.be.keyPrefix),
 		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd)}, nil
 }
 
@@ -200,10 +201,10 @@ func printSkipped(w io.Writer, skipped []validate.Pair) {
 // errUnexpected when a verdict contradicts the verdict table, else
 // errInconclusive when a gated check lacked evidence.
 func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err error) error {
-	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, bench.ErrNotWritten) && !f.o.json {
+	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, results.ErrNotWritten) && !f.o.json {
 		// Every run finished and was checked: say the verdict
 		// before the error.
-		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
 	}
 	if md := filepath.Join(f.out, results.ReportMarkdown); err != nil && file != nil && file.Incomplete != "" && fileExists(md) {
 		// Interrupted or stopped by an error: the runs that
@@ -222,7 +223,7 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 	// An overloaded machine still finished every run: print the
 	// summary, then exit 3 with the error.
 	w := cmd.OutOrStdout()
-	sum := bench.OutcomeOf(file, f.out)
+	sum := results.OutcomeOf(file, f.out)
 	switch {
 	case f.o.json:
 		if err := printJSON(w, sum); err != nil {

@@ -243,17 +243,17 @@ func nonEmptyOut(out, def string) error {
 // checkOutFolder refuses (exit 2) an --out folder that a command writing
 // results of profile want ("run", "perf" or "" for bench, which may
 // replace anything lockbench wrote) must not reuse: one holding a file
-// lockbench did not write (bench.CheckOut), or, for run and perf, the
+// lockbench did not write (results.CheckOut), or, for run and perf, the
 // results of another profile. what is the command, for the message.
 func checkOutFolder(out, want, what string) error {
-	if err := bench.CheckOut(out); err != nil {
+	if err := results.CheckOut(out); err != nil {
 		return err
 	}
 	if want == "" {
 		return nil
 	}
 	if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != want {
-		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", errs.ErrUsage, out, bench.Described(old.Profile), what)
+		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", errs.ErrUsage, out, results.Described(old.Profile), what)
 	}
 	return nil
 }

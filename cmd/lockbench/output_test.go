@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/results"
 )
 
 // runSplit runs lockbench with args, stdout and stderr apart (both pipes:
@@ -35,11 +35,11 @@ func runSplit(t *testing.T, args ...string) (int, string, string) {
 var verdictLine = regexp.MustCompile(`^\d+ runs?, \d+ as expected, \d+ unexpected(?: \([^)]*\))?; report: \S+report\.md \(also index\.html\)\n$`)
 
 // decodeOutcome parses stdout as exactly one JSON Outcome and nothing else.
-func decodeOutcome(t *testing.T, stdout string) bench.Outcome {
+func decodeOutcome(t *testing.T, stdout string) results.Outcome {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
-	var o bench.Outcome
+	var o results.Outcome
 	if err := dec.Decode(&o); err != nil {
 		t.Fatalf("stdout is not an Outcome: %v\n%s", err, stdout)
 	}

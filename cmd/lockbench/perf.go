@@ -68,8 +68,8 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				return err
 			}
-			if err := bench.CheckWritable(out); err != nil {
-				return bench.OutDirError(out, err)
+			if err := results.CheckWritable(out); err != nil {
+				return results.OutDirError(out, err)
 			}
 			if profile != "" {
 				f, err := os.Create(profile)
@@ -82,7 +82,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				defer pprof.StopCPUProfile()
 			}
-			if err := bench.ReplaceEarlier(out, o.Logf); err != nil {
+			if err := results.ReplaceEarlier(out, o.Logf); err != nil {
 				return err
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
@@ -94,12 +94,12 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 			runs, sweep := rep.Runs()
 			file := &results.File{
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "perf",
-				Command: bench.CommandLine(os.Args[1:]), Started: started,
-				Finished: time.Now().UTC().Format(time.RFC3339), Host: bench.ThisHost(), Redis: rep.Redis,
+				Command: commandLine(os.Args[1:]), Started: started,
+				Finished: time.Now().UTC().Format(time.RFC3339), Host: results.ThisHost(), Redis: rep.Redis,
 				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs, Sweep: sweep,
 			}
 			if err := results.Write(out, file); err != nil {
-				return bench.OutputError(out, err, bench.OutputFix)
+				return results.OutputError(out, err, results.OutputFix)
 			}
 			rep.Print(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", filepath.Join(out, results.FileName))

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -90,8 +91,8 @@ written).`,
 			if err := checkOutFolder(f.out, "run", "a run"); err != nil {
 				return err
 			}
-			if err := bench.CheckWritable(f.out); err != nil {
-				return bench.OutDirError(f.out, err)
+			if err := results.CheckWritable(f.out); err != nil {
+				return results.OutDirError(f.out, err)
 			}
 			if !o.quiet {
 				notices(cmd, spec, &f)
@@ -99,11 +100,11 @@ written).`,
 			if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
 				return err
 			}
-			if err := bench.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
+			if err := results.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return bench.OutDirError(f.out, err)
+				return results.OutDirError(f.out, err)
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			_, _, _, w, _ := spec.Resolved()
@@ -140,7 +141,7 @@ written).`,
 				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
 				Command: spec.Command, Seed: spec.Seed, Repeat: f.repeat, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
 				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
-				Host:   bench.ThisHost(),
+				Host:   results.ThisHost(),
 				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 				Incomplete: incomplete,
 			}
@@ -151,11 +152,11 @@ written).`,
 			if werr != nil {
 				// The checks ran: say their verdict before the error.
 				if !o.json {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", bench.OutcomeOf(file, f.out).CountsLine())
+					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
 				}
-				return bench.OutputError(f.out, werr, bench.OutputFix)
+				return results.OutputError(f.out, werr, results.OutputFix)
 			}
-			switch sum := bench.OutcomeOf(file, f.out); {
+			switch sum := results.OutcomeOf(file, f.out); {
 			case o.json:
 				if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
 					return err
@@ -350,13 +351,13 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	f.backendNote = note
 	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
-	if err := bench.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
+	if err := chaos.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
 		return bench.Spec{}, err
 	}
 	if _, _, _, _, err := s.Resolved(); err != nil {
 		return bench.Spec{}, err
 	}
-	s.Command = bench.CommandLine(os.Args[1:])
+	s.Command = commandLine(os.Args[1:])
 	return s, nil
 }
 
@@ -517,7 +518,7 @@ func singleSeedCommand(args []string, dir string, seed int64) string {
 		}
 		out = append(out, a)
 	}
-	return bench.CommandLine(append(out, "--seed", strconv.FormatInt(seed, 10), "--out", seedFolder(dir, seed)))
+	return commandLine(append(out, "--seed", strconv.FormatInt(seed, 10), "--out", seedFolder(dir, seed)))
 }
 
 // seedFolder is the results folder of one seed's reproduce command of a

@@ -314,9 +314,9 @@ func joinPhrase(a, b string) string {
 	return a + "; " + b
 }
 
-// keptCell is one (strategy, scenario) cell of the chooser table; Ran is
+// chooserCell is one (strategy, scenario) cell of the chooser table; Ran is
 // false where the pair was not run ("n/a").
-type keptCell struct {
+type chooserCell struct {
 	Ran bool
 	// Text is the class word and the phrase, e.g. "broken: lost updates",
 	// "at risk: broke in 1 of 1 seeds: lost updates".
@@ -341,7 +341,7 @@ func ObservedSafety(rs []Run) string { return pairCell(rs).Text }
 // shows the worst observed over its seeds (cellRules), with how many
 // seeds showed its class when not all did. Runs that could not complete
 // are counted apart; a pair none of whose runs completed is cellFailed.
-func pairCell(rs []Run) keptCell {
+func pairCell(rs []Run) chooserCell {
 	var (
 		merged    outcome
 		completed []outcome
@@ -363,9 +363,9 @@ func pairCell(rs []Run) keptCell {
 		completed = append(completed, o)
 	}
 	if len(completed) == 0 {
-		return keptCell{Ran: true, Text: cellWord[cellFailed] + " (error)", Class: cellFailed}
+		return chooserCell{Ran: true, Text: cellWord[cellFailed] + " (error)", Class: cellFailed}
 	}
-	c := keptCell{Ran: true, o: merged}
+	c := chooserCell{Ran: true, o: merged}
 	if atRisk {
 		c.Class = cellAtRisk
 		c.Text = cellWord[cellAtRisk] + ": " + atRiskDetail(completed)
@@ -431,15 +431,15 @@ func mergeAll(os []outcome) outcome {
 	return m
 }
 
-// keptRow is one strategy's row of the chooser table: its group, cells
+// chooserRow is one strategy's row of the chooser table: its group, cells
 // (one per scenario) and cost figures from its baseline pair.
-type keptRow struct {
+type chooserRow struct {
 	Strategy string
 	// Group is the strategy's report group (GroupOf); FirstOfGroup is
 	// true on the first row of each group.
 	Group        string
 	FirstOfGroup bool
-	Cells        []keptCell
+	Cells        []chooserCell
 	// Cost holds the cost figures of the strategy's baseline pair
 	// (perfPair) as text, in chooserFigures' order; empty when none ran.
 	Cost []string
@@ -449,7 +449,7 @@ type keptRow struct {
 	CostFrom string
 	OwnCost  bool
 	// Summary is one line: where the strategy is safe, what breaks, and
-	// its cost (keptSummary).
+	// its cost (chooserSummary).
 	Summary string
 }
 
@@ -460,11 +460,11 @@ var chooserFigures = []string{FigureGrantsPerS, FigureAcquireP50Ms, FigureComman
 // pairKey is a (strategy, scenario) pair.
 type pairKey struct{ strategy, scenario string }
 
-// buildKept returns the chooser table's rows: strategies grouped by
+// buildChooser returns the chooser table's rows: strategies grouped by
 // their report group (groups in order of their first strategy), in the
 // order given within a group, scenarios in the order given; infos names
 // each strategy's group; summaries holds the cost figures of each pair.
-func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []keptRow {
+func buildChooser(runs []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []chooserRow {
 	byPair := map[pairKey][]Run{}
 	for _, r := range runs {
 		k := pairKey{r.Strategy, r.Scenario}
@@ -478,9 +478,9 @@ func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, 
 	for _, in := range infos {
 		group[in.Name] = GroupOf(in)
 	}
-	var rows []keptRow
+	var rows []chooserRow
 	for _, st := range groupOrder(strategies, group) {
-		row := keptRow{Strategy: st, Group: group[st]}
+		row := chooserRow{Strategy: st, Group: group[st]}
 		if row.Group == "" {
 			row.Group = "other"
 		}
@@ -488,7 +488,7 @@ func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, 
 		for _, sc := range scenarios {
 			rs := byPair[pairKey{st, sc}]
 			if len(rs) == 0 {
-				row.Cells = append(row.Cells, keptCell{Text: "n/a"})
+				row.Cells = append(row.Cells, chooserCell{Text: "n/a"})
 				continue
 			}
 			c := pairCell(rs)
@@ -503,7 +503,7 @@ func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, 
 			row.Cost[0] = costMarks(perf) + row.Cost[0]
 			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
 		}
-		row.Summary = keptSummary(st, row.Cells, perf, hasPerf)
+		row.Summary = chooserSummary(st, row.Cells, perf, hasPerf)
 		rows = append(rows, row)
 	}
 	common := chooserCost(rows)
@@ -518,7 +518,7 @@ func buildKept(runs []Run, strategies, scenarios []string, summaries []Summary, 
 
 // chooserCost returns the CostFrom most rows share (the first such in
 // row order on a tie), "" when no row has cost figures.
-func chooserCost(rows []keptRow) string {
+func chooserCost(rows []chooserRow) string {
 	count := map[string]int{}
 	best := ""
 	for _, r := range rows {
@@ -612,13 +612,13 @@ func perfPair(strategy string, scenarios []string, byPair map[pairKey][]Run, sum
 	return Summary{}, false
 }
 
-// keptSummary writes one line per strategy, e.g. "token-lua: safe under 2
+// chooserSummary writes one line per strategy, e.g. "token-lua: safe under 2
 // of 9 scenarios (baseline, crash-between); broken under long-cs,
 // gc-pause; baseline (16 clients, 1 key, TTL 100 ms): 170 [150, 180]
 // (n=6) grants/s, granting call p50 0.1 ms, acquire with waiting p50 6 ms
 // [...], p99 643 ms [...], 12 Redis commands per grant". The groups follow
 // the chooser classes, so the line never says more than the cells.
-func keptSummary(strategy string, cells []keptCell, perf Summary, hasPerf bool) string {
+func chooserSummary(strategy string, cells []chooserCell, perf Summary, hasPerf bool) string {
 	groups := []struct{ what, class string }{
 		{"broken under", cellBroken},
 		{"exclusion broken but fencing kept the resource safe under", cellFenced},

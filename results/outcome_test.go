@@ -1,10 +1,8 @@
-package bench
+package results
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/results"
 )
 
 // TestOutcomeOf: the --json summary counts runs, names each unexpected run
@@ -27,13 +25,13 @@ func TestOutcomeOf(t *testing.T) {
 		t.Errorf("cell: %+v", c)
 	}
 	for _, c := range o.Cells {
-		var runs []results.Run
+		var runs []Run
 		for _, r := range f.Runs {
 			if r.Strategy == c.Strategy && r.Scenario == c.Scenario {
 				runs = append(runs, r)
 			}
 		}
-		if want := results.ObservedSafety(runs); c.ObservedSafety != want {
+		if want := ObservedSafety(runs); c.ObservedSafety != want {
 			t.Errorf("%s/%s observed safety %q, want %q", c.Strategy, c.Scenario, c.ObservedSafety, want)
 		}
 	}
@@ -56,7 +54,7 @@ func TestOutcomeInconclusive(t *testing.T) {
 	r.Verdict.Exclusion = "inconclusive"
 	r.Inconclusive = []string{"exclusion must hold: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)"}
 	r.LivenessFinding = "granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%)"
-	r.Earlier = []results.Run{{Seed: 7, Config: results.RunConfig{DurationMs: 1000}, Missing: map[string]results.MissingEvidence{"exclusion": {What: "1 hold, 1 chance to overlap (need ≥ 10)"}}}}
+	r.Earlier = []Run{{Seed: 7, Config: RunConfig{DurationMs: 1000}, Missing: map[string]MissingEvidence{"exclusion": {What: "1 hold, 1 chance to overlap (need ≥ 10)"}}}}
 	o := OutcomeOf(f, "out")
 	if o.OK || o.Unexpected != 1 || o.Inconclusive != 1 || o.AsExpected != 2 {
 		t.Fatalf("counts: ok %v, %d unexpected, %d inconclusive, %d as expected; want 1, 1, 2", o.OK, o.Unexpected, o.Inconclusive, o.AsExpected)
@@ -73,4 +71,52 @@ func TestOutcomeInconclusive(t *testing.T) {
 	if want := "4 runs, 2 as expected, 1 unexpected (redlock/gc-pause seed 1), 1 inconclusive (" + name + ")"; o.CountsLine() != want {
 		t.Errorf("CountsLine = %q, want %q", o.CountsLine(), want)
 	}
+}
+
+// TestVerdictLineSingular: one run is "1 run".
+func TestVerdictLineSingular(t *testing.T) {
+	o := Outcome{Runs: 1, AsExpected: 1, Paths: OutcomePaths{Markdown: "out/report.md", HTML: "out/index.html"}}
+	if got, want := o.VerdictLine(), "1 run, 1 as expected, 0 unexpected; report: out/report.md (also index.html)"; got != want {
+		t.Errorf("VerdictLine = %q, want %q", got, want)
+	}
+}
+
+// TestDefaultWorkloadsResolve: every pair of every profile, and every pair
+// under run's default flags (TTL 100 ms, 2 s, and its shortest sensible
+// duration), resolves: the workload checks (a critical section no longer
+// than the duration, ...) refuse none of them, including the scenarios
+
+// sampleReportFile is a small bench result: two strategies under the
+// baseline and a fault, one unexpected verdict, and a client sweep.
+func sampleReportFile() *File {
+	run := func(strategy, scenario string, tput float64, asExpected bool, verdict string) Run {
+		r := Run{
+			Strategy: strategy, Scenario: scenario, Seed: 1, Expected: "must-hold", AsExpected: asExpected,
+			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
+			Verdict:        Verdict{Exclusion: verdict, Resource: verdict, Liveness: "ok"},
+			Grants:         int(tput), ThroughputPerS: tput, RoundTripsPerGrant: 3.2, ClientCommandsPerGrant: 2.4,
+			AcquireLatencyMs: Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
+			Config:           RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000},
+			History:          "histories/" + strategy + "-" + scenario + "-1.jsonl",
+			Command:          "lockbench run --strategy " + strategy + " --scenario " + scenario,
+		}
+		if !asExpected {
+			r.Unexpected = []string{"exclusion must hold but is violated: 2 overlapping holds"}
+			r.Visualization = "histories/" + strategy + "-" + scenario + "-1.html"
+		}
+		return r
+	}
+	f := &File{
+		SchemaVersion: SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci",
+		Runs: []Run{
+			run("token-lua", "baseline", 180, true, "ok"), run("redlock", "baseline", 90, true, "ok"),
+			run("token-lua", "gc-pause", 150, true, "ok"), run("redlock", "gc-pause", 70, false, "violated"),
+		},
+	}
+	for _, n := range []int{1, 4, 16, 64, 256} {
+		s := run("token-lua", "baseline", 100+float64(n), true, "ok")
+		s.Config.Clients = n
+		f.Sweep = append(f.Sweep, s)
+	}
+	return f
 }

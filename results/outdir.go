@@ -1,4 +1,4 @@
-package bench
+package results
 
 import (
 	"bytes"
@@ -14,18 +14,17 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/errs"
-	"github.com/lockbench/lockbench/results"
 )
 
 // CheckOut checks a results folder given as --out before anything starts,
 // with errors wrapping errs.ErrUsage (exit 2) naming the fix: an --out that is
 // empty or only spaces, and a folder holding a file lockbench did not write
-// that a run would overwrite (results.NotWrittenByLockbench).
+// that a run would overwrite (NotWrittenByLockbench).
 func CheckOut(dir string) error {
 	if strings.TrimSpace(dir) == "" {
 		return fmt.Errorf("%w: --out must not be empty or only spaces (got %q): give a results folder or leave the flag out for the default", errs.ErrUsage, dir)
 	}
-	if p := results.NotWrittenByLockbench(dir); p != "" {
+	if p := NotWrittenByLockbench(dir); p != "" {
 		return fmt.Errorf("%w: --out %s holds %s, which lockbench did not write and would overwrite: choose another --out (or move that file away)", errs.ErrUsage, dir, p)
 	}
 	return nil
@@ -82,8 +81,8 @@ func OutputError(dir string, err error, fix string) error {
 	}
 	where, cause := pathAndCause(dir, err)
 	written := "nothing was written (no results.json, report.md, index.html or plots)"
-	if st, serr := os.Stat(filepath.Join(dir, results.FileName)); serr == nil && st.Mode().IsRegular() {
-		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", results.FileName)
+	if st, serr := os.Stat(filepath.Join(dir, FileName)); serr == nil && st.Mode().IsRegular() {
+		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", FileName)
 	}
 	msg := fmt.Sprintf("cannot write the results into %s: %s%s: %s; %s", dir, where, cause, adv, written)
 	return errs.New(msg, err, ErrNotWritten)
@@ -147,7 +146,7 @@ func advice(err error, flag string) string {
 }
 
 // ReplaceEarlier removes the earlier run a results folder holds (see
-// results.RemoveEarlier) and the histories of interrupted runs in
+// RemoveEarlier) and the histories of interrupted runs in
 // dir/histories (InterruptedHistories), so that the new run's files are
 // the only ones there, and tells notef (when not nil) what it removed. It
 // is called after the up-front checks, so bad input leaves the earlier run
@@ -158,7 +157,7 @@ func ReplaceEarlier(dir string, notef func(format string, args ...any)) error {
 	if err := CheckOut(dir); err != nil {
 		return err
 	}
-	old, err := results.RemoveEarlier(dir)
+	old, err := RemoveEarlier(dir)
 	if err != nil {
 		return OutDirError(dir, err)
 	}

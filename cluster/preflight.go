@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/errs"
+)
+
+// CheckBackend checks the backend before any run, after the usage checks:
+// that the servers of the consensus topologies (etcd, ZooKeeper) can be
+// had (CheckTopology); on the docker backend that the daemon answers and
+// holds o.Image (CheckImage: exit 3, lockbench never pulls); on the process
+// backend that redis-server can be found (CheckRedisServer: exit 3); on the
+// external backend, every server of o.External.Addrs, as CheckExternal
+// checks them for the fault features need (prefix "" is "lb:").
+func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Topology, need []Feature) error {
+	for _, t := range consensus {
+		if err := CheckTopology(o, t); err != nil {
+			return err
+		}
+	}
+	switch o.Backend {
+	case BackendDocker:
+		return CheckImage(ctx, o.Image)
+	case BackendProcess, "":
+		return CheckRedisServer(o)
+	}
+	if o.Backend != BackendExternal {
+		return nil
+	}
+	if prefix == "" {
+		prefix = "lb:"
+	}
+	return CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
+}
+
+// CheckExternal checks the external servers addrs: that each answers, that
+// no two addresses reach the same server (the same run_id in INFO server,
+// as 0.0.0.0:P and 127.0.0.1:P do: a quorum on one server is none;
+// errs.ErrUsage), that none holds a key under prefix (a key left by an
+// earlier run or another program would read as a stale lock, a deadlock;
+// errs.ErrUsage; not checked when shared) and that each accepts the Redis
+// commands the features need (ProbeFaultCommands, e.g. DEBUG SLEEP for a
+// pause). An unreachable server or a refused command gives an error
+// wrapping ErrEnvironment (exit 3). Each error names the server and the fix.
+func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Feature, shared bool) error {
+	seen := map[string]string{} // run_id → the address first giving it
+	for _, a := range addrs {
+		id, err := RunID(ctx, a)
+		if err != nil {
+			return err
+		}
+		if first, ok := seen[id]; ok && id != "" {
+			return fmt.Errorf("%w: external: %s and %s are the same server (run_id %s): give %d distinct servers in --redis-addrs",
+				errs.ErrUsage, first, a, id, len(addrs))
+		}
+		seen[id] = a
+	}
+	for _, a := range addrs {
+		k, err := KeysUnder(ctx, a, prefix)
+		if err != nil {
+			return err
+		}
+		if k != nil && !shared {
+			n := fmt.Sprint(k.N)
+			if k.AtLeast {
+				n = "at least " + n
+			}
+			cli := "redis-cli"
+			if h, p, err := net.SplitHostPort(a); err == nil {
+				cli = fmt.Sprintf("redis-cli -h %s -p %s", h, p)
+			}
+			return fmt.Errorf("%w: external: %s keys under %q already exist on %s (e.g. %s): a stale lock reads as a deadlock; delete them (%s --scan --pattern '%s*' | xargs %s del) or pass another --key-prefix (or %s when several lockbench processes share these keys)",
+				errs.ErrUsage, n, prefix, a, k.Example, cli, prefix, cli, SharedKeysFlag)
+		}
+	}
+	for _, a := range addrs {
+		if err := ProbeFaultCommands(ctx, a, need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteExternalKeys deletes the keys under prefix on every server of an
+// external run (best effort, bounded by a few seconds even after ctx is
+// cancelled: an interrupted run cleans up too). A key it could not delete
+// is found by the next run's CheckExternal, which names it.
+func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, a := range addrs {
+		DeleteKeysUnder(dctx, a, prefix)
+	}
+}
+
+// TooFewServers returns "" when o is not the external backend or when its
+// servers (o.External.Addrs) and Sentinels suffice for topology t, else
+// what is missing and the fix, e.g. "needs 5 servers (topology
+// independent:5), --redis-addrs gives 1: give 5 addresses in
+// --redis-addrs".
+func TooFewServers(o Options, t Topology) string {
+	if o.Backend != BackendExternal {
+		return ""
+	}
+	switch {
+	case t.Kind == Etcd && len(o.External.EtcdEndpoints) == 0:
+		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
+	case t.Kind == ZooKeeper && len(o.External.ZooKeeperServers) == 0:
+		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
+	case t.Kind.Consensus():
+		return ""
+	}
+	if n, have := t.Servers(), len(o.External.Addrs); have < n {
+		return fmt.Sprintf("needs %d servers (topology %s), --redis-addrs gives %d: give %d addresses in --redis-addrs", n, t, have, n)
+	}
+	if t.Sentinels > 0 && len(o.External.SentinelAddrs) == 0 {
+		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
+	}
+	return ""
+}
+
+// BackendName is the backend o runs on ("process" for "").
+func BackendName(o Options) string {
+	if o.Backend == "" {
+		return BackendProcess
+	}
+	return o.Backend
+}
+
+// ClockShim builds (once per machine, cached in the user cache folder) the
+// clock-offset LD_PRELOAD library the clock-jump scenarios need and returns
+// its path (BuildClockShim). Errors wrap ErrEnvironment (e.g. gcc missing).
+func ClockShim(ctx context.Context) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return BuildClockShim(ctx, filepath.Join(dir, "lockbench"))
+}

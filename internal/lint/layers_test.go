@@ -1,0 +1,185 @@
+package lint
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layers places every lockbench package on a layer of the pipeline
+// scenario (chaos) → cluster → workload → history → checker → validate →
+// results → plots, with the orchestrators (bench, perf) and the command
+// above them. A package may import only packages on a lower layer: every
+// import arrow points down, so no stage reaches back into one that uses
+// it, and none reaches the orchestrators.
+//
+// The layers are the flow's stages ordered by what each one needs:
+//   - the history format and the servers (cluster) are what every stage
+//     shares, at the bottom, with the internal helpers;
+//   - impl (the strategies) is what the workload drives;
+//   - chaos (the scenario and its nemesis) sits above the workload and the
+//     cluster it injects faults into;
+//   - checker reads histories; results is the schema of checked runs;
+//     validate judges a checked history into a results.Run against the
+//     verdict table (it knows scenarios and strategies); plots draws
+//     results.
+var layers = map[string]int{
+	"internal/errs":      0,
+	"internal/noise":     0,
+	"internal/adapter":   0,
+	"internal/redislog":  0,
+	"internal/leakcheck": 0,
+	"history":            1,
+	"cluster":            1,
+	"impl":               2,
+	"workload":           3,
+	"chaos":              4,
+	"checker":            5,
+	"results":            6,
+	"validate":           7,
+	"plots":              8,
+	"bench":              9,
+	"perf":               9,
+	"cmd/lockbench":      10,
+	// Programs and tests beside the pipeline.
+	"adapters/go":         10,
+	"adapters/redis-py":   10,
+	"scripts/dockerimage": 10,
+	"internal/lint":       10,
+}
+
+// goListImports returns, for every package of the module, the lockbench
+// packages it imports (test files left out), as `go list` reports them,
+// relative to the module.
+func goListImports(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], module)
+		deps[pkg] = nil
+		for _, im := range f[1:] {
+			if rel, ok := strings.CutPrefix(im, module); ok {
+				deps[pkg] = append(deps[pkg], rel)
+			}
+		}
+	}
+	return deps
+}
+
+// TestImportsPointDown fails for every import of a lockbench package that
+// does not point to a lower layer (see layers), naming it, and for every
+// package the layers do not place.
+func TestImportsPointDown(t *testing.T) {
+	deps := goListImports(t)
+	for _, p := range sortedKeys(deps) {
+		from, ok := layers[p]
+		if !ok {
+			t.Errorf("package %s has no layer: place it in internal/lint's layers (scenario → cluster → workload → history → checker → validate → results → plots; bench, perf and cmd on top)", p)
+			continue
+		}
+		for _, im := range deps[p] {
+			to, ok := layers[im]
+			if ok && to < from {
+				continue
+			}
+			t.Errorf("%s imports %s: %s", p, im, upward(p, im, from, to, ok))
+		}
+	}
+}
+
+// upward says why an import breaks the layering.
+func upward(p, im string, from, to int, known bool) string {
+	switch {
+	case !known:
+		return im + " has no layer"
+	case to == from:
+		return fmt.Sprintf("both are on layer %d; a stage imports only the stages below it", from)
+	}
+	return fmt.Sprintf("an arrow pointing up (layer %d → %d): move what %s needs from %s down, or the code that needs it up", from, to, p, im)
+}
+
+// TestLayersListOnlyPackages fails for a layer entry that names no package
+// any more (a moved or deleted package).
+func TestLayersListOnlyPackages(t *testing.T) {
+	deps := goListImports(t)
+	for p := range layers {
+		if _, ok := deps[p]; !ok {
+			t.Errorf("internal/lint's layers name %s, which is not a package of the module", p)
+		}
+	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestChaosIgnoresStrategyNames: no scenario branches on a strategy's
+// name (a comparison or switch on chaos.Env.Strategy or a Name() call):
+// a strategy declares what scenarios need in impl.Info (its claims, node
+// count, server, crash point), so adding one touches no scenario.
+func TestChaosIgnoresStrategyNames(t *testing.T) {
+	files, err := filepath.Glob("../../chaos/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			var operands []ast.Expr
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if n.Op == token.EQL || n.Op == token.NEQ {
+					operands = []ast.Expr{n.X, n.Y}
+				}
+			case *ast.SwitchStmt:
+				operands = []ast.Expr{n.Tag}
+			}
+			for _, x := range operands {
+				if namesStrategy(x) {
+					t.Errorf("%s: chaos branches on a strategy's name: decide from impl.Info instead", fset.Position(x.Pos()))
+				}
+			}
+			return true
+		})
+	}
+}
+
+// namesStrategy reports whether x is a strategy's name: a field or
+// variable called Strategy, or a call of a Name method.
+func namesStrategy(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Strategy"
+	case *ast.Ident:
+		return x.Name == "strategy"
+	case *ast.CallExpr:
+		s, ok := x.Fun.(*ast.SelectorExpr)
+		return ok && s.Sel.Name == "Name" && len(x.Args) == 0
+	}
+	return false
+}

@@ -1,0 +1,141 @@
+package workload
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Dialer builds go-redis clients with short timeouts and no hidden retries
+// (a retry inside go-redis would hide an operation from the history),
+// counting the lock commands they send into Cmds.
+//
+// go-redis's pool stops dialling once it has seen PoolSize failed dials in
+// its lifetime (the count is only reset by a background probe that retries
+// every second), so a client that met a killed node a few times would keep
+// failing for up to 1 s after the node is back: nodePoolSize raises that
+// threshold far above what a run reaches. A client has at most a couple of
+// commands in flight per node, so the pool never holds more connections
+// than before.
+//
+// ContextTimeoutEnabled makes go-redis honour context deadlines on the
+// socket (by default v9 ignores them and waits ReadTimeout): without it a
+// quorum strategy's per-node timeout (impl.Config.NodeTimeout) and the
+// watchdog's renewal timeout would not bound a call to a paused or slow node.
+type Dialer struct {
+	// Timeout bounds each dial, read and write (Config.OpTimeout).
+	Timeout time.Duration
+	// Cmds counts the lock commands sent (CountHook); nil: not counted.
+	Cmds *atomic.Int64
+	// PoolSize overrides nodePoolSize when > 0.
+	PoolSize int
+	// Unchecked dials connections that hide their file descriptor, so
+	// go-redis skips its per-command connection health check (a
+	// recvfrom(MSG_PEEK) before every command; v9 has no option for it).
+	// The check turns a command on a connection a fault closed into a
+	// definite not-sent failure; runs with faults keep it.
+	Unchecked bool
+}
+
+// nodePoolSize is the go-redis PoolSize of a node client: the number of
+// failed dials after which its pool stops dialling (see Dialer).
+const nodePoolSize = 1024
+
+// NewDialer returns the Dialer of a run with w (its OpTimeout), counting
+// into cmds.
+func NewDialer(w Config, cmds *atomic.Int64) Dialer { return Dialer{Timeout: w.OpTimeout, Cmds: cmds} }
+
+// Options returns the go-redis options of a client of addr.
+func (d Dialer) Options(addr string) *redis.Options {
+	size := nodePoolSize
+	if d.PoolSize > 0 {
+		size = d.PoolSize
+	}
+	o := &redis.Options{
+		Addr: addr, PoolSize: size, MaxRetries: -1, ContextTimeoutEnabled: true,
+		DialTimeout: d.Timeout, ReadTimeout: d.Timeout, WriteTimeout: d.Timeout,
+		DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+	}
+	if d.Unchecked {
+		o.Dialer = dialUnchecked
+	}
+	return o
+}
+
+// Nodes returns one client per address.
+func (d Dialer) Nodes(addrs []string) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, len(addrs))
+	for i, a := range addrs {
+		c := redis.NewClient(d.Options(a))
+		if d.Cmds != nil {
+			c.AddHook(CountHook{d.Cmds})
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// Sentinel returns a client of the primary that the Sentinels name master.
+func (d Dialer) Sentinel(master string, sentinels []string) redis.UniversalClient {
+	c := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
+		DialTimeout: d.Timeout, ReadTimeout: d.Timeout, WriteTimeout: d.Timeout,
+	})
+	if d.Cmds != nil {
+		c.AddHook(CountHook{d.Cmds})
+	}
+	return c
+}
+
+// uncheckedConn is a TCP connection that does not implement syscall.Conn:
+// go-redis's pool health check (connCheck) needs the file descriptor and
+// skips connections without one. Reads and writes still go through the
+// TCP connection and Go's netpoller.
+type uncheckedConn struct{ net.Conn }
+
+// dialUnchecked is the go-redis Dialer of Dialer.Unchecked.
+func dialUnchecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return uncheckedConn{c}, nil
+}
+
+// CountHook is a go-redis hook that counts the Redis commands the lock
+// clients send (a pipeline counts each command) into N, for the
+// client-side "commands per grant". Connection set-up commands that go-redis
+// sends through its hooks (HELLO, CLIENT ...) are left out, as the
+// server-side count (CommandCalls) leaves them out, so the two compare.
+type CountHook struct{ N *atomic.Int64 }
+
+// DialHook passes dials through.
+func (h CountHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
+}
+
+// ProcessHook counts one command.
+func (h CountHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !HarnessCommand(cmd.Name()) {
+			h.N.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook counts each command of a pipeline.
+func (h CountHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if !HarnessCommand(c.Name()) {
+				h.N.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
