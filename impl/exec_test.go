@@ -144,3 +144,77 @@ func leftovers(t *testing.T, pidFile string) []string {
 		}
 	}
 }
+
+// TestCrashAtPoint: an adapter that declares a crash point stops there in
+// each call; a hook that crashes the client there makes lockbench answer
+// crash, and the adapter exits at that point (the call returns
+// impl.ErrCrashed, its child process dies with it, the log says so); a
+// hook that lets it go on gets a grant; an adapter that goes on past a
+// crash it was asked for is broken (impl.ErrFatal, one line).
+func TestCrashAtPoint(t *testing.T) {
+	crash := func(context.Context, impl.Point) error { return impl.ErrCrashed }
+	goOn := func(context.Context, impl.Point) error { return nil }
+	for _, tt := range []struct {
+		name         string
+		hook         impl.Hook
+		ignoreCrash  bool
+		want, logged string
+	}{
+		{"crash", crash, false, "", "exited at point after-set as asked (exit status 1)"},
+		{"continue", goOn, false, "ok", ""},
+		{"ignores-crash", crash, true, `went on past point "after-set" after lockbench asked it to crash there`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pids := filepath.Join(dir, "pids")
+			t.Setenv("PIDFILE", pids)
+			if tt.ignoreCrash {
+				t.Setenv("IGNORE_CRASH", "1")
+			}
+			logPath := filepath.Join(dir, "adapter.log")
+			logFile, err := os.Create(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer logFile.Close()
+			o := impl.ExecOptions{ExitTimeout: 500 * time.Millisecond, Log: logFile, LogName: logPath}
+			st, err := impl.Exec(context.Background(), impl.ExecPrefix+"testdata/adapters/crash-point.sh", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := st.Info().CrashPoint; p != "after-set" {
+				t.Errorf("Info().CrashPoint = %q, want after-set", p)
+			}
+			var seen []impl.Point
+			hook := func(ctx context.Context, p impl.Point) error {
+				seen = append(seen, p)
+				return tt.hook(ctx, p)
+			}
+			l, err := st.New(impl.Config{Endpoints: []string{"127.0.0.1:1"}, TTL: time.Second, Owner: "c0", Hook: hook})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			lease, err := l.Acquire(ctx, "k")
+			l.Close()
+			switch {
+			case tt.want == "ok" && (err != nil || lease.Token == ""):
+				t.Errorf("Acquire: %v, %v; want a grant", lease, err)
+			case tt.want == "" && !errors.Is(err, impl.ErrCrashed):
+				t.Errorf("Acquire: %v, want impl.ErrCrashed", err)
+			case tt.want != "" && tt.want != "ok" && (err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, impl.ErrFatal) || strings.Contains(err.Error(), "\n")):
+				t.Errorf("Acquire: %v, want a one-line error wrapping impl.ErrFatal containing %q", err, tt.want)
+			}
+			if len(seen) != 1 || seen[0] != "after-set" {
+				t.Errorf("hook saw %v, want [after-set]", seen)
+			}
+			if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), tt.logged) {
+				t.Errorf("log %q lacks %q", log, tt.logged)
+			}
+			if left := leftovers(t, pids); len(left) > 0 {
+				t.Errorf("processes left behind: %v", left)
+			}
+		})
+	}
+}

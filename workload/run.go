@@ -232,6 +232,10 @@ type client struct {
 	key     string // key being acquired or held, for strategy hooks
 	holdID  int64  // the hold in progress (0 between holds), for renewals
 	crashed bool
+	// crashPoint is the strategy fault point where a fault crashed the
+	// client inside a lock call (naive's after-setnx, an adapter's declared
+	// crash point); "" otherwise.
+	crashPoint Point
 
 	grants     int
 	attempts   map[history.Result]int
@@ -300,7 +304,24 @@ func (c *client) hook(ctx context.Context, p impl.Point) error {
 	if crashed {
 		return impl.ErrCrashed
 	}
-	return c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key, Process: c.proc})
+	err := c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key, Process: c.proc})
+	if errors.Is(err, impl.ErrCrashed) {
+		c.mu.Lock()
+		c.crashPoint = Point(p)
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// crashedAt returns the point where a fault crashed the client inside a
+// lock call, or def when none was recorded.
+func (c *client) crashedAt(def Point) Point {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.crashPoint != "" {
+		return c.crashPoint
+	}
+	return def
 }
 
 // onRenew records a strategy's renewal (watchdog) as an extend operation.
@@ -459,6 +480,12 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int)
 	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now()}
 	op.Result, op.Error = resultOf(err, impl.ErrNotAcquired)
 	if errors.Is(err, impl.ErrCrashed) {
+		// The client died inside the call: its outcome is unknown (naive's
+		// SETNX took effect before the crash), so it is recorded as info.
+		// The caller records the crash after it.
+		op.Result, op.Error = history.Info, fmt.Sprintf("client crashed at %s inside the call", c.crashedAt(PointAfterSetNX))
+		op.Hold = hold
+		c.record(op)
 		return nil, 0, err
 	}
 	if l != nil {
@@ -473,17 +500,27 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int)
 	return l, hold, err
 }
 
-// release releases one level and records it.
-func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth int) {
+// release releases one level and records it. It returns false when the
+// client crashed inside the call (at a crash point an adapter declared in
+// its release): the release is recorded as info, then the crash.
+func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth int) bool {
 	octx := c.opCtx(ctx)
 	inv := c.now()
 	rem, err := c.locker.Release(octx, l)
 	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
 	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	crashed := errors.Is(err, impl.ErrCrashed)
+	if crashed {
+		op.Error = fmt.Sprintf("client crashed at %s inside the call", c.crashedAt(PointReleased))
+	}
 	c.record(op)
 	if errors.Is(err, impl.ErrFatal) {
 		c.stopRun(err)
 	}
+	if crashed {
+		c.crash(l.Key, hold, c.crashedAt(PointReleased))
+	}
+	return !crashed
 }
 
 // sleep waits d or until ctx ends.
@@ -535,7 +572,7 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 		case err == nil:
 			c.attempts[history.OK]++
 		case errors.Is(err, impl.ErrCrashed):
-			c.crash(key, 0, PointAfterSetNX)
+			c.crash(key, 0, c.crashedAt(PointAfterSetNX))
 			return false
 		case errors.Is(err, impl.ErrNotAcquired):
 			c.attempts[history.Fail]++
@@ -574,7 +611,7 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 	for d := 2; d <= c.cfg.Reentrancy; d++ {
 		nl, _, err := c.acquire(ctx, key, hold, d)
 		if errors.Is(err, impl.ErrCrashed) {
-			c.crash(key, hold, PointAcquired)
+			c.crash(key, hold, c.crashedAt(PointAcquired))
 			return false
 		}
 		if err != nil {
@@ -589,9 +626,13 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 		return false
 	}
 	for i := len(nested) - 1; i >= 0; i-- {
-		c.release(ctx, nested[i], hold, i+2)
+		if !c.release(ctx, nested[i], hold, i+2) {
+			return false
+		}
 	}
-	c.release(ctx, l, hold, 1)
+	if !c.release(ctx, l, hold, 1) {
+		return false
+	}
 	return c.at(ctx, PointReleased, key, hold, l)
 }
 

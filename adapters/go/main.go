@@ -170,8 +170,8 @@ func (s *server) init(m adapter.Message) (adapter.Message, error) {
 }
 
 // hook forwards the strategy's crash point to lockbench as a point event
-// and waits for its continue; lockbench kills this process instead when a
-// crash is placed there. Other fault points (a watchdog's renewals) pass.
+// and waits for its answer: continue goes on, crash exits the process at
+// once (a crash at that point). Other fault points (a watchdog's renewals) pass.
 func (s *server) hook(_ context.Context, p impl.Point) error {
 	if p == "" || p != s.st.Info().CrashPoint {
 		return nil
@@ -182,6 +182,12 @@ func (s *server) hook(_ context.Context, p impl.Point) error {
 	s.send(adapter.Message{Type: adapter.TypePoint, InReplyTo: id, Point: string(p)})
 	if !s.in.Scan() {
 		os.Exit(0) // stdin ended: lockbench is gone
+	}
+	var m adapter.Message
+	if err := json.Unmarshal(s.in.Bytes(), &m); err != nil || m.Type == adapter.TypeCrash {
+		// A crash here, as lockbench asked: exit at once, without closing
+		// connections or releasing anything (deferred calls do not run).
+		os.Exit(1)
 	}
 	return nil
 }

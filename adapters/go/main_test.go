@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,10 +14,12 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -225,5 +229,68 @@ func TestPauseStopsRenewal(t *testing.T) {
 	}
 	if _, err := l.Release(ctx, lease); !errors.Is(err, impl.ErrNotHeld) {
 		t.Errorf("Release after the pause: %v, want impl.ErrNotHeld", err)
+	}
+}
+
+// TestCrashBetweenScenario runs the crash-between scenario on naive served
+// by this adapter, which declares the crash point after-setnx: lockbench
+// asks the adapter to crash there and it exits (the adapters' log says
+// so); the history records the acquire in flight as unknown (info), then
+// the crash at after-setnx, as the in-process run records it; and both
+// reach the same verdicts (the key left without a TTL blocks every other
+// client).
+func TestCrashBetweenScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
+	bin := build(t)
+	out := t.TempDir()
+	w := workload.Config{Clients: 4, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
+	var verdicts []results.Verdict
+	for _, st := range []string{"naive", impl.ExecPrefix + bin + " --strategy naive"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r, err := bench.Run(ctx, bench.Spec{Strategy: st, Scenario: "crash-between", Seed: 1, Workload: w, OutDir: out})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		verdicts = append(verdicts, r.Verdict)
+		hist := filepath.Join(out, bench.HistoryName(st, "crash-between", 1))
+		h, ops, err := history.Load(hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Incomplete != "" {
+			t.Errorf("%s: history marked incomplete: %s", st, h.Incomplete)
+		}
+		crashes, inflight := 0, 0
+		for i, op := range ops {
+			if op.Kind != history.Crash {
+				continue
+			}
+			crashes++
+			if op.Note != string(impl.PointAfterSetNX) || op.Hold != 0 {
+				t.Errorf("%s: crash %+v, want one at %s outside any hold", st, op, impl.PointAfterSetNX)
+			}
+			for _, prev := range ops[:i] {
+				if prev.Client == op.Client && prev.Kind == history.Acquire && prev.Result == history.Info &&
+					strings.Contains(prev.Error, "crashed at after-setnx") {
+					inflight++
+				}
+			}
+		}
+		if crashes != 1 || inflight != 1 {
+			t.Errorf("%s: %d crash operations and %d unknown acquires of the crashed client, want 1 and 1", st, crashes, inflight)
+		}
+		if impl.IsExec(st) {
+			log, err := os.ReadFile(strings.TrimSuffix(hist, filepath.Ext(hist)) + ".adapter.log")
+			if err != nil || !strings.Contains(string(log), "exited at point after-setnx as asked") {
+				t.Errorf("adapter log (%v) does not say the adapter exited at after-setnx as asked:\n%s", err, log)
+			}
+		}
+	}
+	if verdicts[0] != verdicts[1] {
+		t.Errorf("in-process %+v, through the adapter %+v", verdicts[0], verdicts[1])
 	}
 }

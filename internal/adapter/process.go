@@ -295,8 +295,10 @@ func (p *Process) Init(ctx context.Context, endpoints []string, ttl time.Duratio
 // Call sets its ID and DeadlineMs from deadline) and returns the reply: ok,
 // fail or unknown, checked against the hello's claims (CheckReply). While
 // the request runs, each point event calls onPoint (nil: continue at every
-// point): nil lets the adapter go on; an error kills the adapter there
-// (Kill) and Call returns that error. Other errors: ctx's when it is
+// point): nil lets the adapter go on; an error asks the adapter to crash
+// there (a crash message; it must exit at once, and its process group is
+// killed after it) and Call returns that error, or an *Error when the
+// adapter went on instead. Other errors: ctx's when it is
 // cancelled (Ctrl-C; the request is abandoned; ctx's deadline alone does
 // not end the wait, deadline does), ErrKilled, or an *Error: the adapter died, hung
 // past deadline + Options.Grace, or broke the protocol; it is then killed.
@@ -333,7 +335,7 @@ func (p *Process) call(ctx context.Context, m Message, deadline time.Time, grace
 		select {
 		case r := <-ch:
 			if r.Type == TypePoint {
-				if err := p.atPoint(r, onPoint); err != nil {
+				if err := p.atPoint(r, ch, onPoint); err != nil {
 					return Message{}, err
 				}
 				continue
@@ -379,8 +381,10 @@ func (p *Process) call(ctx context.Context, m Message, deadline time.Time, grace
 }
 
 // atPoint handles a point event of a running request: a declared crash
-// point is passed to onPoint, whose error kills the adapter there.
-func (p *Process) atPoint(r Message, onPoint func(string) error) error {
+// point is passed to onPoint. nil: lockbench answers continue. An error:
+// lockbench answers crash, asking the adapter to exit there at once (see
+// crashAt), and returns the error.
+func (p *Process) atPoint(r Message, ch <-chan Message, onPoint func(string) error) error {
 	declared := false
 	for _, c := range p.hello.CrashPoints {
 		declared = declared || c == r.Point
@@ -391,12 +395,52 @@ func (p *Process) atPoint(r Message, onPoint func(string) error) error {
 	}
 	if onPoint != nil {
 		if err := onPoint(r.Point); err != nil {
-			p.note("killed at point %s (request %d): %v", r.Point, r.InReplyTo, err)
-			p.Kill()
+			if ferr := p.crashAt(r, ch); ferr != nil {
+				return ferr
+			}
 			return err
 		}
 	}
 	return p.send(Message{Type: TypeContinue, InReplyTo: r.InReplyTo})
+}
+
+// crashAt asks the adapter, stopped at point r.Point, to crash there: it
+// sends crash and waits up to Options.ExitTimeout for the process to exit
+// by itself; then it kills what is left of its process group (SIGKILL:
+// children too), as Kill does. An adapter that goes on instead (it answers
+// the request, or is still running after ExitTimeout) did not crash at its
+// point: that is a broken adapter (*Error). ch receives the request's
+// messages.
+func (p *Process) crashAt(r Message, ch <-chan Message) error {
+	p.mu.Lock()
+	p.killed = true // its end is expected from now on
+	p.mu.Unlock()
+	p.note("asked to crash at point %s (request %d)", r.Point, r.InReplyTo)
+	err := p.send(Message{Type: TypeCrash, InReplyTo: r.InReplyTo, Point: r.Point})
+	timer := time.NewTimer(p.opts.ExitTimeout)
+	defer timer.Stop()
+	var problem, line string
+	select {
+	case <-p.exited:
+		p.note("exited at point %s as asked (%s)", r.Point, exitStatus(p.waitErr))
+	case m := <-ch:
+		b, _ := json.Marshal(m)
+		problem, line = fmt.Sprintf("went on past point %q after lockbench asked it to crash there (on crash, an adapter exits at once, without cleanup: os._exit(1))", r.Point), string(b)
+	case <-timer.C:
+		if err == nil {
+			problem = fmt.Sprintf("did not exit within %v of being asked to crash at point %q (on crash, an adapter exits at once, without cleanup: os._exit(1))", p.opts.ExitTimeout, r.Point)
+		}
+	}
+	p.killGroup()
+	<-p.exited
+	if problem != "" {
+		p.mu.Lock()
+		p.killed = false
+		p.mu.Unlock()
+		return p.fail(&Error{Problem: problem, Line: line})
+	}
+	p.markDead()
+	return nil
 }
 
 // pausedLocked returns the total time the process has spent paused up to

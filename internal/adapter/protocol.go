@@ -23,7 +23,8 @@ const ProtocolVersion = 1
 // Message types. Adapter to lockbench: TypeHello (first line), the replies
 // TypeInitOK, TypeOK, TypeFail, TypeUnknown, and the events TypePoint and
 // TypeLost. Lockbench to adapter: TypeInit, the requests TypeAcquire,
-// TypeRelease, TypeExtend, TypePing, and TypeContinue (the answer to a point).
+// TypeRelease, TypeExtend, TypePing, and the answers to a point: TypeContinue
+// (go on) or TypeCrash (exit there at once, without cleanup).
 const (
 	TypeHello    = "hello"
 	TypeInit     = "init"
@@ -37,6 +38,7 @@ const (
 	TypeUnknown  = "unknown"
 	TypePoint    = "point"
 	TypeContinue = "continue"
+	TypeCrash    = "crash"
 	TypeLost     = "lost"
 )
 
