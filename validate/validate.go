@@ -175,8 +175,11 @@ func Expected(strategy, scenario string) (e Expectation, ok bool) {
 // header's NotGated field): when set, every check is at risk with that
 // reason, so lockbench run and lockbench check of its history agree. A pair
 // without a row (Expected's ok false) is at risk too, with a reason that
-// says so: nothing is gated. Every applicable pair of a registered strategy
-// has a row (TestVerdictTableComplete).
+// says so: nothing is gated; except that a lock run through an adapter
+// (impl.IsExec) is judged by the expectation its declared claims predict
+// (FromClaims; impl.Lookup starts the adapter once to read them). Every
+// applicable pair of a registered strategy has a row
+// (TestVerdictTableComplete).
 func For(strategy, scenario, notGated string) Expectation {
 	if notGated != "" {
 		return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
@@ -185,13 +188,20 @@ func For(strategy, scenario, notGated string) Expectation {
 	if e, ok := Expected(strategy, scenario); ok {
 		return e
 	}
-	// No row: a strategy outside the registry (e.g. a lock run through an
-	// adapter process) or an unknown pair. Nothing is gated; this is the
-	// place where expectations derived from a strategy's declared claims
-	// (impl.Info.Claims) would be computed.
+	// No row: a strategy outside the registry (a lock run through an
+	// adapter process) or an unknown pair. An adapter's expectation follows
+	// from the claims its hello declares (FromClaims).
 	why := fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)
 	if _, known := table()[strategy]; !known {
 		why = "no verdict rows for this strategy: every check is reported, none is gated"
+		if impl.IsExec(strategy) {
+			st, err := impl.Lookup(strategy)
+			if err != nil {
+				why = fmt.Sprintf("no verdict rows for this strategy and its claims are unknown (%v): every check is reported, none is gated", err)
+			} else if e, ok := FromClaims(st.Info(), scenario); ok {
+				return e
+			}
+		}
 	}
 	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Reason: why}
 }

@@ -143,8 +143,11 @@ func TestFor(t *testing.T) {
 	if _, ok := Expected("no-such", "baseline"); ok {
 		t.Error("Expected(no-such, baseline): ok, want no row")
 	}
-	if e := For("exec:my-lock", "baseline", ""); e.Summary() != "at-risk" || e.Reason != "no verdict rows for this strategy: every check is reported, none is gated" {
-		t.Errorf("strategy without rows (an adapter): %+v, want at-risk saying it has no verdict rows", e)
+	if e := For("exec:my-lock", "baseline", ""); e.Summary() != "at-risk" || !strings.HasPrefix(e.Reason, "no verdict rows for this strategy and its claims are unknown") {
+		t.Errorf("adapter that cannot start: %+v, want at-risk saying it has no verdict rows and no known claims", e)
+	}
+	if e := For("no-such-strategy", "baseline", ""); e.Summary() != "at-risk" || e.Reason != "no verdict rows for this strategy: every check is reported, none is gated" {
+		t.Errorf("strategy without rows: %+v, want at-risk saying it has no verdict rows", e)
 	}
 	if e := For("token-lua", "no-such", ""); e.Summary() != "at-risk" || !strings.Contains(e.Reason, "no expectation recorded for token-lua under no-such") {
 		t.Errorf("pair without a row: %+v, want at-risk saying no expectation is recorded", e)

@@ -1,0 +1,206 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// Expectations derived from a lock's declared claims (impl.Info: its
+// Claims, its usage Policy, its Nodes and CrashPoint), for a lock that has
+// no verdict rows of its own: a lock run through an adapter process
+// (exec:), whose hello declares them (docs/protocol.md). Each claimRule
+// below is one line of reasoning: when it applies to a lock, it sets some
+// checks and adds its reason. The built-in strategies' rows are checked
+// against the same rules (TestClaimsMatchRows): every row that differs
+// from its claims-derived expectation is listed in ClaimsExceptions with
+// why.
+
+// claimRule sets the expectation of the scenarios it names for the locks
+// it applies to. Rules apply in order; a later rule overrides the checks
+// an earlier one set.
+type claimRule struct {
+	// scenarios the rule covers.
+	scenarios []string
+	// when says for which locks (nil: every lock).
+	when func(impl.Info) bool
+	// set changes the expectation.
+	set func(*Expectation)
+	// reason is the rule's one line of reasoning.
+	reason string
+	// ifChanged: the reason counts only when set changed the expectation.
+	ifChanged bool
+}
+
+// Conditions on a lock's claims and policy.
+func noRenewalNoValidityCheck(in impl.Info) bool {
+	return !in.Claims.Renewal && !in.Policy.CheckValidity
+}
+func renews(in impl.Info) bool { return in.Claims.Renewal }
+func renewsAndHonoursLost(in impl.Info) bool {
+	return in.Claims.Renewal && in.Policy.HonourLost
+}
+func checksValidity(in impl.Info) bool   { return in.Policy.CheckValidity }
+func reentrant(in impl.Info) bool        { return in.Claims.Reentrant }
+func fences(in impl.Info) bool           { return in.Claims.Fencing }
+func quorum(in impl.Info) bool           { return in.Claims.Quorum }
+func singleNode(in impl.Info) bool       { return !in.Claims.Quorum }
+func tokenRelease(in impl.Info) bool     { return in.Claims.TokenRelease }
+func noTokenRelease(in impl.Info) bool   { return !in.Claims.TokenRelease }
+func nonAtomicAcquire(in impl.Info) bool { return !in.Claims.AtomicAcquire }
+func singleNodeRenews(in impl.Info) bool { return !in.Claims.Quorum && in.Claims.Renewal }
+func singleNodeFences(in impl.Info) bool { return !in.Claims.Quorum && in.Claims.Fencing }
+func splitsKeyAndTTL(in impl.Info) bool {
+	return !in.Claims.AtomicAcquire && in.CrashPoint != ""
+}
+
+// Setters.
+func setSafe(e *Expectation)     { e.Exclusion, e.Resource, e.Liveness = Hold, Hold, Hold }
+func setBroken(e *Expectation)   { e.Exclusion, e.Resource, e.Liveness = Break, Break, Hold }
+func setMayBreak(e *Expectation) { e.Exclusion, e.Resource, e.Liveness = AtRisk, AtRisk, Hold }
+
+// fencedResource: a fencing token lets the resource refuse the late write
+// of an owner whose lock was lost, so a broken exclusion leaves the
+// resource safe.
+func fencedResource(e *Expectation) {
+	if e.Exclusion == Break {
+		e.Resource = Hold
+	}
+}
+
+// claimRules are the rules, by scenario. Scenarios no rule covers (none of
+// lockbench's, see TestClaimsCoverScenarios) leave a lock's checks at risk.
+var claimRules = []claimRule{
+	{[]string{"baseline"}, nil, setSafe,
+		"no fault: any lock must grant one owner at a time", false},
+
+	{[]string{"long-cs"}, noRenewalNoValidityCheck, setBroken,
+		"no renewal and no validity check: the key expires mid-CS and the next owner enters while the slow one still writes", false},
+	{[]string{"long-cs"}, checksValidity, setSafe,
+		"the client checks the lease's validity before its write: past the TTL it stops instead of writing", false},
+	{[]string{"long-cs"}, renews, setSafe,
+		"renewal keeps the lease while the client, still running, works past the TTL", false},
+
+	{[]string{"gc-pause"}, nil, setBroken,
+		"the pause comes after the client's last check and outlasts the TTL: renewal stops with it and its validity was already checked, so it writes after another owner entered", false},
+
+	{[]string{"crash-between"}, nil, setSafe,
+		"the holder dies holding the lock: the key's TTL frees it", false},
+	{[]string{"crash-between"}, splitsKeyAndTTL, func(e *Expectation) { e.Liveness = Break },
+		"no atomic acquire, and the client dies at its declared crash point between setting the key and its TTL: the key never expires, a deadlock", false},
+
+	{[]string{"node-restart"}, nil, setBroken,
+		"the node restarts empty (no persistence) while the holder works: another owner is granted (quorum: the restarted node joins a second bare quorum)", false},
+	{[]string{"node-restart"}, singleNodeRenews, func(e *Expectation) { e.Resource = AtRisk },
+		"the holder's renewal on the emptied node fails and its Lost may stop it before its write", false},
+	{[]string{"node-restart", "node-restart-delayed"}, singleNodeFences, func(e *Expectation) { e.Fencing = Break },
+		"the restarted node lost its fence counter too: fencing tokens start again from 1", false},
+
+	{[]string{"node-restart-delayed"}, nil, setSafe,
+		"the node stays down past the TTL: the lock would have expired by then anyway", false},
+
+	{[]string{"node-restart-aof"}, nil, setSafe,
+		"the restarted node reloads the lock from its append-only file (fsync always)", false},
+
+	{[]string{"node-pause"}, noTokenRelease, setBroken,
+		"the paused node applies the old holder's late release, which checks no token, and frees another owner's lock", false},
+	{[]string{"node-pause"}, tokenRelease, setSafe,
+		"a paused node grants nothing new, and the holder's late release is token-checked", false},
+	{[]string{"node-pause"}, singleNode, func(e *Expectation) { e.DuringFaults = NotGranting },
+		"its one node is paused: nothing can be granted while it is", false},
+	{[]string{"node-pause"}, quorum, func(e *Expectation) { e.DuringFaults = Granting },
+		"one node of five paused: the other four still make a quorum and keep granting", false},
+	{[]string{"node-pause"}, reentrant, setMayBreak,
+		"reentrant: a nested acquire inside the hold queues in the paused node and returns past the TTL, a client pause in effect: seed-dependent", false},
+
+	{[]string{"redlock-minority-down"}, quorum, func(e *Expectation) { setSafe(e); e.DuringFaults = Granting },
+		"two nodes of five down: three still make a quorum and keep granting", false},
+	{[]string{"redlock-majority-down"}, quorum, func(e *Expectation) { setSafe(e); e.DuringFaults = NotGranting },
+		"three nodes of five down: no quorum, nothing is granted, nothing is unsafe", false},
+
+	{[]string{"failover-lost-write", "sentinel-failover"}, singleNode, setBroken,
+		"the promoted replica never saw the grant (asynchronous replication): another owner enters while the holder works", false},
+	{[]string{"failover-lost-write", "sentinel-failover"}, singleNodeRenews, func(e *Expectation) { e.Resource = AtRisk },
+		"the holder's renewal on the promoted replica fails and its Lost may stop it before its write", false},
+	{[]string{"failover-lost-write", "sentinel-failover"}, singleNodeFences, func(e *Expectation) { e.Fencing = Break },
+		"the promoted replica never saw the fence counter's last INCR either: tokens go back, so fencing cannot save the resource", false},
+	{[]string{"failover-lost-write"}, quorum, setSafe,
+		"one node of five fails over and loses the grant: the other nodes of the quorum still hold it", false},
+
+	{[]string{"partition-holder"}, nil, setBroken,
+		"cut off from the lock's servers past the TTL, the holder still believes it holds and writes on reconnect", false},
+	{[]string{"partition-holder"}, checksValidity, setSafe,
+		"its validity runs out while it is cut off: the check before its write stops it", false},
+	{[]string{"partition-holder"}, renewsAndHonoursLost, setSafe,
+		"its renewal fails while it is cut off and Lost stops it before its write", false},
+
+	{[]string{"latency"}, nil, func(e *Expectation) { setSafe(e); e.DuringFaults = Granting },
+		"every client sees the same added delay (quorum: one slow node of five): grants come slower but in order", false},
+	{[]string{"latency"}, reentrant, func(e *Expectation) { e.DuringFaults = "" },
+		"reentrant: each nested acquire and release is another slow round trip, so the fault window may see no new grant (not judged)", false},
+
+	{[]string{"clock-jump"}, nil, setBroken,
+		"the server's clock jumps past the TTL and expires the key while the holder works: another owner enters", false},
+	{[]string{"clock-jump"}, renews, setMayBreak,
+		"a renewal may reset the TTL before another owner is granted: seed-dependent", false},
+	{[]string{"clock-jump"}, quorum, setMayBreak,
+		"one node of five jumps: the others may still hold a quorum for the holder: seed-dependent", false},
+
+	{[]string{"redlock-clock-jump"}, quorum, setBroken,
+		"A holds n1-n3, n3's clock jumps and B takes n3-n5 inside A's validity: two quorums (Kleppmann 2016)", false},
+
+	{[]string{"random"}, nil, setMayBreak,
+		"a seeded mix of restarts, pauses, cuts and clock jumps: whether one lands on a hold is seed-dependent", false},
+	{[]string{"random"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
+		"no atomic acquire: a fault between setting the key and its TTL can leave a key that never expires", false},
+	{[]string{"random"}, fences, func(e *Expectation) { e.Fencing = AtRisk },
+		"a restart may lose the fence counter: seed-dependent", false},
+
+	// Last: fencing saves the resource whenever exclusion breaks because
+	// an owner writes late, as long as the counter survives (not after a
+	// restart or a failover, see above).
+	{[]string{"long-cs", "gc-pause", "partition-holder", "clock-jump", "node-restart"}, fences, fencedResource,
+		"each grant carries a fencing token: the resource refuses the late owner's write", true},
+}
+
+// FromClaims derives the expectation of a lock under scenario from its
+// declared claims, policy, nodes and crash point (in), by claimRules; the
+// Reason joins the reasons of every rule that applied ("from its claims:
+// ..."). ok is false when no rule covers scenario; the checks are then at
+// risk.
+func FromClaims(in impl.Info, scenario string) (e Expectation, ok bool) {
+	e = Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk}
+	var reasons []string
+	for _, r := range claimRules {
+		if !slices.Contains(r.scenarios, scenario) || (r.when != nil && !r.when(in)) {
+			continue
+		}
+		before := e
+		r.set(&e)
+		if !r.ifChanged || e != before {
+			reasons = append(reasons, r.reason)
+		}
+		ok = true
+	}
+	if !ok {
+		e.Reason = fmt.Sprintf("no verdict rows for this strategy, and no claims rule covers %s: every check is reported, none is gated", scenario)
+		return e, false
+	}
+	e.Reason = "from its claims: " + strings.Join(reasons, "; ")
+	return e, true
+}
+
+// ClaimsExceptions are the built-in strategies' verdict rows that differ
+// from what their claims alone predict (FromClaims), with why: behaviour
+// of the implementation the claims do not capture. TestClaimsMatchRows
+// lists every differing row and requires each to be here (and each entry
+// here to still differ).
+var ClaimsExceptions = map[[2]string]string{
+	{"redislock", "node-restart"}:             "at risk, not must-break: its refresh loop often reaches the emptied node before the other client's grant and its Lost ends the hold in time (measured: exclusion broken in 5 of 10 runs); watchdog renews too but its row still breaks",
+	{"redsync", "node-pause"}:                 "availability not judged: redsync's whole-call timeout (0.05×TTL) needs all four live answers in time, which CPU contention can starve (seen once in a full make test)",
+	{"redsync", "redlock-minority-down"}:      "availability not judged: with 3 nodes left redsync needs all 3 answers within its whole-call timeout (0.05×TTL), which CPU contention can starve",
+	{"redsync-single", "failover-lost-write"}: "at risk, not must-break: redsync's call timeout (0.05×TTL) through the scenario's proxy leaves most acquires unknown, so the fault may find no grant to strike (measured: no fault landed in 1 of 2 seeds)",
+	{"redsync-single", "latency"}:             "no grants during the fault, not grants: redsync's call timeout (0.05×TTL = 12.5 ms) is below the 100 ms round trip, so every acquire in the window times out: a library setting the claims do not carry",
+}
