@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,55 +26,165 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// TestMain silences go-redis's dial-failure lines (see internal/redislog).
-func TestMain(m *testing.M) { redislog.RunTests(m) }
+// TestMain silences go-redis's dial-failure lines (see internal/redislog)
+// and builds this adapter once for every test (binDir), removed at the end.
+func TestMain(m *testing.M) {
+	redislog.Quiet()
+	dir, err := os.MkdirTemp("", "lockbench-adapter-go-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // adapterComm is this adapter's command name as /proc shows it (15 bytes).
 const adapterComm = "lockbench-adapt"
 
-// build compiles this adapter into a temporary folder and returns its path.
+// binDir holds the adapter the tests build (TestMain sets it once).
+var binDir string
+
+// buildOnce guards the one build of the adapter into binDir.
+var buildOnce struct {
+	sync.Once
+	out []byte
+	err error
+}
+
+// build compiles this adapter once (into binDir) and returns its path.
 func build(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "lockbench-adapter-go")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
+	bin := filepath.Join(binDir, "lockbench-adapter-go")
+	buildOnce.Do(func() {
+		buildOnce.out, buildOnce.err = exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	})
+	if buildOnce.err != nil {
+		tb.Fatalf("go build: %v\n%s", buildOnce.err, buildOnce.out)
 	}
 	return bin
 }
 
+// SeedsEnv names the environment variable that turns TestSameVerdicts
+// into the full sweep: every scenario of the ci profile for token-lua,
+// watchdog and redlock, that many seeds each (the must-show is 5:
+// LOCKBENCH_SAME_VERDICTS_SEEDS=5, about 15 min on 2 cores). Unset: one
+// seed of three pairs, ~20 s, for make test.
+const SeedsEnv = "LOCKBENCH_SAME_VERDICTS_SEEDS"
+
+// sameVerdictsCells returns the cells TestSameVerdicts runs in-process and
+// through the adapter: the ci profile's cells (its workload and scenarios,
+// each with its own setup) for token-lua, watchdog and redlock, seeds
+// 1..seeds; with full false, one seed of three pairs.
+func sameVerdictsCells(tb testing.TB, seeds int, full bool) []bench.Spec {
+	tb.Helper()
+	ci, err := bench.LookupProfile("ci")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !full {
+		var specs []bench.Spec
+		for _, p := range [][2]string{{"token-lua", "gc-pause"}, {"watchdog", "long-cs"}, {"redlock", "partition-holder"}} {
+			specs = append(specs, bench.Spec{Strategy: p[0], Scenario: p[1], Seed: 1, Workload: ci.Workload})
+		}
+		return specs
+	}
+	ci.Strategies = []string{"token-lua", "watchdog", "redlock"}
+	specs, _, err := bench.Cells(ci, 1, seeds)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return specs
+}
+
 // TestSameVerdicts runs built-in strategies in-process and through this
-// adapter (exec:) under the same workload, scenario and seed: the checks
-// must reach the same verdicts both ways.
+// adapter (exec:) with the same cell (scenario, workload, seed): every
+// check that reached a verdict both ways must reach the same one. A check
+// inconclusive on either side (too little evidence, validate's rules) is
+// no mismatch: it is counted and reported. The table of the sweep is
+// logged (go test -v). See SeedsEnv for the full sweep.
 func TestSameVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
 	}
+	seeds, full := 1, false
+	if v := os.Getenv(SeedsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a number of seeds ≥ 1", SeedsEnv, v)
+		}
+		seeds, full = n, true
+	}
 	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	out := t.TempDir()
-	w := workload.Config{Clients: 8, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
-	for _, st := range []string{"token-lua", "watchdog"} {
-		for _, sc := range []string{"baseline", "gc-pause"} {
-			for seed := int64(1); seed <= 2; seed++ {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				in, err := bench.Run(ctx, bench.Spec{Strategy: st, Scenario: sc, Seed: seed, Workload: w, OutDir: out})
-				if err != nil {
-					t.Fatalf("%s/%s seed %d in-process: %v", st, sc, seed, err)
-				}
-				ex, err := bench.Run(ctx, bench.Spec{Strategy: impl.ExecPrefix + bin + " --strategy " + st, Scenario: sc, Seed: seed, Workload: w, OutDir: out})
-				cancel()
-				if err != nil {
-					t.Fatalf("%s/%s seed %d through the adapter: %v", st, sc, seed, err)
-				}
-				if in.Verdict != ex.Verdict {
-					t.Errorf("%s/%s seed %d: in-process %+v (%d grants), through the adapter %+v (%d grants)", st, sc, seed, in.Verdict, in.Grants, ex.Verdict, ex.Grants)
-				}
-				if ex.Grants == 0 {
-					t.Errorf("%s/%s seed %d: the adapter granted nothing", st, sc, seed)
-				}
-			}
+	type tally struct{ cells, same, inconclusive, mismatch int }
+	var order [][2]string
+	byPair := map[[2]string]*tally{}
+	for _, s := range sameVerdictsCells(t, seeds, full) {
+		pair := [2]string{s.Strategy, s.Scenario}
+		if byPair[pair] == nil {
+			byPair[pair] = &tally{}
+			order = append(order, pair)
+		}
+		tl := byPair[pair]
+		tl.cells++
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		s.OutDir = out
+		in, err := bench.Run(ctx, s)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s/%s seed %d in-process: %v", s.Strategy, s.Scenario, s.Seed, err)
+		}
+		s.Strategy = impl.ExecPrefix + bin + " --strategy " + s.Strategy
+		ex, err := bench.Run(ctx, s)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s/%s seed %d through the adapter: %v", pair[0], s.Scenario, s.Seed, err)
+		}
+		if ex.Grants == 0 {
+			t.Errorf("%s/%s seed %d: the adapter granted nothing", pair[0], s.Scenario, s.Seed)
+		}
+		inconclusive, mismatch := compareVerdicts(in.Verdict, ex.Verdict)
+		switch {
+		case len(mismatch) > 0:
+			tl.mismatch++
+			t.Errorf("%s/%s seed %d: %s (in-process %+v, %d grants; adapter %+v, %d grants)", pair[0], s.Scenario, s.Seed,
+				strings.Join(mismatch, ", "), in.Verdict, in.Grants, ex.Verdict, ex.Grants)
+		case len(inconclusive) > 0:
+			tl.inconclusive++
+			t.Logf("%s/%s seed %d: inconclusive, not compared: %s", pair[0], s.Scenario, s.Seed, strings.Join(inconclusive, ", "))
+		default:
+			tl.same++
 		}
 	}
+	var b strings.Builder
+	b.WriteString("| strategy | scenario | seeds | same verdicts | inconclusive | mismatch |\n|---|---|---|---|---|---|\n")
+	for _, p := range order {
+		tl := byPair[p]
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", p[0], p[1], tl.cells, tl.same, tl.inconclusive, tl.mismatch)
+	}
+	t.Logf("in-process vs exec:%s --strategy S, %d seed(s):\n%s", filepath.Base(bin), seeds, b.String())
+}
+
+// compareVerdicts compares two runs' verdicts check by check: the checks
+// inconclusive on either side (not compared), and the checks that reached
+// different verdicts.
+func compareVerdicts(a, b results.Verdict) (inconclusive, mismatch []string) {
+	for _, c := range []struct{ name, a, b string }{
+		{"exclusion", a.Exclusion, b.Exclusion}, {"resource", a.Resource, b.Resource},
+		{"liveness", a.Liveness, b.Liveness}, {"fencing", a.Fencing, b.Fencing},
+	} {
+		switch {
+		case c.a == "inconclusive" || c.b == "inconclusive":
+			inconclusive = append(inconclusive, fmt.Sprintf("%s %s/%s", c.name, c.a, c.b))
+		case c.a != c.b:
+			mismatch = append(mismatch, fmt.Sprintf("%s %s in-process, %s through the adapter", c.name, c.a, c.b))
+		}
+	}
+	return inconclusive, mismatch
 }
 
 // startRedis starts one redis-server, stopped when tb ends, and returns its address.
