@@ -60,7 +60,7 @@ func Commit() string {
 
 // Profile is a named matrix of runs.
 type Profile struct {
-	// Name is "ci" or "full".
+	// Name is "ci", "full" or "adapters".
 	Name string
 	// Summary says what the profile is for.
 	Summary string
@@ -90,7 +90,17 @@ func Profiles() []Profile {
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
+		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",
+			Strategies: AdapterProfileStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
 	}
+}
+
+// AdapterProfileStrategies are the "adapters" profile's strategies: the
+// redis-py adapters of adapters/adapters.conf and the built-in locks whose
+// algorithm they share (token-lua: SET NX PX and a token-checked Lua
+// release; watchdog: the same, renewed).
+func AdapterProfileStrategies() []string {
+	return []string{"token-lua", impl.ExecPrefix + "redis-py", "watchdog", impl.ExecPrefix + "redis-py-renew"}
 }
 
 // ciScenarios are the ci profile's scenarios: the baseline, every

@@ -32,7 +32,7 @@ type benchFlags struct {
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	c := &cobra.Command{
-		Use:   "bench [--profile ci|full] [--seed N] [--repeat N] [--out DIR]",
+		Use:   "bench [--profile ci|full|adapters] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
 		Long: `Run every (strategy, scenario) pair of a profile against Redis servers that
 lockbench starts and stops itself (--backend process: redis-server processes;
@@ -73,7 +73,7 @@ already finished are written).`,
 		Args:    cobra.NoArgs,
 		RunE:    f.run,
 	}
-	c.Flags().StringVar(&f.profile, "profile", "ci", "bench profile: ci or full")
+	c.Flags().StringVar(&f.profile, "profile", "ci", "bench profile: ci, full or adapters (redis-py through its adapter beside token-lua and watchdog)")
 	c.Flags().StringVar(&f.out, "out", "lockbench-out/bench", "results folder")
 	c.Flags().Int64Var(&f.seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
 	c.Flags().IntVar(&f.repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
