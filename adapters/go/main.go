@@ -159,12 +159,20 @@ func (s *server) handle(m adapter.Message) (adapter.Message, error) {
 	return adapter.Message{Type: adapter.TypeFail, Error: "not supported: " + m.Type}, nil
 }
 
+// nodePoolSize is each node client's go-redis PoolSize, as lockbench's own
+// clients (bench's dialer): go-redis's pool stops dialling once it has seen
+// PoolSize failed dials, until a probe a second later. With 4, a few dials
+// that missed redlock's 10 ms per-node budget on a busy machine left a
+// client failing every call (through this adapter, redlock granted 0-8
+// times per 1 s ci run where in-process it granted 20-65).
+const nodePoolSize = 1024
+
 // init dials one go-redis client per endpoint (no retries, deadlines from
 // each request) and makes the Locker.
 func (s *server) init(m adapter.Message) (adapter.Message, error) {
 	for _, a := range m.Endpoints {
 		s.nodes = append(s.nodes, redis.NewClient(&redis.Options{
-			Addr: a, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
+			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1, ContextTimeoutEnabled: true,
 			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
 			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 		}))
