@@ -373,8 +373,8 @@ func TestPauseStopsRenewal(t *testing.T) {
 // asks the adapter to crash there and it exits (the adapters' log says
 // so); the history records the acquire in flight as unknown (info), then
 // the crash at after-setnx, as the in-process run records it; and both
-// reach the same verdicts (the key left without a TTL blocks every other
-// client).
+// find the deadlock (the key left without a TTL blocks every other client)
+// and agree on the checks both had the evidence for.
 func TestCrashBetweenScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
@@ -426,7 +426,14 @@ func TestCrashBetweenScenario(t *testing.T) {
 			}
 		}
 	}
-	if verdicts[0] != verdicts[1] {
-		t.Errorf("in-process %+v, through the adapter %+v", verdicts[0], verdicts[1])
+	// The key left without a TTL is a deadlock both ways; the other
+	// checks agree unless one side lacked evidence (a busy machine).
+	exp, _ := validate.Expected("naive", "crash-between")
+	inconclusive, _, mismatch := compareVerdicts(verdicts[0], verdicts[1], exp)
+	if verdicts[0].Liveness != "violated" || verdicts[1].Liveness != "violated" || len(mismatch) > 0 {
+		t.Errorf("in-process %+v, through the adapter %+v: want liveness violated both ways and no other difference (%v)", verdicts[0], verdicts[1], mismatch)
+	}
+	if len(inconclusive) > 0 {
+		t.Logf("inconclusive, not compared: %v", inconclusive)
 	}
 }
