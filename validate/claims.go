@@ -151,6 +151,15 @@ var claimRules = []claimRule{
 	{[]string{"redlock-clock-jump"}, quorum, setBroken,
 		"A holds n1-n3, n3's clock jumps and B takes n3-n5 inside A's validity: two quorums (Kleppmann 2016)", false},
 
+	// The consensus scenarios (etcd, ZooKeeper: the hello's server) apply
+	// to locks on a consensus store only.
+	{[]string{"leader-kill"}, nil, setSafe,
+		"a consensus store commits a grant on a quorum before it answers: the new leader has it, and the lease survives the election", false},
+	{[]string{"leader-pause"}, nil, setSafe,
+		"the paused leader is deposed and the new one carries the leases and sessions: the holder keeps its lock", false},
+	{[]string{"quorum-loss"}, nil, func(e *Expectation) { setSafe(e); e.DuringFaults = NotGranting },
+		"with a majority of members down no write commits: nothing is granted, nothing is unsafe", false},
+
 	{[]string{"random"}, nil, setMayBreak,
 		"a seeded mix of restarts, pauses, cuts and clock jumps: whether one lands on a hold is seed-dependent", false},
 	{[]string{"random"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
