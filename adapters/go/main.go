@@ -42,11 +42,13 @@ func main() {
 		os.Exit(2)
 	}
 	redislog.Quiet()
-	// One client per process needs no parallel threads: with 16 adapters
-	// of GOMAXPROCS 2 on 2 busy cores, their threads competed for the CPU
-	// and redlock's 10 ms per-node calls timed out (2 of 2 runs
-	// inconclusive at TTL 100 ms, 88% of acquires unknown; GOMAXPROCS=1:
-	// 2 of 2 conclusive). The environment's GOMAXPROCS still wins.
+	// One client per process needs no parallel threads: 16 adapters of
+	// GOMAXPROCS 2 on 2 busy cores add threads that compete for the CPU
+	// with redlock's 10 ms per-node calls (exec:go-redlock, baseline, TTL
+	// 100 ms, load average 20+: 0 of 2 runs conclusive; with GOMAXPROCS=1
+	// for lockbench and its adapters 2 of 2; a noisy measurement, and the
+	// node pool fix below mattered more). The environment's GOMAXPROCS
+	// still wins.
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
