@@ -543,7 +543,9 @@ func TestSweepOverlaps(t *testing.T) {
 }
 
 // TestLivenessMessageCounts: the liveness message counts probed keys in
-// the right number ("1 probed key", not "1 probed keys").
+// the right number ("1 probed key", not "1 probed keys"); a probe none of
+// whose attempts was answered makes the check inconclusive unless another
+// key is deadlocked.
 func TestLivenessMessageCounts(t *testing.T) {
 	probe := func(key string, ok bool) history.Operation {
 		op := history.Operation{Kind: history.Probe, Client: -1, Key: key, Invoke: 1, Complete: 2, Result: history.OK, Value: -2}
@@ -551,6 +553,9 @@ func TestLivenessMessageCounts(t *testing.T) {
 			op.Result = history.Fail
 		}
 		return op
+	}
+	unanswered := func(key string) history.Operation { // no attempt answered
+		return history.Operation{Kind: history.Probe, Client: -1, Key: key, Invoke: 1, Complete: 2, Result: history.Info, Value: -2}
 	}
 	tests := []struct {
 		ops  []history.Operation
@@ -561,6 +566,8 @@ func TestLivenessMessageCounts(t *testing.T) {
 		{[]history.Operation{probe("k0", false)}, "1 of 1 probed key is deadlocked"},
 		{[]history.Operation{probe("k0", false), probe("k1", true)}, "1 of 2 probed keys is deadlocked"},
 		{[]history.Operation{probe("k0", false), probe("k1", false)}, "2 of 2 probed keys are deadlocked"},
+		{[]history.Operation{unanswered("k0"), probe("k1", true)}, "1 of 2 probed keys could not be probed"},
+		{[]history.Operation{unanswered("k0"), probe("k1", false)}, "1 of 2 probed keys is deadlocked"},
 	}
 	for _, tt := range tests {
 		r, _ := Liveness(history.Header{TTLMs: 100}, tt.ops)

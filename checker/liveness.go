@@ -36,8 +36,10 @@ type LivenessFigures struct {
 // liveness figures (see LivenessFigures). A Probe operation's Value is the
 // key's PTTL in ms before probing (-1: no TTL, a deadlock; -2: no key) and
 // its result is ok when the probe acquired the key within TTL + 1 s. The
-// check is violated if any probe found no TTL or did not acquire;
-// Result.Violations counts such keys. Skipped when the history has no
+// check is violated if any probe found no TTL or was refused until its
+// deadline; Result.Violations counts such keys. A probe none of whose
+// attempts was answered (result info) says nothing about its key: without
+// a violation the check is then inconclusive. Skipped when the history has no
 // probes; the figures are computed either way. Each such key is a witness
 // (ProbeWitness, with its first failing probe), in key order.
 func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
@@ -45,12 +47,16 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 	bad := map[string]bool{}
 	var r Result
 	var found []ProbeWitness
-	probed := map[string]bool{}
+	probed, unknown := map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != history.Probe {
 			continue
 		}
 		probed[op.Key] = true
+		if op.Value != -1 && op.Result == history.Info {
+			unknown[op.Key] = true // no attempt answered: nothing is known
+			continue
+		}
 		if bad[op.Key] || op.Value != -1 && op.Result == history.OK {
 			continue
 		}
@@ -86,6 +92,9 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 			verb = "is"
 		}
 		r.Message = fmt.Sprintf("%d of %s %s deadlocked or not acquirable after the run; %s", len(bad), probedKeys(len(probed)), verb, gap)
+	case len(unknown) > 0:
+		r.Status = Inconclusive
+		r.Message = fmt.Sprintf("%d of %s could not be probed: no acquire attempt was answered within TTL + 1 s (timeouts); %s", len(unknown), probedKeys(len(probed)), gap)
 	default:
 		r.Status = OK
 		r.Message = fmt.Sprintf("%s acquirable after the run, none without TTL; %s", probedKeys(len(probed)), gap)

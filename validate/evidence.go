@@ -188,6 +188,11 @@ func Missing(scenario string, rep checker.Report, exp Expectation, finding Findi
 			out[c.name] = m
 		}
 	}
+	if rep.Liveness.Status == checker.Inconclusive && !rep.Liveness.TimedOut {
+		// The post-run probe got no answer: the liveness check has no
+		// evidence either way.
+		out["liveness"] = results.MissingEvidence{What: rep.Liveness.Message, Fix: fixTimeouts}
+	}
 	if len(out) == 0 {
 		return nil
 	}

@@ -105,9 +105,15 @@ func keyLease(ctx context.Context, kl impl.KeyLeaser, timeout time.Duration, key
 	return v
 }
 
+// probeAcquire tries to acquire key until TTL + 1 s has passed: ok when
+// an attempt is granted (and released), fail when none was and some
+// attempt was refused (the key is held: with the TTL past, a deadlock),
+// info when no attempt was answered at all (timeouts, connections lost:
+// the probe learnt nothing about the key).
 func probeAcquire(ctx context.Context, l impl.Locker, key string, cfg Config) (history.Result, string) {
 	deadline := time.Now().Add(cfg.TTL + time.Second)
 	var last error
+	refused := false // some attempt was refused: the key is held
 	for time.Now().Before(deadline) {
 		c, cancel := context.WithTimeout(ctx, cfg.ProbeTimeout())
 		lease, err := l.Acquire(c, key)
@@ -119,13 +125,16 @@ func probeAcquire(ctx context.Context, l impl.Locker, key string, cfg Config) (h
 			return history.OK, ""
 		}
 		last = err
+		refused = refused || errors.Is(err, impl.ErrNotAcquired)
 		sleep(ctx, cfg.TTL/20)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	if last == nil || errors.Is(last, impl.ErrNotAcquired) {
+	switch {
+	case last == nil || refused:
 		return history.Fail, fmt.Sprintf("not acquirable within TTL + 1 s (%v)", cfg.TTL+time.Second)
+	default: // no attempt was answered: nothing is known of the key
+		return history.Info, fmt.Sprintf("no attempt answered within TTL + 1 s (%v): %v", cfg.TTL+time.Second, last)
 	}
-	return history.Fail, fmt.Sprintf("not acquirable within TTL + 1 s: %v", last)
 }
