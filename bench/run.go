@@ -79,6 +79,11 @@ type Spec struct {
 	// Library holds library settings of a library adapter by flag name
 	// (impl.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
 	Library map[string]string
+	// Shared, when set, lends the run its etcd or ZooKeeper cluster
+	// instead of one started and stopped for the run alone (see Shared);
+	// the run's keys then carry a prefix of their own. nil: every run
+	// starts its own servers.
+	Shared *Shared
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
@@ -226,13 +231,14 @@ type run struct {
 	out      results.Run
 	histPath string
 
-	c     *cluster.Cluster
-	links *chaos.Links
-	nodes []*cluster.Node // the nodes the strategy talks to
-	clock *history.Clock
-	hw    *history.Writer
-	env   workload.Env
-	cmds  atomic.Int64
+	c      *cluster.Cluster
+	shared bool // c is lent by Spec.Shared: the run does not stop it
+	links  *chaos.Links
+	nodes  []*cluster.Node // the nodes the strategy talks to
+	clock  *history.Clock
+	hw     *history.Writer
+	env    workload.Env
+	cmds   atomic.Int64
 
 	cleanups []func()
 }
@@ -290,12 +296,21 @@ func (r *run) startCluster(ctx context.Context) error {
 			return err
 		}
 	}
-	c, err := cluster.Start(ctx, r.topo, copts)
+	c, tag, shared, err := s.Shared.get(ctx, r.topo, copts)
 	if err != nil {
-		return fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
+		return fmt.Errorf("start %s for %s/%s: %w", r.topo.Kind, s.Strategy, s.Scenario, err)
+	}
+	if shared {
+		r.shared = true
+		r.w.KeyPrefix += tag // a lock an earlier run left is no lock of this run
+		w = r.w
+	} else {
+		if c, err = cluster.Start(ctx, r.topo, copts); err != nil {
+			return fmt.Errorf("start %s for %s/%s: %w", serverNoun(r.topo), s.Strategy, s.Scenario, err)
+		}
+		r.atClose(func() { c.Stop() })
 	}
 	r.c = c
-	r.atClose(func() { c.Stop() })
 	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
 		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared); err != nil {
@@ -486,10 +501,14 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	if r.redis() {
 		r.out.Redis = c.RedisVersion()
+	} else {
+		r.out.Server = r.info.Server.String() + " " + c.ServerVersion()
 	}
 	r.links.Close()
-	if err := c.Stop(); err != nil {
-		return ex, fmt.Errorf("stop redis: %w", err)
+	if !r.shared {
+		if err := c.Stop(); err != nil {
+			return ex, fmt.Errorf("stop %s: %w", serverNoun(r.topo), err)
+		}
 	}
 	return ex, nil
 }
@@ -580,6 +599,15 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// serverNoun names the servers of topology t in errors: "redis", "etcd"
+// or "zookeeper".
+func serverNoun(t cluster.Topology) string {
+	if t.Kind.Consensus() {
+		return string(t.Kind)
+	}
+	return "redis"
+}
 
 func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results.RunConfig {
 	var pol []string

@@ -251,6 +251,10 @@ type Run struct {
 	Command string `json:"command"`
 	// Redis is the redis-server version the run used.
 	Redis string `json:"redis,omitempty"`
+	// Server is the kind and version of the servers of a lock that does
+	// not live on Redis, as they report it at start, e.g. "etcd 3.7.3",
+	// "zookeeper 3.8.0".
+	Server string `json:"server,omitempty"`
 	// Error is set when the run could not complete (environment failure).
 	Error string `json:"error,omitempty"`
 	// ServerCPU is redis-server's CPU busy during the run, in cores (INFO
