@@ -431,7 +431,11 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	if in.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
 	}
-	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library, Group: in.Group()}
+	var server string
+	if in.Server != impl.ServerRedis {
+		server = in.Server.String()
+	}
+	return results.StrategyInfo{Name: st.Name(), Summary: in.Summary, Source: in.Source, Claims: claims, Policy: pol, Library: in.Library, Group: in.Group(), Server: server}
 }
 
 // SkippedPairs returns every pair of profile p that a bench on the backend

@@ -124,6 +124,9 @@ type StrategyInfo struct {
 	// "libraries", "consensus locks"); empty in files that predate it,
 	// whose reports derive it from Claims and Library (GroupOf).
 	Group string `json:"group,omitempty"`
+	// Server is the kind of server the lock lives on when it is not
+	// Redis: "etcd" or "zookeeper"; empty for Redis.
+	Server string `json:"server,omitempty"`
 }
 
 // Run is one (strategy, scenario, seed) run.
