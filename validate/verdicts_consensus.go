@@ -12,8 +12,8 @@ const (
 	consensusBaseline = "no fault: the oldest key (etcd) or lowest sequential node (ZooKeeper) under the lock's prefix holds, created in one linearizable write"
 	consensusLongCS   = "the client keeps running through the 2×TTL critical section and its keep-alives (etcd lease) or pings (ZooKeeper session) keep the lease, so nobody else is granted"
 	consensusCrash    = "the crashed holder's lease (etcd) or session (ZooKeeper) expires after the TTL and its key goes with it; the next client is granted then"
-	consensusGCPause  = "the paused holder sends no keep-alive, its lease expires and the next client is granted while the holder, on waking, writes without checking: a lease cannot guarantee exclusion under a process pause (Jepsen etcd 3.4.3, 2020; Kleppmann 2016)"
-	consensusFenced   = "the lease expires under the paused holder as for the unfenced lock (exclusion breaks), but its fencing token (%s) is older than the next holder's and the resource rejects its write (Kleppmann 2016)"
+	consensusGCPause  = "the paused holder sends no keep-alive (etcd) or ping (ZooKeeper), its lease or session expires and the next client is granted while the holder, on waking, writes without checking: a lease cannot guarantee exclusion under a process pause (Jepsen etcd 3.4.3, 2020; Kleppmann 2016)"
+	consensusFenced   = "the lease or session expires under the paused holder as for the unfenced lock (exclusion breaks), but its fencing token (%s) is older than the next holder's and the resource rejects its write (Kleppmann 2016: %s)"
 	consensusKill     = "a grant is committed on a quorum (%s) before it is answered, so the new leader has it; the client's %s reaches the new leader within the TTL and the lease survives the election: a leader kill loses no granted lock (the contrast with Redis's failover-lost-write)"
 	consensusQuorum   = "with 2 of 3 members down no write commits, so nothing is granted during the outage (no-grants); the holder's key is kept in the log and the cluster grants again once the members rejoin"
 )
@@ -40,8 +40,8 @@ func consensusVerdicts() map[string][]row {
 	}
 	return map[string][]row{
 		"etcd-mutex":  rows(etcdKill, broken(consensusGCPause)),
-		"etcd-fenced": rows(etcdKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock key's create revision"))),
+		"etcd-fenced": rows(etcdKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock key's create revision", "a token from a consensus store"))),
 		"zk-lock":     rows(zkKill, broken(consensusGCPause)),
-		"zk-fenced":   rows(zkKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock node's czxid"))),
+		"zk-fenced":   rows(zkKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock node's czxid", "ZooKeeper's zxid serves as one"))),
 	}
 }
