@@ -178,7 +178,7 @@ func (l *leaderFaults) strike(ctx context.Context, ev workload.Event, held <-cha
 	switch l.mode {
 	case "leader-kill":
 		start = l.env.Clock.Now()
-		evidence, err = inject(ctx, &nodeRestart{node: leader})
+		evidence, err = inject(ctx, &nodeRestart{node: leader, keepsData: true})
 		end = l.env.Clock.Now()
 	case "leader-pause":
 		f := &nodePause{node: leader}

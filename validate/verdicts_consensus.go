@@ -24,24 +24,31 @@ const (
 // Every row was measured with several seeds (see the README's verdict
 // matrix).
 func consensusVerdicts() map[string][]row {
-	etcdKill := fmt.Sprintf(consensusKill, "Raft", "lease keep-alive")
+	// Measured with consensus-seeds (20 seeds): etcd-mutex kept its lock
+	// through the kill in 17, was inconclusive in 2, and in 1 the killed
+	// member took 5.9 s to restart on the loaded machine and the holder's
+	// keep-alive did not reach the new leader within the 1 s lease: another
+	// client was granted during the hold.
+	etcdKillRisk := "a grant is committed on a Raft quorum before it is answered, so the new leader has it, and the lease survives the election when the client's keep-alive reaches the new leader within the TTL; when it does not (a slow restart, election or reconnect on a loaded machine: in 1 of 20 seeds the killed member took 5.9 s to restart) the lease expires and another client is granted: a lease cannot guarantee exclusion (Jepsen etcd 3.4.3, 2020)"
 	zkKill := fmt.Sprintf(consensusKill, "ZAB", "session ping")
 	quorumLoss := Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting, Reason: consensusQuorum}
-	rows := func(kill string, gc Expectation) []row {
+	rows := func(kill, gc Expectation) []row {
 		return []row{
 			{"baseline", safe(consensusBaseline)},
 			{"long-cs", safe(consensusLongCS)},
 			{"gc-pause", gc},
 			{"crash-between", safe(consensusCrash)},
-			{"leader-kill", safe(kill)},
+			{"leader-kill", kill},
 			{"leader-pause", safe("the paused leader is deposed (the others elect a new one within the election timeout) and, resumed, follows; leases and sessions are carried to the new leader, which extends them on election, so the holder keeps its lock")},
 			{"quorum-loss", quorumLoss},
 		}
 	}
+	etcdKillFenced := Expectation{Exclusion: AtRisk, Resource: Hold, Liveness: Hold,
+		Reason: etcdKillRisk + "; the resource rejects the older holder's fencing token (the lock key's create revision) if it happens"}
 	return map[string][]row{
-		"etcd-mutex":  rows(etcdKill, broken(consensusGCPause)),
-		"etcd-fenced": rows(etcdKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock key's create revision", "a token from a consensus store"))),
-		"zk-lock":     rows(zkKill, broken(consensusGCPause)),
-		"zk-fenced":   rows(zkKill, fencedOnly(fmt.Sprintf(consensusFenced, "the lock node's czxid", "ZooKeeper's zxid serves as one"))),
+		"etcd-mutex":  rows(mayBreak(etcdKillRisk), broken(consensusGCPause)),
+		"etcd-fenced": rows(etcdKillFenced, fencedOnly(fmt.Sprintf(consensusFenced, "the lock key's create revision", "a token from a consensus store"))),
+		"zk-lock":     rows(safe(zkKill), broken(consensusGCPause)),
+		"zk-fenced":   rows(safe(zkKill), fencedOnly(fmt.Sprintf(consensusFenced, "the lock node's czxid", "ZooKeeper's zxid serves as one"))),
 	}
 }
