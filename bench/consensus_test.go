@@ -45,7 +45,7 @@ func TestConsensusVerdicts(t *testing.T) {
 			defer cancel()
 			s := Spec{Strategy: tt.strategy, Scenario: tt.scenario, Seed: 1, OutDir: out, Shared: shared,
 				Workload: workload.Config{Clients: 16, TTL: 100 * time.Millisecond, Duration: time.Second}}
-			r, err := runCell(ctx, s, 1, func(string) {})
+			r, err := runCell(ctx, s, 1, nil, func(string) {})
 			if err != nil {
 				t.Fatal(err)
 			}
