@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -71,7 +72,9 @@ func TestVerdictMatrix(t *testing.T) {
 	out := t.TempDir()
 	for _, p := range validate.Matrix() {
 		pair := p.Strategy + "/" + p.Scenario
-		if p.Summary() == "at-risk" {
+		if p.Summary() == "at-risk" || onConsensus(p.Strategy) {
+			// The etcd and ZooKeeper pairs run seconds each on a shared
+			// cluster: TestConsensusVerdicts and the consensus-seeds profile.
 			continue
 		}
 		t.Run(strings.ReplaceAll(pair, "/", "_"), func(t *testing.T) {
@@ -123,6 +126,12 @@ func TestVerdictMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onConsensus reports whether strategy's lock lives on etcd or ZooKeeper.
+func onConsensus(strategy string) bool {
+	st, err := impl.Lookup(strategy)
+	return err == nil && st.Info().Server != impl.ServerRedis
 }
 
 // runOnce runs one seed of a pair (one of seeds seeds) as a bench runs a

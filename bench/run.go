@@ -36,6 +36,23 @@ import (
 // cluster.ErrEnvironment, so lockbench exits 3.
 var ErrOverloaded = fmt.Errorf("harness overloaded: %w", cluster.ErrEnvironment)
 
+// ConsensusMinTTL is the shortest TTL a run of a lock on etcd or
+// ZooKeeper uses (a shorter --ttl or profile TTL is raised to it, as
+// etcd's whole-second leases raise it anyway). ZooKeeper would grant a
+// session timeout of 2 ticks (100 ms), but its client pings every third
+// of it, and on a loaded 2-core machine a 100 ms session expires between
+// pings: measured, zk-lock at TTL 100 ms with 16 clients was granted 0-2
+// times in a 2 s run (most acquires unknown), at 1 s 19 times. Both
+// families run at the same TTL, so their rows compare.
+const ConsensusMinTTL = time.Second
+
+// ConsensusMinDuration is the shortest run of a lock on etcd or
+// ZooKeeper (a shorter --duration or profile duration is raised to it):
+// at TTL 1 s with 16 clients on one key they were granted 7-17 times a
+// second on a loaded 2-core machine, and a run needs validate.MinHolds
+// holds besides those a fault keeps.
+const ConsensusMinDuration = 3 * time.Second
+
 // Spec is one run: a strategy under a scenario with one seed.
 type Spec struct {
 	// Strategy and Scenario are registry names (impl.Lookup, chaos.Lookup).
@@ -62,6 +79,11 @@ type Spec struct {
 	// Library holds library settings of a library adapter by flag name
 	// (impl.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
 	Library map[string]string
+	// Shared, when set, lends the run its etcd or ZooKeeper cluster
+	// instead of one started and stopped for the run alone (see Shared);
+	// the run's keys then carry a prefix of their own. nil: every run
+	// starts its own servers.
+	Shared *Shared
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
@@ -101,6 +123,23 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 		w.CS = workload.CSDist{} // defaults follow the TTL
 		w.Retry = workload.Retry{}
 		w.SafetyMargin = 0
+	}
+	if stt, ok := st.(impl.ServerTTLer); ok && w.TTL > 0 {
+		// The server enforces another TTL (etcd: whole seconds): the run,
+		// its critical sections, retries and faults follow that one, so a
+		// pause of 2×TTL outlasts the lease the server keeps.
+		w.TTL = stt.ServerTTL(w.TTL)
+	}
+	if info.Server != impl.ServerRedis {
+		w.TTL = max(w.TTL, ConsensusMinTTL)
+		w.Duration = max(w.Duration, ConsensusMinDuration)
+		if w.OpTimeout == 0 {
+			// A ZooKeeper acquire waits in the recipe's queue: with the
+			// default 500 ms deadline most of 16 queued clients give up
+			// (measured at TTL 1 s: 16 grants in 3 s with 79 given up;
+			// with 3 s, 44-45 grants).
+			w.OpTimeout = 3 * w.TTL
+		}
 	}
 	if w.Duration < setup.MinDuration {
 		w.Duration = setup.MinDuration
@@ -194,13 +233,14 @@ type run struct {
 	out      results.Run
 	histPath string
 
-	c     *cluster.Cluster
-	links *chaos.Links
-	nodes []*cluster.Node // the nodes the strategy talks to
-	clock *history.Clock
-	hw    *history.Writer
-	env   workload.Env
-	cmds  atomic.Int64
+	c      *cluster.Cluster
+	shared bool // c is lent by Spec.Shared: the run does not stop it
+	links  *chaos.Links
+	nodes  []*cluster.Node // the nodes the strategy talks to
+	clock  *history.Clock
+	hw     *history.Writer
+	env    workload.Env
+	cmds   atomic.Int64
 
 	cleanups []func()
 }
@@ -258,12 +298,21 @@ func (r *run) startCluster(ctx context.Context) error {
 			return err
 		}
 	}
-	c, err := cluster.Start(ctx, r.topo, copts)
+	c, tag, shared, err := s.Shared.get(ctx, r.topo, copts)
 	if err != nil {
-		return fmt.Errorf("start redis for %s/%s: %w", s.Strategy, s.Scenario, err)
+		return fmt.Errorf("start %s for %s/%s: %w", r.topo.Kind, s.Strategy, s.Scenario, err)
+	}
+	if shared {
+		r.shared = true
+		r.w.KeyPrefix += tag // a lock an earlier run left is no lock of this run
+		w = r.w
+	} else {
+		if c, err = cluster.Start(ctx, r.topo, copts); err != nil {
+			return fmt.Errorf("start %s for %s/%s: %w", serverNoun(r.topo), s.Strategy, s.Scenario, err)
+		}
+		r.atClose(func() { c.Stop() })
 	}
 	r.c = c
-	r.atClose(func() { c.Stop() })
 	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
 		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared); err != nil {
@@ -459,10 +508,14 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	if r.redis() {
 		r.out.Redis = c.RedisVersion()
+	} else {
+		r.out.Server = r.info.Server.String() + " " + c.ServerVersion()
 	}
 	r.links.Close()
-	if err := c.Stop(); err != nil {
-		return ex, fmt.Errorf("stop redis: %w", err)
+	if !r.shared {
+		if err := c.Stop(); err != nil {
+			return ex, fmt.Errorf("stop %s: %w", serverNoun(r.topo), err)
+		}
 	}
 	return ex, nil
 }
@@ -555,6 +608,15 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// serverNoun names the servers of topology t in errors: "redis", "etcd"
+// or "zookeeper".
+func serverNoun(t cluster.Topology) string {
+	if t.Kind.Consensus() {
+		return string(t.Kind)
+	}
+	return "redis"
+}
 
 func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results.RunConfig {
 	var pol []string

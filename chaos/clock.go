@@ -34,6 +34,10 @@ const jumpsPerRun = 3
 // first.
 func jumpWait(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
 
+// NAClockJump is why the clock scenarios do not apply to etcd and
+// ZooKeeper locks: a wall-clock jump cannot reach how they time a lease.
+const NAClockJump = "etcd (Go) and ZooKeeper (Java) time leases and sessions with the monotonic clock (Go's monotonic time, Java's System.nanoTime), which a wall-clock jump does not move, and the clock shim is an LD_PRELOAD for redis-server; a jump cannot expire their locks"
+
 // ClockJump jumps the server's wall clock forward by 2×TTL while a lock is
 // held, three times a run: single-node strategies' only node, one seeded
 // node of five for quorum strategies. A jump lands when another client is
@@ -42,6 +46,7 @@ func ClockJump() Scenario {
 	return Scenario{Name: "clock-jump", Kind: Clock,
 		Faults:  []Fault{&clockJump{}},
 		Summary: "right after the holder's read the server's wall clock jumps +2×TTL (quorum strategies: one node of five); the holder waits until another client was granted and released (at most 0.7×TTL), then writes; three times a run",
+		Applies: redisOnly(NAClockJump, nil),
 		Setup:   func(impl.Info) Setup { return Setup{ClockShim: true} },
 		New: func(env Env) Nemesis {
 			return &clockJumps{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, jumpsPerRun)},
@@ -198,12 +203,12 @@ func RedlockClockJump() Scenario {
 	return Scenario{Name: "redlock-clock-jump", Kind: Clock,
 		Faults:  []Fault{&clockJump{}, &linkCut{}},
 		Summary: "five nodes, two clients, each pausing TTL/4 after a release: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
-		Applies: func(in impl.Info) (bool, string) {
+		Applies: redisOnly(NAClockJump, func(in impl.Info) (bool, string) {
 			if !in.Claims.Quorum || in.Nodes < 5 {
 				return false, "a Redlock counter-example: needs a quorum strategy on five nodes"
 			}
 			return true, ""
-		},
+		}),
 		// A quarter-TTL think: without it the client that released wins
 		// n3 straight back while the other backs off, and A, starved under
 		// CPU load, may hold no lock at any trigger (seen: 2 of 20 seeds).

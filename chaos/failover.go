@@ -71,6 +71,7 @@ const (
 func FailoverLostWrite() Scenario {
 	return Scenario{Name: "failover-lost-write", Kind: Replication,
 		Faults:  []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Applies: redisOnly(naFailover, nil),
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
@@ -99,12 +100,12 @@ func SentinelFailover() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Replication,
 		Faults:  []Fault{&sentinelFailover{}, &replicationCut{}},
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
-		Applies: func(in impl.Info) (bool, string) {
+		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if quorum(in) {
 				return false, "a quorum lock runs on independent primaries without replication: there is nothing for Sentinel to fail over"
 			}
 			return true, ""
-		},
+		}),
 		Setup: func(impl.Info) Setup {
 			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, Sentinel: true,
 				TTL: SentinelTTL, MinDuration: SentinelMinDuration}
@@ -112,6 +113,10 @@ func SentinelFailover() Scenario {
 		New: func(env Env) Nemesis { return newFailover(env, true) },
 	}
 }
+
+// naFailover is why the failover scenarios do not apply to etcd and
+// ZooKeeper locks.
+const naFailover = "fails a Redis primary over to an asynchronous replica; etcd and ZooKeeper commit a grant on a quorum (Raft, ZAB) before they answer: leader-kill is their failover"
 
 // quorumTTL is the lock TTL of failover-lost-write for quorum strategies:
 // their per-node timeout is TTL/10, and 5 ms (at the matrix's 50 ms TTL)

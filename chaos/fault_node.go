@@ -73,6 +73,9 @@ type nodeRestart struct {
 	delay time.Duration
 	// persistence is the node's persistence, for the evidence only.
 	persistence cluster.Persistence
+	// keepsData marks an etcd or ZooKeeper member, which restarts with
+	// its data folder (its log), for the evidence only.
+	keepsData bool
 }
 
 func (*nodeRestart) Name() string             { return "node-restart" }
@@ -107,6 +110,8 @@ func (r *nodeRestart) Inject(ctx context.Context) (string, error) {
 	}
 	mode := "empty (no persistence)"
 	switch {
+	case r.keepsData:
+		mode = "with its data (log and snapshot)"
 	case r.delay > 0:
 		mode = fmt.Sprintf("empty after a %v delay", r.delay)
 	case r.persistence == cluster.PersistenceAOF:

@@ -51,6 +51,10 @@ const (
 	partitionMinDuration = 1600 * time.Millisecond
 )
 
+// naProxied is why the network scenarios do not apply to etcd and
+// ZooKeeper locks (yet): their proxies speak to Redis.
+const naProxied = "puts lockbench's per-link proxies between clients and Redis nodes (their checks and fault evidence speak RESP); they are not placed on etcd (gRPC) or ZooKeeper links yet, so the fault cannot be injected there"
+
 // proxiedSetup is the Setup of a scenario that proxies every link: quorum
 // strategies get QuorumProxiedTTL (see there) and at least minQuorum of
 // run time; single-node strategies keep the workload's TTL.
@@ -69,6 +73,7 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 func PartitionHolder() Scenario {
 	return Scenario{Name: "partition-holder", Kind: Network,
 		Faults:  []Fault{&linkCut{}},
+		Applies: redisOnly(naProxied, nil),
 		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 200 ms, 4 clients)",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
 		New: func(env Env) Nemesis {
@@ -137,6 +142,7 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 func Latency() Scenario {
 	return Scenario{Name: "latency", Kind: Network,
 		Faults:  []Fault{&linkLatency{}},
+		Applies: redisOnly(naProxied, nil),
 		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL 250 ms",
 		Setup: func(impl.Info) Setup {
 			return Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}

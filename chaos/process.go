@@ -83,6 +83,7 @@ func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
+		Applies: redisOnly(naRestart, nil),
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false, cluster.PersistenceNone) }}
 }
@@ -94,6 +95,7 @@ func NodeRestartDelayed() Scenario {
 	return Scenario{Name: "node-restart-delayed", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
+		Applies: redisOnly(naRestart, nil),
 		Setup: func(in impl.Info) Setup {
 			// The run is longer by the time the node is down, in which
 			// Redlock's bare-quorum clients are refused: the same share
@@ -113,9 +115,14 @@ func NodeRestartAOF() Scenario {
 	return Scenario{Name: "node-restart-aof", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
 		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
+		Applies: redisOnly(naRestart, nil),
 		Setup:   restartSetup(cluster.PersistenceAOF),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart-aof", false, cluster.PersistenceAOF) }}
 }
+
+// naRestart is why the node-restart family does not apply to etcd and
+// ZooKeeper locks.
+const naRestart = "restarts a Redis node with its keyspace emptied (or reloaded from AOF); etcd and ZooKeeper members keep their log on disk and rejoin their quorum: leader-kill is their restart"
 
 // restartDelay is how long node-restart-delayed keeps a killed node down:
 // past the TTL, so every key it held would have expired anyway.
@@ -322,6 +329,7 @@ func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
 		Faults:  []Fault{&nodePause{}},
 		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
+		Applies: redisOnly("pauses the Redis node that holds the key; on etcd and ZooKeeper, leader-pause stops their leader past the TTL", nil),
 		New: func(env Env) Nemesis {
 			return &nodePauses{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
 		}}
@@ -445,6 +453,9 @@ type nodesDown struct {
 }
 
 func quorumOnly(in impl.Info) (bool, string) {
+	if onConsensus(in) {
+		return false, "kills Redis nodes of a five-node Redlock quorum; on etcd and ZooKeeper, quorum-loss takes 2 of 3 members down"
+	}
 	if quorum(in) {
 		return true, ""
 	}

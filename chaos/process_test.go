@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -287,9 +288,11 @@ func TestNodesDownKillsForReal(t *testing.T) {
 }
 
 // TestProcessScenariosApply checks which strategies each scenario applies to
-// and the setup it asks for.
+// and the setup it asks for: the Redis process scenarios are n/a, with a
+// reason, for the locks on etcd and ZooKeeper, the consensus ones (leader-kill,
+// leader-pause, quorum-loss) for the Redis locks.
 func TestProcessScenariosApply(t *testing.T) {
-	for _, sc := range processScenarios() {
+	for _, sc := range append(processScenarios(), consensusScenarios()...) {
 		for _, name := range impl.Names() {
 			st, err := impl.Lookup(name)
 			if err != nil {
@@ -297,13 +300,20 @@ func TestProcessScenariosApply(t *testing.T) {
 			}
 			in := st.Info()
 			ok, why := sc.AppliesTo(in)
+			if !ok && why == "" {
+				t.Errorf("%s/%s: no reason given", sc.Name, name)
+			}
+			consensusScenario := sc.Kind == Process && slices.Contains([]string{"leader-kill", "leader-pause", "quorum-loss"}, sc.Name)
+			if onConsensus(in) || consensusScenario {
+				if ok != (onConsensus(in) && consensusScenario) {
+					t.Errorf("%s applies to %s (server %s): %v (%s)", sc.Name, name, in.Server, ok, why)
+				}
+				continue
+			}
 			q := in.Claims.Quorum
 			redlockOnly := strings.HasPrefix(sc.Name, "redlock-")
 			if ok != (q || !redlockOnly) {
 				t.Errorf("%s applies to %s: %v (%s)", sc.Name, name, ok, why)
-			}
-			if !ok && why == "" {
-				t.Errorf("%s/%s: no reason given", sc.Name, name)
 			}
 			s := sc.SetupFor(in)
 			restart := strings.HasPrefix(sc.Name, "node-restart")

@@ -43,6 +43,7 @@ func Random() Scenario {
 	return Scenario{Name: "random", Kind: Mixed,
 		Faults:  []Fault{&nodeKill{}, &nodePause{}, &linkLatency{}, &linkCut{}, &clockJump{}},
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
+		Applies: redisOnly("mixes Redis faults (an empty restart, per-link proxies, clock jumps through the clock shim) that etcd and ZooKeeper have no counterpart for; leader-kill, leader-pause and quorum-loss cover their server faults", nil),
 		Setup: func(in impl.Info) Setup {
 			s := proxiedSetup(in, randomQuorumMinDuration)
 			s.ClockShim = true

@@ -112,6 +112,39 @@ func SupportedOn(in impl.Info, have []cluster.Feature) []string {
 	return out
 }
 
+// onConsensus reports whether a strategy's lock lives on etcd or
+// ZooKeeper (Info.Server) rather than on Redis.
+func onConsensus(in impl.Info) bool { return in.Server != impl.ServerRedis }
+
+// redisOnly is the Applies of a scenario whose faults act on Redis (its
+// processes, its replication, its per-link proxies, its clock shim):
+// strategies on etcd or ZooKeeper are n/a with why (what the scenario
+// does that has no counterpart there, and the scenario that covers it);
+// then inner decides (nil: every Redis strategy).
+func redisOnly(why string, inner func(impl.Info) (bool, string)) func(impl.Info) (bool, string) {
+	return func(in impl.Info) (bool, string) {
+		if onConsensus(in) {
+			return false, why
+		}
+		if inner == nil {
+			return true, ""
+		}
+		return inner(in)
+	}
+}
+
+// consensusOnly is the Applies of a scenario whose faults act on an etcd
+// cluster or a ZooKeeper ensemble (its leader, its quorum): Redis
+// strategies are n/a with why.
+func consensusOnly(why string) func(impl.Info) (bool, string) {
+	return func(in impl.Info) (bool, string) {
+		if !onConsensus(in) {
+			return false, why
+		}
+		return true, ""
+	}
+}
+
 // SetupFor returns s's Setup for a strategy.
 func (s Scenario) SetupFor(in impl.Info) Setup {
 	if s.Setup == nil {
@@ -196,13 +229,14 @@ func newRand(seed int64) *rand.Rand {
 }
 
 // All returns every scenario, in report order: the baseline, then one
-// family per file (client.go, process.go, failover.go, network.go,
-// clock.go, random.go). A new scenario is one constructor plus one line in
+// family per file (client.go, process.go, consensus.go, failover.go,
+// network.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
 	all := []Scenario{Baseline()}
 	all = append(all, clientScenarios()...)
 	all = append(all, processScenarios()...)
+	all = append(all, consensusScenarios()...)
 	all = append(all, failoverScenarios()...)
 	all = append(all, networkScenarios()...)
 	all = append(all, clockScenarios()...)

@@ -12,6 +12,19 @@ import (
 	"github.com/lockbench/lockbench/impl"
 )
 
+// onRedis returns the strategies of impl.All whose locks live on Redis
+// (Info.Server ServerRedis): the ones the Redis tests here cover; the
+// etcd and ZooKeeper strategies have their own (consensus_test.go).
+func onRedis() []impl.Strategy {
+	var out []impl.Strategy
+	for _, s := range impl.All() {
+		if s.Info().Server == impl.ServerRedis {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // startNodes starts n independent redis-servers, stopped at test end, and
 // returns one client per node (short timeouts, no retries), closed at test end.
 func startNodes(t *testing.T, n int) (*cluster.Cluster, []redis.UniversalClient) {

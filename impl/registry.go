@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// All returns every strategy, home-made ones first, in the order reports
-// list them. Each call builds a new slice.
+// All returns every strategy, home-made ones first, then the library
+// adapters, then the locks on consensus systems (Consensus), in the order
+// reports list them. Each call builds a new slice.
 func All() []Strategy {
-	return []Strategy{
+	return append([]Strategy{
 		naive{},
 		setNXPXStrategy{},
 		tokenLua{},
@@ -19,13 +20,12 @@ func All() []Strategy {
 		redsyncAdapter{},
 		redsyncAdapter{single: true},
 		redislockAdapter{},
-	}
+	}, Consensus()...)
 }
 
 // Consensus returns the strategies whose locks live on etcd or ZooKeeper
-// (Info.Server), in report order. They are not in All, whose strategies
-// every bench profile, verdict table and plot covers, until those have
-// their rows; Lookup finds them. Each call builds a new slice.
+// (Info.Server), in report order: the last ones of All. Each call builds
+// a new slice.
 func Consensus() []Strategy {
 	return []Strategy{etcdMutex{}, etcdFenced{}, zkLock{}, zkFenced{}}
 }
@@ -40,7 +40,7 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the strategy named name (of All or Consensus), or an
+// Lookup returns the strategy named name (of All), or an
 // error that lists the valid names. A name with ExecPrefix ("exec:COMMAND"
 // or "exec:NAME") runs an adapter process: the first Lookup of it starts
 // the adapter once to read its hello, later ones reuse that (see Exec for
@@ -49,14 +49,10 @@ func Lookup(name string) (Strategy, error) {
 	if IsExec(name) {
 		return lookupExec(name)
 	}
-	for _, s := range append(All(), Consensus()...) {
+	for _, s := range All() {
 		if s.Name() == name {
 			return s, nil
 		}
 	}
-	names := Names()
-	for _, s := range Consensus() {
-		names = append(names, s.Name())
-	}
-	return nil, fmt.Errorf("unknown strategy %q (valid: %s, or %sCOMMAND for any lock through an adapter process)", name, strings.Join(names, ", "), ExecPrefix)
+	return nil, fmt.Errorf("unknown strategy %q (valid: %s, or %sCOMMAND for any lock through an adapter process)", name, strings.Join(Names(), ", "), ExecPrefix)
 }

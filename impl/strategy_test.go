@@ -14,7 +14,8 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	want := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock"}
+	want := []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock",
+		"etcd-mutex", "etcd-fenced", "zk-lock", "zk-fenced"}
 	if got := impl.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -47,6 +48,10 @@ func TestInfo(t *testing.T) {
 		{"redsync", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
 		{"redsync-single", impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, impl.Policy{CheckValidity: true}, 1},
 		{"redislock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
+		{"etcd-mutex", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 3},
+		{"etcd-fenced", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true, Fencing: true}, impl.Policy{HonourLost: true}, 3},
+		{"zk-lock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 3},
+		{"zk-fenced", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true, Fencing: true}, impl.Policy{HonourLost: true}, 3},
 	}
 	if len(tests) != len(impl.All()) {
 		t.Fatalf("test table has %d strategies, All() %d", len(tests), len(impl.All()))
@@ -84,7 +89,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"ttl below 1ms", func(c *impl.Config) { c.TTL = time.Microsecond }},
 		{"negative drift", func(c *impl.Config) { c.DriftFactor = -1 }},
 	}
-	for _, s := range impl.All() {
+	for _, s := range onRedis() {
 		if _, err := s.New(good); err != nil {
 			t.Errorf("%s.New(good config): %v", s.Name(), err)
 		}
@@ -110,7 +115,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // owner's acquire after release.
 func TestAcquireRelease(t *testing.T) {
 	_, nodes := startNodes(t, 5)
-	for _, s := range impl.All() {
+	for _, s := range onRedis() {
 		t.Run(s.Name(), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -169,7 +174,7 @@ func TestAcquireRelease(t *testing.T) {
 func TestStaleRelease(t *testing.T) {
 	_, nodes := startNodes(t, 5)
 	deletesOthers := map[string]bool{"naive": true, "set-nx-px": true}
-	for _, s := range impl.All() {
+	for _, s := range onRedis() {
 		t.Run(s.Name(), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

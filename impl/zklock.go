@@ -181,11 +181,12 @@ type zkState struct {
 // closed, so that a node it may have left goes with it).
 //
 // The recipe takes no context and hides its node's name, so an attempt
-// that gives up cannot delete its node at once without closing the
-// session: its goroutine keeps waiting, and deletes the node (Unlock) the
-// moment the recipe grants it, so an attempt that gave up never holds the
-// lock longer than that one round trip; should that delete fail, the
-// session is closed. Close ends such goroutines.
+// that gives up deletes its node by closing the session (the server
+// deletes the session's nodes at once; the next Acquire opens a new
+// one). Its goroutine ends when the connection closes, or, granted
+// first, deletes the node (Unlock) so an attempt that gave up never
+// holds the lock longer than that one round trip; should that delete
+// fail, the session is closed. Close ends such goroutines.
 //
 // Validity is not tracked (zero): the session is kept alive by pings in
 // the background; the server expires it a session timeout after it last
@@ -236,6 +237,13 @@ func (l *zkLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 		if !landed {
 			gaveUp = true
 			mu.Unlock()
+			// Close the session, so that the server deletes the queued
+			// node now: left in the queue, every given-up attempt would
+			// be granted and released in its turn, and with each client
+			// queueing anew at every retry the queue of such nodes grew
+			// faster than it drained (measured: 0 grants in a 2 s run of
+			// 16 clients, with the call deadline below the queue's wait).
+			l.reset(s)
 			return nil, fmt.Errorf("%s: acquire %q: still queued at the deadline: %w", l.name, key, ErrNotAcquired)
 		}
 		mu.Unlock()

@@ -14,11 +14,13 @@ import (
 // marker, in the order lockbench lists them (impl.Names); a test checks
 // that each is registered, in order. A strategy registered later and not
 // listed here is drawn in one of extraColors, chosen by its name.
-var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock"}
+var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock",
+	"etcd-mutex", "etcd-fenced", "zk-lock", "zk-fenced"}
 
 // strategyColors is the colour of each name in Strategies, in order: eight
-// colours of matplotlib's "tab10" (Tableau 10), a mustard and a dark indigo
-// from "tab20b". Red and orange are left out: red marks violations and orange
+// colours of matplotlib's "tab10" (Tableau 10), then from "tab20b" a
+// mustard and a dark indigo, and a dark and a light shade of periwinkle and teal for
+// the consensus locks (etcd, ZooKeeper; the fenced variant lighter). Red and orange are left out: red marks violations and orange
 // shades fault windows in every chart.
 var strategyColors = [...]color.RGBA{
 	{0x7f, 0x7f, 0x7f, 0xff}, // naive: grey
@@ -31,6 +33,10 @@ var strategyColors = [...]color.RGBA{
 	{0xbc, 0xbd, 0x22, 0xff}, // redsync: olive
 	{0xbd, 0x9e, 0x39, 0xff}, // redsync-single: mustard
 	{0x39, 0x3b, 0x79, 0xff}, // redislock: dark indigo
+	{0x6b, 0x6e, 0xcf, 0xff}, // etcd-mutex: periwinkle
+	{0x9c, 0x9e, 0xde, 0xff}, // etcd-fenced: light periwinkle
+	{0x2a, 0x7f, 0x62, 0xff}, // zk-lock: dark teal
+	{0x8f, 0xc9, 0xa9, 0xff}, // zk-fenced: light teal
 }
 
 // extraColors are for names outside Strategies (a strategy added later, a

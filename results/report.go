@@ -123,6 +123,9 @@ type view struct {
 	// Recommendations are one line per need (scenario), derived from
 	// the chooser's cells.
 	Recommendations []recommendation
+	// Families compares the Redis, etcd and ZooKeeper locks, one
+	// sentence per scenario that two of them ran (FamilyComparisons).
+	Families []string
 	// Timelines are the timeline plots as links, one row per strategy,
 	// one cell per scenario; TimelineCount is how many there are.
 	Timelines     []timelineRow
@@ -551,6 +554,7 @@ func buildView(f *File, plots []PlotRef) view {
 	v.Chooser = buildChooser(f.Runs, strategies, v.Scenarios, v.Summaries, f.Strategies)
 	v.ChooserCost = chooserCost(v.Chooser)
 	v.Recommendations = recommend(v.Chooser, v.Scenarios, f.Strategies)
+	v.Families = FamilyComparisons(f)
 	var others []PlotRef
 	v.Timelines, others, v.TimelineCount = timelineTable(plots, strategies, v.Scenarios)
 	for _, p := range others {

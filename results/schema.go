@@ -124,6 +124,9 @@ type StrategyInfo struct {
 	// "libraries", "consensus locks"); empty in files that predate it,
 	// whose reports derive it from Claims and Library (GroupOf).
 	Group string `json:"group,omitempty"`
+	// Server is the kind of server the lock lives on when it is not
+	// Redis: "etcd" or "zookeeper"; empty for Redis.
+	Server string `json:"server,omitempty"`
 }
 
 // Run is one (strategy, scenario, seed) run.
@@ -251,6 +254,10 @@ type Run struct {
 	Command string `json:"command"`
 	// Redis is the redis-server version the run used.
 	Redis string `json:"redis,omitempty"`
+	// Server is the kind and version of the servers of a lock that does
+	// not live on Redis, as they report it at start, e.g. "etcd 3.7.3",
+	// "zookeeper 3.8.0".
+	Server string `json:"server,omitempty"`
 	// Error is set when the run could not complete (environment failure).
 	Error string `json:"error,omitempty"`
 	// ServerCPU is redis-server's CPU busy during the run, in cores (INFO

@@ -211,5 +211,7 @@ var ClaimsExceptions = map[[2]string]string{
 	{"redsync", "node-pause"}:                 "availability not judged: redsync's whole-call timeout (0.05×TTL) needs all four live answers in time, which CPU contention can starve (seen once in a full make test)",
 	{"redsync", "redlock-minority-down"}:      "availability not judged: with 3 nodes left redsync needs all 3 answers within its whole-call timeout (0.05×TTL), which CPU contention can starve",
 	{"redsync-single", "failover-lost-write"}: "at risk, not must-break: redsync's call timeout (0.05×TTL) through the scenario's proxy leaves most acquires unknown, so the fault may find no grant to strike (measured: no fault landed in 1 of 2 seeds)",
+	{"etcd-mutex", "leader-kill"}:             "at risk, not must-hold: the grant survives the election, but the lease survives only when the client's keep-alive reaches the new leader within the TTL (measured at TTL 1 s: lost in 1 of 20 seeds, when the keep-alive stalled while the killed member took 5.9 s to restart)",
+	{"etcd-fenced", "leader-kill"}:            "exclusion at risk as for etcd-mutex (a keep-alive that misses the TTL loses the lease); the resource still holds: it rejects the older holder's fencing token",
 	{"redsync-single", "latency"}:             "no grants during the fault, not grants: redsync's call timeout (0.05×TTL = 12.5 ms) is below the 100 ms round trip, so every acquire in the window times out: a library setting the claims do not carry",
 }

@@ -142,7 +142,7 @@ func keepsGranting(reason string) Expectation {
 // rows; a strategy appears in one family only (TestVerdictTable).
 func families() []map[string][]row {
 	return []map[string][]row{singleNodeVerdicts(), renewalVerdicts(), reentrantVerdicts(),
-		quorumVerdicts(), fencedVerdicts(), libraryVerdicts()}
+		quorumVerdicts(), fencedVerdicts(), libraryVerdicts(), consensusVerdicts()}
 }
 
 // table is the verdict table: strategy → scenario → expectation.

@@ -40,8 +40,10 @@ lockbench starts and stops itself (--backend process: redis-server processes;
 --redis-addrs), check each history, and write results.json, report.md,
 index.html, the plots and the histories to --out.
 
-Profiles: ci (every pair once, short runs: the CI gate), full (three seeds,
-longer runs, a client sweep). --strategies and --scenarios narrow a profile.
+Profiles: ci (every pair once, short runs: the CI gate; etcd-mutex and zk-lock
+under baseline, gc-pause and leader-kill), full (three seeds, longer runs, a
+client sweep), consensus-seeds (the etcd and ZooKeeper key results, 20 seeds).
+--strategies and --scenarios narrow a profile.
 --repeat N runs each cell N times with seeds --seed, --seed+1, ...; the
 report shows medians with min–max; the same seed and repeat run the same
 cells.

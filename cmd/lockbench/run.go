@@ -487,7 +487,10 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 	if f.backendNote != "" {
 		fmt.Fprintf(e, "note: %s\n", f.backendNote)
 	}
-	if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
+	if in := st.Info(); in.Server != impl.ServerRedis && (w.TTL != f.ttl || w.Duration != f.duration) {
+		fmt.Fprintf(e, "note: %s runs with TTL %v, duration %v and op timeout %v (locks on %s run at TTL ≥ %v and ≥ %v, op timeout 3×TTL by default; your flags said %v, %v)\n",
+			st.Name(), w.TTL, w.Duration, w.OpTimeout, in.Server, bench.ConsensusMinTTL, bench.ConsensusMinDuration, f.ttl, f.duration)
+	} else if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
 		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; your flags said %d, %v, %v)\n",
 			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, f.clients, f.ttl, f.duration)
 	}
