@@ -136,7 +136,7 @@ type Measure struct {
 	CheckS float64
 	Ops    int
 
-	exclusion, resource string // the statuses behind Check
+	exclusion, resource checker.Status // the statuses behind Check
 }
 
 // Stat is a median with its spread over rounds.
@@ -649,7 +649,7 @@ func checkHistory(outDir string, m *Measure) error {
 	m.CheckS = time.Since(t).Seconds()
 	m.Ops = len(ops)
 	m.Check = fmt.Sprintf("exclusion %s, resource %s", exc.Status, res.Status)
-	m.exclusion, m.resource = string(exc.Status), string(res.Status)
+	m.exclusion, m.resource = exc.Status, res.Status
 	return nil
 }
 
