@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
@@ -57,7 +58,7 @@ func runChromium(t *testing.T, bin, profile string, args ...string) []byte {
 // sampleReportFile is a small bench result: two strategies under the
 // baseline and a fault, one unexpected verdict, and a client sweep.
 func sampleReportFile() *results.File {
-	run := func(strategy, scenario string, tput float64, asExpected bool, verdict string) results.Run {
+	run := func(strategy, scenario string, tput float64, asExpected bool, verdict checker.Status) results.Run {
 		r := results.Run{
 			Strategy: strategy, Scenario: scenario, Seed: 1, Expected: "must-hold", AsExpected: asExpected,
 			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},

@@ -2,7 +2,7 @@ package bench
 
 import (
 	"context"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -71,7 +71,7 @@ func TestLibraryAdaptersAgree(t *testing.T) {
 					t.Errorf("%s/baseline: %d violations, want 0", strategy, r.Violations)
 				}
 				v := r.Verdict
-				return strings.Join([]string{"exclusion " + v.Exclusion, "resource " + v.Resource, "liveness " + v.Liveness}, ", ")
+				return fmt.Sprintf("exclusion %s, resource %s, liveness %s", v.Exclusion, v.Resource, v.Liveness)
 			}
 			lib, home := verdict(tc.lib, tc.settings), verdict(tc.home, nil)
 			if lib != home {

@@ -392,13 +392,8 @@ func (r *run) connect(ctx context.Context) error {
 		}
 		return dial
 	}
-	r.env = workload.Env{
-		Strategy: st,
-		History:  hw,
-		Clock:    r.clock,
-		IDs:      &history.IDs{},
-		Resource: workload.NewResource(w.Fencing),
-	}
+	r.env = workload.NewEnv(st, hw, r.clock)
+	r.env.Resource = workload.NewResource(w.Fencing)
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {
 	case r.setup.Sentinel:
@@ -416,7 +411,7 @@ func (r *run) connect(ctx context.Context) error {
 			addrs[i] = n.Addr()
 		}
 		if r.redis() { // etcd and ZooKeeper Lockers dial Endpoints themselves
-			r.env.Nodes = func(client int) ([]redis.UniversalClient, error) { return dialFor(client).Nodes(addrs), nil }
+			r.env.Nodes = workload.DialNodes(addrs, dialFor)
 		}
 		r.env.Endpoints = func(int) []string { return addrs }
 	}

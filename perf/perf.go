@@ -136,7 +136,7 @@ type Measure struct {
 	CheckS float64
 	Ops    int
 
-	exclusion, resource string // the statuses behind Check
+	exclusion, resource checker.Status // the statuses behind Check
 }
 
 // Stat is a median with its spread over rounds.
@@ -477,32 +477,27 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 	if err != nil {
 		return Measure{}, err
 	}
-	env := workload.Env{
-		Strategy: st,
-		Clock:    history.NewClock(),
-		IDs:      &history.IDs{},
-		Nodes: func(int) ([]redis.UniversalClient, error) {
-			return []redis.UniversalClient{redis.NewClient(m.clientOptions(full.OpTimeout))}, nil
-		},
-	}
+	clock := history.NewClock()
 	tool := "lockbench-unrecorded"
 	var hw *history.Writer
 	rel := ""
-	if name == "" {
-		env.NoHistory = true
-	} else {
+	if name != "" {
 		tool = "lockbench"
 		rel = filepath.Join("histories", name+".jsonl")
 		hw, err = history.Create(filepath.Join(m.o.OutDir, rel), history.Header{
 			Strategy: Strategy, Scenario: "perf", Seed: m.o.Seed, Clients: full.Clients, Keys: full.Keys,
-			TTLMs: TTL.Milliseconds(), Fencing: string(full.Fencing), Started: env.Clock.Start().UTC().Format(time.RFC3339Nano),
+			TTLMs: TTL.Milliseconds(), Fencing: string(full.Fencing), Started: clock.Start().UTC().Format(time.RFC3339Nano),
 		})
 		if err != nil {
 			return Measure{}, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 		}
 		defer hw.Close()
-		env.History = hw
 	}
+	// The same wiring as a bench run's (workload.NewEnv, workload.DialNodes,
+	// workload.Dialer), minus the command counter and the faults.
+	env := workload.NewEnv(st, hw, clock)
+	dial := m.dialer(full.OpTimeout)
+	env.Nodes = workload.DialNodes([]string{m.addr}, func(int) workload.Dialer { return dial })
 	win, err := m.open(ctx)
 	if err != nil {
 		return Measure{}, err
@@ -572,7 +567,12 @@ func (m *meter) close(ctx context.Context, w window, elapsed time.Duration) (Mea
 // its pool holds two connections at most. timeout bounds dials, reads and
 // writes.
 func (m *meter) clientOptions(timeout time.Duration) *redis.Options {
-	return workload.Dialer{Timeout: timeout, PoolSize: 2, Unchecked: !m.o.ConnCheck}.Options(m.addr)
+	return m.dialer(timeout).Options(m.addr)
+}
+
+// dialer is the workload.Dialer of clientOptions.
+func (m *meter) dialer(timeout time.Duration) workload.Dialer {
+	return workload.Dialer{Timeout: timeout, PoolSize: 2, Unchecked: !m.o.ConnCheck}
 }
 
 // goRedisLoop runs n goroutines for d, each with its own go-redis client
@@ -649,7 +649,7 @@ func checkHistory(outDir string, m *Measure) error {
 	m.CheckS = time.Since(t).Seconds()
 	m.Ops = len(ops)
 	m.Check = fmt.Sprintf("exclusion %s, resource %s", exc.Status, res.Status)
-	m.exclusion, m.resource = string(exc.Status), string(res.Status)
+	m.exclusion, m.resource = exc.Status, res.Status
 	return nil
 }
 

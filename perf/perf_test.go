@@ -3,7 +3,9 @@ package perf
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,12 +73,62 @@ func TestRunSmall(t *testing.T) {
 	if rd[1].Check != "exclusion ok, resource ok" {
 		t.Errorf("check of the recorded history: %q", rd[1].Check)
 	}
-	runs, _ := r.Runs()
 	if rd[3].Tool != "go-redis-loop" || rd[3].ClientCPU <= 0 {
 		t.Errorf("go-redis loop: %+v", rd[3])
 	}
-	if len(runs) != 4 || runs[0].Strategy != "redis-benchmark" || runs[3].Strategy != "go-redis-loop" || runs[1].ServerCPU <= 0 || !strings.Contains(runs[1].Checks["perf"], "commands/s") || runs[1].Verdict.Exclusion != "ok" {
-		t.Errorf("results runs: %+v", runs)
+	// perf.json holds the report as measured, and reads back.
+	dir := t.TempDir()
+	if err := Write(dir, &File{Tool: "lockbench test", Strategy: Strategy, Report: r}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Report.Comparisons[0].Rounds[0]
+	if f.SchemaVersion != SchemaVersion || got[1].Tool != "lockbench" || got[1].CommandsPerS != rd[1].CommandsPerS || got[1].Check != rd[1].Check || got[3].Tool != "go-redis-loop" {
+		t.Errorf("perf.json read back: %+v", f)
+	}
+}
+
+// TestFileLoad: Load refuses what is not a perf.json of this schema (a
+// results.json included) and RemoveEarlier removes a perf.json and the
+// histories it lists, nothing else.
+func TestFileLoad(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(`{"schema_version":7,"runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, FileName)); !errors.Is(err, ErrSchema) {
+		t.Errorf("Load(schema 7) = %v, want ErrSchema", err)
+	}
+	hist := filepath.Join("histories", "perf-c1-r1.jsonl")
+	other := filepath.Join(dir, "notes.txt")
+	for _, p := range []string{filepath.Join(dir, hist), other} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := Report{Comparisons: []Comparison{{Clients: 1, Rounds: [][4]Measure{{{Tool: "redis-benchmark"}, {Tool: "lockbench", History: hist}}}}}}
+	if err := Write(dir, &File{Report: r}); err != nil {
+		t.Fatal(err)
+	}
+	if !In(dir) {
+		t.Fatal("In: no perf.json after Write")
+	}
+	if f, err := RemoveEarlier(dir); err != nil || f == nil {
+		t.Fatalf("RemoveEarlier = %v, %v", f, err)
+	}
+	for _, p := range []string{filepath.Join(dir, FileName), filepath.Join(dir, hist), filepath.Join(dir, "histories")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("RemoveEarlier left %s", p)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("RemoveEarlier removed a file it did not write: %v", err)
 	}
 }
 

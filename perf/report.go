@@ -5,8 +5,6 @@ import (
 	"io"
 	"runtime"
 	"text/tabwriter"
-
-	"github.com/lockbench/lockbench/results"
 )
 
 // Targets of the harness's own cost (docs/performance.md), as shares.
@@ -129,65 +127,4 @@ func us(s Stat) string {
 
 func pct(s Stat) string {
 	return fmt.Sprintf("%.1f%% [%.1f–%.1f]", s.Median*100, s.Min*100, s.Max*100)
-}
-
-// Runs converts the report into results.json runs: per client count and
-// round, one run per tool (scenario "perf-cN"), and the sweep points
-// (scenario "perf-sweep-one-key" or "perf-sweep-own-keys"). ThroughputPerS
-// is grants/s for lockbench and the go-redis loop (strategy
-// "go-redis-loop": one SET NX and one DEL per grant) and requests/s for
-// redis-benchmark (which has no grants); RoundTripsPerGrant is commands per grant (1 for redis-benchmark),
-// so ThroughputPerS × RoundTripsPerGrant is the command rate in both.
-// Checks["perf"] says so in words. Nothing is gated (Expected "at-risk").
-func (r Report) Runs() (runs, sweep []results.Run) {
-	for _, c := range r.Comparisons {
-		for i, rd := range c.Rounds {
-			for _, m := range rd {
-				run := toRun(m, fmt.Sprintf("perf-c%d", c.Clients), int64(i+1))
-				run.Checks["comparison"] = fmt.Sprintf("round %d of %d; medians over rounds: lockbench %.0f cmd/s = %.1f%% of redis-benchmark's %.0f (target ≥%.0f%%); recording costs %.1f%% (target ≤%.0f%%)",
-					i+1, len(c.Rounds), c.Lockbench.Median, c.Ratio.Median*100, c.RedisBenchmark.Median, target(c.Clients)*100, c.RecordingCost.Median*100, TargetRecordingCost*100)
-				runs = append(runs, run)
-			}
-		}
-	}
-	for _, p := range r.Sweep {
-		run := toRun(p.Measure, "perf-sweep-"+p.Keys+"-keys", 1)
-		run.Checks["perf"] += fmt.Sprintf("; other processes used %.2f cores; limit: %s", p.OtherCPU, p.Limit)
-		sweep = append(sweep, run)
-	}
-	return runs, sweep
-}
-
-func toRun(m Measure, scenario string, round int64) results.Run {
-	run := results.Run{
-		Strategy: Strategy, Scenario: scenario, Seed: round, Expected: "at-risk",
-		Reason:  "performance measurement (lockbench perf): not gated",
-		Verdict: results.Verdict{Exclusion: "skipped", Resource: "skipped", Liveness: "skipped"},
-		Checks:  map[string]string{}, AsExpected: true, Grants: m.Grants,
-		ThroughputPerS: m.GrantsPerS, History: m.History, DurationS: m.Elapsed.Seconds(),
-		Config:    results.RunConfig{Clients: m.Clients, Keys: m.Keys, TTLMs: float64(TTL.Milliseconds()), DurationMs: float64(m.Elapsed.Milliseconds()), CSMs: "fixed(0s)", Topology: "single", Fencing: "off", Reentrancy: 1},
-		ServerCPU: m.ServerCPU, ClientCPU: m.ClientCPU,
-	}
-	if m.Grants > 0 {
-		run.RoundTripsPerGrant = float64(m.Commands) / float64(m.Grants)
-	}
-	switch m.Tool {
-	case "redis-benchmark":
-		run.Strategy = "redis-benchmark"
-		run.ThroughputPerS, run.RoundTripsPerGrant = m.CommandsPerS, 1
-		run.Checks["perf"] = fmt.Sprintf("redis-benchmark: %.0f requests/s as it reports them (SET NX PX on random keys); the server counted %.0f commands/s", m.CommandsPerS, m.ServerCommandsPerS)
-	case "go-redis-loop":
-		run.Strategy = "go-redis-loop"
-		run.Checks["perf"] = fmt.Sprintf("bare go-redis loop (lockbench's client options, SET NX PX + DEL, no deadline, history or workload): %.0f commands/s served (INFO commandstats)", m.CommandsPerS)
-	case "lockbench-unrecorded":
-		run.Scenario += "-unrecorded"
-		run.Checks["perf"] = fmt.Sprintf("lockbench without recording: %.0f commands/s served (INFO commandstats), %.0f grants/s", m.CommandsPerS, m.GrantsPerS)
-	default:
-		run.Checks["perf"] = fmt.Sprintf("lockbench: %.0f commands/s served (INFO commandstats), %.0f grants/s", m.CommandsPerS, m.GrantsPerS)
-	}
-	if m.Check != "" {
-		run.Verdict.Exclusion, run.Verdict.Resource = m.exclusion, m.resource
-		run.Checks["checker"] = fmt.Sprintf("%s on %d operations in %.2f s", m.Check, m.Ops, m.CheckS)
-	}
-	return run
 }

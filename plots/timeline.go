@@ -128,8 +128,47 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	if len(holds) == 0 && len(faults) == 0 && len(marks) == 0 {
 		return nil, fmt.Errorf("%w: timeline of key %q: no hold, fault or violation", ErrNoData, key)
 	}
+	panels, zoomed, err := timelinePanels(key, holds, faults, marks, opts)
+	if err != nil {
+		return nil, err
+	}
+	tl := timelineLayout{zoomed: zoomed, clients: timelineClients(panels), title: timelineTitle(key, opts), base: holdColor}
+	if opts.Strategy != "" {
+		tl.base = StrategyColor(opts.Strategy)
+	}
+	tl.row = make(map[int]int, len(tl.clients))
+	for i, c := range tl.clients {
+		tl.row[c] = i
+	}
+	tl.rows = max(len(tl.clients), 1)
+	tl.yLo, tl.yHi = -0.5, float64(tl.rows)-0.5
 
-	// The time range: every finite time given, from 0.
+	var drawn []Mark
+	var plotsDrawn []*plot.Plot
+	legend := timelineLegend{}
+	for i, pn := range panels {
+		p, ms, err := tl.drawPanel(i, pn, &legend)
+		if err != nil {
+			return nil, err
+		}
+		drawn = append(drawn, ms...)
+		plotsDrawn = append(plotsDrawn, p)
+	}
+	return drawn, tl.save(plotsDrawn, legend.addTo(plotsDrawn[0], drawn, opts.Note), prefix)
+}
+
+// timelinePanel is one panel of a timeline: a span of time and what falls in it.
+type timelinePanel struct {
+	span   Span
+	holds  []Interval
+	faults []Window
+	marks  []Mark
+}
+
+// timelinePanels returns the panels of a timeline: one per window of opts
+// with anything in it (zoomed), else one over the whole time range (every
+// finite time given, from 0) with the marks of finite extent.
+func timelinePanels(key string, holds []Interval, faults []Window, marks []Mark, opts *TimelineOptions) ([]timelinePanel, bool, error) {
 	tMin, tMax := 0.0, 0.0
 	see := func(v float64) {
 		if finite(v) {
@@ -153,13 +192,7 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	if len(windows) == 0 && zoomed {
 		windows = []Span{{opts.FromMs, min(opts.ToMs, tMax)}}
 	}
-	type panel struct {
-		span   Span
-		holds  []Interval
-		faults []Window
-		marks  []Mark
-	}
-	var panels []panel
+	var panels []timelinePanel
 	if zoomed {
 		for _, w := range windows {
 			from, to := max(w.FromMs, 0), w.ToMs
@@ -170,25 +203,28 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 			if len(hs) == 0 && len(fs) == 0 && len(ms) == 0 {
 				continue
 			}
-			panels = append(panels, panel{Span{from, to}, hs, fs, ms})
+			panels = append(panels, timelinePanel{Span{from, to}, hs, fs, ms})
 		}
 		if len(panels) == 0 {
-			return nil, fmt.Errorf("%w: timeline of key %q: no hold, fault or violation in %s", ErrNoData, key, spansText(windows))
+			return nil, true, fmt.Errorf("%w: timeline of key %q: no hold, fault or violation in %s", ErrNoData, key, spansText(windows))
 		}
-	} else {
-		if tMax <= tMin {
-			tMax = tMin + 1
-		}
-		var ms []Mark
-		for _, m := range marks {
-			if finite(m.StartMs) && finite(m.EndMs) {
-				ms = append(ms, m)
-			}
-		}
-		panels = []panel{{Span{tMin, tMax}, holds, faults, ms}}
+		return panels, true, nil
 	}
+	if tMax <= tMin {
+		tMax = tMin + 1
+	}
+	var ms []Mark
+	for _, m := range marks {
+		if finite(m.StartMs) && finite(m.EndMs) {
+			ms = append(ms, m)
+		}
+	}
+	return []timelinePanel{{Span{tMin, tMax}, holds, faults, ms}}, false, nil
+}
 
-	// One row per client, the same in every panel.
+// timelineClients returns the clients of every panel's holds and marks,
+// sorted: one row per client, the same in every panel.
+func timelineClients(panels []timelinePanel) []int {
 	var clients []int
 	addRow := func(c int) {
 		if !slices.Contains(clients, c) {
@@ -206,13 +242,12 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 		}
 	}
 	slices.Sort(clients)
-	row := make(map[int]int, len(clients))
-	for i, c := range clients {
-		row[c] = i
-	}
-	rows := max(len(clients), 1)
-	yLo, yHi := -0.5, float64(rows)-0.5
+	return clients
+}
 
+// timelineTitle is opts.Title, or one naming the key (shortened to 40
+// characters); at most 80 characters either way.
+func timelineTitle(key string, opts *TimelineOptions) string {
 	title := opts.Title
 	if title == "" {
 		k := key
@@ -224,110 +259,126 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	if r := []rune(title); len(r) > 80 {
 		title = string(r[:79]) + "…"
 	}
-	base := holdColor
-	if opts.Strategy != "" {
-		base = StrategyColor(opts.Strategy)
-	}
+	return title
+}
 
+// timelineLayout is what every panel of a timeline shares: its rows (one
+// per client), their vertical range, the title (first panel) and the
+// colour of holds.
+type timelineLayout struct {
+	zoomed   bool
+	clients  []int
+	row      map[int]int // client → row
+	rows     int
+	yLo, yHi float64
+	title    string
+	base     color.Color
+}
+
+// drawPanel draws panel i of a timeline: its fault windows, then the
+// holds over them, then the marks; it returns the plot and the marks drawn,
+// and fills in legend's entries.
+func (tl timelineLayout) drawPanel(i int, pn timelinePanel, legend *timelineLegend) (*plot.Plot, []Mark, error) {
 	var drawn []Mark
-	var plotsDrawn []*plot.Plot
-	legend := timelineLegend{}
-	for i, pn := range panels {
-		xLabel := "time since run start (ms)"
-		if zoomed {
-			xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(pn.span.FromMs), formatMs(pn.span.ToMs))
-		}
-		t := ""
-		if i == 0 {
-			t = title
-		}
-		p := newPlot(t, xLabel, "client (number)")
-		lo, hi := pn.span.FromMs, pn.span.ToMs
-		sliver := (hi - lo) / 500 // narrowest visible hold
-		// Fault windows first, so holds draw over them.
-		var labels plotter.XYLabels
-		for _, f := range pn.faults {
-			start, end := f.StartMs, f.EndMs
-			if !finite(start) {
-				start = lo
-			}
-			if !finite(end) || end > hi {
-				end = hi
-			}
-			end = max(end, start+sliver)
-			poly, err := plotter.NewPolygon(rect(start, end, yLo, yHi))
-			if err != nil {
-				return nil, fmt.Errorf("plots: fault %q: %w", f.Name, err)
-			}
-			poly.Color = faultColor
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-			legend.fault = poly
-			labels.XYs = append(labels.XYs, plotter.XY{X: start, Y: yHi})
-			labels.Labels = append(labels.Labels, f.Name)
-		}
-		// Holds: one polygon each, so overlapping holds of one client (a
-		// stale holder and its next grant) fill whole whatever the fill rule.
-		for _, h := range pn.holds {
-			start, end := h.StartMs, h.EndMs
-			if !finite(start) {
-				continue // no start: nothing to place
-			}
-			if math.IsNaN(end) || math.IsInf(end, 1) {
-				end = hi
-			}
-			end = max(end, start+sliver)
-			r := row[h.Client]
-			y := float64(r)
-			poly, err := plotter.NewPolygon(rect(start, end, y-0.35, y+0.35))
-			if err != nil {
-				return nil, fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
-			}
-			poly.Color = base
-			if r%2 == 1 {
-				poly.Color = lighter(base, 0.35)
-			}
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-			if legend.hold == nil {
-				legend.hold = poly
-			}
-		}
-		// Marks: exactly their interval, over the holds.
-		for _, m := range pn.marks {
-			if err := addMark(p, m, row, yLo, yHi, &legend); err != nil {
-				return nil, err
-			}
-			drawn = append(drawn, m)
-		}
-		if len(labels.XYs) > 0 {
-			l, err := plotter.NewLabels(labels)
-			if err != nil {
-				return nil, fmt.Errorf("plots: fault labels: %w", err)
-			}
-			for i := range l.TextStyle {
-				l.TextStyle[i].Font.Size = 8
-				l.TextStyle[i].Font.Typeface = sans.Typeface
-				l.TextStyle[i].Font.Variant = sans.Variant
-				l.TextStyle[i].YAlign = draw.YBottom
-			}
-			p.Add(l)
-		}
-		// Axes: a labelled row per client (every k-th when there are many).
-		every := max(1, len(clients)/20)
-		var ticks []plot.Tick
-		for i, c := range clients {
-			t := plot.Tick{Value: float64(i)}
-			if i%every == 0 {
-				t.Label = strconv.Itoa(c)
-			}
-			ticks = append(ticks, t)
-		}
-		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-		p.X.Min, p.X.Max = lo, hi
-		plotsDrawn = append(plotsDrawn, p)
+	xLabel := "time since run start (ms)"
+	if tl.zoomed {
+		xLabel = fmt.Sprintf("time since run start (ms), window %s–%s ms", formatMs(pn.span.FromMs), formatMs(pn.span.ToMs))
 	}
-	entries := legend.addTo(plotsDrawn[0], drawn, opts.Note)
+	t := ""
+	if i == 0 {
+		t = tl.title
+	}
+	p := newPlot(t, xLabel, "client (number)")
+	lo, hi := pn.span.FromMs, pn.span.ToMs
+	sliver := (hi - lo) / 500 // narrowest visible hold
+	// Fault windows first, so holds draw over them.
+	var labels plotter.XYLabels
+	for _, f := range pn.faults {
+		start, end := f.StartMs, f.EndMs
+		if !finite(start) {
+			start = lo
+		}
+		if !finite(end) || end > hi {
+			end = hi
+		}
+		end = max(end, start+sliver)
+		poly, err := plotter.NewPolygon(rect(start, end, tl.yLo, tl.yHi))
+		if err != nil {
+			return nil, nil, fmt.Errorf("plots: fault %q: %w", f.Name, err)
+		}
+		poly.Color = faultColor
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		legend.fault = poly
+		labels.XYs = append(labels.XYs, plotter.XY{X: start, Y: tl.yHi})
+		labels.Labels = append(labels.Labels, f.Name)
+	}
+	// Holds: one polygon each, so overlapping holds of one client (a
+	// stale holder and its next grant) fill whole whatever the fill rule.
+	for _, h := range pn.holds {
+		start, end := h.StartMs, h.EndMs
+		if !finite(start) {
+			continue // no start: nothing to place
+		}
+		if math.IsNaN(end) || math.IsInf(end, 1) {
+			end = hi
+		}
+		end = max(end, start+sliver)
+		r := tl.row[h.Client]
+		y := float64(r)
+		poly, err := plotter.NewPolygon(rect(start, end, y-0.35, y+0.35))
+		if err != nil {
+			return nil, nil, fmt.Errorf("plots: hold of client %d: %w", h.Client, err)
+		}
+		poly.Color = tl.base
+		if r%2 == 1 {
+			poly.Color = lighter(tl.base, 0.35)
+		}
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		if legend.hold == nil {
+			legend.hold = poly
+		}
+	}
+	// Marks: exactly their interval, over the holds.
+	for _, m := range pn.marks {
+		if err := addMark(p, m, tl.row, tl.yLo, tl.yHi, legend); err != nil {
+			return nil, nil, err
+		}
+		drawn = append(drawn, m)
+	}
+	if len(labels.XYs) > 0 {
+		l, err := plotter.NewLabels(labels)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plots: fault labels: %w", err)
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].Font.Size = 8
+			l.TextStyle[i].Font.Typeface = sans.Typeface
+			l.TextStyle[i].Font.Variant = sans.Variant
+			l.TextStyle[i].YAlign = draw.YBottom
+		}
+		p.Add(l)
+	}
+	// Axes: a labelled row per client (every k-th when there are many).
+	every := max(1, len(tl.clients)/20)
+	var ticks []plot.Tick
+	for i, c := range tl.clients {
+		t := plot.Tick{Value: float64(i)}
+		if i%every == 0 {
+			t.Label = strconv.Itoa(c)
+		}
+		ticks = append(ticks, t)
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = lo, hi
+	return p, drawn, nil
+}
+
+// save sizes the panels (room above the rows for the fault labels and,
+// in the first panel, the legend's entries lines) and writes them, one
+// above the other, as prefix.png and prefix.svg.
+func (tl timelineLayout) save(plotsDrawn []*plot.Plot, entries int, prefix string) error {
 	h := Height + panelHeight*vg.Length(len(plotsDrawn)-1)
 	// Room above the rows for the fault labels, and in the first panel for
 	// the legend: at least a fifth of the axis, more when the legend's
@@ -336,14 +387,14 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 	// title and axis).
 	dataH := float64(h/vg.Length(len(plotsDrawn)) - 2.2*vg.Centimeter)
 	for i, p := range plotsDrawn {
-		room := 0.25 * float64(rows)
+		room := 0.25 * float64(tl.rows)
 		if need := float64(11*vg.Length(entries) + 12); i == 0 && dataH > need {
-			room = max(room, need*float64(rows+1)/(dataH-need))
+			room = max(room, need*float64(tl.rows+1)/(dataH-need))
 		}
-		p.Y.Min, p.Y.Max = yLo, yHi+room
+		p.Y.Min, p.Y.Max = tl.yLo, tl.yHi+room
 	}
 	if len(plotsDrawn) == 1 {
-		return drawn, save(plotsDrawn[0], prefix)
+		return save(plotsDrawn[0], prefix)
 	}
 	err := saveWith(func(c draw.Canvas) {
 		tiles := draw.Tiles{Rows: len(plotsDrawn), Cols: 1, PadY: vg.Centimeter / 4}
@@ -355,7 +406,7 @@ func Timeline(key string, holds []Interval, faults []Window, marks []Mark, prefi
 			plotsDrawn[i].Draw(cs[0])
 		}
 	}, prefix, Width, h)
-	return drawn, err
+	return err
 }
 
 // timelineLegend collects one thumbnail per kind of thing a timeline draws.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/checker"
 )
 
 // This file derives the chooser table, the first thing a report shows:
@@ -82,8 +84,14 @@ type inconclusiveCheck struct{ name, what string }
 
 // checkStatuses lists a run's checks by name with their stored verdicts,
 // in report order.
-func checkStatuses(r Run) []struct{ name, status string } {
-	return []struct{ name, status string }{
+func checkStatuses(r Run) []struct {
+	name   string
+	status checker.Status
+} {
+	return []struct {
+		name   string
+		status checker.Status
+	}{
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
 		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
 	}
@@ -106,12 +114,12 @@ func missingOf(r Run, check string) string {
 // nothing to check (no hold, no resource operation): it is inconclusive.
 func outcomeOf(r Run) outcome {
 	o := outcome{
-		lostUpdates: r.Verdict.Resource == "violated",
-		exclusion:   r.Verdict.Exclusion == "violated",
-		fencing:     r.Verdict.Fencing == "violated",
-		reentrancy:  r.Verdict.Reentrancy == "violated",
-		deadlock:    r.Verdict.Liveness == "violated",
-		resourceOK:  r.Verdict.Resource == "ok",
+		lostUpdates: r.Verdict.Resource == checker.Violated,
+		exclusion:   r.Verdict.Exclusion == checker.Violated,
+		fencing:     r.Verdict.Fencing == checker.Violated,
+		reentrancy:  r.Verdict.Reentrancy == checker.Violated,
+		deadlock:    r.Verdict.Liveness == checker.Violated,
+		resourceOK:  r.Verdict.Resource == checker.OK,
 		rejected:    r.Evidence.ResourceRejected,
 		fencedAll:   r.Config.Fencing == "all",
 		noGrants:    serverFault(r.ScenarioKind) && longFault(r) && r.Liveness.GrantsDuringFaults == 0,
@@ -119,13 +127,13 @@ func outcomeOf(r Run) outcome {
 		unchecked:   true,
 	}
 	for _, c := range checkStatuses(r) {
-		if c.status == "ok" || c.status == "violated" || c.status == "inconclusive" {
+		if c.status == checker.OK || c.status == checker.Violated || c.status == checker.Inconclusive {
 			o.unchecked = false
 		}
 	}
 	for _, c := range checkStatuses(r) {
-		skipped := c.status == "skipped" && (c.name == "exclusion" || c.name == "resource")
-		if c.status == "inconclusive" || skipped && !o.unchecked {
+		skipped := c.status == checker.Skipped && (c.name == "exclusion" || c.name == "resource")
+		if c.status == checker.Inconclusive || skipped && !o.unchecked {
 			o.inconclusive = append(o.inconclusive, inconclusiveCheck{c.name, missingOf(r, c.name)})
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/lockbench/lockbench/checker"
 )
 
 // DefaultMaxRegression is the relative performance change Compare flags by
@@ -123,7 +125,7 @@ func (c Comparison) Failed() bool { return c.Gated > 0 }
 var checkNames = []string{"exclusion", "resource", "liveness", "fencing", "reentrancy"}
 
 // verdictOf returns a run's status for a named check.
-func verdictOf(r Run, check string) string {
+func verdictOf(r Run, check string) checker.Status {
 	switch check {
 	case "exclusion":
 		return r.Verdict.Exclusion
@@ -391,15 +393,15 @@ func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []
 	oldAllOK, oldAllViolated := true, true
 	for _, r := range ors {
 		v := verdictOf(r, check)
-		oldAllOK = oldAllOK && v == "ok"
-		oldAllViolated = oldAllViolated && v == "violated"
+		oldAllOK = oldAllOK && v == checker.OK
+		oldAllViolated = oldAllViolated && v == checker.Violated
 	}
 	newViolated, newNotViolated := 0, 0
 	for _, r := range nrs {
 		switch verdictOf(r, check) {
-		case "violated":
+		case checker.Violated:
 			newViolated++
-		case "inconclusive": // too little evidence: no lost canary
+		case checker.Inconclusive: // too little evidence: no lost canary
 		default:
 			newNotViolated++
 		}

@@ -3,6 +3,8 @@ package results
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/checker"
 )
 
 // TestOutcomeOf: the --json summary counts runs, names each unexpected run
@@ -89,7 +91,7 @@ func TestVerdictLineSingular(t *testing.T) {
 // sampleReportFile is a small bench result: two strategies under the
 // baseline and a fault, one unexpected verdict, and a client sweep.
 func sampleReportFile() *File {
-	run := func(strategy, scenario string, tput float64, asExpected bool, verdict string) Run {
+	run := func(strategy, scenario string, tput float64, asExpected bool, verdict checker.Status) Run {
 		r := Run{
 			Strategy: strategy, Scenario: scenario, Seed: 1, Expected: "must-hold", AsExpected: asExpected,
 			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},

@@ -66,7 +66,7 @@ func WriteReport(dir string, f *File, plots []PlotRef) error {
 	for i := range v.Plots {
 		v.Plots[i].Missing = missingFile(dir, v.Plots[i].PNG)
 	}
-	mdFuncs := texttemplate.FuncMap{"md": escapeMarkdown, "url": markdownURL, "code": markdownCode}
+	mdFuncs := texttemplate.FuncMap{"md": func(v any) string { return escapeMarkdown(fmt.Sprint(v)) }, "url": markdownURL, "code": markdownCode}
 	var pages []struct {
 		name string
 		data []byte

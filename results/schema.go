@@ -347,11 +347,11 @@ func (r Run) Outcome() string {
 
 // Verdict is the observed status per check.
 type Verdict struct {
-	Exclusion  string `json:"exclusion"`
-	Resource   string `json:"resource"`
-	Liveness   string `json:"liveness"`
-	Fencing    string `json:"fencing,omitempty"`
-	Reentrancy string `json:"reentrancy,omitempty"`
+	Exclusion  checker.Status `json:"exclusion"`
+	Resource   checker.Status `json:"resource"`
+	Liveness   checker.Status `json:"liveness"`
+	Fencing    checker.Status `json:"fencing,omitempty"`
+	Reentrancy checker.Status `json:"reentrancy,omitempty"`
 }
 
 // ErrorBreakdown counts the unwanted outcomes of a run's lock calls, from
@@ -437,9 +437,9 @@ type Fault struct {
 
 // KnownVerdict reports whether v is a value a check's verdict may take:
 // "ok", "violated", "inconclusive", "skipped", or "" (not recorded).
-func KnownVerdict(v string) bool {
+func KnownVerdict(v checker.Status) bool {
 	switch v {
-	case "", "ok", "violated", "inconclusive", "skipped":
+	case "", checker.OK, checker.Violated, checker.Inconclusive, checker.Skipped:
 		return true
 	}
 	return false
@@ -452,7 +452,10 @@ func KnownVerdict(v string) bool {
 // unexpected.
 func (r Run) UnknownVerdicts() []string {
 	var out []string
-	for _, c := range []struct{ name, got string }{
+	for _, c := range []struct {
+		name string
+		got  checker.Status
+	}{
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
 		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
 	} {
@@ -473,14 +476,17 @@ func (r Run) UnknownVerdicts() []string {
 // uses it so that it never shows such a run as expected.
 func (r Run) Contradictions() []string {
 	var out []string
-	for _, c := range []struct{ name, got string }{
+	for _, c := range []struct {
+		name string
+		got  checker.Status
+	}{
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
 	} {
 		switch want := r.ExpectedChecks[c.name]; {
-		case want == "hold" && c.got == "violated":
+		case want == "hold" && c.got == checker.Violated:
 			out = append(out, fmt.Sprintf("%s must hold but is %s", c.name, c.got))
-		case want == "break" && c.got != "violated" && c.got != "inconclusive":
-			out = append(out, fmt.Sprintf("%s must break (canary) but is %s", c.name, orNone(c.got)))
+		case want == "break" && c.got != checker.Violated && c.got != checker.Inconclusive:
+			out = append(out, fmt.Sprintf("%s must break (canary) but is %s", c.name, orNone(string(c.got))))
 		}
 	}
 	return out

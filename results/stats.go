@@ -6,6 +6,7 @@ import (
 
 	"github.com/montanaflynn/stats"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
 )
 
@@ -240,13 +241,13 @@ func Observed(r Run) string {
 	if r.Error != "" {
 		return ObservedError
 	}
-	vs := []string{r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Verdict.Fencing, r.Verdict.Reentrancy}
+	vs := []checker.Status{r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Verdict.Fencing, r.Verdict.Reentrancy}
 	inconclusive := false
 	for _, v := range vs {
 		switch v {
-		case "violated":
+		case checker.Violated:
 			return ObservedViolated
-		case "inconclusive":
+		case checker.Inconclusive:
 			inconclusive = true
 		}
 	}
@@ -254,7 +255,7 @@ func Observed(r Run) string {
 		return ObservedInconclusive
 	}
 	for _, v := range vs {
-		if v == "ok" {
+		if v == checker.OK {
 			return ObservedHeld
 		}
 	}

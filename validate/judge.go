@@ -39,11 +39,11 @@ import (
 func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
 	out.Expected, out.ExpectedChecks, out.Reason = exp.Summary(), exp.Checks(), exp.Reason
 	out.Verdict = results.Verdict{
-		Exclusion:  string(rep.Exclusion.Status),
-		Resource:   string(rep.Resource.Status),
-		Liveness:   string(rep.Liveness.Status),
-		Fencing:    string(rep.Fencing.Status),
-		Reentrancy: string(rep.Reentrancy.Status),
+		Exclusion:  rep.Exclusion.Status,
+		Resource:   rep.Resource.Status,
+		Liveness:   rep.Liveness.Status,
+		Fencing:    rep.Fencing.Status,
+		Reentrancy: rep.Reentrancy.Status,
 	}
 	out.Violations = rep.Exclusion.Violations + rep.Resource.Violations
 	out.Checks = map[string]string{
@@ -81,9 +81,9 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 			missing["availability"] = m
 		}
 	}
-	for name, v := range map[string]*string{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing} {
+	for name, v := range map[string]*checker.Status{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing} {
 		if _, ok := missing[name]; ok {
-			*v = string(checker.Inconclusive)
+			*v = checker.Inconclusive
 		}
 	}
 	out.Missing = missing
@@ -239,9 +239,9 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 	for _, c := range []struct {
 		name    string
 		e       Expect
-		verdict *string
+		verdict *checker.Status
 	}{{"exclusion", exp.Exclusion, &out.Verdict.Exclusion}, {"resource", exp.Resource, &out.Verdict.Resource}, {"fencing", exp.Fencing, &out.Verdict.Fencing}} {
-		if c.e != Hold || *c.verdict != string(checker.Violated) {
+		if c.e != Hold || *c.verdict != checker.Violated {
 			continue
 		}
 		if out.Missing == nil {
@@ -250,7 +250,7 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 		out.Missing[c.name] = results.MissingEvidence{
 			What: fmt.Sprintf("a client stalled %v (TTL %v) inside a hold with no fault to explain it: the machine ran the harness late, so the violation may be the machine's, not the lock's", stall.Round(time.Millisecond), ttl),
 			Fix:  fixStall}
-		*c.verdict = string(checker.Inconclusive)
+		*c.verdict = checker.Inconclusive
 		changed = true
 	}
 	if changed {

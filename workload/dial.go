@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/impl"
 )
 
 // Dialer builds go-redis clients with short timeouts and no hidden retries
@@ -138,4 +141,25 @@ func (h CountHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// DialNodes returns an Env.Nodes that gives each logical client its own
+// go-redis clients of addrs, one per node, from dial(client) (client -1 is
+// the liveness probe, which may dial with a longer timeout).
+func DialNodes(addrs []string, dial func(client int) Dialer) func(client int) ([]redis.UniversalClient, error) {
+	return func(client int) ([]redis.UniversalClient, error) { return dial(client).Nodes(addrs), nil }
+}
+
+// NewEnv returns the Env of a run of st that records into hw with clock
+// (hw nil: NoHistory, nothing recorded), with fresh operation ids; the
+// caller sets how clients reach the servers (Nodes, Endpoints), the
+// resource and the faults.
+func NewEnv(st impl.Strategy, hw *history.Writer, clock *history.Clock) Env {
+	env := Env{Strategy: st, Clock: clock, IDs: &history.IDs{}}
+	if hw == nil {
+		env.NoHistory = true
+	} else {
+		env.History = hw
+	}
+	return env
 }

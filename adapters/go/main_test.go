@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -206,15 +207,16 @@ func TestSameVerdicts(t *testing.T) {
 // checks that reached different verdicts.
 func compareVerdicts(a, b results.Verdict, exp validate.Expectation) (inconclusive, atRisk, mismatch []string) {
 	for _, c := range []struct {
-		name, a, b string
-		exp        validate.Expect
+		name string
+		a, b checker.Status
+		exp  validate.Expect
 	}{
 		{"exclusion", a.Exclusion, b.Exclusion, exp.Exclusion}, {"resource", a.Resource, b.Resource, exp.Resource},
 		{"liveness", a.Liveness, b.Liveness, exp.Liveness}, {"fencing", a.Fencing, b.Fencing, exp.Fencing},
 	} {
 		diff := fmt.Sprintf("%s %s in-process, %s through the adapter", c.name, c.a, c.b)
 		switch {
-		case c.a == "inconclusive" || c.b == "inconclusive":
+		case c.a == checker.Inconclusive || c.b == checker.Inconclusive:
 			inconclusive = append(inconclusive, fmt.Sprintf("%s %s/%s", c.name, c.a, c.b))
 		case c.a == c.b:
 		case c.exp == validate.AtRisk:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
@@ -84,7 +85,10 @@ func TestVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type cell struct{ command, scenario, exclusion string }
+	type cell struct {
+		command, scenario string
+		exclusion         checker.Status
+	}
 	cells := []cell{{plain, "gc-pause", "violated"}, {renew, "long-cs", "ok"}}
 	// Six Python clients start in a second or two on a busy machine; the
 	// sweep runs the chooser's workload (16 clients).

@@ -87,8 +87,9 @@ check lacked evidence; 1 wins over 4).`,
 			} else {
 				fmt.Fprintf(w, "%s: %s/%s seed %d, %d operations; expected %s (%s)\n", path, h.Strategy, h.Scenario, h.Seed, len(ops), exp.Summary(), exp.Reason)
 				for _, x := range []struct {
-					name, status string
-					r            checker.Result
+					name   string
+					status checker.Status
+					r      checker.Result
 				}{{"exclusion", r.Verdict.Exclusion, rep.Exclusion}, {"resource", r.Verdict.Resource, rep.Resource},
 					{"fencing", r.Verdict.Fencing, rep.Fencing}, {"reentrancy", r.Verdict.Reentrancy, rep.Reentrancy}, {"liveness", r.Verdict.Liveness, rep.Liveness}} {
 					fmt.Fprintf(w, "  %-10s %-12s %s\n", x.name, x.status, x.r.Message)

@@ -30,6 +30,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -243,11 +244,15 @@ func nonEmptyOut(out, def string) error {
 // checkOutFolder refuses (exit 2) an --out folder that a command writing
 // results of profile want ("run", "perf" or "" for bench, which may
 // replace anything lockbench wrote) must not reuse: one holding a file
-// lockbench did not write (results.CheckOut), or, for run and perf, the
+// lockbench did not write (results.CheckOut), a perf measurement
+// (perf.json) for another command, or, for run and perf, the
 // results of another profile. what is the command, for the message.
 func checkOutFolder(out, want, what string) error {
 	if err := results.CheckOut(out); err != nil {
 		return err
+	}
+	if want != "perf" && perf.In(out) {
+		return fmt.Errorf("%w: --out %s holds the results of profile perf (%s); %s would mix its files with them: choose another --out", errs.ErrUsage, out, perf.FileName, what)
 	}
 	if want == "" {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -134,7 +135,7 @@ func TestMissingPathsNameTheFix(t *testing.T) {
 // report (which renders lock verdicts) refuses them with exit 2.
 func TestReportRefusesPerfResults(t *testing.T) {
 	dir := t.TempDir()
-	if err := results.Write(dir, &results.File{Tool: "lockbench test", Profile: "perf", Runs: []results.Run{{Strategy: "redis-benchmark", Scenario: "perf-c50"}}}); err != nil {
+	if err := perf.Write(dir, &perf.File{Tool: "lockbench test", Strategy: perf.Strategy}); err != nil {
 		t.Fatal(err)
 	}
 	if code, text := run(t, nil, "report", dir); code != 2 || !strings.Contains(text, "holds the results of lockbench perf") {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -69,11 +70,11 @@ func TestOutOnlySpaces(t *testing.T) {
 	}
 }
 
-// perfFolder returns a folder holding a perf run's results.json.
+// perfFolder returns a folder holding a perf run's perf.json.
 func perfFolder(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := results.Write(dir, &results.File{Tool: "lockbench test", Profile: "perf", Started: "2026-01-01T00:00:00Z"}); err != nil {
+	if err := perf.Write(dir, &perf.File{Tool: "lockbench test", Started: "2026-01-01T00:00:00Z"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -97,7 +98,7 @@ func TestPerfChecksBeforeReplacing(t *testing.T) {
 		if code != tt.code || !strings.Contains(out, tt.want) {
 			t.Errorf("%s: exit %d, output %q; want exit %d and %q", tt.name, code, out, tt.code, tt.want)
 		}
-		if _, err := os.Stat(filepath.Join(dir, results.FileName)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, perf.FileName)); err != nil {
 			t.Errorf("%s: the earlier perf run was removed: %v", tt.name, err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
@@ -33,7 +32,7 @@ func newPerfCmd() *cobra.Command {
 history, back to back, --repeat times. Prints both command rates (redis-benchmark:
 requests/s it reports; lockbench: Redis commands/s the server served, from INFO
 commandstats), their ratio and the recording's cost against the targets in docs/performance.md,
-and writes results.json (profile "perf") to --out. --sweep adds throughput vs
+and writes perf.json (every measure, with a loader in package perf) to --out. --sweep adds throughput vs
 clients (1..1024) on one key and on a key per client, with the server's CPU
 (INFO cpu) beside lockbench's (getrusage).
 
@@ -82,27 +81,29 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				defer pprof.StopCPUProfile()
 			}
-			if err := results.ReplaceEarlier(out, o.Logf); err != nil {
+			if err := results.ReplaceEarlier(out, o.Logf); err != nil { // a perf results.json of an earlier lockbench, stale histories
 				return err
+			}
+			if old, err := perf.RemoveEarlier(out); err != nil {
+				return results.OutDirError(out, err)
+			} else if old != nil {
+				o.Logf("note: %s held an earlier perf measurement (started %s): its %s and histories were removed", out, old.Started, perf.FileName)
 			}
 			started := time.Now().UTC().Format(time.RFC3339)
 			rep, runErr := perf.Run(cmd.Context(), o)
 			if len(rep.Comparisons) == 0 && runErr != nil {
 				return runErr
 			}
-			st, _ := impl.Lookup(perf.Strategy)
-			runs, sweep := rep.Runs()
-			file := &results.File{
-				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Profile: "perf",
-				Command: commandLine(os.Args[1:]), Started: started,
+			file := &perf.File{
+				Tool: "lockbench " + bench.Version, Command: commandLine(os.Args[1:]), Started: started,
 				Finished: time.Now().UTC().Format(time.RFC3339), Host: results.ThisHost(), Redis: rep.Redis,
-				Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs, Sweep: sweep,
+				Strategy: perf.Strategy, TTLMs: float64(perf.TTL.Milliseconds()), Report: rep,
 			}
-			if err := results.Write(out, file); err != nil {
+			if err := perf.Write(out, file); err != nil {
 				return results.OutputError(out, err, results.OutputFix)
 			}
 			rep.Print(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", filepath.Join(out, results.FileName))
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", filepath.Join(out, perf.FileName))
 			return runErr
 		},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -41,6 +42,9 @@ folder.`,
 					return fmt.Errorf("%w: %s is a file: report takes the directory holding results.json (did you mean %s?)%s", errs.ErrUsage, dir, folder, hint)
 				}
 				dir = filepath.Dir(dir) // DIR/results.json: its folder
+			}
+			if perf.In(dir) {
+				return fmt.Errorf("%w: %s holds the results of lockbench perf (%s), which are measurements of lockbench itself, not lock verdicts: report renders run and bench results; lockbench perf prints its own tables (rerun it to see them)", errs.ErrUsage, dir, perf.FileName)
 			}
 			f, err := results.Load(filepath.Join(dir, results.FileName))
 			if err != nil {

@@ -77,103 +77,7 @@ written).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.resolve(cmd); err != nil {
-				return err
-			}
-			if err := nonEmptyOut(f.out, "lockbench-out/run"); err != nil {
-				return err
-			}
-			spec, err := f.spec(cmd)
-			if err != nil {
-				return err
-			}
-			if err := checkOutFolder(f.out, "run", "a run"); err != nil {
-				return err
-			}
-			if err := results.CheckWritable(f.out); err != nil {
-				return results.OutDirError(f.out, err)
-			}
-			if !o.quiet {
-				notices(cmd, spec, &f)
-			}
-			if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
-				return err
-			}
-			if err := results.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(f.out, 0o755); err != nil {
-				return results.OutDirError(f.out, err)
-			}
-			started := time.Now().UTC().Format(time.RFC3339)
-			_, _, _, w, _ := spec.Resolved()
-			// Repeat i runs seed --seed+i; every repeat is recorded.
-			var runs []results.Run
-			var runErr error
-			var incomplete string
-			for i := range f.repeat {
-				s := spec
-				s.Seed = spec.Seed + int64(i)
-				if f.repeat > 1 {
-					s.Command = singleSeedCommand(os.Args[1:], f.out, s.Seed)
-				}
-				stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed), w.Duration)
-				r, err := bench.Run(cmd.Context(), s)
-				stop()
-				if err != nil && !errors.Is(err, bench.ErrOverloaded) {
-					if len(runs) == 0 || !errors.Is(err, context.Canceled) {
-						return err
-					}
-					// Interrupted: write the runs that finished, then exit 130.
-					incomplete = fmt.Sprintf("interrupted after %d of %d runs", len(runs), f.repeat)
-					runErr = err
-					break
-				}
-				if err != nil && runErr == nil {
-					runErr = err
-				}
-				runs = append(runs, r)
-			}
-			r := runs[0]
-			st, _, _, _, _ := spec.Resolved() // with its library settings (--redsync-*, --redislock-*)
-			file := &results.File{
-				SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
-				Command: spec.Command, Seed: spec.Seed, Repeat: f.repeat, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
-				Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
-				Host:   results.ThisHost(),
-				Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
-				Incomplete: incomplete,
-			}
-			werr := results.Write(f.out, file)
-			if werr == nil {
-				werr = bench.Report(f.out, file)
-			}
-			if werr != nil {
-				// The checks ran: say their verdict before the error.
-				if !o.json {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
-				}
-				return results.OutputError(f.out, werr, results.OutputFix)
-			}
-			switch sum := results.OutcomeOf(file, f.out); {
-			case o.json:
-				if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
-					return err
-				}
-			case o.quiet:
-				fmt.Fprintln(cmd.OutOrStdout(), sum.VerdictLine())
-			default:
-				for _, r := range runs {
-					printRun(cmd, f.out, r)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
-			}
-			if runErr != nil {
-				return runErr
-			}
-			return verdictError(runs)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, &o) },
 	}
 	fl := c.Flags()
 	f.scenario = "baseline"
@@ -202,6 +106,138 @@ written).`,
 	libraryFlags(c)
 	o.addFlags(c, false)
 	return c
+}
+
+// run is `lockbench run`: check the input and the backend (prepare), run
+// the repeats (repeats), write results.json and the report (write) and
+// print the outcome (printRuns); its error is the exit code's.
+func (f *runFlags) run(cmd *cobra.Command, o *output) error {
+	spec, err := f.prepare(cmd, o)
+	if err != nil {
+		return err
+	}
+	started := time.Now().UTC().Format(time.RFC3339)
+	runs, incomplete, runErr := f.repeats(cmd, o, spec)
+	if len(runs) == 0 {
+		return runErr
+	}
+	file, err := f.write(spec, runs, started, incomplete)
+	if err != nil {
+		// The checks ran: say their verdict before the error.
+		if !o.json {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
+		}
+		return results.OutputError(f.out, err, results.OutputFix)
+	}
+	if err := f.printRuns(cmd, o, file); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return verdictError(runs)
+}
+
+// prepare checks the flags, the results folder and the backend, replaces
+// an earlier run in the folder, and returns the run's Spec.
+func (f *runFlags) prepare(cmd *cobra.Command, o *output) (bench.Spec, error) {
+	if err := o.resolve(cmd); err != nil {
+		return bench.Spec{}, err
+	}
+	if err := nonEmptyOut(f.out, "lockbench-out/run"); err != nil {
+		return bench.Spec{}, err
+	}
+	spec, err := f.spec(cmd)
+	if err != nil {
+		return bench.Spec{}, err
+	}
+	if err := checkOutFolder(f.out, "run", "a run"); err != nil {
+		return bench.Spec{}, err
+	}
+	if err := results.CheckWritable(f.out); err != nil {
+		return bench.Spec{}, results.OutDirError(f.out, err)
+	}
+	if !o.quiet {
+		notices(cmd, spec, f)
+	}
+	if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
+		return bench.Spec{}, err
+	}
+	if err := results.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
+		return bench.Spec{}, err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return bench.Spec{}, results.OutDirError(f.out, err)
+	}
+	return spec, nil
+}
+
+// repeats runs spec --repeat times, repeat i with seed --seed+i; every
+// repeat is recorded. An interrupt after some runs finished returns them
+// with incomplete saying so and the interrupt as runErr; an overloaded
+// run is kept, its error returned as runErr; any other error returns no
+// runs.
+func (f *runFlags) repeats(cmd *cobra.Command, o *output, spec bench.Spec) (runs []results.Run, incomplete string, runErr error) {
+	_, _, _, w, _ := spec.Resolved()
+	for i := range f.repeat {
+		s := spec
+		s.Seed = spec.Seed + int64(i)
+		if f.repeat > 1 {
+			s.Command = singleSeedCommand(os.Args[1:], f.out, s.Seed)
+		}
+		stop := o.spinner(cmd.ErrOrStderr(), fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed), w.Duration)
+		r, err := bench.Run(cmd.Context(), s)
+		stop()
+		if err != nil && !errors.Is(err, bench.ErrOverloaded) {
+			if len(runs) == 0 || !errors.Is(err, context.Canceled) {
+				return nil, "", err
+			}
+			// Interrupted: write the runs that finished, then exit 130.
+			return runs, fmt.Sprintf("interrupted after %d of %d runs", len(runs), f.repeat), err
+		}
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+		runs = append(runs, r)
+	}
+	return runs, "", runErr
+}
+
+// write writes the runs as results.json and the report into --out; the
+// file is returned also when writing failed.
+func (f *runFlags) write(spec bench.Spec, runs []results.Run, started, incomplete string) (*results.File, error) {
+	r := runs[0]
+	st, _, _, _, _ := spec.Resolved() // with its library settings (--redsync-*, --redislock-*)
+	file := &results.File{
+		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + bench.Version, Commit: bench.Commit(), Profile: "run",
+		Command: spec.Command, Seed: spec.Seed, Repeat: f.repeat, Started: started, Finished: time.Now().UTC().Format(time.RFC3339),
+		Config: results.BenchConfig{Strategies: []string{spec.Strategy}, Scenarios: []string{spec.Scenario}, Workload: r.Config},
+		Host:   results.ThisHost(),
+		Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
+		Incomplete: incomplete,
+	}
+	err := results.Write(f.out, file)
+	if err == nil {
+		err = bench.Report(f.out, file)
+	}
+	return file, err
+}
+
+// printRuns prints the outcome: JSON (--json), the verdict line (--quiet)
+// or each run's verdicts and the report's path.
+func (f *runFlags) printRuns(cmd *cobra.Command, o *output, file *results.File) error {
+	switch sum := results.OutcomeOf(file, f.out); {
+	case o.json:
+		return printJSON(cmd.OutOrStdout(), sum)
+	case o.quiet:
+		fmt.Fprintln(cmd.OutOrStdout(), sum.VerdictLine())
+	default:
+		for _, r := range file.Runs {
+			printRun(cmd, f.out, r)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(f.out, "report.md"))
+	}
+	return nil
 }
 
 // libraryFlags adds one flag per library setting of the library adapters
