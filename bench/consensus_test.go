@@ -52,7 +52,7 @@ func TestConsensusVerdicts(t *testing.T) {
 			if r.Server == "" {
 				t.Errorf("runs[].server empty")
 			}
-			got := "exclusion " + r.Verdict.Exclusion + ", resource " + r.Verdict.Resource
+			got := "exclusion " + string(r.Verdict.Exclusion) + ", resource " + string(r.Verdict.Resource)
 			switch r.Outcome() {
 			case results.OutcomeUnexpected:
 				t.Errorf("%s; want %s: %s", got, tt.want, strings.Join(r.Unexpected, "; "))

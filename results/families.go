@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/lockbench/lockbench/checker"
 	"slices"
 	"strings"
 )
@@ -87,7 +88,7 @@ func FamilyComparisons(f *File) []string {
 				continue
 			}
 			ex := r.Verdict.Exclusion
-			if ex != "ok" && ex != "violated" {
+			if ex != checker.OK && ex != checker.Violated {
 				continue
 			}
 			fc := counts[fam]
@@ -97,13 +98,13 @@ func FamilyComparisons(f *File) []string {
 				order = append(order, fam)
 			}
 			fc.runs++
-			if ex == "violated" {
+			if ex == checker.Violated {
 				fc.broke++
 				if !slices.Contains(fc.brokeStrategy, r.Strategy) {
 					fc.brokeStrategy = append(fc.brokeStrategy, r.Strategy)
 				}
 			}
-			if r.Verdict.Resource == "violated" {
+			if r.Verdict.Resource == checker.Violated {
 				fc.lost++
 			}
 		}

@@ -3,6 +3,8 @@ package results
 import (
 	"slices"
 	"testing"
+
+	"github.com/lockbench/lockbench/checker"
 )
 
 // TestFamilyComparisons: one sentence per scope that two families ran,
@@ -10,7 +12,7 @@ import (
 // difference only when one family broke and another never did.
 func TestFamilyComparisons(t *testing.T) {
 	run := func(st, sc, ex, res string) Run {
-		return Run{Strategy: st, Scenario: sc, Verdict: Verdict{Exclusion: ex, Resource: res}}
+		return Run{Strategy: st, Scenario: sc, Verdict: Verdict{Exclusion: checker.Status(ex), Resource: checker.Status(res)}}
 	}
 	infos := []StrategyInfo{{Name: "token-lua"}, {Name: "fenced"}, {Name: "etcd-mutex", Server: "etcd"}, {Name: "zk-lock", Server: "zookeeper"}}
 	tests := []struct {
