@@ -503,7 +503,13 @@ func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []vali
 			}
 			who[head] = append(who[head], na.Strategy)
 		}
-		if n == 0 || n < len(p.Strategies) {
+		planned := 0 // strategies the profile runs under sc (Only narrows some)
+		for _, st := range p.Strategies {
+			if only, ok := p.Only[st]; !ok || slices.Contains(only, sc) {
+				planned++
+			}
+		}
+		if n == 0 || n < planned {
 			continue // some pair of it runs
 		}
 		why := make([]string, len(reasons))
