@@ -301,7 +301,16 @@ func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
 		break
 	}
 	if !cmd.Flags().Changed("strategy") {
-		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", errs.ErrUsage, arg, arg)
+		known := impl.IsExec(arg) // not looked up: that would start the adapter
+		if !known {
+			_, err := impl.Lookup(arg)
+			known = err == nil
+		}
+		if known {
+			return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", errs.ErrUsage, arg, arg)
+		}
+		// Not a strategy (run --ttl 100ms 5s once suggested --strategy 5s).
+		return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag, and name the strategy with --strategy NAME (lockbench list names them)", errs.ErrUsage, arg)
 	}
 	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", errs.ErrUsage, arg)
 }
