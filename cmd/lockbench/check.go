@@ -65,7 +65,8 @@ check lacked evidence; 1 wins over 4).`,
 					return fmt.Errorf("%w: %s: %v", errs.ErrUsage, path, err)
 				}
 				if errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, err, path)
+					// The path once, not also in the open error's text.
+					return errs.New(fmt.Sprintf("%v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, path), errs.ErrUsage, err)
 				}
 				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}

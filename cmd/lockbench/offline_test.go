@@ -123,10 +123,15 @@ func TestMissingPathsNameTheFix(t *testing.T) {
 		{[]string{"check", missing}, missing + " does not exist: give a history file"},
 		{[]string{"report", missing}, missing + " does not exist: give a results folder"},
 		{[]string{"report", empty}, empty + " holds no results.json: give a results folder"},
+		{[]string{"compare", missing, empty}, "OLD: " + missing + " does not exist: give a results folder or its results.json"},
 	} {
 		code, text := run(t, nil, tt.args...)
 		if code != 2 || !strings.Contains(text, tt.want) {
 			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+		// The path once: not also in "open PATH: no such file or directory".
+		if strings.Contains(text, "no such file") {
+			t.Errorf("lockbench %s: %q repeats the path in the open error", strings.Join(tt.args, " "), text)
 		}
 	}
 }
