@@ -100,7 +100,7 @@ written).`,
 	fl.IntVar(&f.reentrancy, "reentrancy", 1, "nesting depth of acquires per hold (reentrant strategies)")
 	fl.StringVar(&f.fencing, "fencing", "", "protected resource fencing: off, writes, all (default writes for fencing strategies, else off)")
 	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
-	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
+	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info); unset: 500ms on Redis, 3×TTL on etcd and ZooKeeper")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	f.be.add(fl)
 	libraryFlags(c)
@@ -380,6 +380,13 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	w, err := f.workload()
 	if err != nil {
 		return bench.Spec{}, err
+	}
+	if !cmd.Flags().Changed("op-timeout") {
+		// The strategy's default: 500 ms on Redis, 3×TTL on etcd and
+		// ZooKeeper (bench.Spec.Resolved). The flag's own default once
+		// overrode it, and the note said "op timeout 500ms (... 3×TTL by
+		// default)".
+		w.OpTimeout = 0
 	}
 	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
 		Library: librarySettings(cmd)}
