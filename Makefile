@@ -13,7 +13,7 @@ COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HE
 .PHONY: bench test seeds build deps deps-test vet clean perf docker-image etcd adapters
 
 bench: deps build
-	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes on 2 cores; full: about 40), one line per run; report in $(OUT)/" >&2
+	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 40 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
 	./$(BIN) bench --verbose --profile $(PROFILE) --out $(OUT)
 
 # make perf: lockbench's own cost against redis-benchmark on one redis-server,

@@ -104,7 +104,7 @@ func newExec(ctx context.Context, name string, o ExecOptions) (*execStrategy, er
 	p, err := adapter.Start(ctx, s.processOptions(""))
 	if err != nil {
 		if ae := (*adapter.Error)(nil); errors.As(err, &ae) && strings.HasPrefix(ae.Problem, "cannot be started") && !named && isAdapterName(command) {
-			err = fmt.Errorf("%w (and %s names no adapter %q)", err, adaptersFile(), command)
+			ae.Fix = fmt.Sprintf("%s names no adapter %q either: give one of its names, a command on PATH or the path of an executable file", adaptersFile(), command)
 		}
 		return nil, fatal(err)
 	}

@@ -26,9 +26,9 @@ func TestBadAdapters(t *testing.T) {
 		step string
 		want string
 	}{
-		{"does-not-exist.sh", "lookup", "cannot be started: fork/exec testdata/adapters/does-not-exist.sh: no such file or directory"},
-		{"not-executable.sh", "lookup", "cannot be started: fork/exec testdata/adapters/not-executable.sh: permission denied"},
-		{"exits-before-hello.sh", "lookup", `exited before its hello (exit status 1); its last stderr line: "ModuleNotFoundError: No module named 'redis'"`},
+		{"does-not-exist.sh", "lookup", "cannot be started: fork/exec testdata/adapters/does-not-exist.sh: no such file or directory; give a command on PATH or the path of an executable file"},
+		{"not-executable.sh", "lookup", "cannot be started: fork/exec testdata/adapters/not-executable.sh: permission denied; make the file executable (chmod +x)"},
+		{"exits-before-hello.sh", "lookup", `exited before its hello (exit status 1); its last stderr line: "ModuleNotFoundError: No module named 'redis'"; its log: `},
 		{"silent.sh", "lookup", "wrote no hello within 500ms"},
 		{"not-json.sh", "lookup", `wrote a line that is not JSON (stdout carries protocol messages only: write logs to stderr): line "starting adapter v1.2 ..."`},
 		{"protocol-2.sh", "lookup", "its hello speaks protocol 2, this lockbench speaks 1"},
@@ -71,6 +71,10 @@ func TestBadAdapters(t *testing.T) {
 				t.Errorf("error %q does not name the command %q", err, command)
 			case !errors.Is(err, impl.ErrFatal):
 				t.Errorf("error %q does not wrap impl.ErrFatal", err)
+			}
+			// An adapter dying before its hello once got no fix (exec:false).
+			if tt.script == "exits-before-hello.sh" && (err == nil || !strings.HasSuffix(err.Error(), "; run the command by hand to see why: an adapter writes its hello at once (docs/protocol.md)")) {
+				t.Errorf("error %v does not end with the fix", err)
 			}
 			// Two processes wrote the log: lookup's and the client's.
 			if st, err := os.Stat(logPath); err == nil && st.Size() > 2*o.MaxLog+4096 {
@@ -216,5 +220,15 @@ func TestCrashAtPoint(t *testing.T) {
 				t.Errorf("processes left behind: %v", left)
 			}
 		})
+	}
+}
+
+// TestUnknownAdapterName: exec:NAME that is neither on PATH nor in
+// adapters.conf names both and the fix in one line.
+func TestUnknownAdapterName(t *testing.T) {
+	_, err := impl.Exec(context.Background(), impl.ExecPrefix+"no-such-adapter-xyz", impl.ExecOptions{HelloTimeout: time.Second})
+	want := `names no adapter "no-such-adapter-xyz" either: give one of its names, a command on PATH or the path of an executable file`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "executable file") {
+		t.Errorf("err = %v, want it to end with %q", err, want)
 	}
 }

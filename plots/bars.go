@@ -82,6 +82,9 @@ type barChart struct {
 	// labels are the "0" draw writes above bars of 0, for the caller to
 	// add to the plot.
 	labels plotter.XYLabels
+	// zero names the pairs ("strategy × group") whose bar is the "0" of
+	// labels, in drawing order, for the note under the chart.
+	zero []string
 	// cut are the bars draw cut at the top of the axis, in drawing order.
 	cut []cutBar
 
@@ -263,6 +266,9 @@ func (c barChart) notes() []string {
 	var out []string
 	if c.marked {
 		out = append(out, fmt.Sprintf("Groups labelled with a client count ran with that many clients; the others with %s. Compare bars within a group.", plural(c.usualClients, "client")))
+	}
+	if len(c.zero) > 0 {
+		out = append(out, `A "0" marks a median of 0: `+listSome(c.zero, 8)+".")
 	}
 	if len(c.missing) > 0 {
 		out = append(out, "No bar: "+listSome(c.missing, 8)+".")
@@ -519,6 +525,7 @@ func (c *barChart) draw(p *plot.Plot, top float64) (map[barKey]float64, error) {
 			case b.median == 0:
 				labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: 0})
 				labels.Labels = append(labels.Labels, "0")
+				c.zero = append(c.zero, st+" × "+strings.ReplaceAll(c.groups[i].label, "\n", ", "))
 			}
 			if b.interval && b.median <= top {
 				whiskers = append(whiskers, interval{x: x, y: b.median, low: b.low, high: min(b.high, top)})

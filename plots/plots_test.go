@@ -581,6 +581,7 @@ func TestBarsCannotMislead(t *testing.T) {
 		{"throughput", tput, []string{
 			"node-restart", "2 clients", "Groups labelled with a client count ran with that many clients; the others with 16 clients.",
 			"Did not complete:", "watchdog × gc-pause",
+			`A "0" marks a median of 0: redsync × gc-pause.`, // the 0 label explained
 			"(median over time windows, whiskers: 95% interval)",
 		}, []string{"min–max"}},
 	} {

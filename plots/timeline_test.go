@@ -147,3 +147,32 @@ func TestTimelineWindowPastTheData(t *testing.T) {
 		t.Errorf("the window is not 305–2000 ms; texts %q", texts)
 	}
 }
+
+// TestLabelledFaults: a fault label that would print over an earlier one
+// is dropped (redlock-clock-jump's first clock jump inside its partition
+// printed its name over the partition's); the others keep theirs.
+func TestLabelledFaults(t *testing.T) {
+	width := func(name string) float64 { return 10 * float64(len(name)) } // ms
+	tests := []struct {
+		name   string
+		faults []Window
+		want   []string
+	}{
+		{"a label over the previous one", []Window{{"rcj partition", 0, 900}, {"rcj", 100, 110}, {"rcj", 400, 410}}, []string{"rcj partition@0", "rcj@400"}},
+		{"side by side", []Window{{"gc-pause", 100, 300}, {"gc-pause", 180, 500}}, []string{"gc-pause@100", "gc-pause@180"}},
+		{"too close", []Window{{"gc-pause", 100, 300}, {"gc-pause", 179, 500}}, []string{"gc-pause@100"}},
+		{"unknown start", []Window{{"f", math.NaN(), 50}, {"g", 15, 30}}, []string{"f@10"}},
+		{"none", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range labelledFaults(tt.faults, 10, width) {
+				got = append(got, fmt.Sprintf("%s@%g", f.Name, f.StartMs))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("labelledFaults = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

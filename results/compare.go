@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // DefaultMaxRegression is the relative performance change Compare flags by
@@ -505,7 +506,8 @@ func LoadPath(path string) (*File, string, error) {
 	}
 	f, err := Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, path, fmt.Errorf("%w: %s does not exist: give a results folder or its results.json", err, path)
+		// The path once, not also in the open error's text.
+		return nil, path, errs.New(fmt.Sprintf("%s does not exist: give a results folder or its results.json", path), err)
 	}
 	return f, path, err
 }

@@ -229,7 +229,7 @@ func decodeError(path string, data []byte, err error) error {
 	switch {
 	case len(bytes.TrimSpace(data)) == 0:
 		return fmt.Errorf("%w: %s is empty: rerun lockbench to write it again", ErrCorrupt, path)
-	case errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n")))):
+	case errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n"))) && !strings.HasPrefix(syn.Error(), "invalid character")):
 		return fmt.Errorf("%w: %s is truncated (it ends in the middle of the JSON, after %d bytes): the run that wrote it was cut short or the copy is incomplete; rerun lockbench or copy the file again: %w",
 			ErrCorrupt, path, len(data), err)
 	case errors.As(err, &syn):

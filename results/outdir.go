@@ -46,6 +46,17 @@ func Described(profile string) string {
 // written before anything ran; it names the path once, the cause and the
 // fix for it, and wraps err and cluster.ErrEnvironment (exit 3).
 func OutDirError(dir string, err error) error {
+	if inTheWay(err) {
+		if f := fileOnPath(dir); f != "" {
+			// --out naming a file (or a folder under one) once got the
+			// general advice about plots and results.json.
+			msg := fmt.Sprintf("cannot write results folder %s: %s is a file, not a folder: choose another --out (or move that file away); nothing was written", dir, f)
+			if f == filepath.Clean(dir) {
+				msg = fmt.Sprintf("cannot write results: --out %s is a file, not a folder: choose another --out (or move that file away); nothing was written", dir)
+			}
+			return errs.New(msg, err, cluster.ErrEnvironment)
+		}
+	}
 	where, cause := pathAndCause(dir, err)
 	msg := fmt.Sprintf("cannot write results folder %s: %s%s: %s; nothing was written", dir, where, cause, advice(err, "--out"))
 	return errs.New(msg, err, cluster.ErrEnvironment)
@@ -263,4 +274,20 @@ func CheckWritable(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// fileOnPath is dir, or the nearest of its parents, when that exists and is
+// not a folder; "" when the nearest that exists is a folder.
+func fileOnPath(dir string) string {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if st.IsDir() {
+				return ""
+			}
+			return p
+		}
+		if p == filepath.Dir(p) {
+			return ""
+		}
+	}
 }

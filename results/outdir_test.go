@@ -91,6 +91,30 @@ func TestOutDirErrorAdvice(t *testing.T) {
 	}
 }
 
+// TestOutDirErrorFile: an --out that is a file, or a folder under one,
+// is named as such with the fix, not the advice about plots and
+// results.json in the way.
+func TestOutDirErrorFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{file, filepath.Join(file, "sub", "out")} {
+		mkErr := os.MkdirAll(dir, 0o755)
+		if mkErr == nil {
+			t.Fatalf("MkdirAll(%s) under a file succeeded", dir)
+		}
+		err := OutDirError(dir, mkErr)
+		want := file + " is a file, not a folder: choose another --out"
+		if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "plots") || (dir == file && strings.Count(msg, file) != 1) {
+			t.Errorf("--out %s: %q: want %q once and no advice about plots", dir, msg, want)
+		}
+		if !errors.Is(err, cluster.ErrEnvironment) {
+			t.Errorf("%v: not an environment error", err)
+		}
+	}
+}
+
 // TestReplaceEarlierInterruptedHistories: ReplaceEarlier removes the
 // histories whose end line says interrupted, and nothing else.
 func TestReplaceEarlierInterruptedHistories(t *testing.T) {

@@ -79,9 +79,22 @@ func TestReportContents(t *testing.T) {
 		"![Throughput (grants/s)](plots/throughput.png) [SVG](plots/throughput.svg)",
 		"(image missing: plots/gone.png)",
 		"[timeline](plots/timeline-set-nx-px-pause-holder.png)",
-		"(details.md#reasons)", "(details.md#performance)", "(details.md#runs)", "(details.md#faults)",
+		"(details.md#reasons-for-the-expected-verdicts)", "(details.md#performance)", "(details.md#runs)", "(details.md#faults-injected)",
 	}
 	wantIn(t, "report.md", md, mdWant)
+	// Each details.md#anchor of report.md is a heading of details.md, as
+	// Markdown renderers make anchors of headings (#reasons and #faults once
+	// led nowhere).
+	anchors := map[string]bool{}
+	for _, h := range regexp.MustCompile(`(?m)^#+ (.*)$`).FindAllStringSubmatch(details, -1) {
+		a := strings.ToLower(regexp.MustCompile(`[^\w\- ]`).ReplaceAllString(h[1], ""))
+		anchors[strings.ReplaceAll(a, " ", "-")] = true
+	}
+	for _, m := range regexp.MustCompile(`\(details\.md#([^)]+)\)`).FindAllStringSubmatch(md, -1) {
+		if !anchors[m[1]] {
+			t.Errorf("report.md links details.md#%s, which no heading of details.md makes", m[1])
+		}
+	}
 	detailsWant := []string{
 		"[history](histories/baseline%20seed.jsonl)",
 		"[porcupine](./javascript:alert%282%29)", // cannot read as a URL scheme

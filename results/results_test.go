@@ -141,6 +141,8 @@ func TestLoadErrors(t *testing.T) {
 			mentions: []string{"no-version.json", "no schema_version", "give the results.json of a lockbench"}},
 		{name: "truncated", fixture: "truncated.json", is: ErrCorrupt,
 			mentions: []string{"truncated.json", "is truncated", "rerun lockbench"}},
+		{name: "not JSON, one character", content: "x\n", is: ErrCorrupt,
+			mentions: []string{"not valid JSON at line 1, column 1", "invalid character 'x'"}},
 		{name: "empty", content: "\n", is: ErrCorrupt, mentions: []string{"is empty"}},
 		{name: "not JSON", content: "{\n  \"schema_version\": 4,\n  \"runs\": [}\n}", is: ErrCorrupt,
 			mentions: []string{"not valid JSON at line 3, column", "rerun lockbench"}},

@@ -59,13 +59,14 @@ check lacked evidence; 1 wins over 4).`,
 			h, ops, err := history.Load(path)
 			if err != nil {
 				if errors.Is(err, history.ErrCorrupt) && !strings.Contains(err.Error(), "results.json") {
-					return fmt.Errorf("%w: %s: %v: not a whole history written by this lockbench (cut short or damaged?); rerun the run that wrote it (its command is in the results.json of its results folder)", errs.ErrUsage, path, err)
+					return fmt.Errorf("%w: %s: %v: not a whole history (cut short or damaged?): if lockbench wrote it, rerun the run that wrote it (its command is in the results.json of its results folder); if another tool did, docs/history-format.md has the format", errs.ErrUsage, path, err)
 				}
 				if errors.Is(err, history.ErrCorrupt) {
 					return fmt.Errorf("%w: %s: %v", errs.ErrUsage, path, err)
 				}
 				if errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("%w: %v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, err, path)
+					// The path once, not also in the open error's text.
+					return errs.New(fmt.Sprintf("%v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, path), errs.ErrUsage, err)
 				}
 				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}

@@ -59,6 +59,8 @@ func TestAfterSignal(t *testing.T) {
 		{"signal after the work", cancelled, nil, 130, "after the workload had ended"},
 		{"signal, then an unexpected verdict", cancelled, fmt.Errorf("%w: x", errUnexpected), 130, "results were written"},
 		{"signal during the work", cancelled, context.Canceled, 130, "interrupted"},
+		// etcd and ZooKeeper runs once heard that "every redis-server" was stopped.
+		{"signal during the work names every server kind", cancelled, context.Canceled, 130, "redis-server, redis-sentinel, etcd, ZooKeeper"},
 		{"signal, library error", cancelled, errors.New("docker: cut short"), 130, "interrupted"},
 	} {
 		code, msg := exitCode(afterSignal(tt.ctx, tt.err), false)

@@ -313,7 +313,7 @@ func exitCode(err error, external bool) (int, string) {
 	case errors.Is(err, context.Canceled):
 		code = exitInterrupted
 		late := errors.Is(err, errLate)
-		err = errors.New("interrupted: every redis-server (and container) lockbench started was stopped")
+		err = errors.New("interrupted: every server lockbench started (redis-server, redis-sentinel, etcd, ZooKeeper; containers on the docker backend) was stopped")
 		if external {
 			err = errors.New("interrupted: on the external backend lockbench started no server, so none was stopped; the run's keys under --key-prefix were deleted (unless --shared-keys)")
 		}

@@ -86,8 +86,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--cs-tail", "2"}, "--cs-tail 2"},
 		{[]string{"run", "--strategy", "token-lua", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"bench", "--profile", "huge"}, `unknown profile "huge" (valid: ci, full, adapters, consensus-seeds)`},
-		{[]string{"check", "/no/such/file.jsonl"}, "no such file"},
-		{[]string{"report", "/no/such/dir"}, "no such file"},
+		{[]string{"check", "/no/such/file.jsonl"}, "/no/such/file.jsonl does not exist"},
+		{[]string{"report", "/no/such/dir"}, "/no/such/dir does not exist"},
 	} {
 		code, out := run(t, nil, tc.args...)
 		if code != 2 || !strings.Contains(out, tc.want) {

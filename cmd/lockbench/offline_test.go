@@ -52,7 +52,8 @@ func TestCheckTruncatedHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, text := run(t, nil, "check", cut)
-	for _, want := range []string{cut + ": history: corrupt file: line ", "rerun the run that wrote it"} {
+	// check judges histories of any tool: the fix names the format too.
+	for _, want := range []string{cut + ": history: corrupt file: line ", "rerun the run that wrote it", "if another tool did, docs/history-format.md has the format"} {
 		if code != 2 || !strings.Contains(text, want) {
 			t.Errorf("exit %d, output %q; want exit 2 and %q", code, text, want)
 		}
@@ -123,10 +124,15 @@ func TestMissingPathsNameTheFix(t *testing.T) {
 		{[]string{"check", missing}, missing + " does not exist: give a history file"},
 		{[]string{"report", missing}, missing + " does not exist: give a results folder"},
 		{[]string{"report", empty}, empty + " holds no results.json: give a results folder"},
+		{[]string{"compare", missing, empty}, "OLD: " + missing + " does not exist: give a results folder or its results.json"},
 	} {
 		code, text := run(t, nil, tt.args...)
 		if code != 2 || !strings.Contains(text, tt.want) {
 			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 and %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+		// The path once: not also in "open PATH: no such file or directory".
+		if strings.Contains(text, "no such file") {
+			t.Errorf("lockbench %s: %q repeats the path in the open error", strings.Join(tt.args, " "), text)
 		}
 	}
 }

@@ -50,9 +50,9 @@ folder.`,
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					if _, serr := os.Stat(dir); serr != nil {
-						return fmt.Errorf("%w: %v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, err, dir)
+						return errs.New(fmt.Sprintf("%v: %s does not exist: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, dir), errs.ErrUsage, err)
 					}
-					return fmt.Errorf("%w: %v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, err, dir)
+					return errs.New(fmt.Sprintf("%v: %s holds no results.json: give a results folder (the --out of lockbench run or bench) or its results.json", errs.ErrUsage, dir), errs.ErrUsage, err)
 				}
 				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}

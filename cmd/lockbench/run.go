@@ -100,7 +100,7 @@ written).`,
 	fl.IntVar(&f.reentrancy, "reentrancy", 1, "nesting depth of acquires per hold (reentrant strategies)")
 	fl.StringVar(&f.fencing, "fencing", "", "protected resource fencing: off, writes, all (default writes for fencing strategies, else off)")
 	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
-	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info)")
+	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info); unset: 500ms on Redis, 3×TTL on etcd and ZooKeeper")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
 	f.be.add(fl)
 	libraryFlags(c)
@@ -301,7 +301,16 @@ func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
 		break
 	}
 	if !cmd.Flags().Changed("strategy") {
-		return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", errs.ErrUsage, arg, arg)
+		known := impl.IsExec(arg) // not looked up: that would start the adapter
+		if !known {
+			_, err := impl.Lookup(arg)
+			known = err == nil
+		}
+		if known {
+			return fmt.Errorf("%w: unexpected argument %q: name the strategy with --strategy (e.g. lockbench run --strategy %s)", errs.ErrUsage, arg, arg)
+		}
+		// Not a strategy (run --ttl 100ms 5s once suggested --strategy 5s).
+		return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag, and name the strategy with --strategy NAME (lockbench list names them)", errs.ErrUsage, arg)
 	}
 	return fmt.Errorf("%w: unexpected argument %q: lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag", errs.ErrUsage, arg)
 }
@@ -371,6 +380,13 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	w, err := f.workload()
 	if err != nil {
 		return bench.Spec{}, err
+	}
+	if !cmd.Flags().Changed("op-timeout") {
+		// The strategy's default: 500 ms on Redis, 3×TTL on etcd and
+		// ZooKeeper (bench.Spec.Resolved). The flag's own default once
+		// overrode it, and the note said "op timeout 500ms (... 3×TTL by
+		// default)".
+		w.OpTimeout = 0
 	}
 	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
 		Library: librarySettings(cmd)}

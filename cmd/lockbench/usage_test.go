@@ -100,6 +100,8 @@ func TestRunFlagLimits(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--zipf", "false"}, `unexpected argument "false" after --zipf: it is a bool flag and takes no separate value; write --zipf=false`},
 		{[]string{"run", "--strategy", "token-lua", "--ttl", "100ms", "5s"}, `unexpected argument "5s": lockbench run takes flags only, each with one value`},
 		{[]string{"run", "token-lua"}, `unexpected argument "token-lua": name the strategy with --strategy (e.g. lockbench run --strategy token-lua)`},
+		// Not a strategy name: no "--strategy 5s" suggestion.
+		{[]string{"run", "--ttl", "100ms", "5s"}, `unexpected argument "5s": lockbench run takes flags only, each with one value (e.g. --ttl 100ms); remove it or give it to its flag, and name the strategy with --strategy NAME`},
 	} {
 		code, text := run(t, nil, append(tt.args, "--out", t.TempDir())...)
 		if code != 2 || !strings.Contains(text, tt.want) {

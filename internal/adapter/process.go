@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -52,6 +53,9 @@ type Error struct {
 	Stderr string
 	// Log is the file holding the adapter's stderr.
 	Log string
+	// Fix is what to do about it, when the problem does not say, e.g.
+	// "run the command by hand to see why".
+	Fix string
 }
 
 // Error returns the one-line message: the command, the problem, the line
@@ -66,6 +70,9 @@ func (e *Error) Error() string {
 	}
 	if e.Log != "" {
 		s += "; its log: " + e.Log
+	}
+	if e.Fix != "" {
+		s += "; " + e.Fix
 	}
 	return s
 }
@@ -228,7 +235,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		outR.Close()
 		errR.Close()
 		p.removeLog()
-		return nil, &Error{Command: o.Command, Problem: "cannot be started: " + err.Error()}
+		return nil, &Error{Command: o.Command, Problem: "cannot be started: " + err.Error(), Fix: startFix(err)}
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -602,7 +609,11 @@ func (p *Process) stdoutEnded(beforeHello bool) {
 	}
 	select {
 	case <-p.exited:
-		p.fail(&Error{Problem: fmt.Sprintf("exited%s (%s)", when, exitStatus(p.waitErr))})
+		e := &Error{Problem: fmt.Sprintf("exited%s (%s)", when, exitStatus(p.waitErr))}
+		if beforeHello {
+			e.Fix = "run the command by hand to see why: an adapter writes its hello at once (docs/protocol.md)"
+		}
+		p.fail(e)
 	case <-time.After(p.opts.ExitTimeout):
 		p.fail(&Error{Problem: "closed its stdout" + when + " and kept running"})
 	}
@@ -843,4 +854,15 @@ func (p *Process) removeLog() {
 		p.tmpLog.Close()
 		os.Remove(p.tmpLog.Name())
 	}
+}
+
+// startFix is the fix for an adapter command that cannot be started.
+func startFix(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return "make the file executable (chmod +x) or name its interpreter (exec:'python3 FILE')"
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
+		return "give a command on PATH or the path of an executable file (docs/protocol.md)"
+	}
+	return ""
 }
