@@ -467,9 +467,9 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	stats, err := workload.Run(ctx, w, r.env)
 	ex.stats = stats
 	ex.counter, ex.noise = stopCounter(), machine.Stop()
-	if impl.IsExec(r.s.Strategy) {
-		// An adapter sends its Redis commands itself: lockbench's counter
-		// saw none of them, and 0 commands per grant would be a lie.
+	if !r.countsCommands() {
+		// lockbench's counter saw none of the lock's commands, and 0
+		// commands per grant would be a lie.
 		ex.counter = nil
 	}
 	stopNemesis()
@@ -545,7 +545,7 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 		out.ThroughputPerS = float64(stats.Grants) / out.DurationS
 	}
 	if stats.Grants > 0 {
-		if !impl.IsExec(r.s.Strategy) { // an adapter's commands are its own (see execute)
+		if r.countsCommands() {
 			out.ClientCommandsPerGrant = float64(ex.clientCmds) / float64(stats.Grants)
 		}
 		if ex.serverCmdsKnown {
@@ -637,4 +637,12 @@ func imageOf(o cluster.Options) string {
 		return cluster.DefaultImage
 	}
 	return o.Image
+}
+
+// countsCommands reports whether lockbench's command counter sees the
+// lock's commands: not for an exec: adapter, which sends its Redis
+// commands itself, nor for a lock on etcd or ZooKeeper, whose clients
+// the counter does not hook.
+func (r *run) countsCommands() bool {
+	return !impl.IsExec(r.s.Strategy) && r.st.Info().Server == impl.ServerRedis
 }
