@@ -27,6 +27,9 @@ type Outcome struct {
 	AsExpected   int `json:"as_expected"`
 	Unexpected   int `json:"unexpected"`
 	Inconclusive int `json:"inconclusive"`
+	// Busy counts the runs measured on a busy machine (Run.Noise.Busy):
+	// their cost figures are not comparable with a quiet run's.
+	Busy int `json:"busy"`
 	// Cells are the (strategy, scenario) pairs in the order they ran.
 	Cells []OutcomeCell `json:"cells"`
 	// UnexpectedRuns are the runs whose verdicts contradict the verdict table.
@@ -115,6 +118,9 @@ func OutcomeOf(f *File, dir string) Outcome {
 	}
 	o.InconclusiveRuns = []UnexpectedRun{}
 	for _, r := range f.Runs {
+		if r.Noise != nil && r.Noise.Busy {
+			o.Busy++
+		}
 		outcome := r.Outcome()
 		if outcome == OutcomeAsExpected {
 			o.AsExpected++
@@ -164,6 +170,9 @@ func (o Outcome) CountsLine() string {
 	line := fmt.Sprintf("%s, %d as expected, %d unexpected%s", plural(o.Runs, "run"), o.AsExpected, o.Unexpected, runNames(o.UnexpectedRuns))
 	if o.Inconclusive > 0 {
 		line += fmt.Sprintf(", %d inconclusive%s", o.Inconclusive, runNames(o.InconclusiveRuns))
+	}
+	if o.Busy > 0 {
+		line += fmt.Sprintf("; %d of %d measured on a busy machine (their costs are not comparable)", o.Busy, o.Runs)
 	}
 	return line
 }

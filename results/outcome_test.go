@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/internal/noise"
 )
 
 // TestOutcomeOf: the --json summary counts runs, names each unexpected run
@@ -80,6 +81,20 @@ func TestVerdictLineSingular(t *testing.T) {
 	o := Outcome{Runs: 1, AsExpected: 1, Paths: OutcomePaths{Markdown: "out/report.md", HTML: "out/index.html"}}
 	if got, want := o.VerdictLine(), "1 run, 1 as expected, 0 unexpected; report: out/report.md (also index.html)"; got != want {
 		t.Errorf("VerdictLine = %q, want %q", got, want)
+	}
+}
+
+// TestVerdictLineBusy: the verdict line names the runs measured on a busy
+// machine, counted from their noise summaries.
+func TestVerdictLineBusy(t *testing.T) {
+	f := &File{Runs: []Run{
+		{Strategy: "a", Scenario: "baseline", Seed: 1, AsExpected: true, Noise: &noise.Summary{Busy: true}},
+		{Strategy: "b", Scenario: "baseline", Seed: 1, AsExpected: true, Noise: &noise.Summary{}},
+		{Strategy: "c", Scenario: "baseline", Seed: 1, AsExpected: true},
+	}}
+	o := OutcomeOf(f, "out")
+	if want := "3 runs, 3 as expected, 0 unexpected; 1 of 3 measured on a busy machine (their costs are not comparable)"; o.Busy != 1 || o.CountsLine() != want {
+		t.Errorf("busy %d, line %q; want 1, %q", o.Busy, o.CountsLine(), want)
 	}
 }
 

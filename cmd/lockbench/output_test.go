@@ -32,7 +32,7 @@ func runSplit(t *testing.T, args ...string) (int, string, string) {
 	return -1, "", ""
 }
 
-var verdictLine = regexp.MustCompile(`^\d+ runs?, \d+ as expected, \d+ unexpected(?: \([^)]*\))?; report: \S+report\.md \(also index\.html\)\n$`)
+var verdictLine = regexp.MustCompile(`^\d+ runs?, \d+ as expected, \d+ unexpected(?: \([^)]*\))?(?:; \d+ of \d+ measured on a busy machine \(their costs are not comparable\))?; report: \S+report\.md \(also index\.html\)\n$`)
 
 // decodeOutcome parses stdout as exactly one JSON Outcome and nothing else.
 func decodeOutcome(t *testing.T, stdout string) results.Outcome {

@@ -536,15 +536,21 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 		return
 	}
 	e := cmd.ErrOrStderr()
-	if f.backendNote != "" {
+	if f.backendNote != "" && st.Info().Server == impl.ServerRedis {
+		// The note names redis-server; etcd and ZooKeeper run as processes
+		// whatever it says.
 		fmt.Fprintf(e, "note: %s\n", f.backendNote)
 	}
+	said := "your flags said"
+	if fl := cmd.Flags(); !fl.Changed("ttl") && !fl.Changed("duration") && !fl.Changed("clients") {
+		said = "the defaults are"
+	}
 	if in := st.Info(); in.Server != impl.ServerRedis && (w.TTL != f.ttl || w.Duration != f.duration) {
-		fmt.Fprintf(e, "note: %s runs with TTL %v, duration %v and op timeout %v (locks on %s run at TTL ≥ %v and ≥ %v, op timeout 3×TTL by default; your flags said %v, %v)\n",
-			st.Name(), w.TTL, w.Duration, w.OpTimeout, in.Server, bench.ConsensusMinTTL, bench.ConsensusMinDuration, f.ttl, f.duration)
+		fmt.Fprintf(e, "note: %s runs with TTL %v, duration %v and op timeout %v (locks on %s run at TTL ≥ %v and ≥ %v, op timeout 3×TTL by default; %s %v, %v)\n",
+			st.Name(), w.TTL, w.Duration, w.OpTimeout, in.Server, bench.ConsensusMinTTL, bench.ConsensusMinDuration, said, f.ttl, f.duration)
 	} else if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
-		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; your flags said %d, %v, %v)\n",
-			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, f.clients, f.ttl, f.duration)
+		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; %s %d, %v, %v)\n",
+			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, said, f.clients, f.ttl, f.duration)
 	}
 	if w.Think != f.think {
 		fmt.Fprintf(e, "note: scenario %s pauses %v between a release and the next acquire (it fixes the think time for its fault; your flags said %v)\n",
