@@ -13,7 +13,7 @@ COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HE
 .PHONY: bench test seeds build deps deps-test vet clean perf docker-image etcd adapters
 
 bench: deps build
-	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 40 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
+	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 20 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
 	./$(BIN) bench --verbose --profile $(PROFILE) --out $(OUT)
 
 # make perf: lockbench's own cost against redis-benchmark on one redis-server,
@@ -27,7 +27,7 @@ perf: deps build
 # (docker, chromium, hundreds of redis-servers) slowed a restart from ~40 ms
 # to ~370 ms and made canaries miss. On 2 cores it costs little wall time.
 test: deps-test vet
-	@echo "test: go test ./..., one package at a time (7-10 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
+	@echo "test: go test ./..., one package at a time (about 7 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 
