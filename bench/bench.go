@@ -221,7 +221,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
 		Host: results.ThisHost(),
 		Config: results.BenchConfig{
-			Strategies: p.Strategies, Scenarios: p.Scenarios, Workload: baseConfig(p.Workload, o.Cluster),
+			Strategies: p.Strategies, Scenarios: p.Scenarios, NotRun: notRun(p), Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
 		},
 	}
@@ -533,6 +533,18 @@ func supportedOnly(specs []Spec, o cluster.Options) []Spec {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// notRun returns the scenarios (chaos.Names order) that profile p leaves
+// out.
+func notRun(p Profile) []string {
+	var out []string
+	for _, sc := range chaos.Names() {
+		if !slices.Contains(p.Scenarios, sc) {
+			out = append(out, sc)
+		}
 	}
 	return out
 }

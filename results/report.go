@@ -159,6 +159,9 @@ type view struct {
 	EvidenceLine string
 	// Thresholds states when a run counts as busy.
 	Thresholds string
+	// NotRun names the scenarios the bench's profile left out
+	// (BenchConfig.NotRun): the report says what it did not test.
+	NotRun string
 	// LongerTTL says, one sentence per strategy, which strategies ran at
 	// a TTL other than the profile's and why (StrategyInfo.TTLMs).
 	LongerTTL []string
@@ -572,6 +575,7 @@ func buildView(f *File, plots []PlotRef) view {
 	v.EvidenceLine = evidenceLine(v.Evidence)
 	v.Thresholds = fmt.Sprintf("a run is busy when processes other than lockbench and its servers used more than %s cores on average, or steal took more than %s of the CPU time", formatNum(noise.BusyOtherCores), formatShare(noise.BusySteal))
 	v.Contention = contentionNotes(f.Runs)
+	v.NotRun = strings.Join(f.Config.NotRun, ", ")
 	for _, si := range f.Strategies {
 		if si.TTLMs > 0 {
 			v.LongerTTL = append(v.LongerTTL, fmt.Sprintf("%s ran at TTL %s ms: %s; its critical section stayed the profile's, so its costs compare.", si.Name, formatNum(si.TTLMs), si.TTLWhy))

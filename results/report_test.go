@@ -62,6 +62,7 @@ func TestReportContents(t *testing.T) {
 		"Exit codes",
 		"130 interrupted",
 		"not that the lock is safe",
+		"Not tested by this profile", "latency, random", // BenchConfig.NotRun
 	}
 	wantIn(t, "report.md", md, common)
 	wantIn(t, "index.html", html, common)

@@ -52,6 +52,7 @@ func sampleFile() *File {
 		Command: "lockbench bench --profile ci --seed 1",
 		Started: "2025-01-01T00:00:00Z", Finished: "2025-01-01T00:01:00Z",
 		Host: Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"},
+		Config: BenchConfig{NotRun: []string{"latency", "random"}},
 		Strategies: []StrategyInfo{
 			{Name: "token-lua", Summary: "SET NX PX + Lua release", Claims: []string{"token-release"}},
 			{Name: "set-nx-px", Summary: "SET NX PX, DEL release", Policy: nil},

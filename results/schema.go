@@ -70,6 +70,9 @@ type BenchConfig struct {
 	// apply to are left out.
 	Strategies []string `json:"strategies"`
 	Scenarios  []string `json:"scenarios"`
+	// NotRun lists the scenarios lockbench has that the profile leaves
+	// out, so that a report says what it did not test.
+	NotRun []string `json:"not_run,omitempty"`
 	// Workload is the base workload of every run (before a scenario fixes
 	// its own clients, TTL or duration).
 	Workload RunConfig `json:"workload"`
