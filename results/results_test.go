@@ -51,7 +51,7 @@ func sampleFile() *File {
 		Tool: "lockbench test", Redis: "7.2.4", Profile: "ci",
 		Command: "lockbench bench --profile ci --seed 1",
 		Started: "2025-01-01T00:00:00Z", Finished: "2025-01-01T00:01:00Z",
-		Host: Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"},
+		Host:   Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"},
 		Config: BenchConfig{NotRun: []string{"latency", "random"}},
 		Strategies: []StrategyInfo{
 			{Name: "token-lua", Summary: "SET NX PX + Lua release", Claims: []string{"token-release"}},
