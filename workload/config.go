@@ -285,7 +285,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Clients = 16
 	}
 	if c.Clients < 0 || c.Clients > 10000 {
-		return c, fmt.Errorf("workload: %d clients: want 1..10000", c.Clients)
+		return c, fmt.Errorf("workload: %d clients: give 1 to 10000 clients (--clients)", c.Clients)
 	}
 	if c.OwnKeys {
 		c.Keys = c.Clients
@@ -294,7 +294,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Keys = 1
 	}
 	if c.Keys < 0 || c.Keys > 1000000 {
-		return c, fmt.Errorf("workload: %d keys: want 1..1000000", c.Keys)
+		return c, fmt.Errorf("workload: %d keys: give 1 to 1000000 keys (--keys)", c.Keys)
 	}
 	if c.Zipf && c.Keys < 2 {
 		return c, fmt.Errorf("workload: Zipf key choice over %d key: nothing to choose; give 2 or more keys (--keys) or drop --zipf", c.Keys)
