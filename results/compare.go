@@ -154,6 +154,14 @@ func expectOf(rs []Run, check string) string {
 	return "hold"
 }
 
+// MinGateSeeds is the number of runs (seeds) of a cell each side of a
+// comparison needs before a significant cost change is gated: the
+// windows of a single run share its machine state, so their spread
+// understates the spread between runs (measured: two identical ci
+// benches, one seed each, differed significantly in 6 of 264 figures,
+// one by 14%).
+const MinGateSeeds = 2
+
 // Compare sets NEW beside OLD cell by cell ((strategy, scenario), runs
 // grouped over repeats) and flags: a new violation, a lost canary, a cell
 // newly unexpected for another reason, a cell missing from NEW, a median
@@ -166,7 +174,8 @@ func expectOf(rs []Run, check string) string {
 // that is not significant ("~") is reported, not gated. A significant
 // change is not gated either when the hosts differ (CPUs, CPU model, OS),
 // the cell's clients or TTL differ, a run of the cell was measured on a
-// busy machine (Run.Busy) or outside its strategy's working envelope
+// busy machine (Run.Busy), either side has fewer than MinGateSeeds runs
+// of the cell, or a run was outside its strategy's working envelope
 // (Run.NotComparable): the note says which. Runs that could not complete
 // (Error set) are left out of every figure. Compare reads only its
 // arguments.
@@ -234,6 +243,9 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		case oldC.Busy > 0 || newC.Busy > 0:
 			gated = false
 			note = fmt.Sprintf(" (not gated: measured on a busy machine: %s)", busyNote(oldC, newC))
+		case oldC.Seeds < MinGateSeeds || newC.Seeds < MinGateSeeds:
+			gated = false
+			note = fmt.Sprintf(" (not gated: %d run(s) in OLD, %d in NEW: the windows of one run share its conditions and understate the spread between runs; gate cost figures on benches with --repeat %d or more)", oldC.Seeds, newC.Seeds, MinGateSeeds)
 		case oldC.NotComparable > 0 || newC.NotComparable > 0:
 			gated = false
 			why := oldC.EnvelopeWhy

@@ -166,8 +166,8 @@ func TestCompare(t *testing.T) {
 			f.Runs = append(f.Runs, Run{Strategy: "fenced", Scenario: "baseline", Verdict: Verdict{Exclusion: "ok"}})
 		}, notes: []string{FindingNewCell}},
 		{name: "throughput −20%", change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) }, gated: []string{FindingThroughput}},
-		{name: "throughput −20%, one run a side: its 6 windows suffice", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) },
-			gated: []string{FindingThroughput}},
+		{name: "throughput −20%, one run a side: reported, not gated (one run's windows understate the spread between runs)", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) },
+			notes: []string{FindingThroughput}},
 		{name: "throughput −20%, 3 windows a side: too few to tell", repeats: 1, change: func(f *File) {
 			each(f, 0, func(r *Run) { setPerf(r, 800, 10); r.Windows = r.Windows[:3] })
 		}, oldChange: func(f *File) { each(f, 0, func(r *Run) { r.Windows = r.Windows[:3] }) }, notes: []string{FindingThroughput}},
@@ -319,14 +319,14 @@ func TestCompareSignificance(t *testing.T) {
 			}
 		})
 	}
-	oldF, newF := compareFile(1), compareFile(1)
+	oldF, newF := compareFile(MinGateSeeds), compareFile(MinGateSeeds)
 	set(oldF, 1000, 800, 1100, 950, 1050, 900)
 	set(newF, 850, 820, 1000, 700, 1150, 790)
 	c := Compare(oldF, newF, "old", "new", 0.1)
 	if c.Failed() {
 		t.Errorf("overlapping windows flagged: %+v", c.Cells[0].Findings)
 	}
-	if tp := c.Cells[0].ThroughputPerS.Test; tp.Significant || tp.Delta != "~" || tp.N1 != 6 || tp.N2 != 6 {
+	if tp := c.Cells[0].ThroughputPerS.Test; tp.Significant || tp.Delta != "~" || tp.N1 != 6*MinGateSeeds || tp.N2 != 6*MinGateSeeds {
 		t.Errorf("overlapping windows: test %+v, want ~ with n=6+6", tp)
 	}
 	set(newF, 700, 750, 790, 720, 760, 740)
@@ -341,7 +341,7 @@ func TestCompareSignificance(t *testing.T) {
 	if err := c.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"975 [800, 1100] (n=6) → 745 [700, 790] (n=6) -23.59% (p=0.002 n=6)", "FAIL token-lua/baseline: throughput"} {
+	for _, want := range []string{"975 [900, 1050] (n=12) → 745 [720, 760] (n=12) -23.59% (p=0.000 n=12)", "FAIL token-lua/baseline: throughput"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
