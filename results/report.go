@@ -172,6 +172,10 @@ type view struct {
 type significanceTable struct {
 	Scenario, Ref string
 	Rows          []significanceRow
+	// OneRun is set when a strategy ran the scenario fewer than
+	// MinGateSeeds times: its windows show the spread within one run, not
+	// between runs, so a small significant difference is a hint.
+	OneRun bool
 }
 
 // significanceRow is one strategy against the reference: per cost figure
@@ -226,10 +230,20 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 		}
 		row := significanceRow{Strategy: st}
 		for _, fig := range Figures {
-			c := CompareSamples(SamplesOf(by[t.Ref], fig), SamplesOf(by[st], fig))
-			row.Cells = append(row.Cells, c.String())
+			ref, other := SamplesOf(by[t.Ref], fig), SamplesOf(by[st], fig)
+			if len(ref) == 0 || len(other) == 0 {
+				row.Cells = append(row.Cells, "—") // not measured (e.g. no command count)
+				continue
+			}
+			row.Cells = append(row.Cells, CompareSamples(ref, other).String())
 		}
 		t.Rows = append(t.Rows, row)
+		if len(by[st]) < MinGateSeeds {
+			t.OneRun = true
+		}
+	}
+	if len(by[t.Ref]) < MinGateSeeds {
+		t.OneRun = true
 	}
 	return t
 }

@@ -63,6 +63,7 @@ func TestReportContents(t *testing.T) {
 		"130 interrupted",
 		"not that the lock is safe",
 		"Not tested by this profile", "latency, random", // BenchConfig.NotRun
+		"Each strategy ran this scenario once", // set-nx-px has one baseline run
 	}
 	wantIn(t, "report.md", md, common)
 	wantIn(t, "index.html", html, common)
