@@ -52,24 +52,11 @@ func run(t *testing.T, env []string, args ...string) (int, string) {
 	return -1, ""
 }
 
-// redisServers returns the PIDs of redis-server processes whose working
-// folder is under dir (lockbench's cluster folders are temp folders).
+// redisUnder returns the redis-server processes whose working folder is
+// under marker (lockbench's cluster folders are temp folders).
 func redisUnder(t *testing.T, marker string) []string {
 	t.Helper()
-	out, _ := exec.Command("pgrep", "-a", "redis-server").Output()
-	var found []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		cwd, err := os.Readlink("/proc/" + fields[0] + "/cwd")
-		if err == nil && strings.Contains(cwd, marker) {
-			found = append(found, sc.Text())
-		}
-	}
-	return found
+	return serversUnder("redis-server", marker)
 }
 
 func TestUsageErrors(t *testing.T) {
