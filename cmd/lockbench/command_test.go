@@ -1,19 +1,34 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/workload"
 )
 
-func TestBenchCommandLine(t *testing.T) {
-	ci, _ := bench.LookupProfile("ci")
-	if got, want := benchCommand(ci, 3, 2, "out"), "lockbench bench --profile ci --seed 3 --repeat 2 --out out"; got != want {
-		t.Errorf("benchCommand(ci) = %q, want %q", got, want)
+// TestRunCommandCriticalSection: the reproduce command of a run names a
+// fixed critical section only when it is not the default TTL/20 (a
+// profile that runs a strategy at a longer TTL keeps its own).
+func TestRunCommandCriticalSection(t *testing.T) {
+	fixed := func(d time.Duration) workload.CSDist { return workload.CSDist{Kind: workload.CSFixed, Min: d} }
+	tests := []struct {
+		name string
+		w    workload.Config
+		want string // "" when --cs-min must be absent
+	}{
+		{"default", workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: time.Second}, ""},
+		{"TTL/20 given", workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: time.Second, CS: fixed(5 * time.Millisecond)}, ""},
+		{"profile's CS at a longer TTL", workload.Config{Clients: 16, Keys: 1, TTL: 200 * time.Millisecond, Duration: time.Second, CS: fixed(5 * time.Millisecond)}, " --cs-min 5ms"},
 	}
-	narrowed := ci
-	narrowed.Strategies = []string{"token-lua", "fenced"}
-	if got, want := benchCommand(narrowed, 1, 1, "o"), "lockbench bench --profile ci --seed 1 --repeat 1 --strategies token-lua,fenced --out o"; got != want {
-		t.Errorf("benchCommand(narrowed) = %q, want %q", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runCommand(bench.Spec{Strategy: "redsync", Scenario: "baseline", Seed: 1, Workload: tt.w})
+			if has := strings.Contains(got, "--cs-min"); has != (tt.want != "") || (tt.want != "" && !strings.Contains(got, tt.want)) {
+				t.Errorf("runCommand = %q, want --cs-min %q", got, tt.want)
+			}
+		})
 	}
 }
