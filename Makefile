@@ -10,7 +10,7 @@ PROFILE ?= ci
 ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test seeds build deps deps-test vet clean perf docker-image etcd adapters
+.PHONY: bench test seeds verdicts-sweep build deps deps-test vet clean perf docker-image etcd adapters mutants
 
 bench: deps build
 	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 20 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
@@ -30,11 +30,37 @@ test: deps-test vet
 	@echo "test: go test ./..., one package at a time (about 7 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
+	cd examples/locktest && GO=$(GO) ../../scripts/gotest.sh -count=1 -short ./... # locktest's example module: a team's lock in its own go test
 
 # make seeds: the verdict matrix with 20 seeds for every pair (make test
-# runs 5 for the named key results, 1 for the rest): about 40 minutes.
+# runs 5 for the named key results, 1 for the rest): about 40 minutes; then
+# every etcd and ZooKeeper row once at TTL 5 s and 15 s
+# (TestConsensusTimeScales): about an hour more.
 seeds: deps-test
-	LOCKBENCH_SEEDS=20 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 60m -run 'TestVerdictMatrix' ./bench/
+	LOCKBENCH_SEEDS=20 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 150m -run 'TestVerdictMatrix|TestConsensusTimeScales' ./bench/
+
+# make verdicts-sweep: every verdict row at three time scales (Redis TTL
+# 100 ms, 1 s, 5 s; etcd and ZooKeeper 1 s, 5 s, 15 s), one seed a pass
+# (SWEEP_SEED, default 1; run it again with SWEEP_SEED=2, 3 ... to add
+# seeds), scenario by scenario into $(SWEEP_OUT)/seedN/SCENARIO (a scenario
+# whose results.json is complete is kept: SWEEP_FRESH=1 measures it again),
+# then the table in docs/verdicts.md from every pass in $(SWEEP_OUT)
+# (scripts/verdictsweep). About 3-4 hours a pass on a busy 2-core machine;
+# not part of make bench. Unexpected (exit 1) and inconclusive (4) runs are
+# what the sweep looks for: it goes on; usage and environment errors stop it.
+SWEEP_OUT ?= lockbench-out/verdicts-sweep
+SWEEP_SEED ?= 1
+SWEEP_SCENARIOS ?=
+verdicts-sweep: deps build
+	@echo "verdicts-sweep: lockbench bench --profile verdicts-sweep --seed $(SWEEP_SEED), one scenario at a time into $(SWEEP_OUT)/seed$(SWEEP_SEED)/ (hours on 2 cores), then the table in docs/verdicts.md" >&2
+	@scs="$(SWEEP_SCENARIOS)"; [ -n "$$scs" ] || scs=$$(./$(BIN) list | awk '/^SCENARIO/{s=1;next} /^PROFILE/{s=0} s&&NF{print $$1}'); \
+	for sc in $$scs; do \
+		out=$(SWEEP_OUT)/seed$(SWEEP_SEED)/$$sc; \
+		if [ -z "$(SWEEP_FRESH)" ] && [ -f $$out/results.json ] && ! grep -q '"incomplete"' $$out/results.json; then echo "verdicts-sweep: $$sc already measured in $$out (SWEEP_FRESH=1 measures it again)" >&2; continue; fi; \
+		./$(BIN) bench --verbose --profile verdicts-sweep --seed $(SWEEP_SEED) --scenarios $$sc --out $$out; rc=$$?; \
+		if [ $$rc -ne 0 ] && [ $$rc -ne 1 ] && [ $$rc -ne 4 ]; then echo "verdicts-sweep: $$sc stopped (exit $$rc)" >&2; exit $$rc; fi; \
+	done
+	$(GO) run ./scripts/verdictsweep -doc docs/verdicts.md $$(ls $(SWEEP_OUT)/*/*/results.json)
 
 build:
 	@test -x $(BIN) || echo "build: go build ./cmd/lockbench into $(BIN) (the first build downloads and compiles the modules: about a minute; later builds take seconds)" >&2
@@ -46,6 +72,16 @@ build:
 adapters:
 	$(GO) build -o bin/lockbench-adapter-go ./adapters/go
 	cd adapters/redsync-v4.11 && $(GO) build -o ../../bin/lockbench-adapter-redsync-v4.11 .
+
+# make mutants: the mutation zoo (docs/mutants.md). Builds the zoo's adapter
+# into bin/lockbench-mutant, runs every mutant's killing cells and its
+# unmutated twin's, seed by seed, and prints the mutation table, ending with
+# "mutants: K of N killed". Exit 1 when a mutant that lockbench kills today
+# survives. About 10 minutes on 2 cores.
+MUTANTS_OUT ?= lockbench-out/mutants
+mutants: deps build
+	$(GO) build -o bin/lockbench-mutant ./mutants/testdata/adapter
+	$(GO) run ./mutants/testdata/zoo --lockbench $(BIN) --adapter bin/lockbench-mutant --out $(MUTANTS_OUT)
 
 deps: $(ETCD)
 	@./scripts/deps.sh
@@ -68,6 +104,7 @@ vet:
 	@echo "vet: gofmt and go vet (the first run compiles the packages: about a minute)" >&2
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+	$(GO) vet ./mutants/testdata/adapter ./mutants/testdata/zoo # testdata: outside ./...
 	cd adapters/redsync-v4.11 && $(GO) vet ./...
 
 # The docker backend's local image (no registry needed): FROM scratch with

@@ -80,11 +80,40 @@ type Profile struct {
 	// run on the baseline for SweepStrategies; empty: no sweep.
 	ClientSweep     []int
 	SweepStrategies []string
+	// CostClients, when set, adds the uncontended cost runs (File.Cost):
+	// every strategy of the profile under the cost scenario at 1 client
+	// and at each of these client counts, each client on a key of its own
+	// (nobody waits: the overhead of the lock's calls), for CostDuration
+	// each; not gated.
+	CostClients  []int
+	CostDuration time.Duration
+	// Scales, when set, runs every cell at each of these time scales (TTL,
+	// duration, seeds) instead of Workload's TTL and duration and Seeds;
+	// locks on etcd and ZooKeeper run at ConsensusScales when set (their
+	// TTL floor is ConsensusMinTTL). See VerdictsSweepProfile.
+	Scales, ConsensusScales []Scale
+	// Hunt, when set, is a short lockbench hunt the profile makes after
+	// its matrix (cmd/lockbench runs it: package hunt builds on bench).
+	Hunt *HuntPlan
+	// NoRerun reports an inconclusive cell as it is instead of rerunning it
+	// with the next seed and a longer run (runCell).
+	NoRerun bool
+}
+
+// HuntPlan is a profile's short hunt (lockbench hunt, docs/hunt.md): the
+// strategy, the base workload of its runs, how many schedules it draws
+// and the wall-clock budget that bounds it, whichever ends it first.
+type HuntPlan struct {
+	Strategy  string
+	Workload  workload.Config
+	Schedules int
+	Budget    time.Duration
 }
 
 // Profiles returns the bench profiles: "ci" (every strategy under every
 // scenario once, short runs: the CI gate, under 3 minutes on 2 cores) and
-// "full" (three seeds, longer runs, and a client sweep).
+// "full" (three seeds, longer runs, a client sweep, and a hunt of 40
+// schedules on token-lua).
 func Profiles() []Profile {
 	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: time.Second, Reentrancy: 3}
 	full := base
@@ -96,17 +125,22 @@ func Profiles() []Profile {
 	consensusBase.Duration = 5 * time.Second
 	return []Profile{
 		{Name: "ci", Summary: "every Redis strategy under the baseline, the client-side faults and one scenario of each server-side kind (process, replication, network, clock); etcd-mutex and zk-lock under the baseline, gc-pause and leader-kill; one seed, 1 s runs (3 s on etcd and ZooKeeper): the CI gate",
-			Strategies: ciStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base, Only: ciOnly()},
-		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, and a client sweep",
+			Strategies: ciStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base, Only: ciOnly(),
+			CostClients: []int{4}, CostDuration: 500 * time.Millisecond},
+		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, a client sweep, and a hunt of 40 fault schedules on token-lua (at most 4 minutes)",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
-			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"}},
+			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"},
+			CostClients: []int{4, 16}, CostDuration: 2 * time.Second,
+			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
+				Schedules: 40, Budget: 4 * time.Minute}},
 		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",
 			Strategies: AdapterProfileStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
-		{Name: "consensus-seeds", Summary: "the consensus locks' key results with 20 seeds: token-lua loses its lock at failover-lost-write where etcd-mutex keeps it at leader-kill; gc-pause breaks etcd-mutex and zk-lock, and their fenced variants keep the resource safe",
+		{Name: "consensus-seeds", Summary: "the consensus locks' key results with 20 seeds: token-lua loses its lock at failover-lost-write where etcd-mutex and zk-lock mostly keep it at leader-kill; gc-pause breaks etcd-mutex and zk-lock, and their fenced variants keep the resource safe",
 			Strategies: []string{"token-lua", "etcd-mutex", "zk-lock", "etcd-fenced", "zk-fenced"},
 			Scenarios:  []string{"failover-lost-write", "leader-kill", "gc-pause"}, Seeds: 20, Workload: consensusBase,
 			Only: map[string][]string{"token-lua": {"failover-lost-write"}, "etcd-mutex": {"leader-kill", "gc-pause"},
-				"zk-lock": {"gc-pause"}, "etcd-fenced": {"gc-pause"}, "zk-fenced": {"gc-pause"}}},
+				"zk-lock": {"leader-kill", "gc-pause"}, "etcd-fenced": {"gc-pause"}, "zk-fenced": {"gc-pause"}}},
+		VerdictsSweepProfile(),
 	}
 }
 
@@ -205,9 +239,19 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(p.Scales) > 0 {
+		if specs, err = scaleCells(p, seed, o.Repeat); err != nil {
+			return nil, err
+		}
+	}
+	costs, err := costCells(p, seed)
+	if err != nil {
+		return nil, err
+	}
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	sweep = supportedOnly(sweep, o.Cluster)
-	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, append(specs, sweep...)); err != nil {
+	costs = supportedOnly(costs, o.Cluster)
+	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, slices.Concat(specs, sweep, costs)); err != nil {
 		return nil, err
 	}
 	if err := results.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
@@ -222,7 +266,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		Host: results.ThisHost(),
 		Config: results.BenchConfig{
 			Strategies: p.Strategies, Scenarios: p.Scenarios, NotRun: notRun(p), Workload: baseConfig(p.Workload, o.Cluster),
-			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies,
+			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies, CostClients: p.CostClients,
 		},
 	}
 	for _, name := range p.Strategies {
@@ -236,13 +280,13 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		}
 		f.Strategies = append(f.Strategies, info)
 	}
-	total := len(specs) + len(sweep)
+	total := len(specs) + len(sweep) + len(costs)
 	var overloaded []error
 	// etcd and ZooKeeper start once per bench (Shared) and stop when it
 	// returns: done, failed, interrupted (Ctrl-C cancels ctx) or panicking.
 	shared := NewShared(o.Cluster)
 	defer shared.Stop()
-	for i, s := range append(specs, sweep...) {
+	for i, s := range slices.Concat(specs, sweep, costs) {
 		s.OutDir, s.Cluster, s.Shared = o.OutDir, o.Cluster, shared
 		if o.KeyPrefix != "" {
 			s.Workload.KeyPrefix = o.KeyPrefix
@@ -254,14 +298,16 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 			o.Progress(i, total, fmt.Sprintf("%s/%s seed %d", s.Strategy, s.Scenario, s.Seed))
 		}
 		var r results.Run
-		if i < len(specs) {
+		if i < len(specs) && p.NoRerun {
+			r, err = Run(ctx, s)
+		} else if i < len(specs) {
 			r, err = runCell(ctx, s, repeat, o.RunCommand, func(label string) {
 				if o.Progress != nil {
 					o.Progress(i, total, label)
 				}
 			})
 		} else {
-			r, err = Run(ctx, s) // the client sweep is not gated: nothing to rerun
+			r, err = Run(ctx, s) // the client sweep and the cost runs are not gated: nothing to rerun
 		}
 		if errors.Is(err, ErrOverloaded) {
 			overloaded = append(overloaded, err) // keep the run, with its Error, and go on
@@ -276,12 +322,16 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		if f.Redis == "" {
 			f.Redis = r.Redis
 		}
-		if i < len(specs) {
+		switch {
+		case i < len(specs):
 			f.Runs = append(f.Runs, r)
-		} else {
+		case i < len(specs)+len(sweep):
 			f.Sweep = append(f.Sweep, r)
+		default:
+			f.Cost = append(f.Cost, r)
 		}
 	}
+	validate.AvailabilityHints(f.Runs)
 	if err := finish(o.OutDir, f); err != nil {
 		return f, err
 	}
@@ -362,7 +412,7 @@ func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 		// repeat i+1, so drift of the machine hits all strategies alike.
 		for i := range repeat {
 			for _, st := range applies {
-				specs = append(specs, Spec{Strategy: st.Name(), Scenario: sc, Seed: seed + int64(i), Workload: envelopeWorkload(st, p.Workload)})
+				specs = append(specs, Spec{Strategy: st.Name(), Scenario: sc, Seed: seed + int64(i), Workload: cellWorkload(st, sc, p.Workload)})
 			}
 		}
 	}
@@ -384,13 +434,44 @@ func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	for i := range repeat {
 		for _, n := range p.ClientSweep {
 			for _, st := range p.SweepStrategies {
-				w := envelopeWorkload(sweepers[st], p.Workload)
+				w := cellWorkload(sweepers[st], CostScenario, p.Workload)
 				w.Clients = n
 				sweep = append(sweep, Spec{Strategy: st, Scenario: "baseline", Seed: seed + 999 + int64(n) + 1000*int64(i), Workload: w})
 			}
 		}
 	}
 	return specs, sweep, nil
+}
+
+// costCells plans a profile's uncontended cost runs (Profile.CostClients):
+// for 1 client and each of CostClients, every strategy in turn under
+// CostScenario, each client on a key of its own, for CostDuration, with
+// the cost cells' timing (cellWorkload), seed seed+1500+n for n clients (apart from the cells' and the sweep's seeds, so their histories do not collide);
+// nil when the profile has none. A seed whose cost seeds would overflow
+// int64 gives an error wrapping errs.ErrUsage.
+func costCells(p Profile, seed int64) ([]Spec, error) {
+	if len(p.CostClients) == 0 {
+		return nil, nil
+	}
+	var out []Spec
+	for _, n := range append([]int{1}, p.CostClients...) {
+		if last := int64(1500 + n); seed > math.MaxInt64-last {
+			return nil, fmt.Errorf("%w: --seed %d: the cost runs' seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, last, math.MaxInt64-last)
+		}
+		for _, name := range p.Strategies {
+			st, err := impl.Lookup(name)
+			if err != nil {
+				continue // cells reports unknown names
+			}
+			w := cellWorkload(st, CostScenario, p.Workload)
+			w.Clients, w.Keys, w.OwnKeys = n, n, true
+			if p.CostDuration > 0 {
+				w.Duration = p.CostDuration
+			}
+			out = append(out, Spec{Strategy: name, Scenario: CostScenario, Seed: seed + 1500 + int64(n), Workload: w})
+		}
+	}
+	return out, nil
 }
 
 // runs reports whether p's matrix holds the pair (strategy, scenario)
@@ -440,6 +521,9 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 	}
 	if in.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
+	}
+	if in.Policy.AskLock {
+		pol = append(pol, "ask-lock")
 	}
 	var server string
 	if in.Server != impl.ServerRedis {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -55,4 +56,50 @@ func envelopeWorkload(st impl.Strategy, w workload.Config) workload.Config {
 	}
 	w.TTL = ttl
 	return w
+}
+
+// CostScenario is the scenario of the cost cells: the runs without faults
+// whose figures the report compares across strategies (throughput,
+// latency, handoff), and whose critical section and think time are the
+// same for every family whatever the TTL (costWorkload).
+const CostScenario = "baseline"
+
+// costWorkload returns the workload of st's cost cells, given w (the
+// profile's workload at st's envelope TTL): w, except for a lock whose
+// servers need a longer TTL (locks on etcd and ZooKeeper: ConsensusMinTTL
+// and the server's own TTL), which runs at that TTL here already, with
+// the critical section made explicit at w's (the default, TTL/20 of the
+// profile's TTL) and the think time kept: like for like across families.
+// Without it the run would raise the TTL and scale the critical section
+// with it (a consensus lock's 50 ms against Redis's 5 ms), and the cost
+// figures would compare critical sections, not locks. Safety cells keep
+// their TTL-scaled timing.
+func costWorkload(st impl.Strategy, w workload.Config) workload.Config {
+	ttl, why := runTTL(st, CostScenario, chaos.Setup{}, w.TTL)
+	if why == "" || ttl <= w.TTL {
+		return w
+	}
+	if w.CS.Kind == "" && w.CS.Min == 0 {
+		w.CS = workload.CSDist{Kind: workload.CSFixed, Min: w.TTL / 20}
+	}
+	w.TTL = ttl
+	return w
+}
+
+// cellWorkload is the workload a profile runs st with under scenario sc:
+// envelopeWorkload's, and costWorkload's for the cost scenario.
+func cellWorkload(st impl.Strategy, sc string, w workload.Config) workload.Config {
+	w = envelopeWorkload(st, w)
+	if sc == CostScenario {
+		w = costWorkload(st, w)
+	}
+	return w
+}
+
+// WorkloadFor is the workload a bench of profile p gives strategy st's
+// cell under scenario (cellWorkload: p.Workload with the TTL raised where
+// st's call budget or servers need it). Package locktest runs a Go lock's
+// cells with it, as lockbench bench would.
+func WorkloadFor(st impl.Strategy, p Profile, scenario string) workload.Config {
+	return cellWorkload(st, scenario, p.Workload)
 }

@@ -49,8 +49,8 @@ func TestEnvelopeTTL(t *testing.T) {
 }
 
 // TestCellsRunBudgetedStrategiesInTheirEnvelope checks that the ci
-// profile plans redsync's cells at the longer TTL and the others at the
-// profile's.
+// profile plans redsync's cells at the longer TTL, the consensus locks'
+// cost cells at their servers' TTL floor, and the others at the profile's.
 func TestCellsRunBudgetedStrategiesInTheirEnvelope(t *testing.T) {
 	p, err := LookupProfile("ci")
 	if err != nil {
@@ -65,8 +65,60 @@ func TestCellsRunBudgetedStrategiesInTheirEnvelope(t *testing.T) {
 		if strings.HasPrefix(s.Strategy, "redsync") {
 			want = 2 * p.Workload.TTL
 		}
+		if st, _ := impl.Lookup(s.Strategy); st.Info().Server != impl.ServerRedis && s.Scenario == CostScenario {
+			want = ConsensusMinTTL // a cost cell at the servers' floor, its critical section kept
+		}
 		if s.Workload.TTL != want {
 			t.Errorf("%s/%s planned at TTL %v, want %v", s.Strategy, s.Scenario, s.Workload.TTL, want)
 		}
+	}
+}
+
+// TestCostCellsLikeForLike checks that the ci profile's cost cells
+// (CostScenario) run every family with the profile's critical section and
+// think time, the consensus locks at their TTL floor, while their safety
+// cells keep the TTL-scaled default (TTL/20 of the TTL they run at).
+func TestCostCellsLikeForLike(t *testing.T) {
+	p, err := LookupProfile("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, _, err := cells(p, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		strategy, scenario string
+		wantCS             time.Duration // critical section of the resolved run
+	}{
+		{"token-lua", CostScenario, 5 * time.Millisecond},
+		{"redsync", CostScenario, 5 * time.Millisecond}, // at its envelope TTL
+		{"etcd-mutex", CostScenario, 5 * time.Millisecond},
+		{"zk-lock", CostScenario, 5 * time.Millisecond},
+		{"etcd-mutex", "gc-pause", ConsensusMinTTL / 20}, // a safety cell: TTL-scaled
+	}
+	for _, tt := range tests {
+		t.Run(tt.strategy+"/"+tt.scenario, func(t *testing.T) {
+			for _, s := range specs {
+				if s.Strategy != tt.strategy || s.Scenario != tt.scenario {
+					continue
+				}
+				_, _, _, w, err := s.Resolved()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w.CS.Kind != workload.CSFixed || w.CS.Min != tt.wantCS || w.Think != p.Workload.Think {
+					t.Errorf("critical section %v, think %v at TTL %v; want fixed(%v), think %v", w.CS, w.Think, w.TTL, tt.wantCS, p.Workload.Think)
+				}
+				adj, _ := s.Adjustments()
+				for _, a := range adj {
+					if tt.scenario == CostScenario && (a.Flag == "--ttl" || a.Flag == "--cs" || a.Flag == "--think") {
+						t.Errorf("a cost cell's run changes its timing: %v", a)
+					}
+				}
+				return
+			}
+			t.Fatalf("no cell %s/%s in the ci profile", tt.strategy, tt.scenario)
+		})
 	}
 }

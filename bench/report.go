@@ -74,7 +74,7 @@ func Report(dir string, f *results.File) error {
 	// first faulted run; one per key with a witness, or a few keys.
 	// Violations are marked from the run's stored witnesses alone.
 	for _, r := range timelineRuns(f.Runs) {
-		pair := fileSafe(r.Strategy) + "-" + r.Scenario
+		pair := fileSafe(r.Strategy) + "-" + fileSafe(r.Scenario)
 		_, ops, err := history.Load(filepath.Join(dir, r.History))
 		if err != nil {
 			continue

@@ -6,6 +6,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -55,7 +56,8 @@ const ConsensusMinDuration = 3 * time.Second
 
 // Spec is one run: a strategy under a scenario with one seed.
 type Spec struct {
-	// Strategy and Scenario are registry names (impl.Lookup, chaos.Lookup).
+	// Strategy and Scenario are registry names (impl.Lookup, chaos.Lookup);
+	// Strategy is Lock's name when Lock is set.
 	Strategy, Scenario string
 	// Workload configures the clients; Seed and Policy are filled in from
 	// this Spec. Zero fields take workload's defaults.
@@ -79,26 +81,59 @@ type Spec struct {
 	// Library holds library settings of a library adapter by flag name
 	// (impl.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
 	Library map[string]string
+	// Schedule, when set, replaces the named scenario with this fault
+	// schedule (chaos.ScheduleScenario; lockbench run --schedule, lockbench
+	// hunt): Scenario is then "" or the schedule's scenario name
+	// (Schedule.Scenario), and the run is judged by the weakest
+	// expectation of the scenarios that exercise its primitives
+	// (validate.Source.ForSchedule).
+	Schedule *chaos.Schedule
+	// Lock, when set, is the strategy the run drives instead of the one
+	// the registry holds under Strategy (impl.Lookup): a lock given as
+	// Go code in the caller's process (package locktest). Strategy must
+	// then be Lock.Name(). Its expectations come from its claims
+	// (validate.SourceOf) unless its name has verdict rows.
+	Lock impl.Strategy
 	// Shared, when set, lends the run its etcd or ZooKeeper cluster
 	// instead of one started and stopped for the run alone (see Shared);
 	// the run's keys then carry a prefix of their own. nil: every run
 	// starts its own servers.
 	Shared *Shared
+	// HistoryTag, when set, ends the history's file name
+	// (<strategy>-<scenario>-<seed>-<tag>.jsonl), so that runs sharing
+	// strategy, scenario and seed keep a history each: a profile's time
+	// scales tag theirs with the TTL asked ("ttl5s"). "": no tag.
+	HistoryTag string
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
 // the strategy and the full workload config (the setup's client count, TTL,
-// think time and minimum duration applied), or an error wrapping errs.ErrUsage that names
-// the bad input and the valid choices.
+// think time and minimum duration applied, and the lock's server's TTL:
+// see Adjustments for what they change and why), or an error wrapping
+// errs.ErrUsage that names the bad input and the valid choices.
 func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
-	fail := func(err error) (impl.Strategy, chaos.Scenario, chaos.Setup, workload.Config, error) {
-		return nil, chaos.Scenario{}, chaos.Setup{}, workload.Config{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	r, err := s.resolve()
+	if err != nil {
+		return nil, chaos.Scenario{}, chaos.Setup{}, workload.Config{}, err
 	}
-	st, err := impl.Lookup(s.Strategy)
+	return r.st, r.sc, r.setup, r.w, nil
+}
+
+// resolve is Resolved with the adjustments it made (Adjustments). A run
+// never drops a setting silently: the TTL is raised to what the scenario
+// and the lock's servers need (runTTL; a longer --ttl is kept), the
+// critical sections, think time and retry policy given explicitly are
+// scaled with it (retime), and the duration, client count and think time
+// a scenario fixes replace the asked ones; each change is an Adjustment.
+func (s Spec) resolve() (resolution, error) {
+	fail := func(err error) (resolution, error) {
+		return resolution{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	}
+	st, err := s.strategy()
 	if err != nil {
 		return fail(err)
 	}
-	sc, err := chaos.Lookup(s.Scenario)
+	sc, err := s.scenario()
 	if err != nil {
 		return fail(err)
 	}
@@ -110,39 +145,61 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	if why := sc.UnsupportedOn(s.Cluster, info); why != "" {
 		return fail(errors.New(why))
 	}
+	var adj []Adjustment
 	w := s.Workload
 	w.Seed = s.Seed
 	if !info.Claims.Reentrant {
-		w.Reentrancy = 1 // nesting applies to reentrant strategies only
+		w.Reentrancy = 1 // nesting applies to reentrant strategies only (the run's note says so)
 	}
-	if setup.Clients > 0 {
+	if info.Claims.Reentrant && setup.Reentrancy > max(w.Reentrancy, 1) {
+		adj = append(adj, Adjustment{Flag: "--reentrancy", From: fmt.Sprint(max(w.Reentrancy, 1)), To: fmt.Sprint(setup.Reentrancy),
+			Why: fmt.Sprintf("scenario %s strikes a nested acquire", sc.Name)})
+		w.Reentrancy = setup.Reentrancy
+	}
+	if setup.Clients > 0 && setup.Clients != w.Clients {
+		from := w.Clients
+		if from == 0 {
+			from = 16 // workload's default
+		}
+		adj = append(adj, Adjustment{Flag: "--clients", From: fmt.Sprint(from), To: fmt.Sprint(setup.Clients),
+			Why: fmt.Sprintf("scenario %s runs %d clients for its fault", sc.Name, setup.Clients)})
 		w.Clients = setup.Clients
 	}
-	if setup.TTL > 0 {
-		w.TTL = setup.TTL
-		w.CS = workload.CSDist{} // defaults follow the TTL
-		w.Retry = workload.Retry{}
-		w.SafetyMargin = 0
+	ttl, why := runTTL(st, sc.Name, setup, w.TTL)
+	w, adj = retime(w, ttl, why, adj)
+	if d, why := minDuration(st, sc, setup, w.TTL); w.Duration < d {
+		if w.Duration > 0 {
+			adj = append(adj, Adjustment{Flag: "--duration", From: w.Duration.String(), To: d.String(), Why: why})
+		}
+		w.Duration = d
 	}
-	if stt, ok := st.(impl.ServerTTLer); ok && w.TTL > 0 {
-		// The server enforces another TTL (etcd: whole seconds): the run,
-		// its critical sections, retries and faults follow that one, so a
-		// pause of 2×TTL outlasts the lease the server keeps.
-		w.TTL = stt.ServerTTL(w.TTL)
-	}
-	if info.Server != impl.ServerRedis {
-		w.TTL = max(w.TTL, ConsensusMinTTL)
-		w.Duration = max(w.Duration, ConsensusMinDuration)
-		if w.OpTimeout == 0 {
-			// A ZooKeeper acquire waits in the recipe's queue: with the
-			// default 500 ms deadline most of 16 queued clients give up
-			// (measured at TTL 1 s: 16 grants in 3 s with 79 given up;
-			// with 3 s, 44-45 grants).
-			w.OpTimeout = 3 * w.TTL
+	if s.Schedule != nil {
+		if d := s.Schedule.MinDuration(w.TTL); w.Duration < d {
+			if w.Duration > 0 {
+				adj = append(adj, Adjustment{Flag: "--duration", From: w.Duration.String(), To: d.String(),
+					Why: fmt.Sprintf("schedule %s ends %.3g×TTL after it starts, and the run shows 2×TTL after it", s.Schedule.Name, s.Schedule.End())})
+			}
+			w.Duration = d
 		}
 	}
-	if w.Duration < setup.MinDuration {
-		w.Duration = setup.MinDuration
+	if info.Server != impl.ServerRedis && w.OpTimeout == 0 {
+		// A ZooKeeper acquire waits in the recipe's queue: with the
+		// default 500 ms deadline most of 16 queued clients give up
+		// (measured at TTL 1 s: 16 grants in 3 s with 79 given up;
+		// with 3 s, 44-45 grants).
+		w.OpTimeout = 3 * w.TTL
+	}
+	if setup.OpTimeoutTTL > 0 && w.OpTimeout == 0 && w.TTL > 0 {
+		// The scenario's budget follows the TTL (chaos.Setup.OpTimeoutTTL),
+		// never below the Redis default (the consensus locks' 3×TTL was set
+		// above).
+		def := 500 * time.Millisecond // workload.Config's default on Redis
+		if d := time.Duration(setup.OpTimeoutTTL * float64(w.TTL)); d > def {
+			adj = append(adj, Adjustment{Flag: "--op-timeout", From: def.String(), To: d.String(),
+				Why: fmt.Sprintf("scenario %s gives each lock call %g×TTL: its fault stalls the server longer than the default budget; a given --op-timeout is kept", sc.Name, setup.OpTimeoutTTL)})
+			def = d
+		}
+		w.OpTimeout = def
 	}
 	w.Policy = info.Policy
 	if s.Policy != nil {
@@ -160,7 +217,13 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 		return fail(err)
 	}
 	if setup.ThinkTTL > 0 {
-		w.Think = time.Duration(setup.ThinkTTL * float64(w.TTL))
+		think := time.Duration(setup.ThinkTTL * float64(w.TTL))
+		adj = slices.DeleteFunc(adj, func(a Adjustment) bool { return a.Flag == "--think" }) // the scenario's, not a scaled one
+		if think != s.Workload.Think {
+			adj = append(adj, Adjustment{Flag: "--think", From: s.Workload.Think.String(), To: think.String(),
+				Why: fmt.Sprintf("scenario %s pauses %g×TTL between a release and the next acquire for its fault", sc.Name, setup.ThinkTTL)})
+		}
+		w.Think = think
 	}
 	if st, err = impl.Tune(st, s.Library, w.TTL); err != nil {
 		return fail(err)
@@ -168,14 +231,61 @@ func (s Spec) Resolved() (impl.Strategy, chaos.Scenario, chaos.Setup, workload.C
 	if s.Policy == nil {
 		w.Policy = st.Info().Policy // a setting may change it (e.g. --redislock-refresh off)
 	}
-	return st, sc, setup, w, nil
+	return resolution{st: st, sc: sc, setup: setup, w: w, adjusted: adj}, nil
+}
+
+// strategy returns the spec's strategy: Lock when set (its name must be
+// Strategy), else the registry's (impl.Lookup).
+func (s Spec) strategy() (impl.Strategy, error) {
+	if s.Lock == nil {
+		return impl.Lookup(s.Strategy)
+	}
+	if s.Lock.Name() != s.Strategy {
+		return nil, fmt.Errorf("the spec's lock is named %q but the spec names strategy %q: give the same name to both", s.Lock.Name(), s.Strategy)
+	}
+	return s.Lock, nil
+}
+
+// scenario returns the spec's scenario: its fault schedule's
+// (chaos.ScheduleScenario) when it has one, else the named one
+// (chaos.Lookup).
+func (s Spec) scenario() (chaos.Scenario, error) {
+	if s.Schedule == nil {
+		return chaos.Lookup(s.Scenario)
+	}
+	if err := s.Schedule.Check(); err != nil {
+		return chaos.Scenario{}, fmt.Errorf("schedule %s: %w", s.Schedule.Name, err)
+	}
+	sc := chaos.ScheduleScenario(*s.Schedule)
+	if s.Scenario != "" && s.Scenario != sc.Name {
+		return chaos.Scenario{}, fmt.Errorf("a run with a fault schedule has no other scenario (got %s and schedule %s): give one or the other", s.Scenario, s.Schedule.Name)
+	}
+	return sc, nil
+}
+
+// ScenarioName is the scenario name a run of the spec records: the
+// schedule's ("schedule:NAME") when it has one, else Scenario.
+func (s Spec) ScenarioName() string {
+	if s.Schedule != nil {
+		return s.Schedule.Scenario()
+	}
+	return s.Scenario
 }
 
 // historyName is the history file of a run, relative to the results
 // folder. Characters of an exec: strategy's command that do not belong
 // in a file name become '_'.
 func historyName(strategy, scenario string, seed int64) string {
-	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d.jsonl", fileSafe(strategy), scenario, seed))
+	return taggedHistoryName(strategy, scenario, seed, "")
+}
+
+// taggedHistoryName is historyName with Spec.HistoryTag, if any, before
+// the extension.
+func taggedHistoryName(strategy, scenario string, seed int64, tag string) string {
+	if tag != "" {
+		tag = "-" + fileSafe(tag)
+	}
+	return filepath.Join("histories", fmt.Sprintf("%s-%s-%d%s.jsonl", fileSafe(strategy), fileSafe(scenario), seed, tag))
 }
 
 // adapterLogName is the file, beside a run's history, that holds the
@@ -183,6 +293,12 @@ func historyName(strategy, scenario string, seed int64) string {
 func adapterLogName(history string) string {
 	return strings.TrimSuffix(history, ".jsonl") + ".adapter.log"
 }
+
+// ScheduleWaitNoted is the wait for the readiness barrier (every client's
+// first call) from which a run says so (results.RunConfig.Adjusted and
+// lockbench run's output): a client slow to start, such as an adapter
+// process, made the run longer by that much.
+const ScheduleWaitNoted = 100 * time.Millisecond
 
 // Run executes one Spec and returns its result. The returned error is for
 // runs that could not be carried out (bad input: wraps errs.ErrUsage; the
@@ -258,22 +374,31 @@ func (r *run) close() {
 // plan resolves s (Spec.Resolved), looks up its expectation in the verdict
 // table and fills in what the results.Run knows before the run starts.
 func plan(s Spec) (*run, error) {
-	st, sc, setup, w, err := s.Resolved()
+	s.Scenario = s.ScenarioName()
+	res, err := s.resolve()
 	if err != nil {
 		return nil, err
 	}
+	st, sc, setup, w := res.st, res.sc, res.setup, res.w
 	r := &run{s: s, st: st, info: st.Info(), sc: sc, setup: setup, w: w}
 	r.topo = sc.TopologyFor(r.info)
 	r.notGated = validate.NotGated(st, s.Scenario, w)
-	r.exp = validate.For(s.Strategy, s.Scenario, r.notGated)
+	if src := validate.SourceOf(st.Name(), r.info); s.Schedule != nil {
+		r.exp = src.ForSchedule(*s.Schedule, r.notGated)
+	} else {
+		r.exp = src.For(s.Scenario, r.notGated)
+	}
 	r.out = results.Run{
 		Strategy: s.Strategy, Scenario: s.Scenario, ScenarioKind: string(sc.Kind), Seed: s.Seed,
 		Expected: r.exp.Summary(), ExpectedChecks: r.exp.Checks(), Reason: r.exp.Reason,
-		History: historyName(s.Strategy, s.Scenario, s.Seed), Command: s.Command,
+		History: taggedHistoryName(s.Strategy, s.Scenario, s.Seed, s.HistoryTag), Command: s.Command,
 		Config: runConfig(w, r.topo, s.Cluster),
 	}
 	if t, ok := st.(impl.Tunable); ok {
 		r.out.Config.Library = t.Settings()
+	}
+	for _, a := range res.adjusted {
+		r.out.Config.Adjusted = append(r.out.Config.Adjusted, a.String())
 	}
 	r.histPath = filepath.Join(s.OutDir, r.out.History)
 	return r, nil
@@ -356,8 +481,9 @@ func (r *run) connect(ctx context.Context) error {
 	r.clock = history.NewClock()
 	hw, err := history.Create(r.histPath, history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
-		TTLMs: w.TTL.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
-		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated,
+		TTLMs: w.TTL.Milliseconds(), OpTimeoutMs: w.OpTimeout.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
+		Renewal: r.info.Claims.Renewal, Nodes: len(r.nodes),
+		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated, Schedule: r.scheduleJSON(),
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
@@ -418,6 +544,19 @@ func (r *run) connect(ctx context.Context) error {
 	return nil
 }
 
+// scheduleJSON is the run's fault schedule as compact JSON for the
+// history header, nil when it plays a named scenario.
+func (r *run) scheduleJSON() json.RawMessage {
+	if r.s.Schedule == nil {
+		return nil
+	}
+	b, err := json.Marshal(r.s.Schedule)
+	if err != nil {
+		return nil // a Schedule always marshals
+	}
+	return b
+}
+
 // executed is what execute measured beside the history.
 type executed struct {
 	stats workload.Stats
@@ -436,8 +575,12 @@ type executed struct {
 // servers.
 func (r *run) execute(ctx context.Context) (executed, error) {
 	s, w, c := r.s, r.w, r.c
+	// The nemesis's schedule starts when every client has made its first
+	// call (the readiness barrier), and the workload runs its duration
+	// after that.
+	r.env.Ready = workload.NewReadiness()
 	nem := r.sc.New(chaos.Env{Strategy: s.Strategy, TTL: w.TTL, Duration: w.Duration, Clock: r.clock, History: r.hw, Seed: s.Seed,
-		Info: r.info, Clients: w.Clients, Cluster: c, Links: r.links})
+		Info: r.info, Clients: w.Clients, Cluster: c, Links: r.links, Ready: r.env.Ready})
 	r.env.Faults = nem
 	// Server-side command counts: INFO commandstats on every node before
 	// and after the workload (RoundTripsPerGrant).
@@ -455,10 +598,33 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	if r.redis() {
 		pinged = statAddrs
 	}
-	machine := noise.Start(ctx, noise.Options{Servers: pinged, PIDs: serverPIDs})
+	var probes []noise.Probe // etcd and ZooKeeper: a read through the lock's client library
+	if !r.redis() {
+		pr, closeProbes, err := consensusProbes(r.info.Server, statAddrs)
+		if err != nil {
+			return executed{}, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
+		}
+		probes = pr
+		r.atClose(closeProbes)
+	}
+	machine := noise.Start(ctx, noise.Options{Servers: pinged, PIDs: serverPIDs, Probes: probes})
 	r.atClose(func() { machine.Stop() })
 	stopCounter := sampleCounter(r.clock, &r.cmds)
 	r.atClose(func() { stopCounter() })
+	var stopServerCounter func() []results.CounterSample
+	if !r.countsCommands() && r.redis() && statsErr == nil {
+		// An adapter sends its commands itself: count them on the servers.
+		stopServerCounter = sampleServerCounter(ctx, r.clock, statAddrs)
+		r.atClose(func() { stopServerCounter() })
+	}
+	obs, err := r.startObserver(ctx)
+	if err != nil {
+		return executed{}, err
+	}
+	if obs != nil {
+		r.atClose(func() { obs.Stop(ctx) })
+		r.env.Observer = obs
+	}
 	nemCtx, stopNemesis := context.WithCancel(ctx)
 	nemDone := make(chan error, 1)
 	go func() { nemDone <- nem.Run(nemCtx) }()
@@ -469,8 +635,13 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	ex.counter, ex.noise = stopCounter(), machine.Stop()
 	if !r.countsCommands() {
 		// lockbench's counter saw none of the lock's commands, and 0
-		// commands per grant would be a lie.
+		// commands per grant would be a lie; the servers' counter (an
+		// adapter on Redis) replaces it below.
 		ex.counter = nil
+	}
+	var serverSeries []results.CounterSample
+	if stopServerCounter != nil {
+		serverSeries = stopServerCounter()
 	}
 	stopNemesis()
 	nemErr := <-nemDone
@@ -489,11 +660,21 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	if err := nem.Heal(ctx); err != nil {
 		return ex, fmt.Errorf("nemesis %s: heal: %w", s.Scenario, err)
 	}
+	// The observer's last read of every key: the state the run left,
+	// before the probe takes the keys.
+	obs.Stop(ctx)
 	ex.clientCmds = r.cmds.Load() // before the probe's own commands
 	if statsErr == nil {
 		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second); err == nil {
+			own := obs.Commands() // the observer's reads are not the lock's commands
+			for i := range after {
+				after[i].Calls -= own[statAddrs[i]]
+			}
 			ex.serverCmds, ex.serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
 		}
+	}
+	if serverSeries != nil && ex.serverCmdsKnown {
+		ex.counter = scaleCounter(serverSeries, ex.serverCmds)
 	}
 	if err := workload.Probe(ctx, w, r.env); err != nil {
 		return ex, err
@@ -515,6 +696,32 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	return ex, nil
 }
 
+// startObserver starts the server-state observer of a Redis run
+// (workload.Observer): it reads every key of the run on every Redis node
+// of the cluster (replicas too: a failover promotes one, and the observer
+// marks a replica's reads), through direct connections (never the
+// scenario's proxies), named as the cluster names them (the strategy's
+// per-node calls use the same names for its nodes). nil for locks on etcd
+// or ZooKeeper, which are not observed.
+func (r *run) startObserver(ctx context.Context) (*workload.Observer, error) {
+	if !r.redis() {
+		return nil, nil
+	}
+	var nodes []workload.ObservedNode
+	for _, n := range r.c.Nodes() {
+		nodes = append(nodes, workload.ObservedNode{Name: n.Name(), Addr: n.Addr()})
+	}
+	keys := make([]string, r.w.Keys)
+	for i := range keys {
+		keys[i] = r.w.Key(i)
+	}
+	obs, err := workload.StartObserver(ctx, workload.ObserverConfig{Nodes: nodes, Keys: keys, TTL: r.w.TTL, Clock: r.clock, History: r.hw})
+	if err != nil {
+		return nil, fmt.Errorf("observer: %w", err)
+	}
+	return obs, nil
+}
+
 // judge checks the history file, not memory (`lockbench check` must give
 // the same verdict), and fills the verdicts into the result
 // (validate.Fill). It returns the history's operations.
@@ -527,7 +734,8 @@ func (r *run) judge() ([]history.Operation, error) {
 	for _, old := range []string{vis, strings.TrimSuffix(vis, ".html") + "-resource.html"} {
 		os.Remove(old) // a visualisation left by an earlier run of the same pair would mislead
 	}
-	rep := checker.Check(h, ops, checker.Options{Timeout: r.s.CheckTimeout, VisualizationPath: vis})
+	rep := checker.Check(h, ops, checker.Options{Timeout: r.s.CheckTimeout, VisualizationPath: vis,
+		Renewal: validate.RenewalOptions(r.s.Strategy, r.s.Scenario)})
 	validate.Fill(&r.out, ops, rep, r.exp, r.s.OutDir)
 	r.rep = rep
 	return ops, nil
@@ -541,6 +749,11 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 	out.Grants = stats.Grants
 	out.Acquires = map[string]int{"ok": stats.Attempts[history.OK], "fail": stats.Attempts[history.Fail], "info": stats.Attempts[history.Info]}
 	out.DurationS = stats.Elapsed.Seconds()
+	out.Config.ScheduleWaitMs = float64(stats.ReadyAfter) / float64(time.Millisecond)
+	if stats.ReadyAfter >= ScheduleWaitNoted {
+		out.Config.Adjusted = append(out.Config.Adjusted, fmt.Sprintf("--duration %v → %v (the fault schedule waited %v for every client's first call, and the clients ran the duration after that)",
+			w.Duration, (w.Duration+stats.ReadyAfter).Round(time.Millisecond), stats.ReadyAfter.Round(time.Millisecond)))
+	}
 	if out.DurationS > 0 {
 		out.ThroughputPerS = float64(stats.Grants) / out.DurationS
 	}
@@ -551,6 +764,9 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 		if ex.serverCmdsKnown {
 			out.RoundTripsPerGrant = float64(ex.serverCmds) / float64(stats.Grants)
 		}
+	}
+	if attempts := stats.Attempts[history.OK] + stats.Attempts[history.Fail] + stats.Attempts[history.Info]; ex.serverCmdsKnown && attempts > 0 {
+		out.ServerCommandsPerAttempt = float64(ex.serverCmds) / float64(attempts)
 	}
 	var err error
 	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
@@ -582,7 +798,7 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 	var consensus []cluster.Topology
 	var need []cluster.Feature
 	for _, s := range specs {
-		if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Server != impl.ServerRedis {
+		if st, err := s.strategy(); err == nil && st.Info().Server != impl.ServerRedis {
 			consensus = append(consensus, chaos.StrategyTopology(st.Info()))
 		}
 		if o.Backend != cluster.BackendExternal {
@@ -621,9 +837,12 @@ func runConfig(w workload.Config, t cluster.Topology, o cluster.Options) results
 	if w.Policy.HonourLost {
 		pol = append(pol, "honour-lost")
 	}
+	if w.Policy.AskLock {
+		pol = append(pol, "ask-lock")
+	}
 	return results.RunConfig{
-		Clients: w.Clients, Keys: w.Keys, TTLMs: ms(int64(w.TTL)), DurationMs: ms(int64(w.Duration)),
-		CSMs: w.CS.String(), Retry: w.Retry.String(), Topology: t.String(), Fencing: string(w.Fencing),
+		Clients: w.Clients, Keys: w.Keys, TTLMs: ms(int64(w.TTL)), OpTimeoutMs: ms(int64(w.OpTimeout)), DurationMs: ms(int64(w.Duration)),
+		CSMs: w.CS.String(), Retry: w.Retry.String(), ThinkMs: ms(int64(w.Think)), Topology: t.String(), Fencing: string(w.Fencing),
 		Reentrancy: w.Reentrancy, Policy: pol, Backend: cluster.BackendName(o), Image: imageOf(o),
 	}
 }

@@ -40,7 +40,7 @@ func (o *onePerTrigger) Heal(context.Context) error { return nil }
 func (o *onePerTrigger) take() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.busy || o.next >= len(o.times) || o.env.Clock.Now() < o.times[o.next] {
+	if o.busy || o.next >= len(o.times) || !o.env.due(o.times[o.next]) {
 		return false
 	}
 	o.next++
@@ -127,8 +127,9 @@ type longCS struct {
 // meanwhile (a lock that renews, or checks its validity, grants nobody).
 func LongCS() Scenario {
 	return Scenario{Name: "long-cs", Kind: Client,
-		Faults:  []Fault{&slowCS{}},
-		Summary: "a critical section runs 2×TTL (the client keeps running, renewal too), three times a run",
+		Faults:      []Fault{&slowCS{}},
+		Summary:     "a critical section runs 2×TTL (the client keeps running, renewal too), three times a run",
+		KeepsLeases: true,
 		New: func(env Env) Nemesis {
 			return &longCS{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)}, seen: newCycles()}
 		}}

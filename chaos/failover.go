@@ -19,7 +19,7 @@ import (
 
 // failoverScenarios are the replication faults: replica promotion with a lost write, Sentinel failover.
 func failoverScenarios() []Scenario {
-	return []Scenario{FailoverLostWrite(), SentinelFailover()}
+	return []Scenario{FailoverLostWrite(), FailoverBareQuorum(), SentinelFailover()}
 }
 
 // Timings of the sentinel-failover scenario. Sentinel promotes a replica
@@ -59,8 +59,9 @@ const (
 // above (only its links go through proxies) while the others stay up. It
 // strikes only a grant whose token is on the failing node and on at least
 // quorum+1 nodes (read from the nodes), so losing one node leaves the
-// holder a majority: the quorum must hold. (A bare quorum losing a node is
-// node-restart's case.)
+// holder a majority: the quorum must hold. A holder left a bare quorum of
+// three by split votes (common under contention) is FailoverBareQuorum's
+// case.
 //
 // Why a cut link rather than CLIENT PAUSE on the replica
 // (cluster.Node.HoldReplication): a pause also holds back the release of
@@ -75,14 +76,38 @@ func FailoverLostWrite() Scenario {
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
-				return Setup{Topology: cluster.Topology{Kind: cluster.Independent, Nodes: nodesOf(in) + 1}, Proxies: true, ProxyNode: failingNode + 1, TTL: quorumTTL}
+				return Setup{Topology: cluster.Topology{Kind: cluster.Independent, Nodes: nodesOf(in) + 1}, Proxies: true, ProxyNode: failingNode + 1, TTL: quorumTTL,
+					TTLWhy: "a quorum lock's per-node timeout (TTL/10) must cover a fresh proxied connection while the spare node's full sync runs"}
 			}
 			// At least 800 ms: under load a clean cut (a release that leaves
 			// the replica without the key) can take a few tries (seen: one
 			// 400 ms run with no strike in a full make test).
 			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true, MinDuration: 800 * time.Millisecond}
 		},
-		New: func(env Env) Nemesis { return newFailover(env, false) },
+		New: func(env Env) Nemesis { return newFailover(env, false, false) },
+	}
+}
+
+// FailoverBareQuorum is FailoverLostWrite for quorum strategies with the
+// other half of the case: it strikes only a grant whose token is on the
+// failing node n1 and on exactly a quorum of nodes (3 of 5, read from the
+// nodes), as split votes under contention often leave a holder. n1 fails
+// over to a replica that never saw the grant, the holder keeps 2 of 5, and
+// another client takes n1 and the two nodes the holder does not hold: two
+// quorums at once (Kleppmann 2016; the distlock page's crash-recovery
+// argument, with a failover in place of a restart without persistence).
+func FailoverBareQuorum() Scenario {
+	return Scenario{Name: "failover-bare-quorum", Kind: Replication,
+		Faults: []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
+			if !quorum(in) {
+				return false, "strikes a quorum lock's grant held on a bare quorum of its nodes; the strategy uses a single node (failover-lost-write is its case)"
+			}
+			return true, ""
+		}),
+		Summary: "quorum strategies: as failover-lost-write, but the struck grant is held on exactly a quorum (3 of 5, n1 among them): n1 fails over to a replica without it, the holder keeps 2 of 5 and another client can take n1 and the two free nodes",
+		Setup:   FailoverLostWrite().Setup,
+		New:     func(env Env) Nemesis { return newFailover(env, false, true) },
 	}
 }
 
@@ -99,7 +124,7 @@ func FailoverLostWrite() Scenario {
 func SentinelFailover() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Replication,
 		Faults:  []Fault{&sentinelFailover{}, &replicationCut{}},
-		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL 4 s so the struck client is still inside its lease",
+		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL ≥ 4 s so the struck client is still inside its lease",
 		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if quorum(in) {
 				return false, "a quorum lock runs on independent primaries without replication: there is nothing for Sentinel to fail over"
@@ -108,9 +133,10 @@ func SentinelFailover() Scenario {
 		}),
 		Setup: func(impl.Info) Setup {
 			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, Sentinel: true,
-				TTL: SentinelTTL, MinDuration: SentinelMinDuration}
+				TTL: SentinelTTL, MinDuration: SentinelMinDuration,
+				TTLWhy: "Sentinel takes ~2.2 s to promote the replica, and the struck client must still be inside its lease then"}
 		},
-		New: func(env Env) Nemesis { return newFailover(env, true) },
+		New: func(env Env) Nemesis { return newFailover(env, true, false) },
 	}
 }
 
@@ -139,6 +165,7 @@ type failover struct {
 	env      Env
 	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links
 	quorum   bool // one node of the strategy's N fails over
+	bare     bool // quorum: strike a grant on exactly a quorum, not on more
 	race     *race
 
 	nodes    []*cluster.Node // the strategy's nodes, in link order
@@ -166,8 +193,8 @@ type failover struct {
 	clients  map[*cluster.Node]*redis.Client
 }
 
-func newFailover(env Env, sentinel bool) *failover {
-	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), race: newRace(),
+func newFailover(env Env, sentinel, bare bool) *failover {
+	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), bare: bare, race: newRace(),
 		relink: make(chan struct{}, 1), clients: map[*cluster.Node]*redis.Client{}}
 	all := env.Cluster.Nodes()
 	n := min(nodesOf(env.Info), len(all))
@@ -192,8 +219,11 @@ func newFailover(env Env, sentinel bool) *failover {
 }
 
 func (f *failover) name() string {
-	if f.sentinel {
+	switch {
+	case f.sentinel:
 		return "sentinel-failover"
+	case f.bare:
+		return "failover-bare-quorum"
 	}
 	return "failover-lost-write"
 }
@@ -307,7 +337,7 @@ func (f *failover) At(ctx context.Context, ev workload.Event) error {
 // link and a later release tries again.
 func (f *failover) cut(ctx context.Context, key, token string) error {
 	f.mu.Lock()
-	if !f.ready || f.busy || f.struck || f.armed || f.env.Clock.Now() < f.from {
+	if !f.ready || f.busy || f.struck || f.armed || !f.env.due(f.from) {
 		f.mu.Unlock()
 		return nil
 	}
@@ -367,8 +397,8 @@ func (f *failover) claim(key string) bool {
 
 // candidate reports whether the grant ev is lost at the failover: the
 // replica holds no live copy of its key (read on the replica); for quorum
-// strategies also the holder keeps a majority after losing the failing
-// node.
+// strategies also the holder holds the failing node and keeps a majority
+// after losing it (bare: holds exactly a quorum, so it keeps none).
 func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, error) {
 	s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token)
 	if err != nil || s != holderNone {
@@ -388,7 +418,11 @@ func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, erro
 			onFailing = onFailing || i == f.node
 		}
 	}
-	return onFailing && held-1 >= len(f.nodes)/2+1, nil
+	q := len(f.nodes)/2 + 1
+	if f.bare {
+		return onFailing && held == q, nil
+	}
+	return onFailing && held-1 >= q, nil
 }
 
 // strike fails the primary over (promotion, then linkMove; or

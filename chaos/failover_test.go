@@ -67,7 +67,7 @@ func TestFailoverLostWriteReal(t *testing.T) {
 	}
 	env := Env{Strategy: "token-lua", TTL: ttl, Duration: time.Second, Clock: history.NewClock(), History: rec,
 		Info: tokenLua.Info(), Clients: 2, Cluster: c, Links: links}
-	f := newFailover(env, false)
+	f := newFailover(env, false, false)
 	f.from = 0
 	runCtx, stopRun := context.WithCancel(ctx)
 	runDone := make(chan error, 1)

@@ -46,9 +46,9 @@ type Fault interface {
 // of the process, client, network, replication and clock families.
 func Faults() []Fault {
 	return []Fault{
-		&nodeKill{}, &nodeRestart{}, &nodePause{},
+		&nodeKill{}, &nodeRestart{}, &nodePause{}, &keyLoss{}, &rollingRestart{},
 		&clientPause{}, &slowCS{}, &clientCrash{},
-		&linkCut{}, &linkLatency{}, &linkMove{},
+		&linkCut{}, &linkBlackhole{}, &linkLatency{}, &linkMove{}, &lostReply{}, &slowReply{},
 		&replicationCut{}, &promotion{}, &sentinelFailover{},
 		&clockJump{},
 	}

@@ -40,7 +40,7 @@ func (p *clientPause) Inject(context.Context) (string, error) {
 			p.clients.resume(p.client)
 			return "", fmt.Errorf("client %d: %w", p.client, err)
 		}
-		return fmt.Sprintf("client %d stopped, renewal too, its adapter process with it (SIGSTOP)", p.client), nil
+		return fmt.Sprintf("client %d stopped, renewal too, its adapter process with it (SIGSTOP)%s", p.client, sharedNote(p.process, "stop")), nil
 	}
 	return fmt.Sprintf("client %d stopped, renewal too", p.client), nil
 }
@@ -143,7 +143,20 @@ func (*clientCrash) Needs() []cluster.Feature { return nil }
 
 // Inject returns the evidence; the crash is the caller's impl.ErrCrashed.
 func (c *clientCrash) Inject(context.Context) (string, error) {
-	return fmt.Sprintf("client %d dies at %s on %s", c.ev.Client, c.ev.Point, c.ev.Key), nil
+	return fmt.Sprintf("client %d dies at %s on %s%s", c.ev.Client, c.ev.Point, c.ev.Key, sharedNote(c.ev.Process, "die")), nil
+}
+
+// sharedNote says, for a client whose adapter process serves other
+// logical clients too (protocol 2's threads), that they all verb with it;
+// "" otherwise.
+func sharedNote(p impl.ClientProcess, verb string) string {
+	if p == nil {
+		return ""
+	}
+	if n := impl.SharedBy(p); n > 1 {
+		return fmt.Sprintf("; its adapter process serves %d logical clients: all of them %s with it", n, verb)
+	}
+	return ""
 }
 
 // Heal has nothing to undo: a crashed client stays dead for the run.

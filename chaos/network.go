@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // networkScenarios are the network faults, through a proxy on every link:
-// a partition of the holder, latency on one node.
+// a partition of the holder, latency on one node, one node slow to answer
+// one acquire.
 func networkScenarios() []Scenario {
-	return []Scenario{PartitionHolder(), Latency()}
+	return []Scenario{PartitionHolder(), PartitionBlackhole(), Latency(), SlowNode()}
 }
 
 // Timings of the network family.
@@ -27,6 +30,8 @@ const (
 	// TTLs of seconds used in production, and the question is only "slower
 	// or unsafe?".
 	LatencyTTL = 250 * time.Millisecond
+	// latencyWhy is why latency needs at least LatencyTTL (Setup.TTLWhy).
+	latencyWhy = "the added 100 ms round trip must stay small against the lease, as at the TTLs of seconds used in production"
 	// latencyMinDuration gives the latency window (20% to 80% of the run)
 	// room for several 100 ms round trips.
 	latencyMinDuration = time.Second
@@ -40,6 +45,9 @@ const (
 	// grants nothing in four of five runs; at 200 ms with 4 clients every
 	// run grants 59-85 times.
 	QuorumProxiedTTL = 200 * time.Millisecond
+	// quorumProxiedWhy is why quorum strategies behind proxies need at
+	// least QuorumProxiedTTL (Setup.TTLWhy).
+	quorumProxiedWhy = "a quorum lock's per-node timeout (TTL/10) must stay above a proxied round trip on a loaded machine"
 	// quorumProxiedClients is the client count of quorum strategies behind
 	// proxies on every link: 4 clients × 5 nodes (and the probe) keep the
 	// proxies' goroutines and the split votes of 8 contending clients from
@@ -62,35 +70,68 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 	if !quorum(in) {
 		return Setup{Proxies: true}
 	}
-	return Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: minQuorum, Clients: quorumProxiedClients}
+	return Setup{Proxies: true, TTL: QuorumProxiedTTL, TTLWhy: quorumProxiedWhy, MinDuration: minQuorum, Clients: quorumProxiedClients}
 }
 
 // PartitionHolder cuts the holder off from Redis (every node; the
 // protected resource is in-process and stays reachable) right after its
-// resource read, for 2×TTL, at 20% and 50% of the run. Quorum strategies
-// run with QuorumProxiedTTL and quorumProxiedClients. A cut lands when
-// another client is granted the key while the holder is cut off.
+// resource read, for 2×TTL, at 20% and 50% of the run, and keeps its
+// critical section running through the cut (the client's goroutine waits
+// in the hook; its renewal goroutine runs on): a long critical section
+// under a partition. Without that, the holder would write (TTL/20 later)
+// long before its lease ran out and only its release would meet the cut.
+// The cut refuses connects and drops open connections (linkCut): calls
+// fail at once. PartitionBlackhole is the same with calls that hang until
+// their budget. Quorum strategies run with QuorumProxiedTTL and
+// quorumProxiedClients. A cut lands when another client is granted the
+// key while the holder is cut off.
 func PartitionHolder() Scenario {
 	return Scenario{Name: "partition-holder", Kind: Network,
 		Faults:  []Fault{&linkCut{}},
 		Applies: redisOnly(naProxied, nil),
-		Summary: "the holder is cut off from every Redis node (not from the protected resource) right after its read, for 2×TTL, at 20% and 50% of the run; its renewal fails meanwhile (quorum strategies: TTL 200 ms, 4 clients)",
+		Summary: "right after its read the holder is cut off from every Redis node (not from the protected resource) for 2×TTL, its critical section running on through the cut (a long critical section under a partition); the cut refuses connections, so its calls (renewals) fail at once; at 20% and 50% of the run (quorum strategies: TTL ≥ 200 ms, 4 clients)",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
-		New: func(env Env) Nemesis {
-			// Triggers at 20% and 50% of the run: each cut (2×TTL and a
-			// little more) ends well before the run does, so the run shows
-			// the recovery after it.
-			times := []int64{int64(float64(env.Duration) * 0.2), int64(float64(env.Duration) * 0.5)}
-			return &partitionHolder{onePerTrigger: onePerTrigger{env: env, times: times}, seen: newCycles()}
-		}}
+		New:     func(env Env) Nemesis { return newPartitionHolder(env, false) }}
 }
 
-// partitionHolder cuts the struck client's links (linkCut) at its
-// PointInCS.
+// PartitionBlackhole is PartitionHolder with the slow kind of partition:
+// the holder's links black-hole (cluster.Proxy.Blackhole: connects still
+// succeed, every byte is dropped), so its calls hang until their budget
+// instead of failing at once, as when packets vanish in a real partition.
+func PartitionBlackhole() Scenario {
+	return Scenario{Name: "partition-blackhole", Kind: Network,
+		Faults:  []Fault{&linkBlackhole{}},
+		Applies: redisOnly(naProxied, nil),
+		Summary: "as partition-holder (the holder's critical section runs on for 2×TTL right after its read while it is partitioned from every Redis node, at 20% and 50% of the run), but its links black-hole: connects succeed, every byte is dropped, and its calls (renewals) hang until their budget instead of failing at once",
+		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
+		New:     func(env Env) Nemesis { return newPartitionHolder(env, true) }}
+}
+
+// newPartitionHolder is the nemesis of PartitionHolder (blackhole false)
+// and PartitionBlackhole.
+func newPartitionHolder(env Env, blackhole bool) *partitionHolder {
+	// Triggers at 20% and 50% of the run: each cut (2×TTL and a little
+	// more) ends well before the run does, so the run shows the recovery
+	// after it.
+	times := []int64{int64(float64(env.Duration) * 0.2), int64(float64(env.Duration) * 0.5)}
+	return &partitionHolder{onePerTrigger: onePerTrigger{env: env, times: times}, seen: newCycles(), blackhole: blackhole}
+}
+
+// partitionHolder cuts the struck client's links (linkCut, or
+// linkBlackhole) at its PointInCS.
 type partitionHolder struct {
 	onePerTrigger
-	seen *cycles
-	errs faultLog
+	seen      *cycles
+	errs      faultLog
+	blackhole bool
+}
+
+// name is the scenario's name.
+func (p *partitionHolder) name() string {
+	if p.blackhole {
+		return "partition-blackhole"
+	}
+	return "partition-holder"
 }
 
 // Run does nothing: the faults act at lock events.
@@ -105,7 +146,9 @@ func (p *partitionHolder) Heal(ctx context.Context) error {
 // At cuts the client off at its first PointInCS after a trigger, keeps it
 // there for 2×TTL (and, if no other client was granted the key meanwhile,
 // until one is, at most one more TTL, so the lost lease is certainly
-// reused), then restores the links and lets it go on to its write.
+// reused; then until that client released, at most one more TTL, so its
+// write comes first), then restores the links and lets it go on to its
+// write.
 func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
 	if ev.Point != workload.PointInCS || !p.take() {
@@ -114,7 +157,10 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	defer p.done()
 	env := p.env
 	all := indexes(nodeCount(env))
-	cut := &linkCut{links: env.Links, client: ev.Client, nodes: all}
+	var cut Fault = &linkCut{links: env.Links, client: ev.Client, nodes: all}
+	if p.blackhole {
+		cut = &linkBlackhole{links: env.Links, client: ev.Client, nodes: all}
+	}
 	since := p.seen.mark()
 	start := env.Clock.Now()
 	evidence, err := inject(ctx, cut)
@@ -128,11 +174,85 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 		other = p.seen.wait(ctx, ev.Client, ev.Key, since, false, env.TTL)
 		extra = fmt.Sprintf(", then %.1fms more until another grant (granted: %v)", float64(env.Clock.Now()-t)/1e6, other)
 	}
+	if other && !p.seen.has(ev.Client, ev.Key, since, true) {
+		// The next holder writes before the struck one: a fenced resource
+		// then has its newer token when the struck holder's write comes,
+		// and never sees the two writes race.
+		t := env.Clock.Now()
+		done := p.seen.wait(ctx, ev.Client, ev.Key, since, true, env.TTL)
+		extra += fmt.Sprintf(", then %.1fms more until that holder released (released: %v)", float64(env.Clock.Now()-t)/1e6, done)
+	}
 	_, err = heal(ctx, cut)
 	p.errs.fail(err)
-	recordWindow(env, start, env.Clock.Now(), landing(other), fmt.Sprintf("partition-holder: client %d (hold %d on %s) cut off from %s for %v%s (%s)",
-		ev.Client, ev.Hold, ev.Key, nodeNames(env, all), d, extra, evidence))
+	recordWindow(env, start, env.Clock.Now(), landing(other), fmt.Sprintf("%s: client %d (hold %d on %s) cut off from %s for %v%s (%s)",
+		p.name(), ev.Client, ev.Hold, ev.Key, nodeNames(env, all), d, extra, evidence))
 	return nil
+}
+
+// linkBlackhole partitions one client from some nodes the slow way: its
+// proxies to them (Links) accept connects but drop every byte, on open
+// and new connections, until Heal, which closes the connections that
+// carried dropped bytes (cluster.Proxy.Blackhole). Calls through them
+// hang until their budget. The protected resource is in-process and
+// stays reachable. Evidence: "PING unanswered after 100ms" (a PING
+// through the first link), or what came back instead.
+type linkBlackhole struct {
+	links  *Links
+	client int
+	nodes  []int // node indexes in link order
+}
+
+func (*linkBlackhole) Name() string             { return "link-blackhole" }
+func (*linkBlackhole) Needs() []cluster.Feature { return nil }
+
+// Inject black-holes the links, which must exist, and sends a PING
+// through the first.
+func (b *linkBlackhole) Inject(context.Context) (string, error) {
+	if err := (&linkCut{links: b.links, client: b.client, nodes: b.nodes}).check(); err != nil {
+		return "", err
+	}
+	var errs []error
+	for _, n := range b.nodes {
+		errs = append(errs, b.links.Link(b.client, n).Blackhole(true))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	return unanswered(b.links.Link(b.client, b.nodes[0]).Addr()), nil
+}
+
+// Heal lets data flow again on every link.
+func (b *linkBlackhole) Heal(context.Context) (string, error) {
+	if b.links == nil {
+		return "", nil
+	}
+	var errs []error
+	for _, n := range b.nodes {
+		if p := b.links.Link(b.client, n); p != nil {
+			errs = append(errs, p.Blackhole(false))
+		}
+	}
+	return "", errors.Join(errs...)
+}
+
+// unanswered connects to addr and sends a RESP PING: a black-holed link
+// accepts the connect and never answers.
+func unanswered(addr string) string {
+	const wait = 100 * time.Millisecond
+	conn, err := net.DialTimeout("tcp", addr, wait)
+	if err != nil {
+		return fmt.Sprintf("connect failed: %v", err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(wait))
+	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return fmt.Sprintf("connect accepted, PING not sent: %v", err)
+	}
+	buf := make([]byte, 16)
+	if n, err := conn.Read(buf); err == nil {
+		return fmt.Sprintf("connect accepted, PING answered %q", buf[:n])
+	}
+	return fmt.Sprintf("connect accepted, PING unanswered after %v", wait)
 }
 
 // Latency adds LatencyEachWay in each direction on every link to node n1
@@ -143,9 +263,9 @@ func Latency() Scenario {
 	return Scenario{Name: "latency", Kind: Network,
 		Faults:  []Fault{&linkLatency{}},
 		Applies: redisOnly(naProxied, nil),
-		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL 250 ms",
+		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL ≥ 250 ms",
 		Setup: func(impl.Info) Setup {
-			return Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}
+			return Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, TTLWhy: latencyWhy, MinDuration: latencyMinDuration}
 		},
 		New: func(env Env) Nemesis { return &slowNode{env: env, node: 0} }}
 }

@@ -257,13 +257,13 @@ func TestNetworkScenarioSetup(t *testing.T) {
 		want     Setup
 	}{
 		{"partition-holder", single, true, Setup{Proxies: true}},
-		{"latency", quorum, true, Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, MinDuration: latencyMinDuration}},
+		{"latency", quorum, true, Setup{Proxies: true, ProxyNode: 1, TTL: LatencyTTL, TTLWhy: latencyWhy, MinDuration: latencyMinDuration}},
 		{"clock-jump", single, true, Setup{ClockShim: true}},
 		{"redlock-clock-jump", single, false, Setup{Proxies: true, Clients: 2, ClockShim: true, ThinkTTL: 0.25}},
 		{"redlock-clock-jump", quorum, true, Setup{Proxies: true, Clients: 2, ClockShim: true, ThinkTTL: 0.25}},
-		{"partition-holder", quorum, true, Setup{Proxies: true, TTL: QuorumProxiedTTL, MinDuration: partitionMinDuration, Clients: quorumProxiedClients}},
+		{"partition-holder", quorum, true, Setup{Proxies: true, TTL: QuorumProxiedTTL, TTLWhy: quorumProxiedWhy, MinDuration: partitionMinDuration, Clients: quorumProxiedClients}},
 		{"random", single, true, Setup{Proxies: true, ClockShim: true, MinDuration: randomMinDuration}},
-		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, TTL: QuorumProxiedTTL, MinDuration: randomQuorumMinDuration, Clients: quorumProxiedClients}},
+		{"random", quorum, true, Setup{Proxies: true, ClockShim: true, TTL: QuorumProxiedTTL, TTLWhy: quorumProxiedWhy, MinDuration: randomQuorumMinDuration, Clients: quorumProxiedClients}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {
@@ -300,5 +300,32 @@ func TestClockShimScenariosNeedClock(t *testing.T) {
 				t.Errorf("%s (nodes %d): setup uses the clock shim but Requires is %v", s.Name, in.Nodes, s.Requires(in))
 			}
 		}
+	}
+}
+
+// TestLinkBlackhole: a black-holed link accepts the connect and answers
+// nothing (the fault's evidence says so); healed, a new connection gets
+// its PING answered.
+func TestLinkBlackhole(t *testing.T) {
+	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	ctx := netCtx(t)
+	l, err := NewLinks(ctx, 1, c.Nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	b := &linkBlackhole{links: l, client: 0, nodes: []int{0}}
+	ev, err := b.Inject(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ev, "PING unanswered") {
+		t.Errorf("evidence %q: want PING unanswered", ev)
+	}
+	if _, err := b.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pingRTT(ctx, l.Link(0, 0).Addr()); err != nil {
+		t.Errorf("healed: PING through the link: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // processScenarios are the Redis process faults: node kills, restarts
 // (immediate, delayed, AOF), pauses, Redlock minority and majority down.
 func processScenarios() []Scenario {
-	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown()}
+	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown(), HeldKeyLoss()}
 }
 
 // strikes is how many times a run's restart or pause hits a held lock,
@@ -54,6 +54,7 @@ var (
 const (
 	restartTTL         = 200 * time.Millisecond
 	restartMinDuration = 600 * time.Millisecond
+	restartWhy         = "a kill and restart (10-30 ms) and the other clients' retry back-off must fit in the TTL/2 the struck holder is kept"
 )
 
 // restartSetup is the Setup of the restart scenarios: TTL restartTTL and at
@@ -62,7 +63,7 @@ const (
 // persistence p.
 func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 	return func(in impl.Info) Setup {
-		s := Setup{Persistence: p, TTL: restartTTL, MinDuration: restartMinDuration}
+		s := Setup{Persistence: p, TTL: restartTTL, TTLWhy: restartWhy, MinDuration: restartMinDuration}
 		if quorum(in) {
 			s.Proxies, s.Clients = true, 2
 		}
@@ -82,7 +83,7 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 func NodeRestart() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
 		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
-		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL 200 ms; twice a run",
+		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL ≥ 200 ms; twice a run",
 		Applies: redisOnly(naRestart, nil),
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false, cluster.PersistenceNone) }}
@@ -324,16 +325,35 @@ func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) s
 // SIGCONT: the others' queued acquires first (the node is paused TTL/10
 // after the grant, so the holder's connection is not first in line), then
 // the holder's queued release. Quorum strategies: one of the five nodes
-// (seeded) is paused. A strike lands as in NodeRestart.
+// (seeded) is paused.
+//
+// Each lock call's budget is pauseOpTimeoutTTL×TTL (unless the user set
+// --op-timeout): a queued command matters only while its client still
+// waits for the answer, so the budget must outlast the pause at every
+// TTL. With a fixed 500 ms budget and a 2 s pause (TTL 1 s) every acquire
+// queued ahead of the holder's release had given up by SIGCONT, and the
+// canary never landed (measured: set-nx-px, seeds 1-8, 8 of 8
+// inconclusive). A strike lands when another client is granted the key
+// by an acquire it sent before the struck holder's hold ended (so before
+// its release was sent) and still waited for at SIGCONT: the order of
+// queued commands a late unchecked release needs to free a live owner's
+// lock.
 func NodePause() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
 		Faults:  []Fault{&nodePause{}},
-		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); twice a run",
+		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); lock calls wait 3×TTL (the pause must not outlast them); twice a run",
 		Applies: redisOnly("pauses the Redis node that holds the key; on etcd and ZooKeeper, leader-pause stops their leader past the TTL", nil),
+		Setup:   func(impl.Info) Setup { return Setup{OpTimeoutTTL: pauseOpTimeoutTTL} },
 		New: func(env Env) Nemesis {
-			return &nodePauses{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed}
+			return &nodePauses{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, strikes)}, seen: newGrants(), seed: env.Seed,
+				queued: &queuedGrants{}}
 		}}
 }
+
+// pauseOpTimeoutTTL is node-pause's call budget in TTLs: the pause ends
+// 2.1×TTL after the struck grant, and an acquire queued right after the
+// pause began must still wait for its answer then.
+const pauseOpTimeoutTTL = 3
 
 // pauseAfterGrant is how long after the struck grant the node is paused.
 func pauseAfterGrant(ttl time.Duration) time.Duration { return ttl / 10 }
@@ -343,11 +363,79 @@ func pauseAfterGrant(ttl time.Duration) time.Duration { return ttl / 10 }
 type nodePauses struct {
 	onePerTrigger
 	faultLog
-	seen *grants
-	seed int64
+	seen   *grants
+	seed   int64
+	queued *queuedGrants
 
 	mu     sync.Mutex
 	strike int // strikes so far (seeds the node choice)
+}
+
+// queuedGrants watches, during a node-pause strike, for the grant that
+// makes the strike land: another client granted the struck key by an
+// acquire invoked before the struck holder's hold ended. Safe for
+// concurrent use.
+type queuedGrants struct {
+	mu      sync.Mutex
+	key     string
+	client  int
+	holdEnd time.Time // zero while the struck client is held
+	found   int       // the client granted so (-1: none yet)
+	active  bool
+	changed chan struct{}
+}
+
+// watch starts watching for a queued grant of key to a client other than
+// client.
+func (q *queuedGrants) watch(key string, client int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.key, q.client, q.holdEnd, q.found, q.active, q.changed = key, client, time.Time{}, -1, true, make(chan struct{})
+}
+
+// holdEnded notes when the struck client's hold ended.
+func (q *queuedGrants) holdEnded(t time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.active && q.holdEnd.IsZero() {
+		q.holdEnd = t
+	}
+}
+
+// see checks a grant event against the watch.
+func (q *queuedGrants) see(ev workload.Event) {
+	if ev.Point != workload.PointAcquired || ev.Lease == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.active || q.found >= 0 || ev.Key != q.key || ev.Client == q.client {
+		return
+	}
+	if !q.holdEnd.IsZero() && !ev.Lease.Start.Before(q.holdEnd) {
+		return // sent after the struck holder's release may have been
+	}
+	q.found = ev.Client
+	close(q.changed)
+}
+
+// wait waits until a queued grant was seen, timeout passes or ctx ends,
+// stops watching and returns the client granted (-1: none).
+func (q *queuedGrants) wait(ctx context.Context, timeout time.Duration) int {
+	q.mu.Lock()
+	ch := q.changed
+	q.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.active = false
+	return q.found
 }
 
 // Run does nothing: the faults act at lock events.
@@ -365,6 +453,7 @@ func (p *nodePauses) Heal(ctx context.Context) error {
 // keeps the holder until another grant or half its lease.
 func (p *nodePauses) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
+	p.queued.see(ev)
 	if ev.Point != workload.PointAcquired {
 		return nil
 	}
@@ -383,10 +472,25 @@ func (p *nodePauses) At(ctx context.Context, ev workload.Event) error {
 	p.strike++
 	p.mu.Unlock()
 	n := nodes[idx]
+	p.queued.watch(ev.Key, ev.Client)
 	strikeAside(ctx, &p.faultLog, &p.onePerTrigger, p.seen, ev, func(ctx context.Context, held <-chan holdOutcome) {
 		p.pause(ctx, n, ev, held)
 	})
+	p.queued.holdEnded(time.Now())
 	return nil
+}
+
+// queuedLanding waits (at most TTL/2 after SIGCONT) for a queued grant
+// (queuedGrants) and returns the strike's landing and its note.
+func (p *nodePauses) queuedLanding(ctx context.Context, h holdOutcome) (history.Landing, string) {
+	who := p.queued.wait(ctx, p.env.TTL/2)
+	switch {
+	case who >= 0:
+		return history.Landed, fmt.Sprintf("client %d granted the key after SIGCONT by an acquire queued before the hold ended", who)
+	case h.other:
+		return history.Landed, ""
+	}
+	return history.Missed, "no acquire queued before the hold ended was granted after SIGCONT"
 }
 
 // pause stops n for 2×TTL (nodePause), resumes it and records the
@@ -412,8 +516,10 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 			return
 		}
 		h := <-held
-		recordWindow(p.env, start, start+int64(d), h.landing(), fmt.Sprintf("node-pause: %s; struck client %d hold %d on %s; %s",
-			evidence, ev.Client, ev.Hold, ev.Key, h))
+		sleepCtx(ctx, d-time.Duration(p.env.Clock.Now()-start))
+		land, q := p.queuedLanding(ctx, h)
+		recordWindow(p.env, start, start+int64(d), land, fmt.Sprintf("node-pause: %s; struck client %d hold %d on %s; %s; %s",
+			evidence, ev.Client, ev.Hold, ev.Key, h, q))
 		return
 	}
 	evidence, err := inject(ctx, f)
@@ -434,8 +540,9 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 		return
 	}
 	h := <-held
-	recordWindow(p.env, start, end, h.landing(), fmt.Sprintf("node-pause: %s for %v, then %s; struck client %d hold %d on %s; %s",
-		evidence, time.Duration(end-start).Round(time.Millisecond), resumed, ev.Client, ev.Hold, ev.Key, h))
+	land, q := p.queuedLanding(ctx, h)
+	recordWindow(p.env, start, end, land, fmt.Sprintf("node-pause: %s for %v, then %s; struck client %d hold %d on %s; %s; %s",
+		evidence, time.Duration(end-start).Round(time.Millisecond), resumed, ev.Client, ev.Hold, ev.Key, h, q))
 }
 
 // nodesDown kills k of the quorum strategy's nodes at a grant (nodeKill)

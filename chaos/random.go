@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
@@ -32,7 +33,9 @@ const (
 // least 1.5 s: node kill and restart (no persistence: the node comes back
 // empty), pause and resume, latency on a node's links, a client cut off
 // from some nodes, and forward clock jumps, one fault at a time with
-// random gaps and durations (randomFaults). Quorum strategies run with
+// random gaps and durations (randomFaults), and the loss of a held key
+// (deleted on every node, as an eviction or an operator's DEL would: the
+// key of the latest grant, whoever holds it then). Quorum strategies run with
 // QuorumProxiedTTL and quorumProxiedClients for at least 3 s. Faults lists
 // every primitive the mix may pick, the clock jump included: a backend
 // without one of them refuses the scenario before the run rather than
@@ -41,8 +44,8 @@ const (
 // target no holder: their landing is "" (the nemesis cannot tell).
 func Random() Scenario {
 	return Scenario{Name: "random", Kind: Mixed,
-		Faults:  []Fault{&nodeKill{}, &nodePause{}, &linkLatency{}, &linkCut{}, &clockJump{}},
-		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
+		Faults:  []Fault{&nodeKill{}, &nodePause{}, &linkLatency{}, &linkCut{}, &clockJump{}, &keyLoss{}},
+		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps, a held key deleted; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Applies: redisOnly("mixes Redis faults (an empty restart, per-link proxies, clock jumps through the clock shim) that etcd and ZooKeeper have no counterpart for; leader-kill, leader-pause and quorum-loss cover their server faults", nil),
 		Setup: func(in impl.Info) Setup {
 			s := proxiedSetup(in, randomQuorumMinDuration)
@@ -57,12 +60,32 @@ func Random() Scenario {
 		}}
 }
 
-// randomMix injects timed faults from Run; clients' events are ignored.
+// randomMix injects timed faults from Run; clients' events only tell it
+// which key was granted last (the key a key loss takes).
 type randomMix struct {
-	workload.NoFaults
 	env    Env
 	rng    *rand.Rand
 	clocks *clocks
+
+	mu      sync.Mutex
+	lastKey string // the key of the latest grant ("" before the first)
+}
+
+// At notes the key of each grant, for the mix's key loss.
+func (m *randomMix) At(_ context.Context, ev workload.Event) error {
+	if ev.Point == workload.PointAcquired && ev.Key != "" {
+		m.mu.Lock()
+		m.lastKey = ev.Key
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// grantedKey is the key of the latest grant ("" before the first).
+func (m *randomMix) grantedKey() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastKey
 }
 
 // randomFault is one kind of fault the random mix picks from.
@@ -118,6 +141,15 @@ var randomFaults = []randomFault{
 			return &clockJump{clocks: m.clocks, node: m.node(i), step: d}, 0
 		},
 		func(_ Env, _ Fault, injected, _ string, _ time.Duration) string { return injected }},
+	// held-key-loss's fault without its hold-back: the key of the latest
+	// grant is deleted on every node, whoever holds it then.
+	{"key-loss",
+		func(m *randomMix, _ int, _ time.Duration) (Fault, time.Duration) {
+			return &keyLoss{nodes: m.env.Cluster.Nodes()[:nodeCount(m.env)], key: m.grantedKey()}, 0
+		},
+		func(_ Env, _ Fault, injected, _ string, _ time.Duration) string {
+			return "the latest grant's key deleted: " + injected
+		}},
 }
 
 // node returns the cluster's node i.
@@ -140,12 +172,20 @@ func (m *randomMix) Run(ctx context.Context) error {
 	ttl := env.TTL
 	n := nodeCount(env)
 	last := int64(env.Duration*9/10 - 3*ttl)
+	if !sleepUntil(ctx, env, 0) { // the readiness barrier
+		return nil
+	}
 	for {
 		sleepCtx(ctx, between(m.rng, ttl/2, 2*ttl))
-		if ctx.Err() != nil || env.Clock.Now() > last {
+		if now, _ := env.since(); ctx.Err() != nil || now > last {
 			return nil
 		}
 		rf := randomFaults[m.rng.IntN(len(randomFaults))]
+		if rf.kind == "key-loss" && m.grantedKey() == "" {
+			// No grant yet, no key to take: one of the other kinds (key
+			// loss is the last).
+			rf = randomFaults[m.rng.IntN(len(randomFaults)-1)]
+		}
 		i := m.rng.IntN(n)
 		d := between(m.rng, ttl, 3*ttl)
 		f, hold := rf.build(m, i, d)

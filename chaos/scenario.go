@@ -2,7 +2,7 @@
 // scenarios that compose them. A fault primitive is a value implementing
 // Fault (inject, heal, a name, the backend features it needs; Faults lists
 // every one). A scenario is data (All lists them all, one family per
-// file: client.go, process.go, failover.go, network.go, clock.go,
+// file: client.go, process.go, failover.go, network.go, reply.go, clock.go,
 // random.go); each builds a Nemesis for one run, which places faults at
 // the clients' lock events (workload.Faults) so that a fault hits a held
 // lock at the moment that matters, not by chance, and records every
@@ -60,6 +60,12 @@ type Scenario struct {
 	Setup func(in impl.Info) Setup
 	// New builds the nemesis of one run.
 	New func(env Env) Nemesis
+	// KeepsLeases declares that the scenario's faults take no lease from
+	// a renewing holder that keeps running (its reach): a slow critical
+	// section, where the renewal must go on. The renewal-liveness check
+	// then covers the whole run; otherwise it leaves out every fault
+	// window and one TTL after it (checker.RenewalOptions).
+	KeepsLeases bool
 }
 
 // AppliesTo reports whether s applies to a strategy, with the reason if not.
@@ -173,6 +179,33 @@ type Env struct {
 	Cluster *cluster.Cluster
 	// Links are the per-(client, node) proxies when Setup.Proxies is set; nil otherwise.
 	Links *Links
+	// Ready is the run's readiness barrier (workload.Env.Ready): the fault
+	// schedule starts when every client has made its first call, and timed
+	// triggers count from then (since). nil: from the start of the run
+	// clock.
+	Ready *workload.Readiness
+}
+
+// since returns the time since the fault schedule started, in ns: since
+// the readiness barrier closed (every client made its first call), or
+// since the run clock started when Env.Ready is nil. ok is false while the
+// barrier is open: no timed fault is due yet.
+func (e Env) since() (ns int64, ok bool) {
+	if e.Ready == nil {
+		return e.Clock.Now(), true
+	}
+	at, ok := e.Ready.At()
+	if !ok {
+		return 0, false
+	}
+	return e.Clock.Now() - at, true
+}
+
+// due reports whether the schedule time at (ns since the schedule
+// started, see since) has come.
+func (e Env) due(at int64) bool {
+	now, ok := e.since()
+	return ok && now >= at
 }
 
 // Nemesis injects one run's faults. At is called by every client at every
@@ -186,8 +219,9 @@ type Nemesis interface {
 	Heal(ctx context.Context) error
 }
 
-// triggers returns n trigger times spread over the run (ns since run
-// start): at 20%, then evenly up to 75% of the duration.
+// triggers returns n trigger times spread over the run (ns since the
+// schedule started, Env.since): at 20%, then evenly up to 75% of the
+// duration.
 func triggers(d time.Duration, n int) []int64 {
 	out := make([]int64, n)
 	for i := range out {
@@ -207,11 +241,19 @@ func recordWindow(env Env, start, end int64, l history.Landing, note string) {
 		Result: history.OK, Note: note, Landing: l})
 }
 
-// sleepUntil waits until the run clock reaches at (ns since run start); it
-// returns false if ctx ended first.
+// sleepUntil waits until the schedule time at (ns since the schedule
+// started, see Env.since): first for the readiness barrier, then for the
+// rest. It returns false if ctx ended first.
 func sleepUntil(ctx context.Context, env Env, at int64) bool {
-	if d := time.Duration(at - env.Clock.Now()); d > 0 {
-		sleepCtx(ctx, d)
+	if env.Ready != nil {
+		select {
+		case <-env.Ready.Done():
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if now, _ := env.since(); at > now {
+		sleepCtx(ctx, time.Duration(at-now))
 	}
 	return ctx.Err() == nil
 }
@@ -229,16 +271,18 @@ func newRand(seed int64) *rand.Rand {
 }
 
 // All returns every scenario, in report order: the baseline, then one
-// family per file (client.go, process.go, consensus.go, failover.go,
-// network.go, clock.go, random.go). A new scenario is one constructor plus one line in
+// family per file (client.go, process.go, rolling.go, consensus.go, failover.go,
+// network.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
 	all := []Scenario{Baseline()}
 	all = append(all, clientScenarios()...)
 	all = append(all, processScenarios()...)
+	all = append(all, rollingScenarios()...)
 	all = append(all, consensusScenarios()...)
 	all = append(all, failoverScenarios()...)
 	all = append(all, networkScenarios()...)
+	all = append(all, replyScenarios()...)
 	all = append(all, clockScenarios()...)
 	all = append(all, mixedScenarios()...)
 	return all

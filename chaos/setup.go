@@ -40,11 +40,33 @@ type Setup struct {
 	Sentinel bool
 	// Clients fixes the number of clients (0: the workload's).
 	Clients int
-	// TTL fixes the lock TTL (0: the workload's), for faults slower than a
-	// short TTL (Sentinel needs seconds to fail over).
+	// TTL is the shortest lock TTL the scenario's fault works at (0: any),
+	// for faults slower than a short TTL (Sentinel needs seconds to fail
+	// over): a run asked for a shorter TTL runs at this one, a longer TTL
+	// is kept (the fault's timing follows env.TTL). The run's critical
+	// sections, think time and retry policy given by the user are scaled
+	// by the same factor, and the run says so (bench.Spec.Adjustments).
 	TTL time.Duration
-	// MinDuration raises the run's duration to at least this.
+	// TTLWhy says, in a few words, why the fault needs at least TTL (for
+	// the run's note), e.g. "Sentinel takes ~2.2 s to promote the
+	// replica, and the struck client must still be inside its lease".
+	TTLWhy string
+	// MinDuration raises the run's duration to at least this. With TTL set
+	// it is the minimum at that TTL: a run at a k times longer TTL lasts at
+	// least k × MinDuration (the fault's timing scales with the TTL).
 	MinDuration time.Duration
+	// Reentrancy raises the nesting depth of reentrant strategies to at
+	// least this (0: the workload's), for a fault aimed at a nested
+	// acquire. Strategies that are not reentrant do not nest.
+	Reentrancy int
+	// OpTimeoutTTL, when positive, sets each lock call's budget (the
+	// workload's OpTimeout) to this many TTLs, at least the strategy's
+	// default, when the user set none: a fault that stalls the server
+	// for a span that scales with the TTL needs a budget that scales
+	// with it too, or every call queued in the stall gives up before the
+	// server answers and the fault means something else at each TTL
+	// (node-pause).
+	OpTimeoutTTL float64
 	// ThinkTTL fixes each client's pause between a release and its next
 	// acquire, in TTLs (0.25: a quarter of the TTL; 0: the workload's
 	// think time). A scenario whose fault needs a given client to hold sets
@@ -169,7 +191,7 @@ func (l *Links) RestoreNode(node int) error {
 	return l.each(node, func(p *cluster.Proxy) error { return p.Restore() })
 }
 
-// RestoreAll restores every link and removes every latency.
+// RestoreAll restores every link and removes every latency (replies' too).
 func (l *Links) RestoreAll() error {
 	if l == nil {
 		return nil
@@ -182,7 +204,7 @@ func (l *Links) RestoreAll() error {
 	l.mu.Unlock()
 	var errs []error
 	for _, p := range ps {
-		errs = append(errs, p.Restore(), p.SetLatency(0), p.Blackhole(false))
+		errs = append(errs, p.Restore(), p.SetLatency(0), p.SetReplyLatency(0), p.Blackhole(false))
 	}
 	return errors.Join(errs...)
 }

@@ -108,6 +108,9 @@ type Options struct {
 	// both held, the accepted writes of lost updates and stale writes.
 	VisualizationPath string
 
+	// Renewal configures the renewal-liveness check (the faults' reach).
+	Renewal RenewalOptions
+
 	// pieceHolds and pieceOps override minPieceHolds and minPieceOps (tests).
 	pieceHolds, pieceOps int
 }
@@ -140,6 +143,17 @@ type Report struct {
 	Fencing    Result
 	Reentrancy Result
 	Liveness   Result
+	// Renewal is renewal liveness (Renewal): leases lost with no fault
+	// while their holder ran. Gated for locks that claim renewal.
+	Renewal Result
+	// Orphans, Reasons, Lost and Extends are the contract checks every
+	// lock must pass in every scenario (see Orphans, Reasons, Lost,
+	// Extends). Reasons holds the reasons of failed releases and extends
+	// against the server state.
+	Orphans Result
+	Reasons Result
+	Lost    Result
+	Extends Result
 	// Figures are the liveness figures (see LivenessFigures).
 	Figures LivenessFigures
 	// Evidence counts what the verdicts rest on (see EvidenceOf).
@@ -155,12 +169,21 @@ type Report struct {
 func Check(h history.Header, ops []history.Operation, o Options) Report {
 	var r Report
 	var excPath, resPath string
-	r.Exclusion, excPath = exclusion(h, ops, o)
+	hs := Holds(ops) // shared, read only, by the checks that take it
+	r.Exclusion, excPath = exclusionOf(h, ops, hs, o)
 	r.Resource, resPath = resource(h, ops, o)
-	r.Fencing = Fencing(h, ops)
+	r.Fencing = fencingOf(h, hs)
 	r.Reentrancy = Reentrancy(h, ops)
-	r.Liveness, r.Figures = Liveness(h, ops)
-	r.Evidence = EvidenceOf(ops)
+	r.Liveness, r.Figures = livenessOf(h, ops, hs)
+	r.Renewal = Renewal(h, ops, o.Renewal)
+	r.Orphans, r.Figures.OrphanFigures = Orphans(h, ops)
+	r.Lost = Lost(h, ops)
+	r.Extends = Extends(h, ops)
+	var rf ReasonFigures
+	r.Reasons, rf = Reasons(h, ops)
+	r.Evidence = evidenceOf(ops, hs)
+	observedEvidence(&r.Evidence, h, ops)
+	r.Evidence.ReasonsStated, r.Evidence.ReasonsJudged = rf.Stated, rf.Judged
 	r.Visualization = excPath
 	if r.Visualization == "" {
 		r.Visualization = resPath

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -574,5 +575,49 @@ func TestLivenessMessageCounts(t *testing.T) {
 		if !strings.HasPrefix(r.Message, tt.want) {
 			t.Errorf("message %q, want it to start with %q", r.Message, tt.want)
 		}
+	}
+}
+
+// TestLivenessNoServerTTL: the probe's result decides a key's liveness,
+// not its PTTL. A lock that keeps its expiry in the key's value (no server
+// TTL; GETSET-style) leaves keys at PTTL -1 that the probe acquires: not a
+// deadlock. A key at PTTL -1 the probe could not acquire is one, with its
+// witness; one whose probe got no answer says nothing (inconclusive).
+func TestLivenessNoServerTTL(t *testing.T) {
+	probe := func(key string, pttl int64, res history.Result) history.Operation {
+		return history.Operation{Kind: history.Probe, Client: -1, Key: key, Invoke: 1, Complete: 2, Result: res, Value: pttl}
+	}
+	grant := []history.Operation{
+		{Kind: history.Acquire, Client: 0, Key: "k0", Token: "c0-1", Invoke: 0, Complete: 1, Result: history.OK},
+		{Kind: history.Release, Client: 0, Key: "k0", Token: "c0-1", Invoke: 5, Complete: 6, Result: history.OK},
+	}
+	for _, tt := range []struct {
+		name       string
+		probe      history.Operation
+		status     Status
+		deadlocked []string
+		message    string
+		witness    string
+	}{
+		{"no TTL, acquired", probe("k0", -1, history.OK), OK, nil,
+			"1 probed key acquirable after the run; 1 without a server TTL (PTTL -1) but acquired by the probe: the lock keeps its expiry elsewhere, not a deadlock", ""},
+		{"no TTL, refused", probe("k0", -1, history.Fail), Violated, []string{"k0"},
+			"1 of 1 probed key is deadlocked", "k0: left without a TTL after the run (PTTL -1) and not acquirable within TTL+1s (1100 ms): deadlock"},
+		{"no TTL, unanswered", probe("k0", -1, history.Info), Inconclusive, nil, "1 of 1 probed key could not be probed", ""},
+		{"TTL, refused", probe("k0", 50, history.Fail), Violated, []string{"k0"}, "1 of 1 probed key is deadlocked", "k0: not acquirable within TTL+1s (1100 ms)"},
+		{"no key, acquired", probe("k0", -2, history.OK), OK, nil, "1 probed key acquirable after the run, none without TTL", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, f := Liveness(history.Header{TTLMs: 100}, append(slices.Clone(grant), tt.probe))
+			if r.Status != tt.status || !strings.HasPrefix(r.Message, tt.message) || fmt.Sprint(f.Deadlocked) != fmt.Sprint(tt.deadlocked) {
+				t.Errorf("status %s, message %q, deadlocked %v; want %s, %q, %v", r.Status, r.Message, f.Deadlocked, tt.status, tt.message, tt.deadlocked)
+			}
+			if (len(r.Details) > 0) != (tt.witness != "") || tt.witness != "" && !strings.HasPrefix(r.Details[0], tt.witness) {
+				t.Errorf("details %q, want a witness starting %q", r.Details, tt.witness)
+			}
+			if tt.witness != "" && (len(r.Witnesses.Liveness) != 1 || r.Witnesses.Liveness[0].NoTTL != (tt.probe.Value == -1)) {
+				t.Errorf("witnesses %+v", r.Witnesses.Liveness)
+			}
+		})
 	}
 }

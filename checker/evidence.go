@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -56,7 +57,7 @@ type Evidence struct {
 	// Probes is the number of post-run liveness probes.
 	Probes int `json:"probes"`
 	// AcquireTimeouts is the number of outermost acquires with an unknown
-	// outcome (info) whose error is a timeout (see isTimeout): the whole
+	// outcome (info) whose error is a timeout (see IsTimeout): the whole
 	// call ran out of time. The other info acquires failed otherwise
 	// (e.g. a refused connection).
 	AcquireTimeouts int `json:"acquire_timeouts"`
@@ -76,6 +77,32 @@ type Evidence struct {
 	// between the call's invoke and complete) succeeded: the nodes voted
 	// for different clients. 0 without per-node calls.
 	SplitVotes int `json:"split_votes"`
+	// Observations counts the server-state observer's reads
+	// (history.Observe) by result: ok answered, info not (Fail unused).
+	// All 0 for a history without them (a lock on etcd or ZooKeeper, or
+	// from another tool).
+	Observations OutcomeCounts `json:"observations"`
+	// FailedAcquiresObserved is how many of the outermost acquires that
+	// failed (Acquires.Fail) were followed, within TTL/2 of their
+	// completion, by a read of their key that a majority of the nodes
+	// answered: the acquires whose orphan, had they left one, the
+	// observer would have seen (it lives about a TTL).
+	FailedAcquiresObserved int `json:"failed_acquires_observed"`
+	// ObservedTokens is the number of distinct tokens the observer found
+	// on the servers; ObservedKnownTokens those the history knows (a
+	// token an acquire returned or stated it tried). None known out of
+	// some means the lock's tokens are not the values it stores: the
+	// checks that match them (orphans, failure reasons, lost, counts)
+	// have nothing to match.
+	ObservedTokens      int `json:"observed_tokens"`
+	ObservedKnownTokens int `json:"observed_known_tokens"`
+	// ReasonsStated counts the releases and extends that failed stating
+	// expired or taken, outside server fault windows (ReasonFigures);
+	// ReasonsJudged those with an answered observer's read of their key
+	// before the call, which the reasons check holds them against. 0 for a
+	// history without observations.
+	ReasonsStated int `json:"reasons_stated,omitempty"`
+	ReasonsJudged int `json:"reasons_judged,omitempty"`
 }
 
 // OutcomeCounts counts operations by result.
@@ -123,6 +150,11 @@ func isClientLockCall(op history.Operation) bool {
 // EvidenceOf counts the evidence in a history (see Evidence). It runs in
 // O(n log n) for n operations.
 func EvidenceOf(ops []history.Operation) Evidence {
+	return evidenceOf(ops, Holds(ops))
+}
+
+// evidenceOf is EvidenceOf with the history's holds (Holds(ops)) given.
+func evidenceOf(ops []history.Operation, hs []Hold) Evidence {
 	var e Evidence
 	attempts := map[string][]attempt{}
 	for _, op := range ops {
@@ -158,9 +190,10 @@ func EvidenceOf(ops []history.Operation) Evidence {
 			}
 		case history.Probe:
 			e.Probes++
+		case history.Observe:
+			e.Observations.add(op.Result)
 		}
 	}
-	hs := Holds(ops)
 	e.Holds = len(hs)
 	clients := map[int]bool{}
 	keys, byKey := holdsByKey(hs)
@@ -250,4 +283,51 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// observedEvidence fills in the evidence of the checks that rest on the
+// observer's reads (FailedAcquiresObserved, ObservedTokens,
+// ObservedKnownTokens): the history's TTL is h's.
+func observedEvidence(e *Evidence, h history.Header, ops []history.Operation) {
+	_, rounds := observations(ops, h.Nodes)
+	if len(rounds) == 0 {
+		return
+	}
+	within := int64(h.TTLMs) * int64(time.Millisecond) / 2
+	known, seen := map[string]bool{}, map[string]bool{}
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.Client >= 0 && isWholeLock(op) && op.Token != "" {
+			known[op.Token] = true
+		}
+	}
+	for _, rs := range rounds {
+		for _, r := range rs {
+			for _, op := range r.reads {
+				if op.Token != "" {
+					seen[op.Token] = true
+				}
+			}
+		}
+	}
+	e.ObservedTokens = len(seen)
+	for t := range seen {
+		if known[t] {
+			e.ObservedKnownTokens++
+		}
+	}
+	for _, op := range ops {
+		if op.Kind != history.Acquire || op.Result != history.Fail || !isClientLockCall(op) {
+			continue
+		}
+		rs := rounds[op.Key]
+		for _, r := range rs[readAfter(rs, op.Complete):] {
+			if r.invoke > op.Complete+within {
+				break
+			}
+			if r.answered() {
+				e.FailedAcquiresObserved++
+				break
+			}
+		}
+	}
 }

@@ -222,7 +222,11 @@ func sweepOverlaps(hs []Hold) (n int, kept []overlap, keys map[string]bool) {
 }
 
 func exclusion(h history.Header, ops []history.Operation, o Options) (Result, string) {
-	hs := Holds(ops)
+	return exclusionOf(h, ops, Holds(ops), o)
+}
+
+// exclusionOf is exclusion with the history's holds (Holds(ops)) given.
+func exclusionOf(h history.Header, ops []history.Operation, hs []Hold, o Options) (Result, string) {
 	if len(hs) == 0 {
 		return Result{Status: Skipped, Message: "no successful acquires: no holds to check"}, ""
 	}

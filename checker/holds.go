@@ -1,8 +1,8 @@
 package checker
 
 import (
+	"cmp"
 	"math"
-	"sort"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -81,53 +81,65 @@ func Holds(ops []history.Operation) []Hold {
 		crashed        bool
 		hasResourceUse bool
 	}
-	nHolds := 0
-	for _, op := range ops {
-		if op.Kind == history.Acquire && op.Result == history.OK && isWholeLock(op) && isOutermost(op) {
+	nHolds, top, bottom := 0, int64(0), int64(0)
+	for i := range ops {
+		if op := &ops[i]; op.Kind == history.Acquire && op.Result == history.OK && isWholeLock(*op) && isOutermost(*op) {
 			nHolds++
+			top, bottom = max(top, op.Hold), min(bottom, op.Hold)
 		}
 	}
-	// Links live in one slice, found by hold id through a map sized once:
-	// no allocation per hold.
-	byHold := make(map[int64]int32, nHolds)
+	// Links live in one slice, found by hold id through a slice when the
+	// ids are dense (lockbench numbers holds 1, 2, ...), else a map sized
+	// once: no allocation per hold. Only the holds' own ids get links.
+	ids := newHoldIndex(nHolds, bottom, top, len(ops))
 	all := make([]links, 0, nHolds)
-	get := func(id int64) *links {
-		i, ok := byHold[id]
-		if !ok {
-			i = int32(len(all))
-			all = append(all, links{lastUse: -1, releaseInvoke: Inf, releaseDone: Inf, crashInvoke: Inf})
-			byHold[id] = i
+	for i := range ops {
+		if op := &ops[i]; op.Kind == history.Acquire && op.Result == history.OK && isWholeLock(*op) && isOutermost(*op) && op.Hold != 0 {
+			if _, ok := ids.get(op.Hold); !ok {
+				ids.set(op.Hold, int32(len(all)))
+				all = append(all, links{lastUse: -1, releaseInvoke: Inf, releaseDone: Inf, crashInvoke: Inf})
+			}
 		}
-		return &all[i]
 	}
-	for _, op := range ops {
+	get := func(id int64) *links {
+		if i, ok := ids.get(id); ok {
+			return &all[i]
+		}
+		return nil
+	}
+	for i := range ops {
+		op := &ops[i]
 		if op.Hold == 0 {
 			continue
 		}
 		switch op.Kind {
 		case history.Read, history.Write:
-			l := get(op.Hold)
-			l.hasResourceUse = true
-			l.lastUse = max(l.lastUse, op.Complete)
+			if l := get(op.Hold); l != nil {
+				l.hasResourceUse = true
+				l.lastUse = max(l.lastUse, op.Complete)
+			}
 		case history.Release:
-			if !isWholeLock(op) || !isOutermost(op) {
+			if !isWholeLock(*op) || !isOutermost(*op) {
 				continue
 			}
-			l := get(op.Hold)
-			l.releaseInvoke = min(l.releaseInvoke, op.Invoke)
-			if op.Result != history.Info {
-				l.releaseDone = min(l.releaseDone, op.Complete)
+			if l := get(op.Hold); l != nil {
+				l.releaseInvoke = min(l.releaseInvoke, op.Invoke)
+				if op.Result != history.Info {
+					l.releaseDone = min(l.releaseDone, op.Complete)
+				}
 			}
 		case history.Crash:
-			l := get(op.Hold)
-			l.crashed = true
-			l.crashInvoke = min(l.crashInvoke, op.Invoke)
+			if l := get(op.Hold); l != nil {
+				l.crashed = true
+				l.crashInvoke = min(l.crashInvoke, op.Invoke)
+			}
 		}
 	}
 
 	hs := make([]Hold, 0, nHolds)
-	for _, op := range ops {
-		if op.Kind != history.Acquire || op.Result != history.OK || !isWholeLock(op) || !isOutermost(op) {
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != history.Acquire || op.Result != history.OK || !isWholeLock(*op) || !isOutermost(*op) {
 			continue
 		}
 		h := Hold{
@@ -136,7 +148,7 @@ func Holds(ops []history.Operation) []Hold {
 			AcquireInvoke: op.Invoke, AcquireComplete: op.Complete,
 			EndOfUse: op.Complete, ReleaseComplete: Inf,
 		}
-		if i, ok := byHold[op.Hold]; ok && op.Hold != 0 {
+		if i, ok := ids.get(op.Hold); ok && op.Hold != 0 {
 			l := &all[i]
 			if l.hasResourceUse {
 				h.EndOfUse = l.lastUse
@@ -150,11 +162,48 @@ func Holds(ops []history.Operation) []Hold {
 		}
 		hs = append(hs, h)
 	}
-	sort.SliceStable(hs, func(i, j int) bool {
-		if hs[i].AcquireInvoke != hs[j].AcquireInvoke {
-			return hs[i].AcquireInvoke < hs[j].AcquireInvoke
+	sortStable(hs, func(a, b *Hold) int {
+		if a.AcquireInvoke != b.AcquireInvoke {
+			return cmp.Compare(a.AcquireInvoke, b.AcquireInvoke)
 		}
-		return hs[i].Hold < hs[j].Hold
+		return cmp.Compare(a.Hold, b.Hold)
 	})
 	return hs
+}
+
+// holdIndex maps hold ids to an index: a slice when the ids are dense
+// (at most a few times the history's length), a map otherwise.
+type holdIndex struct {
+	dense []int32 // -1: absent
+	m     map[int64]int32
+}
+
+func newHoldIndex(n int, bottom, top int64, ops int) holdIndex {
+	if bottom >= 0 && top <= 4*int64(ops)+64 {
+		d := make([]int32, top+1)
+		for i := range d {
+			d[i] = -1
+		}
+		return holdIndex{dense: d}
+	}
+	return holdIndex{m: make(map[int64]int32, n)}
+}
+
+func (x holdIndex) get(id int64) (int32, bool) {
+	if x.m != nil {
+		i, ok := x.m[id]
+		return i, ok
+	}
+	if id < 0 || id >= int64(len(x.dense)) || x.dense[id] < 0 {
+		return 0, false
+	}
+	return x.dense[id], true
+}
+
+func (x holdIndex) set(id int64, i int32) {
+	if x.m != nil {
+		x.m[id] = i
+		return
+	}
+	x.dense[id] = i
 }

@@ -27,37 +27,56 @@ type LivenessFigures struct {
 	// attempts whose result was fail and info; 0 when there were none.
 	FailedShare float64 `json:"failed_share"`
 	InfoShare   float64 `json:"info_share"`
-	// Deadlocked lists, sorted, the keys whose post-run probe found no TTL
-	// (PTTL -1) or could not acquire within TTL + 1 s.
+	// Deadlocked lists, sorted, the keys whose post-run probe could not
+	// acquire within TTL + 1 s (with or without a TTL on the server).
 	Deadlocked []string `json:"deadlocked,omitempty"`
+	// OrphanFigures are the keys left holding the token of an acquire with
+	// an unknown outcome (see Orphans).
+	OrphanFigures
 }
 
 // Liveness checks the harness's post-run probes and computes the run's
 // liveness figures (see LivenessFigures). A Probe operation's Value is the
-// key's PTTL in ms before probing (-1: no TTL, a deadlock; -2: no key) and
-// its result is ok when the probe acquired the key within TTL + 1 s. The
-// check is violated if any probe found no TTL or was refused until its
-// deadline; Result.Violations counts such keys. A probe none of whose
-// attempts was answered (result info) says nothing about its key: without
-// a violation the check is then inconclusive. Skipped when the history has no
-// probes; the figures are computed either way. Each such key is a witness
-// (ProbeWitness, with its first failing probe), in key order.
+// key's PTTL in ms before probing (-1: no TTL on the server; -2: no key)
+// and its result is ok when the probe acquired the key within TTL + 1 s,
+// fail when an attempt was refused until then (the key stayed held), info
+// when no attempt was answered. The probe's result decides, not the PTTL:
+// a key the probe acquired is not deadlocked, even without a server TTL (a
+// lock that keeps its expiry in the key's value, GETSET-style, lets a new
+// owner take an expired key that Redis keeps for ever); a key the probe
+// could not acquire is, with or without a TTL. The check is violated if
+// any probe was refused until its deadline; Result.Violations counts such
+// keys, each a witness (ProbeWitness, with its first failing probe; NoTTL
+// when the key had no TTL), in key order. A probe none of whose attempts
+// was answered (result info) says nothing about its key: without a
+// violation the check is then inconclusive. Skipped when the history has
+// no probes; the figures are computed either way.
 func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
-	f, faults := livenessFigures(ops)
+	return livenessOf(h, ops, Holds(ops))
+}
+
+// livenessOf is Liveness with the history's holds (Holds(ops)) given.
+func livenessOf(h history.Header, ops []history.Operation, hs []Hold) (Result, LivenessFigures) {
+	f, faults := livenessFigures(ops, hs)
 	bad := map[string]bool{}
 	var r Result
 	var found []ProbeWitness
-	probed, unknown := map[string]bool{}, map[string]bool{}
+	probed, unknown, noTTL := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != history.Probe {
 			continue
 		}
 		probed[op.Key] = true
-		if op.Value != -1 && op.Result == history.Info {
+		switch {
+		case op.Result == history.Info:
 			unknown[op.Key] = true // no attempt answered: nothing is known
 			continue
-		}
-		if bad[op.Key] || op.Value != -1 && op.Result == history.OK {
+		case op.Result == history.OK:
+			if op.Value == -1 {
+				noTTL[op.Key] = true // acquired: its expiry lives elsewhere
+			}
+			continue
+		case bad[op.Key]:
 			continue
 		}
 		bad[op.Key] = true
@@ -95,6 +114,9 @@ func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigure
 	case len(unknown) > 0:
 		r.Status = Inconclusive
 		r.Message = fmt.Sprintf("%d of %s could not be probed: no acquire attempt was answered within TTL + 1 s (timeouts); %s", len(unknown), probedKeys(len(probed)), gap)
+	case len(noTTL) > 0:
+		r.Status = OK
+		r.Message = fmt.Sprintf("%s acquirable after the run; %d without a server TTL (PTTL -1) but acquired by the probe: the lock keeps its expiry elsewhere, not a deadlock; %s", probedKeys(len(probed)), len(noTTL), gap)
 	default:
 		r.Status = OK
 		r.Message = fmt.Sprintf("%s acquirable after the run, none without TTL; %s", probedKeys(len(probed)), gap)
@@ -111,15 +133,15 @@ func probedKeys(n int) string {
 }
 
 // livenessFigures computes the figures and whether the run had a nemesis window.
-func livenessFigures(ops []history.Operation) (LivenessFigures, bool) {
+func livenessFigures(ops []history.Operation, hs []Hold) (LivenessFigures, bool) {
 	var f LivenessFigures
 	first, last := int64(Inf), int64(-1)
 	nemesisEnd := int64(-1)
 	var attempts, failed, info int
 	keys := map[string]bool{}
 	for _, op := range ops {
-		if op.Kind == history.Probe {
-			continue
+		if op.Kind == history.Probe || op.Kind == history.Observe {
+			continue // the harness's reads, not the run's
 		}
 		first, last = min(first, op.Invoke), max(last, op.Complete)
 		switch {
@@ -142,7 +164,7 @@ func livenessFigures(ops []history.Operation) (LivenessFigures, bool) {
 	}
 	grants := map[string][]int64{}
 	recovery := int64(-1)
-	for _, h := range Holds(ops) {
+	for _, h := range hs {
 		grants[h.Key] = append(grants[h.Key], h.AcquireComplete)
 		if nemesisEnd >= 0 && h.AcquireComplete >= nemesisEnd && (recovery < 0 || h.AcquireComplete-nemesisEnd < recovery) {
 			recovery = h.AcquireComplete - nemesisEnd

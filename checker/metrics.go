@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,7 +46,7 @@ func FaultWindows(ops []history.Operation) []FaultWindow {
 // and completed inside one nemesis window that lasts at least 1 ms.
 func GrantsDuringFaults(ops []history.Operation) int {
 	n := 0
-	eachAcquireDuringFaults(ops, func(op history.Operation) {
+	EachAcquireDuringFaults(ops, func(op history.Operation) {
 		if op.Result == history.OK {
 			n++
 		}
@@ -58,7 +60,7 @@ func GrantsDuringFaults(ops []history.Operation) int {
 // outcome (result info: a timeout, a connection lost after the command
 // was sent).
 func AcquiresDuringFaults(ops []history.Operation) (total, unknown int) {
-	eachAcquireDuringFaults(ops, func(op history.Operation) {
+	EachAcquireDuringFaults(ops, func(op history.Operation) {
 		total++
 		if op.Result == history.Info {
 			unknown++
@@ -67,16 +69,47 @@ func AcquiresDuringFaults(ops []history.Operation) (total, unknown int) {
 	return total, unknown
 }
 
-// eachAcquireDuringFaults calls f for every outermost acquire of the
-// clients (per-node calls and the harness's probes left out) invoked and
-// completed inside one nemesis window that lasts at least 1 ms.
-func eachAcquireDuringFaults(ops []history.Operation, f func(history.Operation)) {
+// CallsDuringFaults counts the lock calls of the clients (acquire,
+// release and extend, per-node calls and the harness's probes left out)
+// that were in flight while a nemesis window lasting at least 1 ms was
+// open: invoked before it closed and completed after it opened, and the
+// number of such windows. No call in a history with windows means they
+// tested nothing: no client was calling (a client slow to start, or a
+// window before the first call).
+func CallsDuringFaults(ops []history.Operation) (calls, windows int) {
+	ws := faultWindows(ops)
+	n := 0
+	for _, op := range ops {
+		if (op.Kind != history.Acquire && op.Kind != history.Release && op.Kind != history.Extend) || op.Client < 0 || op.Node != "" {
+			continue
+		}
+		for _, w := range ws {
+			if op.Invoke <= w[1] && op.Complete >= w[0] {
+				n++
+				break
+			}
+		}
+	}
+	return n, len(ws)
+}
+
+// faultWindows returns the nemesis windows of a history that last at
+// least 1 ms, [invoke, complete] in ns.
+func faultWindows(ops []history.Operation) [][2]int64 {
 	var ws [][2]int64
 	for _, op := range ops {
 		if op.Kind == history.Nemesis && op.Complete-op.Invoke >= int64(time.Millisecond) {
 			ws = append(ws, [2]int64{op.Invoke, op.Complete})
 		}
 	}
+	return ws
+}
+
+// EachAcquireDuringFaults calls f for every outermost acquire of the
+// clients (per-node calls and the harness's probes left out) invoked and
+// completed inside one nemesis window that lasts at least 1 ms.
+func EachAcquireDuringFaults(ops []history.Operation, f func(history.Operation)) {
+	ws := faultWindows(ops)
 	for _, op := range ops {
 		if op.Kind != history.Acquire || op.Depth > 1 || op.Client < 0 || op.Node != "" {
 			continue
@@ -198,4 +231,115 @@ func Outcomes(ops []history.Operation, clients int) ClientOutcomes {
 	e.GrantsPerClient = grants
 	e.Lost, e.ExpiredOnRelease = len(lost), len(expired)
 	return e
+}
+
+// Timed is a figure of a history in ms, at the time it was complete (ns
+// since the run started).
+type Timed struct {
+	// AtNs is when the figure was complete, in ns since the run started.
+	AtNs int64
+	// Ms is the figure, in ms.
+	Ms float64
+}
+
+// HoldCalls returns, per hold of the clients that was released with a
+// known outcome, the time its lock calls took: the granting outermost
+// acquire call (invoke to complete, without the failed attempts and
+// backoff before it) plus the first outermost release call with a known
+// outcome (ok or fail), in ms, at the release's completion, in completion
+// order. It is what a lock costs a client per hold when nobody waits
+// (overhead); holds whose release is unknown (a timeout, a crash) are
+// left out. Per-node calls and the harness's probes do not count.
+func HoldCalls(ops []history.Operation) []Timed {
+	acq := map[int64]int64{} // hold id → granting call's duration
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 {
+			acq[op.Hold] = op.Complete - op.Invoke
+		}
+	}
+	done := map[int64]bool{}
+	var out []Timed
+	for _, op := range ops {
+		if op.Kind != history.Release || op.Depth > 1 || op.Client < 0 || op.Node != "" || op.Result == history.Info || done[op.Hold] {
+			continue
+		}
+		a, ok := acq[op.Hold]
+		if !ok {
+			continue
+		}
+		done[op.Hold] = true
+		out = append(out, Timed{AtNs: op.Complete, Ms: float64(a+op.Complete-op.Invoke) / 1e6})
+	}
+	slices.SortStableFunc(out, func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) })
+	return out
+}
+
+// Handoffs returns the lock's idle time between two holders of a key
+// while a client waited for it: for each hold released ok, the time from
+// the release's completion to the completion of the key's next grant
+// (whoever got it), in ms, at that grant's completion, when at the release
+// some client was waiting for the key: its first attempt after its
+// previous grant (Grant) was invoked before the release completed and its
+// grant completed after. A grant that completes before the release does
+// (the key expired, or the replies crossed) is left out, as are releases
+// with an unknown or failed outcome, crashed holds, and waits that ended
+// without a grant. It tells polling with backoff (the waiter sees the free
+// key at its next try; the releaser, trying again at once, often wins)
+// from notification (the server wakes the next waiter); its lower bound
+// is one round trip.
+func Handoffs(ops []history.Operation) []Timed {
+	hs := Holds(ops)
+	type grantKey struct {
+		client int
+		at     int64
+	}
+	keyOf := make(map[grantKey]string, len(hs))
+	byKey := map[string][]Hold{}
+	for _, h := range hs {
+		if h.Client >= 0 {
+			keyOf[grantKey{h.Client, h.AcquireComplete}] = h.Key
+			byKey[h.Key] = append(byKey[h.Key], h)
+		}
+	}
+	// The waits per key, as sorted starts and ends: at time t, the waits
+	// in progress are the starts ≤ t minus the ends ≤ t.
+	starts, ends := map[string][]int64{}, map[string][]int64{}
+	for _, g := range Grants(ops) {
+		k, ok := keyOf[grantKey{g.Client, g.AtNs}]
+		if !ok {
+			continue
+		}
+		starts[k] = append(starts[k], g.AtNs-int64(g.LatencyMs*1e6))
+		ends[k] = append(ends[k], g.AtNs)
+	}
+	releaseOK := map[int64]int64{} // hold id → completion of its ok outermost release
+	for _, op := range ops {
+		if op.Kind == history.Release && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Result == history.OK && op.Hold != 0 {
+			if t, ok := releaseOK[op.Hold]; !ok || op.Complete < t {
+				releaseOK[op.Hold] = op.Complete
+			}
+		}
+	}
+	var out []Timed
+	for k, kh := range byKey {
+		st, en := starts[k], ends[k]
+		slices.Sort(st)
+		slices.Sort(en)
+		waiting := func(t int64) bool {
+			a, _ := slices.BinarySearch(st, t+1) // starts ≤ t
+			b, _ := slices.BinarySearch(en, t+1) // ends ≤ t
+			return a > b
+		}
+		slices.SortStableFunc(kh, func(a, b Hold) int { return cmp.Compare(a.AcquireComplete, b.AcquireComplete) })
+		for i := 1; i < len(kh); i++ {
+			prev, next := kh[i-1], kh[i]
+			rel, ok := releaseOK[prev.Hold]
+			if !ok || prev.Crashed || next.AcquireComplete < rel || !waiting(rel) {
+				continue
+			}
+			out = append(out, Timed{AtNs: next.AcquireComplete, Ms: float64(next.AcquireComplete-rel) / 1e6})
+		}
+	}
+	slices.SortFunc(out, func(a, b Timed) int { return cmp.Or(cmp.Compare(a.AtNs, b.AtNs), cmp.Compare(a.Ms, b.Ms)) })
+	return out
 }

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -105,4 +106,61 @@ func TestFaultWindowsAndGrantsDuringFaults(t *testing.T) {
 	if got := GrantsDuringFaults(ops); got != 1 {
 		t.Errorf("GrantsDuringFaults = %d, want 1", got)
 	}
+}
+
+// TestHoldCallsAndHandoffs checks the overhead per hold (granting call +
+// release call) and the handoff (release → next grant while a client
+// waited) on small histories; times in ms.
+func TestHoldCallsAndHandoffs(t *testing.T) {
+	tests := []struct {
+		name         string
+		ops          []history.Operation
+		holds, hands []Timed
+	}{
+		{"one client, nobody waits", []history.Operation{
+			held(0, 1, "k", "a", 0, 1), rel(0, 1, "k", "a", history.OK, 6, 6.5),
+			held(0, 2, "k", "b", 7, 7.5), rel(0, 2, "k", "b", history.OK, 12, 13),
+		}, []Timed{{msNs(6.5), 1.5}, {msNs(13), 1.5}}, nil},
+		{"a waiter polls after the release", []history.Operation{
+			held(0, 1, "k", "a", 0, 1),
+			acq(1, "k", "", history.Fail, 2, 2.5), // waiting from 2
+			rel(0, 1, "k", "a", history.OK, 6, 6.5),
+			held(1, 2, "k", "b", 9, 10), // its next try, after backoff
+			rel(1, 2, "k", "b", history.OK, 15, 16),
+		}, []Timed{{msNs(6.5), 1.5}, {msNs(16), 2}}, []Timed{{msNs(10), 3.5}}},
+		{"release unknown or crossed", []history.Operation{
+			held(0, 1, "k", "a", 0, 1),
+			acq(1, "k", "", history.Fail, 2, 2.5),
+			rel(0, 1, "k", "a", history.Info, 6, 60), // timed out: no figure
+			held(1, 2, "k", "b", 9, 10),
+		}, nil, nil},
+		{"keys apart", []history.Operation{
+			held(0, 1, "k1", "a", 0, 1), rel(0, 1, "k1", "a", history.OK, 6, 7),
+			acq(1, "k2", "", history.Fail, 2, 2.5), // waits for k2, not k1
+			held(0, 2, "k1", "b", 8, 9),
+		}, []Timed{{msNs(7), 2}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HoldCalls(tt.ops); !timedEqual(got, tt.holds) {
+				t.Errorf("HoldCalls = %v, want %v", got, tt.holds)
+			}
+			if got := Handoffs(tt.ops); !timedEqual(got, tt.hands) {
+				t.Errorf("Handoffs = %v, want %v", got, tt.hands)
+			}
+		})
+	}
+}
+
+// timedEqual compares figures to the ns (ms given as floats).
+func timedEqual(a, b []Timed) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].AtNs != b[i].AtNs || math.Abs(a[i].Ms-b[i].Ms) > 1e-6 {
+			return false
+		}
+	}
+	return true
 }

@@ -13,10 +13,10 @@ import (
 // Nodes and SplitVotes). Contention, an acquire refused because another
 // client holds the key, is Evidence.Acquires.Fail.
 
-// isTimeout reports whether an operation's error text says it ran out of
+// IsTimeout reports whether an operation's error text says it ran out of
 // time: Go's context.DeadlineExceeded ("context deadline exceeded") and
 // the net package's "i/o timeout", or any text naming a timeout.
-func isTimeout(errText string) bool {
+func IsTimeout(errText string) bool {
 	e := strings.ToLower(errText)
 	return strings.Contains(e, "deadline exceeded") || strings.Contains(e, "timeout") || strings.Contains(e, "timed out")
 }
@@ -42,14 +42,14 @@ func refusals(e *Evidence, ops []history.Operation) {
 		}
 		if op.Node != "" {
 			e.NodeAcquires.add(op.Result)
-			if op.Result == history.Info && isTimeout(op.Error) {
+			if op.Result == history.Info && IsTimeout(op.Error) {
 				e.NodeTimeouts++
 			}
 			nodes[op.Node] = true
 			perNode[op.Client] = append(perNode[op.Client], nodeCall{op.Invoke, op.Key, op.Result == history.OK})
 			continue
 		}
-		if op.Result == history.Info && isTimeout(op.Error) {
+		if op.Result == history.Info && IsTimeout(op.Error) {
 			e.AcquireTimeouts++
 		}
 		calls[op.Client] = append(calls[op.Client], call{op.Invoke, op.Complete, op.Key, op.Result == history.OK})

@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/anishathalye/porcupine"
@@ -211,7 +213,7 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 	var pieces [][]porcupine.Operation
 	for _, k := range keys {
 		idx := byKey[k]
-		sort.SliceStable(idx, func(x, y int) bool { return ops[idx[x]].Invoke < ops[idx[y]].Invoke })
+		sortIndexStable(idx, func(i int) int64 { return ops[i].Invoke })
 		var (
 			cur        []porcupine.Operation
 			lastReturn int64 = -1 // latest return in the piece
@@ -281,43 +283,55 @@ func resSpan(op porcupine.Operation) string {
 // an info write of that value invoked before it completed explains it (taken
 // as applied, once).
 func replayLostUpdates(ops []history.Operation) []ResourceWitness {
-	writes := map[string][]history.Operation{}
-	infos := map[string][]history.Operation{}
-	seen := map[string]bool{}
+	writes := map[string][]int{} // indexes into ops
+	infos := map[string][]int{}
 	var keys []string
-	for _, op := range ops {
+	for i := range ops {
+		op := &ops[i]
 		if op.Kind != history.Write {
 			continue
 		}
-		if !seen[op.Key] {
-			seen[op.Key] = true
+		ws, ok := writes[op.Key]
+		if !ok {
 			keys = append(keys, op.Key)
 		}
 		switch op.Result {
 		case history.OK:
-			writes[op.Key] = append(writes[op.Key], op)
+			writes[op.Key] = append(ws, i)
 		case history.Info:
-			infos[op.Key] = append(infos[op.Key], op)
+			infos[op.Key] = append(infos[op.Key], i)
+			if !ok {
+				writes[op.Key] = nil
+			}
+		default:
+			if !ok {
+				writes[op.Key] = nil
+			}
 		}
 	}
 	sort.Strings(keys)
 	var lost []ResourceWitness
 	for _, k := range keys {
 		ws := writes[k]
-		sort.SliceStable(ws, func(i, j int) bool {
-			if ws[i].Complete != ws[j].Complete {
-				return ws[i].Complete < ws[j].Complete
+		slices.SortFunc(ws, func(i, j int) int { // stable: file order breaks ties
+			a, b := &ops[i], &ops[j]
+			if a.Complete != b.Complete {
+				return cmp.Compare(a.Complete, b.Complete)
 			}
-			return ws[i].Invoke < ws[j].Invoke
+			if a.Invoke != b.Invoke {
+				return cmp.Compare(a.Invoke, b.Invoke)
+			}
+			return cmp.Compare(i, j)
 		})
 		pending := infos[k]
 		var value int64
-		var last *history.Operation // the write that set value; nil: the initial value
-		for i, w := range ws {
+		last := -1 // the write that set value; -1: the initial value
+		for _, wi := range ws {
+			w := &ops[wi]
 			if w.Prev != value {
 				landed := -1
-				for i, iw := range pending {
-					if iw.Invoke <= w.Complete && iw.Value == w.Prev {
+				for i, ii := range pending {
+					if iw := &ops[ii]; iw.Invoke <= w.Complete && iw.Value == w.Prev {
 						landed = i
 						break
 					}
@@ -325,12 +339,16 @@ func replayLostUpdates(ops []history.Operation) []ResourceWitness {
 				if landed >= 0 {
 					pending = append(pending[:landed:landed], pending[landed+1:]...)
 				} else {
-					lost = append(lost, ResourceWitness{Key: k, Kind: LostUpdate, Write: opRef(w), Overwrote: last,
+					var overwrote *history.Operation
+					if last >= 0 {
+						overwrote = opRef(ops[last])
+					}
+					lost = append(lost, ResourceWitness{Key: k, Kind: LostUpdate, Write: opRef(*w), Overwrote: overwrote,
 						Current: value, FromNs: w.Invoke, ToNs: w.Complete})
 				}
 			}
 			value = w.Value
-			last = opRef(ws[i])
+			last = wi
 		}
 	}
 	return lost
@@ -362,14 +380,14 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 	var out []ResourceWitness
 	for _, k := range keys {
 		done := append([]int(nil), byKey[k]...) // accepted fenced ops by completion
-		sort.SliceStable(done, func(x, y int) bool { return ops[done[x]].Complete < ops[done[y]].Complete })
+		sortIndexStable(done, func(i int) int64 { return ops[i].Complete })
 		var writes []int // accepted writes by invoke
 		for _, i := range byKey[k] {
 			if ops[i].Kind == history.Write {
 				writes = append(writes, i)
 			}
 		}
-		sort.SliceStable(writes, func(x, y int) bool { return ops[writes[x]].Invoke < ops[writes[y]].Invoke })
+		sortIndexStable(writes, func(i int) int64 { return ops[i].Invoke })
 		var found []ResourceWitness
 		next, top := 0, -1 // top: the highest token among done[:next]
 		for _, w := range writes {

@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -20,7 +19,11 @@ import (
 // It applies when h.Fencing is not "off" or any grant carries a token
 // (Fence > 0); it is Skipped when no grant carries one.
 func Fencing(h history.Header, ops []history.Operation) Result {
-	hs := Holds(ops)
+	return fencingOf(h, Holds(ops))
+}
+
+// fencingOf is Fencing on the history's holds (Holds(ops)).
+func fencingOf(h history.Header, hs []Hold) Result {
 	fenced := 0
 	for _, hd := range hs {
 		if hd.Fence > 0 {
@@ -40,9 +43,7 @@ func Fencing(h history.Header, ops []history.Operation) Result {
 	for _, k := range keys {
 		byInvoke := byKey[k] // Holds sorts by AcquireInvoke
 		byComplete := append([]int(nil), byInvoke...)
-		sort.SliceStable(byComplete, func(x, y int) bool {
-			return hs[byComplete[x]].AcquireComplete < hs[byComplete[y]].AcquireComplete
-		})
+		sortIndexStable(byComplete, func(i int) int64 { return hs[i].AcquireComplete })
 		sameFence := map[int64][]int{}
 		for _, i := range byInvoke {
 			sameFence[hs[i].Fence] = append(sameFence[hs[i].Fence], i)

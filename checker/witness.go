@@ -33,6 +33,21 @@ type Witnesses struct {
 	// Liveness are the keys that a post-run probe found deadlocked or could
 	// not acquire, in key order.
 	Liveness []ProbeWitness `json:"liveness,omitempty"`
+	// Renewal are the leases lost with no fault while their holder ran
+	// (Renewal), in time order.
+	Renewal []RenewalWitness `json:"renewal,omitempty"`
+	// Orphans are the tokens of failed acquires the servers kept, per key
+	// in key order, in order of first sight.
+	Orphans []OrphanWitness `json:"orphans,omitempty"`
+	// Lost are the lost signals late, missing or for a released lease, by
+	// key and hold.
+	Lost []LostWitness `json:"lost,omitempty"`
+	// Extends are the extends invoked after their lease's release, in
+	// history order.
+	Extends []ExtendWitness `json:"extends,omitempty"`
+	// Reasons are the failed releases and extends whose stated reason the
+	// server state rules out, in history order.
+	Reasons []ReasonWitness `json:"reasons,omitempty"`
 	// Total counts, per check, every witness found: above the length of a
 	// list when the list was cut at MaxWitnesses.
 	Total WitnessCounts `json:"total"`
@@ -45,6 +60,11 @@ type WitnessCounts struct {
 	Fencing    int `json:"fencing"`
 	Reentrancy int `json:"reentrancy"`
 	Liveness   int `json:"liveness"`
+	Renewal    int `json:"renewal,omitempty"`
+	Orphans    int `json:"orphans,omitempty"`
+	Lost       int `json:"lost,omitempty"`
+	Extends    int `json:"extends,omitempty"`
+	Reasons    int `json:"reasons,omitempty"`
 }
 
 // Witnesses returns every check's witnesses in one value (each Result
@@ -56,12 +76,22 @@ func (r Report) Witnesses() Witnesses {
 		Fencing:    r.Fencing.Witnesses.Fencing,
 		Reentrancy: r.Reentrancy.Witnesses.Reentrancy,
 		Liveness:   r.Liveness.Witnesses.Liveness,
+		Renewal:    r.Renewal.Witnesses.Renewal,
+		Orphans:    r.Orphans.Witnesses.Orphans,
+		Lost:       r.Lost.Witnesses.Lost,
+		Extends:    r.Extends.Witnesses.Extends,
+		Reasons:    r.Reasons.Witnesses.Reasons,
 		Total: WitnessCounts{
 			Exclusion:  r.Exclusion.Witnesses.Total.Exclusion,
 			Resource:   r.Resource.Witnesses.Total.Resource,
 			Fencing:    r.Fencing.Witnesses.Total.Fencing,
 			Reentrancy: r.Reentrancy.Witnesses.Total.Reentrancy,
 			Liveness:   r.Liveness.Witnesses.Total.Liveness,
+			Renewal:    r.Renewal.Witnesses.Total.Renewal,
+			Orphans:    r.Orphans.Witnesses.Total.Orphans,
+			Lost:       r.Lost.Witnesses.Total.Lost,
+			Extends:    r.Extends.Witnesses.Total.Extends,
+			Reasons:    r.Reasons.Witnesses.Total.Reasons,
 		},
 	}
 }
@@ -254,7 +284,8 @@ type ProbeWitness struct {
 	// Probe is the probe operation as recorded (Value: the key's PTTL in ms
 	// before probing; result ok when it acquired).
 	Probe *history.Operation `json:"probe"`
-	// NoTTL is true when the key had no TTL (PTTL -1): a deadlock.
+	// NoTTL is true when the key had no TTL (PTTL -1) and the probe could
+	// not acquire it: a deadlock that never ends by itself.
 	NoTTL bool `json:"no_ttl,omitempty"`
 	// TTLMs is the run's lock TTL in ms, for the probe's limit of TTL + 1 s.
 	TTLMs int64 `json:"ttl_ms"`
@@ -264,7 +295,7 @@ type ProbeWitness struct {
 func (w ProbeWitness) String() string {
 	op := w.Probe
 	if w.NoTTL {
-		return fmt.Sprintf("%s: left without a TTL after the run (PTTL -1): deadlock; probe %s at %s ms", w.Key, op.Result, ms(op.Invoke))
+		return fmt.Sprintf("%s: left without a TTL after the run (PTTL -1) and not acquirable within TTL+1s (%d ms): deadlock; probe %s at %s ms", w.Key, w.TTLMs+1000, op.Result, ms(op.Invoke))
 	}
 	why := ""
 	if op.Error != "" {

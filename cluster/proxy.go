@@ -27,12 +27,16 @@ type Proxy struct {
 	upstream string
 	addr     string
 
-	mu        sync.Mutex
-	p         *toxiproxy.Proxy
-	cut       bool
-	latency   time.Duration
-	blackhole bool
-	closed    bool
+	mu      sync.Mutex
+	p       *toxiproxy.Proxy
+	cut     bool
+	latency time.Duration
+	// replyLatency is the latency SetReplyLatency added to replies only.
+	replyLatency time.Duration
+	blackhole    bool
+	closed       bool
+	// lost is the armed lost reply (ArmLostReply), nil if none.
+	lost *LostReply
 }
 
 // Names of the toxics Proxy installs.
@@ -41,6 +45,7 @@ const (
 	toxicLatencyDown   = "latency_downstream"
 	toxicBlackholeUp   = "blackhole_upstream"
 	toxicBlackholeDown = "blackhole_downstream"
+	toxicReplyLatency  = "reply_latency"
 )
 
 // NewProxy starts a proxy named name (used in logs only) listening on
@@ -241,6 +246,40 @@ func (p *Proxy) SetLatency(d time.Duration) error {
 		}
 	}
 	p.latency = ms * time.Millisecond
+	return nil
+}
+
+// SetReplyLatency delays every chunk of data from the upstream to the
+// client (replies) by d, and nothing the client sends: a command reaches
+// the node and runs at once, and its reply arrives d late, as from a node
+// that answers slowly. It applies to open connections too, and adds to
+// SetLatency's. toxiproxy counts whole milliseconds: d is rounded up to
+// the next millisecond. 0 removes it; a reply held back then goes on at
+// once.
+func (p *Proxy) SetReplyLatency(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("cluster: proxy %s: negative reply latency %v", p.name, d)
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	if p.replyLatency > 0 {
+		if err := p.removeToxics(toxicReplyLatency); err != nil {
+			return err
+		}
+		p.replyLatency = 0
+	}
+	if ms == 0 {
+		return nil
+	}
+	spec := fmt.Sprintf(`{"name":%q,"type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":%d,"jitter":0}}`, toxicReplyLatency, int64(ms))
+	if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+		return fmt.Errorf("cluster: proxy %s: add reply latency: %w", p.name, err)
+	}
+	p.replyLatency = ms * time.Millisecond
 	return nil
 }
 

@@ -35,6 +35,7 @@ func appendOperation(b []byte, op Operation) []byte {
 	b = appendIntField(b, `,"prev":`, op.Prev)
 	b = appendIntField(b, `,"valid_until_ns":`, op.ValidUntil)
 	b = appendStringField(b, `,"error":`, op.Error)
+	b = appendStringField(b, `,"reason":`, op.Reason)
 	b = appendStringField(b, `,"note":`, op.Note)
 	b = appendStringField(b, `,"landing":`, string(op.Landing))
 	return append(b, '}')

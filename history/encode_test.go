@@ -45,7 +45,7 @@ func TestAppendOperationMatchesJSON(t *testing.T) {
 			Client: int(randInt(r) % 100000), Stream: int(randInt(r) % 100000), Kind: Kind(randString(r)),
 			Key: randString(r), Node: randString(r), Hold: randInt(r), Depth: int(randInt(r) % 64), Count: int(randInt(r) % 64),
 			Token: randString(r), Fence: randInt(r), Invoke: randInt(r), Complete: randInt(r), Result: Result(randString(r)),
-			Value: randInt(r), Prev: randInt(r), ValidUntil: randInt(r), Error: randString(r), Note: randString(r), Landing: Landing(randString(r)),
+			Value: randInt(r), Prev: randInt(r), ValidUntil: randInt(r), Error: randString(r), Reason: randString(r), Note: randString(r), Landing: Landing(randString(r)),
 		}
 		var want bytes.Buffer
 		if err := json.NewEncoder(&want).Encode(op); err != nil {

@@ -1,13 +1,13 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -307,103 +307,41 @@ func Load(path string) (Header, []Operation, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return Header{}, nil, fmt.Errorf("history: %s is a folder, not a history file (histories are in <results>/histories/*.jsonl)", path)
 	}
-	return Parse(f)
+	var data []byte
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<40 {
+		data = make([]byte, 0, st.Size()+1) // +1: ReadAll sees EOF without growing
+	}
+	data, err = readAll(f, data)
+	return parseBytes(data, err)
+}
+
+// readAll appends what r holds to b (as io.ReadAll, into b's room first).
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 // maxLine is the longest line Parse reads (16 MiB); a history's lines are
 // a few hundred bytes.
 const maxLine = 1 << 24
 
-// Parse reads a history from r; see Load.
+// Parse reads a history from r; see Load. It reads r to its end first
+// (see parseBytes).
 func Parse(r io.Reader) (Header, []Operation, error) {
-	var h Header
-	var ops, chunk []Operation
-	var chunks [][]Operation
-	ended, read := int64(-1), int64(0) // the end line's count (-1: none yet); operations read
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if line == 1 {
-			if bytes.Contains(b, []byte(`"runs"`)) || string(b) == "{" {
-				return h, nil, fmt.Errorf("%w: line 1 is not a history header (a history has one JSON object per line); if this is a results.json, use lockbench report DIR", ErrCorrupt)
-			}
-			if err := strictUnmarshal(b, &h); err != nil {
-				return h, nil, fmt.Errorf("%w: line 1 (header): %v", ErrCorrupt, err)
-			}
-			if h.SchemaVersion != SchemaVersion {
-				return h, nil, fmt.Errorf("%w: line 1: schema_version %d, this lockbench reads %d", ErrCorrupt, h.SchemaVersion, SchemaVersion)
-			}
-			if h.TTLMs < 0 || h.Clients < 0 || h.Keys < 0 {
-				return h, nil, fmt.Errorf("%w: line 1: negative ttl_ms, clients or keys in the header", ErrCorrupt)
-			}
-			continue
-		}
-		if ended >= 0 {
-			return h, nil, fmt.Errorf("%w: line %d: an operation after the end line", ErrCorrupt, line)
-		}
-		if bytes.HasPrefix(b, []byte(`{"end_operations":`)) {
-			var e endLine
-			if err := strictUnmarshal(b, &e); err != nil {
-				return h, nil, fmt.Errorf("%w: line %d (end line): %v", ErrCorrupt, line, err)
-			}
-			ended = e.EndOperations
-			h.Interrupted, h.Incomplete = e.Interrupted, e.Incomplete
-			continue
-		}
-		var op Operation
-		if err := strictUnmarshal(b, &op); err != nil {
-			return h, nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, line, err)
-		}
-		read++
-		if err := op.validate(); err != nil {
-			return h, nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, line, err)
-		}
-		// Chunks of fixed capacity, joined once at the end: appending to one
-		// slice would copy every operation again at each doubling.
-		if len(chunk) == cap(chunk) {
-			if len(chunk) > 0 {
-				chunks = append(chunks, chunk)
-			}
-			chunk = make([]Operation, 0, parseChunk)
-		}
-		chunk = append(chunk, op)
-	}
-	chunks = append(chunks, chunk)
-	n := 0
-	for _, c := range chunks {
-		n += len(c)
-	}
-	if n > 0 {
-		ops = make([]Operation, 0, n)
-		for _, c := range chunks {
-			ops = append(ops, c...)
-		}
-	}
-	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-		return h, nil, fmt.Errorf("%w: line %d is longer than %d MiB: not a lockbench history line (a history has one short JSON object per line)", ErrCorrupt, line+1, maxLine>>20)
-	} else if err != nil {
-		return h, nil, fmt.Errorf("%w: after line %d: %v", ErrCorrupt, line, err)
-	}
-	if line == 0 {
-		return h, nil, fmt.Errorf("%w: empty file (line 1 must be the header)", ErrCorrupt)
-	}
-	switch {
-	case h.EndLine && ended < 0:
-		return h, nil, fmt.Errorf("%w: cut short after line %d: no end line (the run that wrote it was killed before it finished); a partial history would give false verdicts", ErrCorrupt, line)
-	case ended >= 0 && ended != read:
-		return h, nil, fmt.Errorf("%w: the end line counts %d operations, the file holds %d", ErrCorrupt, ended, read)
-	}
-	return h, ops, nil
+	data, err := io.ReadAll(r)
+	return parseBytes(data, err)
 }
-
-// parseChunk is how many operations Parse collects per chunk.
-const parseChunk = 4096
 
 func strictUnmarshal(b []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(b))
@@ -419,9 +357,13 @@ func strictUnmarshal(b []byte, v any) error {
 
 func (op Operation) validate() error {
 	switch op.Kind {
-	case Acquire, Release, Extend, Lost, Read, Write, Crash, Probe, Nemesis:
+	case Acquire, Release, Extend, Lost, Read, Write, Crash, Probe, Nemesis, Check:
+	case Observe:
 	default:
 		return fmt.Errorf("unknown kind %q", op.Kind)
+	}
+	if op.Reason != "" && !ValidReason(op.Reason) {
+		return fmt.Errorf("unknown reason %q (want one of %s)", op.Reason, strings.Join(Reasons, ", "))
 	}
 	switch op.Result {
 	case OK, Fail, Info:

@@ -55,6 +55,7 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"wrong version", `{"schema_version":2}` + "\n", "schema_version 2"},
 		{"cut line", header + "\n" + good + "\n" + `{"client":0,"kind":` + "\n", "line 3"},
 		{"unknown kind", header + "\n" + strings.Replace(good, "acquire", "grab", 1) + "\n", `line 2: unknown kind "grab"`},
+		{"unknown reason", header + "\n" + strings.Replace(good, `"result":"ok"`, `"result":"fail","reason":"gone"`, 1) + "\n", `line 2: unknown reason "gone" (want one of expired, taken, unavailable, cancelled, unknown)`},
 		{"unknown result", header + "\n" + strings.Replace(good, `"ok"`, `"maybe"`, 1) + "\n", "line 2: unknown result"},
 		{"time backwards", header + "\n" + strings.Replace(good, `"complete_ns":2`, `"complete_ns":0`, 1) + "\n", "line 2: complete_ns 0 is before invoke_ns 1"},
 		{"huge line", header + "\n" + good + "\n" + strings.Repeat("x", maxLine+1) + "\n", "line 3 is longer than 16 MiB: not a lockbench history line"},
@@ -67,6 +68,12 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 	}
 	if _, ops, err := Parse(strings.NewReader(header + "\n" + good + "\n\n")); err != nil || len(ops) != 1 {
 		t.Errorf("valid history: %v, %d ops", err, len(ops))
+	}
+	// Protocol 2's additions: a stated reason, a token on a failed acquire, a check.
+	v2 := strings.Replace(good, `"result":"ok"`, `"token":"c0:1","result":"fail","reason":"taken"`, 1) + "\n" +
+		`{"client":0,"stream":0,"kind":"check","key":"k","hold":1,"invoke_ns":3,"complete_ns":4,"result":"ok","value":1}`
+	if _, ops, err := Parse(strings.NewReader(header + "\n" + v2 + "\n")); err != nil || len(ops) != 2 || ops[0].Reason != ReasonTaken || ops[0].Token != "c0:1" || ops[1].Kind != Check {
+		t.Errorf("protocol-2 history: %v, %+v", err, ops)
 	}
 }
 

@@ -11,6 +11,7 @@
 package history
 
 import (
+	"encoding/json"
 	"sync/atomic"
 	"time"
 )
@@ -34,7 +35,65 @@ const (
 	Crash   Kind = "crash"   // the client died at a named point (Note) while it believed it held Key
 	Probe   Kind = "probe"   // post-run liveness probe by the harness: Value is the key's PTTL in ms before probing (-1: no TTL, -2: no key); ok = acquired within TTL + 1 s
 	Nemesis Kind = "nemesis" // a fault window: Invoke is its start, Complete its end, Note what was done
+	// Check: the usage policy asked the lock, right before a write, whether
+	// it still holds the lease (impl.Checker, a protocol-2 adapter's check
+	// request). Result ok: Value 1 = the lock said valid, 0 = not valid;
+	// fail or info: the lock could not say (the client stopped, as for 0).
+	Check Kind = "check"
 )
+
+// Observe is the kind of lockbench's own read of a lock key's state on one
+// server, through a direct connection (never through a scenario's proxy, so
+// a cut link does not blind it): Client -1, Stream -1; Node names the node
+// ("n1".., as per-node calls do), Key the key; Token is the owner token
+// found ("" when the key is absent: for a hash, the reentrant owner field),
+// Value the key's PTTL in ms (-1: no TTL, -2: no key) and Count the
+// reentrant count (the hash field's value; 0 for a string key). Result ok:
+// the node answered; info: it did not (Error says why), and the other
+// fields are empty. The reads of one key on every node taken together (a
+// round) share Invoke, so a checker can tell which token held a majority of
+// the nodes at once. A read on a replica carries Note ObservedOnReplica
+// (first, before any other note): a replica copies its primary's keys and
+// holds no lock of its own until it is promoted. Observations feed the
+// orphan, failure-reason, lost and reentrant-count checks; a history from
+// elsewhere may have none.
+const Observe Kind = "observe"
+
+// ObservedOnReplica begins the Note of an Observe operation read on a
+// replica.
+const ObservedOnReplica = "replica"
+
+// Reasons a lock states for a failed or unknown acquire, release or
+// extend (Operation.Reason): its own account of why, which a checker may
+// hold against the history.
+const (
+	// ReasonExpired: the lease's key was gone (its TTL ran out, or a
+	// server lost it): nobody holds it.
+	ReasonExpired = "expired"
+	// ReasonTaken: another owner holds the key.
+	ReasonTaken = "taken"
+	// ReasonUnavailable: the lock's servers could not be reached (or no
+	// quorum of them answered).
+	ReasonUnavailable = "unavailable"
+	// ReasonCancelled: the call was cancelled in flight (a nemesis's
+	// cancel fault) before its outcome was known.
+	ReasonCancelled = "cancelled"
+	// ReasonUnknown: the lock gives no reason it can vouch for.
+	ReasonUnknown = "unknown"
+)
+
+// Reasons lists the valid reasons, in the order docs show them.
+var Reasons = []string{ReasonExpired, ReasonTaken, ReasonUnavailable, ReasonCancelled, ReasonUnknown}
+
+// ValidReason reports whether r is one of Reasons ("" is not: no reason is
+// the omitted field).
+func ValidReason(r string) bool {
+	switch r {
+	case ReasonExpired, ReasonTaken, ReasonUnavailable, ReasonCancelled, ReasonUnknown:
+		return true
+	}
+	return false
+}
 
 // Result is an operation's outcome in Jepsen's terms.
 type Result string
@@ -70,7 +129,10 @@ type Operation struct {
 	// Count is the reentrancy count Redis reported: after an acquire, the new
 	// count; after a release, the remaining count. 0 for non-reentrant strategies.
 	Count int `json:"count,omitempty"`
-	// Token is the owner token the lock value carries.
+	// Token is the owner token the lock value carries. On a fail or info
+	// acquire it is the token the lock wrote or tried, when the lock says
+	// it (a key left behind with it is that client's orphan); such an
+	// acquire is never a hold.
 	Token string `json:"token,omitempty"`
 	// Fence is the fencing token (0 if the strategy has none).
 	Fence int64 `json:"fence,omitempty"`
@@ -81,7 +143,8 @@ type Operation struct {
 	Complete int64 `json:"complete_ns"`
 	// Result is ok, fail or info.
 	Result Result `json:"result"`
-	// Value: for Read, the value read; for Write, the new value; for Probe, PTTL in ms.
+	// Value: for Read, the value read; for Write, the new value; for Probe,
+	// PTTL in ms; for Check, 1 when the lock said the lease is valid, else 0.
 	Value int64 `json:"value,omitempty"`
 	// Prev: for Write, the value the critical section read before writing.
 	Prev int64 `json:"prev,omitempty"`
@@ -89,6 +152,9 @@ type Operation struct {
 	ValidUntil int64 `json:"valid_until_ns,omitempty"`
 	// Error is the error text of a fail or info result.
 	Error string `json:"error,omitempty"`
+	// Reason is the lock's own stated reason for a fail or info result of
+	// an acquire, release or extend: one of Reasons; "" when it states none.
+	Reason string `json:"reason,omitempty"`
 	// Note is free text: the crash point, the fault injected.
 	Note string `json:"note,omitempty"`
 	// Landing says, for a Nemesis operation, whether the condition a
@@ -132,6 +198,22 @@ type Header struct {
 	Fencing string `json:"fencing"`
 	// Reentrant is true when the strategy nests acquires (Count is meaningful).
 	Reentrant bool `json:"reentrant,omitempty"`
+	// Nodes is the number of primaries the lock spans: 1 for a single-node
+	// lock (with or without replicas), N for a quorum over N nodes; a lock
+	// is held when a majority of them hold its token. 0: not recorded
+	// (a majority is then counted over the primaries each observation
+	// pass read).
+	Nodes int `json:"nodes,omitempty"`
+	// Renewal is true when the strategy claims renewal: it keeps its
+	// lease alive while held and signals Lost when it can no longer (the
+	// lost check holds it to that).
+	Renewal bool `json:"renewal,omitempty"`
+	// OpTimeoutMs is each lock call's budget in milliseconds (the
+	// workload's op timeout: the deadline of the call's context); 0 when
+	// not recorded. The evidence hints compare unknown outcomes' durations
+	// with it: answered well inside it (the lock's own answer), at it (the
+	// budget decided) or past it (the lock overran its deadline).
+	OpTimeoutMs int64 `json:"op_timeout_ms,omitempty"`
 	// Started is the wall-clock start of the run (RFC 3339), for humans only.
 	Started string `json:"started,omitempty"`
 	// NotGated, when set, says why the verdict table does not gate the run
@@ -141,6 +223,12 @@ type Header struct {
 	// this schema version carry; it stays so that they remain readable
 	// without a schema change.
 	NotGated string `json:"ungated,omitempty"`
+	// Schedule is the fault schedule the run played instead of a named
+	// scenario (lockbench run --schedule, lockbench hunt), as compact JSON
+	// (the schedule file's format, docs/hunt.md); Scenario is then
+	// "schedule:NAME". lockbench check judges such a history by the
+	// schedule's expectations, as the run did. Absent for a named scenario.
+	Schedule json.RawMessage `json:"schedule,omitempty"`
 	// EndLine says the writer ends the file with an end line
 	// ({"end_operations":N}); a file that says so and lacks it was cut
 	// short (its writer was killed) and is refused. Set by Create.

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,9 +24,11 @@ var (
 	//go:embed lua/renew.lua
 	luaRenewSrc string
 
-	// scriptRelease deletes KEYS[1] if its value is ARGV[1]; returns 1 or 0.
+	// scriptRelease deletes KEYS[1] if its value is ARGV[1]; returns 1,
+	// 0 (another owner's) or -1 (no key).
 	scriptRelease = redis.NewScript(luaReleaseSrc)
-	// scriptRenew sets KEYS[1]'s TTL to ARGV[2] ms if its value is ARGV[1]; returns 1 or 0.
+	// scriptRenew sets KEYS[1]'s TTL to ARGV[2] ms if its value is ARGV[1];
+	// returns 1, 0 (another owner's) or -1 (no key).
 	scriptRenew = redis.NewScript(luaRenewSrc)
 )
 
@@ -167,25 +171,36 @@ func compareAndDelete(ctx context.Context, c redis.Scripter, key, token string) 
 	return n == 1, nil
 }
 
+// notHeldReason is the reason of a compare-and-X script's "no": taken for
+// 0 (another owner's token), expired for -1 (no key).
+func notHeldReason(n int64) string {
+	if n < 0 {
+		return ReasonExpired
+	}
+	return ReasonTaken
+}
+
 // releaseToken is Release for the single-node token strategies: nil if the
-// caller's token was deleted, ErrNotHeld if the key held another value or
-// nothing, another error if the outcome is unknown.
+// caller's token was deleted, ErrNotHeld if the key held another value
+// (reason taken) or nothing (reason expired), another error if the outcome
+// is unknown.
 func releaseToken(ctx context.Context, strategy string, c redis.Scripter, l *Lease) error {
 	if l == nil {
 		return fmt.Errorf("%s: release of a nil lease: %w", strategy, ErrNotHeld)
 	}
-	ok, err := compareAndDelete(ctx, c, l.Key, l.Token)
+	n, err := scriptRelease.Run(ctx, c, []string{l.Key}, l.Token).Int64()
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s: release %q: %w", strategy, l.Key, err)
-	case !ok:
-		return fmt.Errorf("%s: release %q: %w", strategy, l.Key, ErrNotHeld)
+		return WithReason(fmt.Errorf("%s: release %q: %w", strategy, l.Key, err), netReason(err))
+	case n != 1:
+		return WithReason(fmt.Errorf("%s: release %q: %w", strategy, l.Key, ErrNotHeld), notHeldReason(n))
 	}
 	return nil
 }
 
 // releaseDel is Release for the strategies without a token check: DEL key.
-// nil if a key was deleted (whoever held it), ErrNotHeld if none existed.
+// nil if a key was deleted (whoever held it), ErrNotHeld (reason expired)
+// if none existed.
 func releaseDel(ctx context.Context, strategy string, c redis.Cmdable, l *Lease) error {
 	if l == nil {
 		return fmt.Errorf("%s: release of a nil lease: %w", strategy, ErrNotHeld)
@@ -193,11 +208,29 @@ func releaseDel(ctx context.Context, strategy string, c redis.Cmdable, l *Lease)
 	n, err := c.Del(ctx, l.Key).Result()
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s: release %q: DEL: %w", strategy, l.Key, err)
+		return WithReason(fmt.Errorf("%s: release %q: DEL: %w", strategy, l.Key, err), netReason(err))
 	case n == 0:
-		return fmt.Errorf("%s: release %q: DEL found no key: %w", strategy, l.Key, ErrNotHeld)
+		return WithReason(fmt.Errorf("%s: release %q: DEL found no key: %w", strategy, l.Key, ErrNotHeld), ReasonExpired)
 	}
 	return nil
+}
+
+// netReason is the reason an unknown outcome's error states: cancelled
+// when it wraps ErrCancelled, unavailable when the server could not be
+// reached or did not answer (a network error: refused, reset, a timeout;
+// a closed client; no free connection), else "".
+func netReason(err error) string {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrCancelled):
+		return ReasonCancelled
+	case notSent(err), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, context.DeadlineExceeded):
+		return ReasonUnavailable
+	}
+	return ""
 }
 
 // notSent reports whether err proves the command never reached the server:

@@ -102,3 +102,16 @@ func dialHooked(ctx, lockerCtx context.Context, hook Hook, addr string, timeout 
 	}
 	return &hookedConn{Conn: conn, ctx: lockerCtx, hook: hook}, nil
 }
+
+// HookedDialer returns a dial function for a lock's own network clients
+// (package locktest hands it to a Go lock on etcd or ZooKeeper): each
+// connection calls hook at PointRenew before every write, as the built-in
+// consensus locks' connections do (dialHooked), so a client the nemesis
+// pauses sends nothing, keep-alives included, and a crashed one nothing
+// more. lockerCtx ends a blocked hook when the Locker closes; timeout
+// bounds each dial. A nil hook dials plainly.
+func HookedDialer(lockerCtx context.Context, hook Hook, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		return dialHooked(ctx, lockerCtx, hook, addr, timeout)
+	}
+}

@@ -71,7 +71,8 @@ func call(t *testing.T, d time.Duration) context.Context {
 // real 3-member cluster: acquire, contention, release, a stale (token-
 // checked) release that must not free another owner's lock, fencing
 // tokens that strictly increase, KeyLease for the liveness probe, and Lost
-// when the holder stops sending (its keep-alives or pings blocked at
+// (for the held lease only, not for one the same session released) when
+// the holder stops sending (its keep-alives or pings blocked at
 // PointRenew, as a paused client's) past the TTL while another client
 // takes the lock.
 func TestConsensusStrategies(t *testing.T) {
@@ -189,6 +190,15 @@ func TestConsensusStrategies(t *testing.T) {
 						return nil
 					}
 					p := mk("paused", hook)
+					// A lease the same session granted and released first:
+					// the session's loss must not reach it (lost check).
+					lr, err := p.Acquire(call(t, 2*time.Second), key+":released")
+					if err != nil {
+						t.Fatalf("paused client: Acquire of a second key: %v", err)
+					}
+					if _, err := p.Release(call(t, 2*time.Second), lr); err != nil {
+						t.Fatalf("paused client: Release of the second key: %v", err)
+					}
 					lp, err := p.Acquire(call(t, 2*time.Second), key)
 					if err != nil {
 						t.Fatalf("paused client: Acquire: %v", err)
@@ -211,6 +221,9 @@ func TestConsensusStrategies(t *testing.T) {
 					case <-lp.Lost:
 					case <-time.After(3 * time.Second):
 						t.Errorf("Lost not closed 3s after the pause ended")
+					}
+					if isClosed(lr.Lost) {
+						t.Errorf("Lost closed for a lease released before its session was lost")
 					}
 					if _, err := p.Release(call(t, 2*time.Second), lp); !errors.Is(err, impl.ErrNotHeld) {
 						t.Errorf("release of the lost lease = %v, want ErrNotHeld", err)

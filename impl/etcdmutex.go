@@ -152,11 +152,14 @@ func (l *etcdLocker) abandon(s *concurrency.Session) {
 type etcdState struct {
 	sess  *concurrency.Session
 	mutex *concurrency.Mutex
+	lost  *holdLost // the lease's own Lost, ended at Release
 }
 
 // Acquire makes one Mutex.TryLock on key (its keys are under "key/") with the
 // Locker's session (made first if there is none). It returns a lease whose
-// Lost is the session's Done, ErrNotAcquired when another session's key
+// Lost closes when the session's Done does while the lease is held (not
+// after its Release began: the session lives on, shared by later leases;
+// see holdLost), ErrNotAcquired when another session's key
 // is older (TryLock deleted ours), or an unknown-outcome error; after one
 // the session is abandoned, so that a key it may have left (a put that
 // landed, or a waiter key TryLock could not delete) expires with its
@@ -187,7 +190,8 @@ func (l *etcdLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 		return nil, fmt.Errorf("%s: acquire %q: outcome unknown: %w", l.name, key, err)
 	}
 	rev := createRevision(m)
-	lease := &Lease{Key: key, Token: fmt.Sprintf("%s@%d", m.Key(), rev), Start: start, End: l.cfg.Now(), Lost: s.Done(), state: etcdState{sess: s, mutex: m}}
+	lost := newHoldLost(s.Done(), l.ctx.Done())
+	lease := &Lease{Key: key, Token: fmt.Sprintf("%s@%d", m.Key(), rev), Start: start, End: l.cfg.Now(), Lost: lost.ch, state: etcdState{sess: s, mutex: m, lost: lost}}
 	if l.fenced {
 		lease.Fence = rev
 	}
@@ -208,7 +212,7 @@ func createRevision(m *concurrency.Mutex) int64 {
 // key still exists with the create revision it had at the grant): 0 and
 // nil, ErrNotHeld when the key is gone (its lease expired or was
 // revoked), or an unknown-outcome error. The session lives on for the next
-// Acquire.
+// Acquire; the lease's Lost no longer closes once Release is called.
 func (l *etcdLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	ctx, cancel := libraryContext(ctx)
 	defer cancel()
@@ -216,6 +220,7 @@ func (l *etcdLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("%s: release of a lease %s did not grant: %w", l.name, l.name, ErrNotHeld)
 	}
+	st.lost.end()
 	resp, err := l.cli.Txn(ctx).If(st.mutex.IsOwner()).Then(clientv3.OpDelete(st.mutex.Key())).Commit()
 	switch {
 	case err != nil:

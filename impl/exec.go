@@ -61,11 +61,16 @@ type ExecOptions struct {
 
 // execCache holds the strategies Lookup built, by name: Lookup starts an
 // adapter once to read its hello, and bench looks a name up many times.
-// Entries never change once stored; failures are not stored.
+// Entries never change once stored. An adapter that failed to start or
+// to say hello is stored too, with its error: looked up again, a silent
+// adapter would make the user wait the hello timeout once more for each
+// look-up (a run looks a name up several times: 60 s instead of the
+// documented 30 s before the error).
 var execCache = struct {
 	sync.Mutex
-	m map[string]*execStrategy
-}{m: map[string]*execStrategy{}}
+	m    map[string]*execStrategy
+	errs map[string]error
+}{m: map[string]*execStrategy{}, errs: map[string]error{}}
 
 // lookupExec is Lookup for names with ExecPrefix, cached.
 func lookupExec(name string) (Strategy, error) {
@@ -74,8 +79,16 @@ func lookupExec(name string) (Strategy, error) {
 	if s, ok := execCache.m[name]; ok {
 		return s, nil
 	}
+	if err, ok := execCache.errs[name]; ok {
+		return nil, err
+	}
 	s, err := newExec(context.Background(), name, ExecOptions{})
 	if err != nil {
+		// Only an adapter that started and then failed: one that could
+		// not start may be built or installed meanwhile.
+		if ae := (*adapter.Error)(nil); errors.As(err, &ae) && !strings.HasPrefix(ae.Problem, "cannot be started") {
+			execCache.errs[name] = err
+		}
 		return nil, err
 	}
 	execCache.m[name] = s
@@ -212,6 +225,9 @@ type execStrategy struct {
 	command string // the adapter's command line
 	hello   adapter.Hello
 	opts    ExecOptions
+	// pool shares the processes of one run among its logical clients
+	// (threads above 1); nil outside a run (ForRun).
+	pool *procPool
 }
 
 // Name returns the name it was looked up by ("exec:...").
@@ -219,7 +235,9 @@ func (s *execStrategy) Name() string { return s.name }
 
 // Info describes the adapter from its hello: claims, policy, nodes and
 // server as declared, CrashPoint the first of its crash points; Library
-// names the adapter, its version and command.
+// names the adapter, its version and command, and, for an adapter that
+// serves several logical clients per process, how many and whether they
+// share one lock object.
 func (s *execStrategy) Info() Info {
 	h := s.hello
 	summary := h.Summary
@@ -235,11 +253,18 @@ func (s *execStrategy) Info() Info {
 	if len(h.CrashPoints) > 0 {
 		crash = Point(h.CrashPoints[0])
 	}
+	adapterNote := "adapter: " + s.command
+	if h.Threads > 1 {
+		adapterNote += fmt.Sprintf("; %d logical clients per process", h.Threads)
+		if h.SharedLock {
+			adapterNote += ", sharing one lock object"
+		}
+	}
 	return Info{
-		Summary: summary, Source: h.Source, Library: fmt.Sprintf("%s (adapter: %s)", lib, s.command),
+		Summary: summary, Source: h.Source, Library: fmt.Sprintf("%s (%s)", lib, adapterNote),
 		Claims: Claims{AtomicAcquire: c.AtomicAcquire, TokenRelease: c.TokenRelease, Renewal: c.Renewal,
 			Reentrant: c.Reentrant, Quorum: c.Quorum, Fencing: c.Fencing, Validity: c.Validity},
-		Policy: Policy{CheckValidity: h.Policy.CheckValidity, HonourLost: h.Policy.HonourLost},
+		Policy: Policy{CheckValidity: h.Policy.CheckValidity, HonourLost: h.Policy.HonourLost, AskLock: h.Policy.AskLock},
 		Nodes:  h.Nodes, Server: serverOf(h.Server), CrashPoint: crash,
 	}
 }
@@ -261,8 +286,57 @@ func (s *execStrategy) processOptions(owner string) adapter.Options {
 	return o
 }
 
-// New starts one adapter process for one client, checks that its hello
-// matches the one Lookup read, and sends it init (cfg.Endpoints, cfg.TTL,
+// ForRun returns a copy of s for one run: with threads above 1, the
+// Lockers New makes for that run share adapter processes (client k of
+// the run, Config.Client, in process k/threads), each process started by
+// its first client and ended when its last client's Locker closes. A
+// strategy not made by ForRun starts one process per Locker.
+func (s *execStrategy) ForRun() Strategy {
+	c := *s
+	if s.hello.Threads > 1 {
+		c.pool = &procPool{procs: map[int]*execProc{}}
+	}
+	return &c
+}
+
+// procPool holds one run's shared adapter processes, by group (Config.Client/threads).
+type procPool struct {
+	mu    sync.Mutex
+	procs map[int]*execProc
+}
+
+// execProc is one adapter process and the logical clients it serves.
+type execProc struct {
+	ready chan struct{} // closed once proc or err is set
+	proc  *adapter.Process
+	err   error
+
+	mu      sync.Mutex
+	clients map[string]*execLocker // owner → Locker, for lost events
+	refs    int
+	pool    *procPool // nil: not shared
+	group   int
+}
+
+// onLost routes a lost event to the Locker of the logical client it
+// names (the only one when it names none).
+func (p *execProc) onLost(client, key, token string) {
+	p.mu.Lock()
+	l := p.clients[client]
+	if l == nil && client == "" && len(p.clients) == 1 {
+		for _, only := range p.clients {
+			l = only
+		}
+	}
+	p.mu.Unlock()
+	if l != nil {
+		l.onLost(key, token)
+	}
+}
+
+// New starts the adapter process of one client (or, with threads, joins
+// the process its group shares: see ForRun), checks that its hello matches
+// the one Lookup read, and sends it init (cfg.Endpoints, cfg.TTL,
 // cfg.Owner). cfg.Nodes are not used: the adapter dials Endpoints itself,
 // through the proxies a scenario puts there. Errors: missing Endpoints,
 // TTL or Owner, or an adapter failure (wrapping ErrFatal).
@@ -277,39 +351,110 @@ func (s *execStrategy) New(cfg Config) (Locker, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &execLocker{s: s, cfg: cfg, lost: map[string]chan struct{}{}}
-	o := s.processOptions(cfg.Owner)
-	if s.hello.Claims.Renewal && !s.hello.Extend {
-		o.OnLost = l.onLost
+	if s.hello.Protocol >= 2 {
+		l.client = cfg.Owner
 	}
-	ctx := context.Background()
-	p, err := adapter.Start(ctx, o)
+	ep, err := s.process(cfg)
 	if err != nil {
+		return nil, err
+	}
+	ep.mu.Lock()
+	ep.clients[l.client] = l
+	ep.mu.Unlock()
+	if err := ep.proc.Init(context.Background(), cfg.Endpoints[:s.hello.Nodes], cfg.TTL, cfg.Owner); err != nil {
+		l.ep = ep
+		l.release()
 		return nil, fatal(err)
+	}
+	l.ep, l.proc = ep, ep.proc
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return l, nil
+}
+
+// process returns the adapter process cfg's client uses, started if need
+// be and counted as one more user: its own, or its group's when s is a
+// run's (ForRun) and the adapter serves threads.
+func (s *execStrategy) process(cfg Config) (*execProc, error) {
+	var ep *execProc
+	if s.pool != nil && cfg.Client >= 0 {
+		group := cfg.Client / s.hello.Threads
+		s.pool.mu.Lock()
+		ep = s.pool.procs[group]
+		if ep == nil {
+			ep = &execProc{ready: make(chan struct{}), clients: map[string]*execLocker{}, pool: s.pool, group: group}
+			s.pool.procs[group] = ep
+			go ep.start(s, fmt.Sprintf("p%d", group))
+		}
+		ep.refs++
+		s.pool.mu.Unlock()
+	} else {
+		ep = &execProc{ready: make(chan struct{}), clients: map[string]*execLocker{}, refs: 1}
+		ep.start(s, cfg.Owner)
+	}
+	<-ep.ready
+	if ep.err != nil {
+		ep.drop()
+		return nil, ep.err
+	}
+	return ep, nil
+}
+
+// start starts the adapter process (its log lines prefixed with prefix)
+// and closes ep.ready.
+func (ep *execProc) start(s *execStrategy, prefix string) {
+	defer close(ep.ready)
+	o := s.processOptions(prefix)
+	if s.hello.Claims.Renewal && !s.hello.Extend {
+		o.OnLost = ep.onLost
+	}
+	p, err := adapter.Start(context.Background(), o)
+	if err != nil {
+		ep.err = fatal(err)
+		return
 	}
 	if h := p.Hello(); !sameHello(h, s.hello) {
 		p.Close()
-		return nil, errs.New(fmt.Sprintf("adapter %q declared %+v at lookup but %+v for client %s: an adapter's hello must not change", s.command, s.hello, h, cfg.Owner), ErrFatal)
+		ep.err = errs.New(fmt.Sprintf("adapter %q declared %+v at lookup but %+v for client %s: an adapter's hello must not change", s.command, s.hello, h, prefix), ErrFatal)
+		return
 	}
-	if err := p.Init(ctx, cfg.Endpoints[:s.hello.Nodes], cfg.TTL, cfg.Owner); err != nil {
-		p.Close()
-		return nil, fatal(err)
+	ep.proc = p
+}
+
+// drop counts one user less; the last one closes the process (and takes it
+// out of its pool). It returns Close's error.
+func (ep *execProc) drop() error {
+	last := false
+	if ep.pool != nil {
+		ep.pool.mu.Lock()
+		ep.refs--
+		if last = ep.refs == 0; last {
+			delete(ep.pool.procs, ep.group)
+		}
+		ep.pool.mu.Unlock()
+	} else {
+		ep.refs--
+		last = ep.refs == 0
 	}
-	l.proc = p
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	return l, nil
+	if !last || ep.proc == nil {
+		return nil
+	}
+	return ep.proc.Close()
 }
 
 // sameHello reports whether two hellos declare the same lock.
 func sameHello(a, b adapter.Hello) bool {
 	return a.Name == b.Name && a.Version == b.Version && a.Claims == b.Claims && a.Policy == b.Policy &&
-		a.Nodes == b.Nodes && a.Server == b.Server && a.Extend == b.Extend && slices.Equal(a.CrashPoints, b.CrashPoints)
+		a.Nodes == b.Nodes && a.Server == b.Server && a.Extend == b.Extend && slices.Equal(a.CrashPoints, b.CrashPoints) &&
+		a.Protocol == b.Protocol && a.Check == b.Check && a.Threads == b.Threads && a.SharedLock == b.SharedLock && a.Cancel == b.Cancel
 }
 
-// execLocker is one client's adapter process.
+// execLocker is one logical client of an adapter process.
 type execLocker struct {
-	s    *execStrategy
-	cfg  Config
-	proc *adapter.Process
+	s      *execStrategy
+	cfg    Config
+	ep     *execProc
+	proc   *adapter.Process
+	client string // the client field of its requests (protocol 2): its owner; "" for protocol 1
 	// ctx ends at Close; renewals (extend requests) run under it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -317,6 +462,16 @@ type execLocker struct {
 
 	mu   sync.Mutex
 	lost map[string]chan struct{} // token → Lease.Lost, for adapters that renew by themselves
+}
+
+// release takes the Locker out of its process and drops its use of it.
+func (l *execLocker) release() error {
+	l.ep.mu.Lock()
+	if l.ep.clients[l.client] == l {
+		delete(l.ep.clients, l.client)
+	}
+	l.ep.mu.Unlock()
+	return l.ep.drop()
 }
 
 // deadlineOf returns ctx's deadline, or TTL from now when it has none.
@@ -341,8 +496,16 @@ func (l *execLocker) onPoint(ctx context.Context) func(string) error {
 	}
 }
 
+// call sends one request for this logical client.
+func (l *execLocker) call(ctx context.Context, m adapter.Message, onPoint func(string) error) (adapter.Message, error) {
+	m.Client = l.client
+	return l.proc.Call(ctx, m, l.deadlineOf(ctx), onPoint)
+}
+
 // callErr maps an error of Process.Call: a crash at a point or after Kill
-// is ErrCrashed, an adapter failure wraps ErrFatal, others (Ctrl-C) stay.
+// is ErrCrashed, an adapter failure wraps ErrFatal, a request abandoned
+// in flight (a cancel fault, the adapter not serving cancel) wraps
+// ErrCancelled with reason cancelled, others (Ctrl-C) stay.
 func (l *execLocker) callErr(call, key string, err error) error {
 	switch {
 	case errors.Is(err, ErrCrashed), errors.Is(err, adapter.ErrKilled):
@@ -353,54 +516,59 @@ func (l *execLocker) callErr(call, key string, err error) error {
 	return fmt.Errorf("%s: %s %q: %w", l.s.hello.Name, call, key, err)
 }
 
-// replyErr is the error of a fail (wrapping definite) or unknown reply.
+// replyErr is the error of a fail (wrapping definite) or unknown reply,
+// with the reason the reply states (protocol 2).
 func (l *execLocker) replyErr(call, key string, r adapter.Message, definite error) error {
 	text := r.Error
-	if r.Type == adapter.TypeFail {
+	var err error
+	switch {
+	case r.Type == adapter.TypeFail && text == "":
+		err = fmt.Errorf("%s: %s %q: %w", l.s.hello.Name, call, key, definite)
+	case r.Type == adapter.TypeFail:
+		err = fmt.Errorf("%s: %s %q: %s: %w", l.s.hello.Name, call, key, text, definite)
+	default:
 		if text == "" {
-			return fmt.Errorf("%s: %s %q: %w", l.s.hello.Name, call, key, definite)
+			text = "outcome unknown"
 		}
-		return fmt.Errorf("%s: %s %q: %s: %w", l.s.hello.Name, call, key, text, definite)
+		err = fmt.Errorf("%s: %s %q: %s", l.s.hello.Name, call, key, text)
 	}
-	if text == "" {
-		text = "outcome unknown"
+	if l.s.hello.Protocol >= 2 {
+		err = WithReason(err, r.Reason)
 	}
-	return fmt.Errorf("%s: %s %q: %s", l.s.hello.Name, call, key, text)
+	return err
 }
 
 // Acquire sends an acquire request: a lease (token, fence, count and
 // validity as the adapter replied; Validity is validity_ms after the
 // reply arrived, on cfg.Now), ErrNotAcquired (fail), ErrCrashed (killed
 // at a crash point), an error wrapping ErrFatal (the adapter broke), or
-// another error (unknown). With renewal the lease gets Lost: from the
-// adapter's lost events, or from lockbench's own extend requests every
-// RenewEvery when the adapter serves extend.
+// another error (unknown). A fail or unknown reply's reason and token
+// (protocol 2) ride on the error (Reason, TriedToken). With renewal the
+// lease gets Lost: from the adapter's lost events, or from lockbench's own
+// extend requests every RenewEvery when the adapter serves extend.
 func (l *execLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	start := l.cfg.Now()
-	r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeAcquire, Key: key}, l.deadlineOf(ctx), l.onPoint(ctx))
+	r, err := l.call(ctx, adapter.Message{Type: adapter.TypeAcquire, Key: key}, l.onPoint(ctx))
 	end := l.cfg.Now()
 	if err != nil {
 		return nil, l.callErr("acquire", key, err)
 	}
 	if r.Type != adapter.TypeOK {
-		return nil, l.replyErr("acquire", key, r, ErrNotAcquired)
+		err := l.replyErr("acquire", key, r, ErrNotAcquired)
+		if l.s.hello.Protocol >= 2 {
+			err = WithToken(err, r.Token)
+		}
+		return nil, err
 	}
 	lease := &Lease{Key: key, Token: r.Token, Fence: r.Fence, Count: r.Count, Start: start, End: end}
 	if r.ValidityMs != nil {
-		lease.Validity = end.Add(time.Duration(*r.ValidityMs * float64(time.Millisecond)))
+		lease.Validity = end.Add(msDuration(*r.ValidityMs))
 	}
 	switch h := l.s.hello; {
 	case h.Claims.Renewal && h.Extend:
-		startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (bool, error) {
-			r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeExtend, Key: key, Token: lease.Token}, l.deadlineOf(ctx), nil)
-			switch {
-			case err != nil:
-				return false, l.callErr("extend", key, err)
-			case r.Type == adapter.TypeUnknown:
-				return false, l.replyErr("extend", key, r, nil)
-			}
-			return r.Type == adapter.TypeOK, nil
-		})
+		startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (time.Duration, error) {
+			return l.extend(ctx, lease)
+		}, true)
 	case h.Claims.Renewal:
 		ch := make(chan struct{})
 		l.mu.Lock()
@@ -411,19 +579,80 @@ func (l *execLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	return lease, nil
 }
 
-// onLost closes the Lost channel of the lease with token (a lost event).
-func (l *execLocker) onLost(_, token string) {
+// msDuration converts a protocol's milliseconds to a Duration.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// extend sends one extend request: the validity the reply states (0 when
+// none), nil (ok), an error wrapping ErrNotHeld (fail), or another error
+// (unknown, or the adapter failed); errors carry the reply's reason.
+func (l *execLocker) extend(ctx context.Context, lease *Lease) (time.Duration, error) {
+	r, err := l.call(ctx, adapter.Message{Type: adapter.TypeExtend, Key: lease.Key, Token: lease.Token}, nil)
+	switch {
+	case err != nil:
+		return 0, l.callErr("extend", lease.Key, err)
+	case r.Type != adapter.TypeOK:
+		return 0, l.replyErr("extend", lease.Key, r, ErrNotHeld)
+	case l.s.hello.Protocol >= 2 && r.ValidityMs != nil:
+		return max(msDuration(*r.ValidityMs), time.Nanosecond), nil
+	}
+	return 0, nil
+}
+
+// Extend sends one extend request for lease (Extender): nil, moving the
+// lease's validity (ValidUntil) when the reply states one; ErrNotHeld
+// (fail); or another error (unknown). Only for adapters that serve extend.
+func (l *execLocker) Extend(ctx context.Context, lease *Lease) error {
+	if !l.s.hello.Extend {
+		return fmt.Errorf("%s: extend %q: the adapter does not serve extend", l.s.hello.Name, lease.Key)
+	}
+	v, err := l.extend(ctx, lease)
+	if err == nil && v > 0 {
+		lease.moveValidity(l.cfg.Now().Add(v))
+	}
+	return err
+}
+
+// Check asks the adapter whether it still holds lease (Checker; protocol
+// 2 adapters that declare check): its answer, moving the lease's validity
+// when the reply states one, or an error when it could not say (a fail or
+// unknown reply, carrying its reason; ErrCrashed; a broken adapter).
+func (l *execLocker) Check(ctx context.Context, lease *Lease) (bool, error) {
+	if !l.s.hello.Check {
+		return false, fmt.Errorf("%s: check %q: the adapter does not serve check", l.s.hello.Name, lease.Key)
+	}
+	r, err := l.call(ctx, adapter.Message{Type: adapter.TypeCheck, Key: lease.Key, Token: lease.Token}, nil)
+	switch {
+	case err != nil:
+		return false, l.callErr("check", lease.Key, err)
+	case r.Type != adapter.TypeOK:
+		return false, l.replyErr("check", lease.Key, r, ErrNotHeld)
+	}
+	if r.ValidityMs != nil && *r.Valid {
+		lease.moveValidity(l.cfg.Now().Add(msDuration(*r.ValidityMs)))
+	}
+	return *r.Valid, nil
+}
+
+// onLost closes the Lost channel of the lease with token (a lost event);
+// a lost event for a lease it does not hold (released, or never granted)
+// goes to cfg.OnLostUnheld.
+func (l *execLocker) onLost(key, token string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ch, ok := l.lost[token]; ok {
+	ch, ok := l.lost[token]
+	if ok {
 		close(ch)
 		delete(l.lost, token)
+	}
+	l.mu.Unlock()
+	if !ok && l.cfg.OnLostUnheld != nil {
+		l.cfg.OnLostUnheld(key, token)
 	}
 }
 
 // Release stops the lease's renewal and sends a release request: the
 // remaining reentrancy count, ErrNotHeld (fail), ErrCrashed, an error
-// wrapping ErrFatal, or another error (unknown).
+// wrapping ErrFatal, or another error (unknown); errors carry the reply's
+// reason (protocol 2).
 func (l *execLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	if lease == nil {
 		return 0, fmt.Errorf("%s: release of a nil lease: %w", l.s.hello.Name, ErrNotHeld)
@@ -431,7 +660,7 @@ func (l *execLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	if lease.stop != nil {
 		lease.stop()
 	}
-	r, err := l.proc.Call(ctx, adapter.Message{Type: adapter.TypeRelease, Key: lease.Key, Token: lease.Token}, l.deadlineOf(ctx), l.onPoint(ctx))
+	r, err := l.call(ctx, adapter.Message{Type: adapter.TypeRelease, Key: lease.Key, Token: lease.Token}, l.onPoint(ctx))
 	if r.Type == adapter.TypeOK && (lease.Count <= 1 || r.Remaining == 0) {
 		l.mu.Lock()
 		delete(l.lost, lease.Token)
@@ -446,20 +675,39 @@ func (l *execLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	return r.Remaining, nil
 }
 
-// Close stops the renewals and ends the adapter (its stdin closed, then
-// SIGTERM, then SIGKILL; see ExecOptions.ExitTimeout). It returns an
-// error when the adapter had to be killed.
+// Close stops the renewals and, when it is the last logical client of its
+// process, ends the adapter (its stdin closed, then SIGTERM, then SIGKILL;
+// see ExecOptions.ExitTimeout). It returns an error when the adapter had
+// to be killed.
 func (l *execLocker) Close() error {
 	l.cancel()
 	l.wg.Wait()
-	return fatal(l.proc.Close())
+	return fatal(l.release())
 }
 
-// Pause stops the adapter process (SIGSTOP), its renewal threads included.
+// Pause stops the adapter process (SIGSTOP), its renewal threads included:
+// every logical client it serves.
 func (l *execLocker) Pause() error { return l.proc.Pause() }
 
 // Resume continues the adapter process (SIGCONT).
 func (l *execLocker) Resume() error { return l.proc.Resume() }
 
-// Kill kills the adapter process (SIGKILL) as a client crash.
+// Kill kills the adapter process (SIGKILL) as a client crash: every
+// logical client it serves crashes with it.
 func (l *execLocker) Kill() error { return l.proc.Kill() }
+
+// Dead reports whether the Locker's adapter process was killed as a
+// client crash: its own, or, with threads, that of another logical client
+// of the same process (which dies with it).
+func (l *execLocker) Dead() bool { return l.proc.Killed() }
+
+// Pid returns the adapter process's id.
+func (l *execLocker) Pid() int { return l.proc.Pid() }
+
+// Shared reports how many logical clients the Locker's process serves (1
+// unless the adapter declares threads and the run shares its processes).
+func (l *execLocker) Shared() int {
+	l.ep.mu.Lock()
+	defer l.ep.mu.Unlock()
+	return len(l.ep.clients)
+}

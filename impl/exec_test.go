@@ -22,7 +22,7 @@ func TestBadAdapters(t *testing.T) {
 	opts := impl.ExecOptions{HelloTimeout: 500 * time.Millisecond, Grace: 200 * time.Millisecond, ExitTimeout: 200 * time.Millisecond, MaxLog: 64 << 10}
 	tests := []struct {
 		script string
-		// step is where the error must come from: "lookup", "new", "acquire" or "close".
+		// step is where the error must come from: "lookup", "new", "acquire", "check" or "close".
 		step string
 		want string
 	}{
@@ -31,7 +31,13 @@ func TestBadAdapters(t *testing.T) {
 		{"exits-before-hello.sh", "lookup", `exited before its hello (exit status 1); its last stderr line: "ModuleNotFoundError: No module named 'redis'"; its log: `},
 		{"silent.sh", "lookup", "wrote no hello within 500ms"},
 		{"not-json.sh", "lookup", `wrote a line that is not JSON (stdout carries protocol messages only: write logs to stderr): line "starting adapter v1.2 ..."`},
-		{"protocol-2.sh", "lookup", "its hello speaks protocol 2, this lockbench speaks 1"},
+		{"protocol-3.sh", "lookup", "its hello speaks protocol 3, this lockbench speaks 1 to 2"},
+		{"threads-zero.sh", "lookup", "its hello declares 0 threads (1 to 1024 logical clients per process)"},
+		{"shared-lock-alone.sh", "lookup", `its hello declares shared_lock without threads above 1`},
+		{"v2-in-v1.sh", "lookup", `its hello declares check, of protocol 2, but speaks protocol 1: declare "protocol": 2`},
+		{"ask-without-check.sh", "lookup", `its hello's policy asks the lock before each write (ask_lock) but the hello does not serve check`},
+		{"bad-reason.sh", "acquire", `answered acquire (id 2) with reason "gone" (one of expired, taken, unavailable, cancelled, unknown)`},
+		{"check-without-valid.sh", "check", "answered check (id 3) without valid (true: it still holds the lease, false: not)"},
 		{"quorum-one-node.sh", "lookup", "its hello claims a quorum on 1 node(s): a quorum needs at least 3 independent nodes"},
 		{"wrong-id.sh", "new", `sent a "init_ok" message in reply to id 99, which lockbench did not send or which was answered already: line "{\"type\":\"init_ok\",\"in_reply_to\":99}"`},
 		{"unknown-type.sh", "acquire", `sent a message of unknown type "granted"`},
@@ -55,6 +61,13 @@ func TestBadAdapters(t *testing.T) {
 			defer logFile.Close()
 			o := opts
 			o.Log, o.LogName = logFile, logPath
+			if tt.want == "" {
+				// A working adapter gets the default hello timeout: writing
+				// 3 MB of stderr before its hello took longer than 500 ms on
+				// a busy machine, and this case tests that the flood does
+				// not block it, not how fast the machine is.
+				o.HelloTimeout = 0
+			}
 			command := "testdata/adapters/" + tt.script
 			step, err := runAdapter(command, o)
 			switch {
@@ -100,9 +113,16 @@ func runAdapter(command string, o impl.ExecOptions) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := l.Acquire(ctx, "k"); err != nil && !errors.Is(err, impl.ErrNotAcquired) {
+	lease, err := l.Acquire(ctx, "k")
+	if err != nil && !errors.Is(err, impl.ErrNotAcquired) {
 		l.Close()
 		return "acquire", err
+	}
+	if c, ok := l.(impl.Checker); ok && lease != nil && st.Info().Policy.AskLock {
+		if _, err := c.Check(ctx, lease); err != nil {
+			l.Close()
+			return "check", err
+		}
 	}
 	if err := l.Close(); err != nil {
 		return "close", err
@@ -230,5 +250,111 @@ func TestUnknownAdapterName(t *testing.T) {
 	want := `names no adapter "no-such-adapter-xyz" either: give one of its names, a command on PATH or the path of an executable file`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "executable file") {
 		t.Errorf("err = %v, want it to end with %q", err, want)
+	}
+}
+
+// TestCancel: a call cancelled in flight (its ctx cancelled with cause
+// impl.ErrCancelled, as the cancel fault does). An adapter that serves
+// cancel is sent a cancel request and its answer, unknown with reason
+// cancelled, is the call's; one that does not (protocol 1) is abandoned:
+// the call ends at once, unknown with reason cancelled, and its late
+// reply is ignored. Neither is a broken adapter.
+func TestCancel(t *testing.T) {
+	for _, script := range []string{"cancel-v2.sh", "cancel-v1.sh"} {
+		t.Run(strings.TrimSuffix(script, ".sh"), func(t *testing.T) {
+			pids := filepath.Join(t.TempDir(), "pids")
+			t.Setenv("PIDFILE", pids)
+			st, err := impl.Exec(context.Background(), impl.ExecPrefix+"testdata/adapters/"+script, impl.ExecOptions{Grace: time.Second, ExitTimeout: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := st.New(impl.Config{Endpoints: []string{"127.0.0.1:1"}, TTL: time.Second, Owner: "c0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			cctx, cancelCall := context.WithCancelCause(ctx)
+			time.AfterFunc(50*time.Millisecond, func() { cancelCall(impl.ErrCancelled) })
+			start := time.Now()
+			_, err = l.Acquire(cctx, "k")
+			switch {
+			case err == nil || errors.Is(err, impl.ErrNotAcquired) || errors.Is(err, impl.ErrFatal):
+				t.Errorf("Acquire: %v, want an unknown outcome", err)
+			case impl.Reason(err) != impl.ReasonCancelled:
+				t.Errorf("Acquire: %v, reason %q, want cancelled", err, impl.Reason(err))
+			case time.Since(start) > 250*time.Millisecond:
+				t.Errorf("Acquire returned after %v: want soon after the cancel at 50ms", time.Since(start))
+			}
+			time.Sleep(400 * time.Millisecond) // the protocol-1 adapter's late reply comes, and is ignored
+			if err := l.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if left := leftovers(t, pids); len(left) > 0 {
+				t.Errorf("processes left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestProtocol1: a protocol-1 adapter runs unchanged: no request carries
+// a field of protocol 2 (the script exits on one), its policy asks no
+// check, and it grants and releases.
+func TestProtocol1(t *testing.T) {
+	pids := filepath.Join(t.TempDir(), "pids")
+	t.Setenv("PIDFILE", pids)
+	st, err := impl.Exec(context.Background(), impl.ExecPrefix+"testdata/adapters/v1-ok.sh", impl.ExecOptions{ExitTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := st.Info().Policy; p.AskLock {
+		t.Errorf("policy %+v: a protocol-1 adapter is never asked", p)
+	}
+	l, err := impl.ForRun(st).New(impl.Config{Endpoints: []string{"127.0.0.1:1"}, TTL: time.Second, Owner: "c0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for range 3 {
+		lease, err := l.Acquire(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Release(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if left := leftovers(t, pids); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// TestLookupStartsAFailingAdapterOnce: an adapter that started but failed
+// its hello is not started again by the next Lookup of its name (a silent
+// adapter would make each look-up wait the hello timeout again: a run
+// reported one after twice the documented 30 s).
+func TestLookupStartsAFailingAdapterOnce(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	script := filepath.Join(dir, "bad-hello.sh")
+	body := "#!/bin/sh\necho x >> " + count + "\necho '{\"type\":\"hello\",\"protocol\":3,\"name\":\"bad\",\"version\":\"0\",\"claims\":{\"atomic_acquire\":true},\"nodes\":1}'\nread -r line\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := impl.Lookup(impl.ExecPrefix + script); err == nil || !strings.Contains(err.Error(), "protocol 3") {
+			t.Fatalf("lookup %d: %v, want the hello's problem", i+1, err)
+		}
+	}
+	b, err := os.ReadFile(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "x"); n != 1 {
+		t.Errorf("the adapter was started %d times by two look-ups, want once", n)
 	}
 }

@@ -58,9 +58,9 @@ func (l *fencedLocker) Acquire(ctx context.Context, key string) (*Lease, error) 
 	fence, err := scriptFencedAcquire.Run(ctx, l.node, []string{key, key + FenceSuffix}, token, ms(l.cfg.TTL)).Int64()
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("fenced: acquire %q: %w", key, err)
+		return nil, WithToken(WithReason(fmt.Errorf("fenced: acquire %q: %w", key, err), netReason(err)), token)
 	case fence == 0:
-		return nil, fmt.Errorf("fenced: acquire %q: %w", key, ErrNotAcquired)
+		return nil, notAcquired(fmt.Errorf("fenced: acquire %q: %w", key, ErrNotAcquired), token)
 	}
 	return &Lease{Key: key, Token: token, Fence: fence, Start: start, End: l.cfg.Now()}, nil
 }
@@ -73,3 +73,9 @@ func (l *fencedLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 
 // Close does nothing: fenced has no background work.
 func (l *fencedLocker) Close() error { return nil }
+
+// Extend resets the lease's TTL if the key still holds its token
+// (impl.Extender; see extendToken). The fencing counter is untouched.
+func (l *fencedLocker) Extend(ctx context.Context, lease *Lease) error {
+	return extendToken(ctx, "fenced", l.node, lease, l.cfg.TTL)
+}

@@ -27,7 +27,7 @@ func onRedis() []impl.Strategy {
 
 // startNodes starts n independent redis-servers, stopped at test end, and
 // returns one client per node (short timeouts, no retries), closed at test end.
-func startNodes(t *testing.T, n int) (*cluster.Cluster, []redis.UniversalClient) {
+func startNodes(t testing.TB, n int) (*cluster.Cluster, []redis.UniversalClient) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -46,7 +46,7 @@ func startNodes(t *testing.T, n int) (*cluster.Cluster, []redis.UniversalClient)
 // clients returns one client per node of c: DialTimeout, Read/WriteTimeout
 // 200ms, MaxRetries -1 (no retry: a strategy must not hide retries), one
 // dial attempt.
-func clients(t *testing.T, c *cluster.Cluster) []redis.UniversalClient {
+func clients(t testing.TB, c *cluster.Cluster) []redis.UniversalClient {
 	t.Helper()
 	var cs []redis.UniversalClient
 	for _, n := range c.Nodes() {

@@ -68,6 +68,7 @@ func Settings() []Setting {
 	var out []Setting
 	out = append(out, redsyncSettings()...)
 	out = append(out, redislockSettings()...)
+	out = append(out, zkSettings()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -45,22 +45,22 @@ func (l *naiveLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	token := l.tokens.next()
 	set, err := l.node.Do(ctx, "SETNX", key, token).Int64()
 	if err != nil {
-		return nil, fmt.Errorf("naive: acquire %q: SETNX: %w", key, err)
+		return nil, WithToken(WithReason(fmt.Errorf("naive: acquire %q: SETNX: %w", key, err), netReason(err)), token)
 	}
 	if set != 1 {
-		return nil, fmt.Errorf("naive: acquire %q: %w", key, ErrNotAcquired)
+		return nil, notAcquired(fmt.Errorf("naive: acquire %q: %w", key, ErrNotAcquired), token)
 	}
 	if l.cfg.Hook != nil {
 		if err := l.cfg.Hook(ctx, PointAfterSetNX); errors.Is(err, ErrCrashed) {
-			return nil, ErrCrashed
+			return nil, WithToken(ErrCrashed, token)
 		} else if err != nil {
-			return nil, fmt.Errorf("naive: acquire %q: hook after SETNX (key left without TTL): %w", key, err)
+			return nil, WithToken(fmt.Errorf("naive: acquire %q: hook after SETNX (key left without TTL): %w", key, err), token)
 		}
 	}
 	// The result is ignored, as naive code does: 0 means someone deleted
 	// the key in between, which this strategy does not notice.
 	if err := l.node.PExpire(ctx, key, l.cfg.TTL).Err(); err != nil {
-		return nil, fmt.Errorf("naive: acquire %q: PEXPIRE after SETNX (key may have no TTL): %w", key, err)
+		return nil, WithToken(WithReason(fmt.Errorf("naive: acquire %q: PEXPIRE after SETNX (key may have no TTL): %w", key, err), netReason(err)), token)
 	}
 	return &Lease{Key: key, Token: token, Start: start, End: l.cfg.Now()}, nil
 }

@@ -187,7 +187,7 @@ func (l *redislockLocker) Acquire(ctx context.Context, key string) (*Lease, erro
 	}
 	lease := &Lease{Key: key, Token: lock.Token(), Start: start, End: l.cfg.Now(), state: lock}
 	if l.refresh {
-		startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (bool, error) {
+		startRenewal(l.ctx, &l.wg, l.cfg, lease, boolRenew(func(ctx context.Context) (bool, error) {
 			switch err := lock.Refresh(ctx, l.cfg.TTL, nil); {
 			case errors.Is(err, redislock.ErrNotObtained):
 				return false, nil // the key is gone or another owner's
@@ -195,7 +195,7 @@ func (l *redislockLocker) Acquire(ctx context.Context, key string) (*Lease, erro
 				return false, err
 			}
 			return true, nil
-		})
+		}), false)
 	}
 	return lease, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,6 +54,17 @@ type redlockLocker struct {
 type nodeResult struct {
 	ok  bool
 	err error
+}
+
+// answered counts the nodes that answered (no error).
+func answered(rs []nodeResult) int {
+	n := 0
+	for _, r := range rs {
+		if r.err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // tally counts node results: ok, and unknown (an error that leaves the
@@ -160,17 +172,24 @@ func (l *redlockLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 	l.onAll(context.WithoutCancel(ctx), "release", key, token, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return compareAndDelete(ctx, c, key, token)
 	})
+	// Every error carries the token tried: a node may keep it (its unlock
+	// failed). Reasons: taken when a quorum answered and too few said OK,
+	// unavailable when too few answered; none when the quorum came too late.
 	n := len(rs)
+	reason := ReasonTaken
+	if answered(rs) < l.quorum {
+		reason = ReasonUnavailable
+	}
 	switch {
 	case ok >= l.quorum:
-		return nil, fmt.Errorf("redlock: acquire %q: quorum %d/%d but validity %v <= 0 (%s): %w",
-			key, ok, n, validity, l.describe(rs), ErrNotAcquired)
+		return nil, WithToken(fmt.Errorf("redlock: acquire %q: quorum %d/%d but validity %v <= 0 (%s): %w",
+			key, ok, n, validity, l.describe(rs), ErrNotAcquired), token)
 	case ok+unknown >= l.quorum:
-		return nil, fmt.Errorf("redlock: acquire %q: outcome unknown: %d ok + %d unknown of %d could make quorum %d (%s): %w",
-			key, ok, unknown, n, l.quorum, l.describe(rs), nodeErrors(rs))
+		return nil, WithToken(WithReason(fmt.Errorf("redlock: acquire %q: outcome unknown: %d ok + %d unknown of %d could make quorum %d (%s): %w",
+			key, ok, unknown, n, l.quorum, l.describe(rs), nodeErrors(rs)), ReasonUnavailable), token)
 	default:
-		return nil, fmt.Errorf("redlock: acquire %q: %d ok of %d, quorum %d (%s): %w",
-			key, ok, n, l.quorum, l.describe(rs), ErrNotAcquired)
+		return nil, WithToken(WithReason(fmt.Errorf("redlock: acquire %q: %d ok of %d, quorum %d (%s): %w",
+			key, ok, n, l.quorum, l.describe(rs), ErrNotAcquired), reason), token)
 	}
 }
 
@@ -183,22 +202,37 @@ func (l *redlockLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 	if lease == nil {
 		return 0, fmt.Errorf("redlock: release of a nil lease: %w", ErrNotHeld)
 	}
+	var taken atomic.Int32 // nodes that hold another owner's token
 	rs := l.onAll(ctx, "release", lease.Key, lease.Token, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
-		return compareAndDelete(ctx, c, lease.Key, lease.Token)
+		n, err := scriptRelease.Run(ctx, c, []string{lease.Key}, lease.Token).Int64()
+		if err == nil && n == 0 {
+			taken.Add(1)
+		}
+		return n == 1, err
 	})
 	released, unknown := tally(rs, false)
 	switch {
 	case released >= l.quorum:
 		return 0, nil
 	case released == 0 && unknown == 0:
-		return 0, fmt.Errorf("redlock: release %q: held on no node (%s): %w", lease.Key, l.describe(rs), ErrNotHeld)
+		// Reason: taken when a quorum of nodes holds another owner's key,
+		// else expired (the key is gone where it is not another's).
+		reason := ReasonExpired
+		if int(taken.Load()) >= l.quorum {
+			reason = ReasonTaken
+		}
+		return 0, WithReason(fmt.Errorf("redlock: release %q: held on no node (%s): %w", lease.Key, l.describe(rs), ErrNotHeld), reason)
 	default:
 		err := fmt.Errorf("redlock: release %q: outcome unknown: released on %d of %d, quorum %d (%s)",
 			lease.Key, released, len(rs), l.quorum, l.describe(rs))
 		if nerr := nodeErrors(rs); nerr != nil {
 			err = fmt.Errorf("%w: %w", err, nerr)
 		}
-		return 0, err
+		reason := ""
+		if answered(rs) < l.quorum {
+			reason = ReasonUnavailable
+		}
+		return 0, WithReason(err, reason)
 	}
 }
 

@@ -266,7 +266,7 @@ func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 		return nil, fmt.Errorf("%s: acquire %q: outcome unknown: context ended during the library's retries: %w", l.name, key, err)
 	}
 	if err != nil {
-		return nil, l.acquireErr(key, err)
+		return nil, l.acquireErr(key, err) // redsync keeps a failed attempt's value to itself: no token tried
 	}
 	return &Lease{
 		Key: key, Token: m.Value(), Start: start, End: end,
@@ -282,7 +282,10 @@ func (l *redsyncLocker) Acquire(ctx context.Context, key string) (*Lease, error)
 // whose command was provably never sent (notSent) is a definite "no".
 func (l *redsyncLocker) acquireErr(key string, err error) error {
 	var taken *redsync.ErrTaken
-	if errors.As(err, &taken) || errors.Is(err, redsync.ErrFailed) {
+	if errors.As(err, &taken) {
+		return WithReason(fmt.Errorf("%s: acquire %q: %v: %w", l.name, key, err, ErrNotAcquired), ReasonTaken)
+	}
+	if errors.Is(err, redsync.ErrFailed) {
 		return fmt.Errorf("%s: acquire %q: %v: %w", l.name, key, err, ErrNotAcquired)
 	}
 	c := countRedsync(err)
@@ -312,13 +315,17 @@ func (l *redsyncLocker) Release(ctx context.Context, lease *Lease) (int, error) 
 	var taken *redsync.ErrTaken
 	if errors.As(err, &taken) {
 		if len(taken.Nodes) == n {
-			return 0, fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, ErrNotHeld)
+			return 0, WithReason(fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, ErrNotHeld), ReasonTaken)
 		}
 		return 0, fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
 	}
 	c := countRedsync(err)
 	if err != nil && c.other == 0 && c.unknown == 0 && c.unsent == 0 && c.taken+c.expired == n {
-		return 0, fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, ErrNotHeld)
+		reason := ReasonExpired // gone where it is not another's
+		if c.taken >= l.quorum {
+			reason = ReasonTaken
+		}
+		return 0, WithReason(fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, ErrNotHeld), reason)
 	}
 	return 0, fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
 }

@@ -64,16 +64,16 @@ func (l *reentrantLocker) Acquire(ctx context.Context, key string) (*Lease, erro
 	n, err := scriptReentrantAcquire.Run(ctx, l.node, []string{key}, l.field, ms(l.cfg.TTL)).Int64()
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("reentrant: acquire %q: %w", key, err)
+		return nil, WithToken(WithReason(fmt.Errorf("reentrant: acquire %q: %w", key, err), netReason(err)), l.field)
 	case n == 0:
-		return nil, fmt.Errorf("reentrant: acquire %q: %w", key, ErrNotAcquired)
+		return nil, notAcquired(fmt.Errorf("reentrant: acquire %q: %w", key, ErrNotAcquired), l.field)
 	}
 	return &Lease{Key: key, Token: l.field, Count: int(n), Start: start, End: l.cfg.Now()}, nil
 }
 
 // Release gives back one level: it returns the remaining count (0 when the
-// key was deleted), ErrNotHeld if this owner does not hold the key (expired
-// or held by another owner), or an unknown-outcome error. While the count
+// key was deleted), ErrNotHeld if this owner does not hold the key (reason
+// expired: no key; taken: another owner's), or an unknown-outcome error. While the count
 // stays above 0 the TTL is reset.
 func (l *reentrantLocker) Release(ctx context.Context, lease *Lease) (int, error) {
 	if lease == nil {
@@ -82,9 +82,11 @@ func (l *reentrantLocker) Release(ctx context.Context, lease *Lease) (int, error
 	n, err := scriptReentrantRelease.Run(ctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("reentrant: release %q: %w", lease.Key, err)
+		return 0, WithReason(fmt.Errorf("reentrant: release %q: %w", lease.Key, err), netReason(err))
+	case n == -1:
+		return 0, WithReason(fmt.Errorf("reentrant: release %q: %w", lease.Key, ErrNotHeld), ReasonTaken)
 	case n < 0:
-		return 0, fmt.Errorf("reentrant: release %q: %w", lease.Key, ErrNotHeld)
+		return 0, WithReason(fmt.Errorf("reentrant: release %q: %w", lease.Key, ErrNotHeld), ReasonExpired)
 	}
 	return int(n), nil
 }

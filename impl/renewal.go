@@ -7,16 +7,35 @@ import (
 	"time"
 )
 
-// renewFunc makes one renewal call of a lease: true if the TTL was
-// extended, false if the key was gone or held another token, an error if
-// the outcome is unknown. ctx bounds the call.
-type renewFunc func(ctx context.Context) (bool, error)
+// renewFunc makes one renewal call of a lease: nil if the TTL was
+// extended, an error wrapping ErrNotHeld if the key was gone or held
+// another token (it may carry a Reason), another error if the outcome is
+// unknown. ctx bounds the call. validity, when positive, is how long the
+// lock says the lease stays valid from the call's return (a protocol-2
+// extend reply's validity_ms): the renewal moves the lease's validity
+// deadline there (Lease.ValidUntil).
+type renewFunc func(ctx context.Context) (validity time.Duration, err error)
+
+// boolRenew adapts a renewal that says only whether it extended (true),
+// found the key gone or another owner's (false, reason: none stated) or
+// failed (an error: unknown).
+func boolRenew(f func(ctx context.Context) (bool, error)) renewFunc {
+	return func(ctx context.Context) (time.Duration, error) {
+		ok, err := f(ctx)
+		if err == nil && !ok {
+			err = ErrNotHeld
+		}
+		return 0, err
+	}
+}
 
 // startRenewal runs renew every cfg.RenewEvery for lease on a goroutine
 // under parent (counted in wg) until the lease is released (lease.stop,
-// which it sets) or parent ends; it sets lease.Lost. Shared by watchdog
-// and the redislock adapter's refresh loop.
-func startRenewal(parent context.Context, wg *sync.WaitGroup, cfg Config, lease *Lease, renew renewFunc) {
+// which it sets) or parent ends; it sets lease.Lost. Shared by watchdog,
+// the redislock adapter's refresh loop and adapters' lockbench-driven
+// extends (driven: each call is announced at PointExtend and runs under
+// cfg.CallContext).
+func startRenewal(parent context.Context, wg *sync.WaitGroup, cfg Config, lease *Lease, renew renewFunc, driven bool) {
 	rctx, cancel := context.WithCancel(parent)
 	lost := make(chan struct{})
 	done := make(chan struct{})
@@ -26,7 +45,7 @@ func startRenewal(parent context.Context, wg *sync.WaitGroup, cfg Config, lease 
 	go func() {
 		defer wg.Done()
 		defer close(done)
-		renewLoop(rctx, cfg, lease, lost, renew)
+		renewLoop(rctx, cfg, lease, lost, renew, driven)
 	}()
 }
 
@@ -37,8 +56,9 @@ func startRenewal(parent context.Context, wg *sync.WaitGroup, cfg Config, lease 
 // renewal finds the key gone or owned by another token, or when renewals
 // kept failing with an unknown outcome until TTL had passed since the last
 // successful renewal's invoke (the key has expired by then). Each renewal
-// call is bounded by RenewEvery and reported to cfg.OnRenew.
-func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct{}, renew renewFunc) {
+// call is bounded by RenewEvery and reported to cfg.OnRenew; a validity it
+// returns moves the lease's validity deadline (from the call's return).
+func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct{}, renew renewFunc, driven bool) {
 	// deadline: when the key expires at the latest, on the client clock.
 	deadline := lease.Start.Add(cfg.TTL)
 	tick := time.NewTicker(cfg.RenewEvery)
@@ -64,25 +84,43 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 				continue
 			}
 		}
-		invoke := cfg.Now()
-		if !invoke.Before(deadline) {
+		if !cfg.Now().Before(deadline) {
 			close(lost)
 			return
 		}
-		cctx, cancel := context.WithTimeout(ctx, cfg.RenewEvery)
-		ok, err := renew(cctx)
-		cancel()
-		if cfg.OnRenew != nil && ctx.Err() == nil {
-			outcome := err
-			if err == nil && !ok {
-				outcome = ErrNotHeld
+		callCtx, done := ctx, func() bool { return false }
+		if driven {
+			if cfg.Hook != nil {
+				if err := cfg.Hook(ctx, PointExtend); errors.Is(err, ErrCrashed) || ctx.Err() != nil {
+					return
+				}
 			}
-			cfg.OnRenew(lease.Key, lease.Token, invoke, cfg.Now(), outcome)
+			if cfg.CallContext != nil {
+				callCtx, done = cfg.CallContext(ctx)
+			}
+		}
+		invoke := cfg.Now()
+		cctx, cancel := context.WithTimeout(callCtx, cfg.RenewEvery)
+		validity, err := renew(cctx)
+		cancel()
+		if done() && err != nil && Reason(err) == "" {
+			err = WithReason(err, ReasonCancelled)
+		}
+		complete := cfg.Now()
+		if err == nil && validity > 0 {
+			lease.moveValidity(complete.Add(validity))
+		}
+		if cfg.OnRenew != nil && ctx.Err() == nil {
+			r := Renewal{Key: lease.Key, Token: lease.Token, Invoke: invoke, Complete: complete, Err: err}
+			if err == nil && validity > 0 {
+				r.ValidUntil = complete.Add(validity)
+			}
+			cfg.OnRenew(r)
 		}
 		switch {
-		case err == nil && ok:
-			deadline = invoke.Add(cfg.TTL)
 		case err == nil:
+			deadline = invoke.Add(cfg.TTL)
+		case errors.Is(err, ErrNotHeld):
 			close(lost) // gone or owned by another token
 			return
 		case ctx.Err() != nil:
@@ -91,5 +129,29 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 			close(lost)
 			return
 		}
+	}
+}
+
+// DriveRenewal starts lockbench's own renewal of lease, for a lock that
+// serves an extend call but does not renew by itself (package locktest's
+// Go locks, as an adapter that declares extend): every cfg.RenewEvery
+// (default TTL/3) it calls the Hook at PointRenew and at PointExtend, then
+// extend under cfg.CallContext, reports the call to cfg.OnRenew and closes
+// lease.Lost when extend returns an error wrapping ErrNotHeld or the TTL
+// passed since the last extend that succeeded. extend returns how long the
+// lock says the lease stays valid from its return (0: it says nothing).
+// The renewal runs on a goroutine counted in wg until the lease's
+// StopRenewal or ctx ends.
+func DriveRenewal(ctx context.Context, wg *sync.WaitGroup, cfg Config, lease *Lease, extend func(ctx context.Context) (validity time.Duration, err error)) {
+	cfg = cfg.withDefaults()
+	startRenewal(ctx, wg, cfg, lease, extend, true)
+}
+
+// StopRenewal stops the lease's renewal (DriveRenewal, a strategy's
+// watchdog) and waits for its goroutine to end; it does nothing for a
+// lease without one. A Locker's Release calls it before the release call.
+func (l *Lease) StopRenewal() {
+	if l.stop != nil {
+		l.stop()
 	}
 }

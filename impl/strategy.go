@@ -12,6 +12,7 @@ package impl
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,6 +56,38 @@ type ClientProcess interface {
 	Kill() error
 }
 
+// RunScoped is implemented by a Strategy whose Lockers of one run share
+// state: an exec strategy whose adapter serves several logical clients per
+// process (protocol 2's threads). The workload calls ForRun once per run
+// and makes that run's Lockers with the strategy it returns.
+type RunScoped interface {
+	ForRun() Strategy
+}
+
+// ForRun returns st.ForRun() when st is RunScoped, else st.
+func ForRun(st Strategy) Strategy {
+	if r, ok := st.(RunScoped); ok {
+		return r.ForRun()
+	}
+	return st
+}
+
+// SharedProcess is implemented by a ClientProcess that may serve several
+// logical clients (an adapter declaring threads): a pause or crash of one
+// of them stops or kills every one. Shared returns how many it serves now.
+type SharedProcess interface {
+	Shared() int
+}
+
+// SharedBy returns how many logical clients p's process serves: 1 unless
+// p is a SharedProcess serving more.
+func SharedBy(p ClientProcess) int {
+	if s, ok := p.(SharedProcess); ok {
+		return max(1, s.Shared())
+	}
+	return 1
+}
+
 // Claims are the guarantees a strategy's design asserts; reports show them.
 type Claims struct {
 	AtomicAcquire bool // the key and its TTL are set in one command
@@ -75,6 +108,12 @@ type Policy struct {
 	CheckValidity bool
 	// HonourLost: before writing, stop the critical section if Lease.Lost has fired.
 	HonourLost bool
+	// AskLock: before writing, ask the lock whether it still holds the
+	// lease (the Locker's Checker: a protocol-2 adapter that declares
+	// check), record its answer as a check operation, and stop the
+	// critical section unless it says valid. A lock that cannot say (an
+	// error) counts as not valid. No effect on a Locker without Checker.
+	AskLock bool
 }
 
 // Info describes a strategy for listings and reports.
@@ -179,6 +218,10 @@ const (
 	// PointRenew: watchdog, before each renewal. A paused client blocks here,
 	// so a GC-like pause stops renewal too.
 	PointRenew Point = "renew"
+	// PointExtend: right before each extend lockbench itself sends (an
+	// adapter that serves extend), after PointRenew; the workload names
+	// it before-extend. Its call runs under Config.CallContext.
+	PointExtend Point = "before-extend"
 )
 
 // Hook is called by a strategy at a fault point. A nil error continues; a Hook
@@ -208,6 +251,10 @@ type Config struct {
 	// client restarted with the same Owner. Library adapters may use their
 	// library's random tokens instead. Required.
 	Owner string
+	// Client is the logical client's number in the run (from 0). An exec
+	// strategy made for a run (RunScoped) whose adapter serves threads puts
+	// client k in process k/threads; other strategies ignore it.
+	Client int
 	// Now is the client's clock, used for validity deadlines; a fault may skew
 	// it. Default: time.Now.
 	Now func() time.Time
@@ -221,12 +268,17 @@ type Config struct {
 	NodeTimeout time.Duration
 	// RenewEvery is the watchdog's renewal period. Default: TTL/3.
 	RenewEvery time.Duration
-	// OnRenew, if set, is told of every renewal a strategy makes (watchdog):
-	// the key and token, when the call started and returned (client clock),
-	// and its outcome: nil (extended), ErrNotHeld (the key was gone or
-	// another owner's), or another error (unknown). It runs on the renewal
+	// CallContext, if set, gives the context of each extend lockbench
+	// itself sends (see PointExtend), called with the renewal's context
+	// right after the Hook at PointExtend: it returns the call's context
+	// (the workload's lets a nemesis cancel the call in flight) and the
+	// func to call when the call returned, which reports whether the call
+	// was cancelled meanwhile. nil: the renewal's context as it is.
+	CallContext func(ctx context.Context) (context.Context, func() (cancelled bool))
+	// OnRenew, if set, is told of every renewal a strategy makes
+	// (watchdog, an adapter's extend requests). It runs on the renewal
 	// goroutine and must not block.
-	OnRenew func(key, token string, invoke, complete time.Time, err error)
+	OnRenew func(Renewal)
 	// OnNodeCall, if set, is told of every per-node call of a quorum
 	// strategy (redlock): the node's name, the call ("acquire" or
 	// "release"), key and token, when it started and returned (client
@@ -234,6 +286,27 @@ type Config struct {
 	// ErrNotHeld (the node said no), or another error (unknown). It runs on
 	// the per-node goroutines, concurrently, and must not block.
 	OnNodeCall func(node, call, key, token string, invoke, complete time.Time, err error)
+	// OnLostUnheld, if set, is told of a lost signal for a lease the
+	// Locker does not hold: released, or a token it never granted (an
+	// adapter's lost event for a released lease). The workload records it
+	// so that the lost check can hold it against the lock. It must not
+	// block.
+	OnLostUnheld func(key, token string)
+}
+
+// Renewal is one renewal call of a lease, as Config.OnRenew is told of it.
+type Renewal struct {
+	// Key and Token name the lease.
+	Key, Token string
+	// Invoke and Complete are when the call started and returned (client clock).
+	Invoke, Complete time.Time
+	// Err is the outcome: nil (extended), an error wrapping ErrNotHeld (the
+	// key was gone or another owner's), or another error (unknown); it may
+	// carry the lock's stated reason (Reason).
+	Err error
+	// ValidUntil is the lease's new validity deadline when the lock
+	// reported one with the renewal (client clock), else zero.
+	ValidUntil time.Time
 }
 
 // Lease is a granted lock, as the client sees it.
@@ -249,7 +322,9 @@ type Lease struct {
 	// Start and End are when Acquire was called and returned (client clock).
 	Start, End time.Time
 	// Validity is the deadline after which the client must assume the lock
-	// may be held by someone else; zero if the strategy tracks none.
+	// may be held by someone else, as the grant set it; zero if the
+	// strategy tracks none. A renewal that reports a new validity moves
+	// the deadline without changing this field: read ValidUntil.
 	Validity time.Time
 	// Lost is closed when renewal fails and the lease must be assumed gone;
 	// nil if the strategy does not renew.
@@ -260,4 +335,22 @@ type Lease struct {
 	// state is strategy-private: what Release needs besides Key and Token
 	// (e.g. a library's lock handle).
 	state any
+	// renewed is the validity deadline the latest renewal (or check)
+	// reported, nil until one did. Written by the renewal goroutine, read
+	// by the client: hence atomic.
+	renewed atomic.Pointer[time.Time]
 }
+
+// ValidUntil returns the lease's validity deadline: the one the latest
+// renewal or check reported (an extend reply's validity_ms counted from
+// its arrival), else Validity; zero if the strategy tracks none. Safe for
+// concurrent use.
+func (l *Lease) ValidUntil() time.Time {
+	if t := l.renewed.Load(); t != nil {
+		return *t
+	}
+	return l.Validity
+}
+
+// moveValidity sets the deadline ValidUntil returns.
+func (l *Lease) moveValidity(t time.Time) { l.renewed.Store(&t) }

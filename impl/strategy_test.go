@@ -113,6 +113,18 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // TestAcquireRelease covers, for every strategy: acquire, a second owner
 // refused while held, release, a second release refused, and the second
 // owner's acquire after release.
+// statesReasons are the Redis strategies whose failed calls state a
+// reason (impl.Reason); triesTokens those whose failed acquires carry the
+// token tried (impl.TriedToken). redislock's library neither says why nor
+// shows the token of a failed Obtain; redsync's keeps a failed attempt's
+// value to itself.
+var (
+	statesReasons = map[string]bool{"naive": true, "set-nx-px": true, "token-lua": true, "watchdog": true, "reentrant": true,
+		"redlock": true, "fenced": true, "redsync": true, "redsync-single": true}
+	triesTokens = map[string]bool{"naive": true, "set-nx-px": true, "token-lua": true, "watchdog": true, "reentrant": true,
+		"redlock": true, "fenced": true}
+)
+
 func TestAcquireRelease(t *testing.T) {
 	_, nodes := startNodes(t, 5)
 	for _, s := range onRedis() {
@@ -137,8 +149,15 @@ func TestAcquireRelease(t *testing.T) {
 			if got := holders(t, ns, key, la.Token); got != len(ns) {
 				t.Errorf("token on %d of %d nodes after acquire", got, len(ns))
 			}
-			if _, err := b.Acquire(ctx, key); !errors.Is(err, impl.ErrNotAcquired) {
+			_, err = b.Acquire(ctx, key)
+			if !errors.Is(err, impl.ErrNotAcquired) {
 				t.Errorf("b.Acquire while a holds: err = %v, want ErrNotAcquired", err)
+			}
+			if statesReasons[s.Name()] && impl.Reason(err) != impl.ReasonTaken {
+				t.Errorf("b.Acquire while a holds: reason %q, want taken", impl.Reason(err))
+			}
+			if tried := impl.TriedToken(err); triesTokens[s.Name()] && (tried == "" || tried == la.Token) {
+				t.Errorf("b.Acquire while a holds: token tried %q: want b's own token", tried)
 			}
 			if got := holders(t, ns, key, la.Token); got != len(ns) {
 				t.Errorf("a's token on %d of %d nodes after b's failed acquire", got, len(ns))
@@ -149,8 +168,12 @@ func TestAcquireRelease(t *testing.T) {
 			if got := exists(t, ns, key); got != 0 {
 				t.Errorf("key on %d nodes after release", got)
 			}
-			if _, err := a.Release(ctx, la); !errors.Is(err, impl.ErrNotHeld) {
+			_, err = a.Release(ctx, la)
+			if !errors.Is(err, impl.ErrNotHeld) {
 				t.Errorf("second a.Release: err = %v, want ErrNotHeld", err)
+			}
+			if statesReasons[s.Name()] && impl.Reason(err) != impl.ReasonExpired {
+				t.Errorf("second a.Release (no key): reason %q, want expired", impl.Reason(err))
 			}
 			lb, err := b.Acquire(ctx, key)
 			if err != nil {
@@ -214,6 +237,9 @@ func TestStaleRelease(t *testing.T) {
 			}
 			if !errors.Is(err, impl.ErrNotHeld) {
 				t.Errorf("stale a.Release: err = %v, want ErrNotHeld", err)
+			}
+			if statesReasons[s.Name()] && impl.Reason(err) != impl.ReasonTaken {
+				t.Errorf("stale a.Release (b holds): reason %q, want taken", impl.Reason(err))
 			}
 			if got := holders(t, ns, key, lb.Token); got != len(ns) {
 				t.Errorf("b's token on %d of %d nodes after a's stale release: want all", got, len(ns))

@@ -3,6 +3,7 @@ package impl
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,16 +53,42 @@ func (l *tokenLuaLocker) Release(ctx context.Context, lease *Lease) (int, error)
 // Close does nothing: token-lua has no background work.
 func (l *tokenLuaLocker) Close() error { return nil }
 
-// acquireToken runs SET key token NX PX ttl for a fresh token.
+// Extend resets the lease's TTL if the key still holds its token
+// (impl.Extender; the watchdog's compare-and-PEXPIRE, run when asked): nil,
+// ErrNotHeld with reason expired (no key) or taken (another owner's), or
+// an unknown-outcome error.
+func (l *tokenLuaLocker) Extend(ctx context.Context, lease *Lease) error {
+	return extendToken(ctx, "token-lua", l.node, lease, l.cfg.TTL)
+}
+
+// extendToken is Extend for the single-node token strategies: the renew
+// script on lease's key and token.
+func extendToken(ctx context.Context, strategy string, node redis.Scripter, lease *Lease, ttl time.Duration) error {
+	if lease == nil {
+		return fmt.Errorf("%s: extend of a nil lease: %w", strategy, ErrNotHeld)
+	}
+	n, err := scriptRenew.Run(ctx, node, []string{lease.Key}, lease.Token, ms(ttl)).Int64()
+	switch {
+	case err != nil:
+		return WithReason(fmt.Errorf("%s: extend %q: %w", strategy, lease.Key, err), netReason(err))
+	case n != 1:
+		return WithReason(fmt.Errorf("%s: extend %q: %w", strategy, lease.Key, ErrNotHeld), notHeldReason(n))
+	}
+	return nil
+}
+
+// acquireToken runs SET key token NX PX ttl for a fresh token. Its
+// errors carry the token tried (TriedToken): ErrNotAcquired with reason
+// taken, an unknown outcome with netReason's.
 func acquireToken(ctx context.Context, strategy string, cfg Config, node redis.UniversalClient, t *tokens, key string) (*Lease, error) {
 	start := cfg.Now()
 	token := t.next()
 	ok, err := setNXPX(ctx, node, key, token, cfg.TTL)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%s: acquire %q: %w", strategy, key, err)
+		return nil, WithToken(WithReason(fmt.Errorf("%s: acquire %q: %w", strategy, key, err), netReason(err)), token)
 	case !ok:
-		return nil, fmt.Errorf("%s: acquire %q: %w", strategy, key, ErrNotAcquired)
+		return nil, notAcquired(fmt.Errorf("%s: acquire %q: %w", strategy, key, ErrNotAcquired), token)
 	}
 	return &Lease{Key: key, Token: token, Start: start, End: cfg.Now()}, nil
 }

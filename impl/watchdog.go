@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -66,10 +67,9 @@ func (l *watchdogLocker) Acquire(ctx context.Context, key string) (*Lease, error
 	if err != nil {
 		return nil, err
 	}
-	startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (bool, error) {
-		n, err := scriptRenew.Run(ctx, l.node, []string{lease.Key}, lease.Token, ms(l.cfg.TTL)).Int64()
-		return n == 1, err
-	})
+	startRenewal(l.ctx, &l.wg, l.cfg, lease, func(ctx context.Context) (time.Duration, error) {
+		return 0, extendToken(ctx, "watchdog", l.node, lease, l.cfg.TTL)
+	}, false)
 	return lease, nil
 }
 

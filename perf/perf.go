@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -64,8 +65,8 @@ type Options struct {
 	// Requests is redis-benchmark's -n for each client count. Default (0):
 	// 2000 per client, at least 20 000 and at most 200 000.
 	Requests int
-	// Repeat is the number of rounds per client count; figures are medians.
-	// Default 5.
+	// Repeat is the number of rounds per client count; figures are medians
+	// with their 95% interval, which needs 6 rounds or more. Default 6.
 	Repeat int
 	// Sweep adds the throughput-vs-clients sweep.
 	Sweep bool
@@ -92,6 +93,12 @@ type Options struct {
 	ConnCheck bool
 	// Seed seeds the workload. Default 1.
 	Seed int64
+	// CheckerOps is the size of the generated history `lockbench check` is
+	// timed on (Ratios.Checker). Default (0): DefaultCheckerOps; negative:
+	// the checker is not measured.
+	CheckerOps int
+	// CheckerRounds is how many times it is checked. Default 6.
+	CheckerRounds int
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any)
 }
@@ -124,6 +131,9 @@ type Measure struct {
 	// ClientCPU is the load generator's CPU busy in cores: lockbench's own
 	// (getrusage RUSAGE_SELF) or redis-benchmark's (its rusage as a child).
 	ClientCPU float64
+	// ClientCPUS is the same in CPU seconds over the measurement (0 in
+	// files of earlier lockbench versions).
+	ClientCPUS float64
 	// OtherCPU is what the rest of the machine used meanwhile, in cores
 	// (/proc/stat busy time minus ServerCPU and ClientCPU): other
 	// processes competing for the same cores make every figure noisier.
@@ -169,6 +179,16 @@ type Comparison struct {
 	ClientUs [4]Stat
 }
 
+// CPUPerCmd is m's client CPU seconds per command the server served
+// (ClientCPUS / Commands; ClientUsPerCmd where ClientCPUS is not
+// recorded); 0 without commands.
+func (m Measure) CPUPerCmd() float64 {
+	if m.ClientCPUS > 0 && m.Commands > 0 {
+		return m.ClientCPUS / float64(m.Commands)
+	}
+	return m.ClientUsPerCmd() / 1e6
+}
+
 // ClientUsPerCmd is m's client CPU time per command, in µs (0 without commands).
 func (m Measure) ClientUsPerCmd() float64 {
 	if m.CommandsPerS <= 0 {
@@ -196,6 +216,8 @@ type Report struct {
 	ConnCheck   bool
 	Comparisons []Comparison
 	Sweep       []SweepPoint
+	// Ratios are the three figures against their targets.
+	Ratios Ratios
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -208,13 +230,21 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.Repeat == 0 {
-		o.Repeat = 5
+		o.Repeat = 6
+	}
+	if o.CheckerOps == 0 {
+		o.CheckerOps = DefaultCheckerOps
+	}
+	if o.CheckerRounds == 0 {
+		o.CheckerRounds = 6
 	}
 	switch {
 	case o.Repeat < 0:
 		return o, fmt.Errorf("%w: repeat (--repeat) %d: want at least 1", ErrOptions, o.Repeat)
 	case o.Requests < 0:
 		return o, fmt.Errorf("%w: requests (--requests) %d: want 0 (the default) or more", ErrOptions, o.Requests)
+	case o.CheckerRounds < 0:
+		return o, fmt.Errorf("%w: checker rounds (--checker-rounds) %d: want at least 1", ErrOptions, o.CheckerRounds)
 	case o.SweepDuration < 0:
 		return o, fmt.Errorf("%w: sweep duration (--sweep-duration) %v: want a positive duration (0: the default, 1s)", ErrOptions, o.SweepDuration)
 	}
@@ -330,6 +360,14 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		}
 		cmp.summarise()
 		r.Comparisons = append(r.Comparisons, cmp)
+	}
+	r.clientRatios()
+	if o.CheckerOps > 0 {
+		cm, err := measureChecker(ctx, o.CheckerOps, o.CheckerRounds, o.Logf)
+		r.Ratios.Checker = cm
+		if err != nil {
+			return r, err
+		}
 	}
 	if o.Check {
 		for i := range r.Comparisons {
@@ -448,7 +486,8 @@ func (m *meter) redisBenchmark(ctx context.Context, n, req int) (Measure, string
 	ms := Measure{Tool: "redis-benchmark", Clients: n, CommandsPerS: rps, Commands: cmds, Elapsed: elapsed,
 		ServerCommandsPerS: float64(cmds) / after.At.Sub(before.At).Seconds(), ServerCPU: cores}
 	if ps := cmd.ProcessState; ps != nil {
-		ms.ClientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / elapsed.Seconds()
+		ms.ClientCPUS = (ps.UserTime() + ps.SystemTime()).Seconds()
+		ms.ClientCPU = ms.ClientCPUS / elapsed.Seconds()
 	}
 	ms.OtherCPU = max(0, (machineBusy()-busy0).Seconds()/elapsed.Seconds()-ms.ServerCPU-ms.ClientCPU)
 	return ms, line, nil
@@ -502,7 +541,11 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 	if err != nil {
 		return Measure{}, err
 	}
-	stats, err := workload.Run(ctx, w, env)
+	// The CPU profile (--cpuprofile) tags the clients' goroutines with
+	// the tool: go tool pprof -tagfocus 'tool=^lockbench$' shows one
+	// measurement alone.
+	var stats workload.Stats
+	pprof.Do(ctx, pprof.Labels("tool", tool), func(ctx context.Context) { stats, err = workload.Run(ctx, w, env) })
 	if err != nil {
 		return Measure{}, err
 	}
@@ -555,7 +598,7 @@ func (m *meter) close(ctx context.Context, w window, elapsed time.Duration) (Mea
 	wall := after.At.Sub(w.before.At).Seconds()
 	return Measure{
 		CommandsPerS: float64(cmds) / elapsed.Seconds(), ServerCommandsPerS: float64(cmds) / wall,
-		Commands: cmds, Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall,
+		Commands: cmds, Elapsed: elapsed, ServerCPU: cores, ClientCPU: cpu.Seconds() / wall, ClientCPUS: cpu.Seconds(),
 		OtherCPU: max(0, busy.Seconds()/wall-cores-cpu.Seconds()/wall),
 	}, nil
 }
@@ -599,9 +642,11 @@ func (m *meter) goRedisLoop(ctx context.Context, n int, d time.Duration) (Measur
 	start := time.Now()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	labels := pprof.WithLabels(ctx, pprof.Labels("tool", "go-redis-loop")) // see Measure.Tool
 	for i, c := range clients {
 		key := fmt.Sprintf("lb:loop:%d", i)
 		wg.Go(func() {
+			pprof.SetGoroutineLabels(labels)
 			bg := context.WithoutCancel(ctx) // no deadline per call: the loop's cost alone
 			for lctx.Err() == nil {
 				if err := c.SetNX(bg, key, "value", TTL).Err(); err != nil {

@@ -48,7 +48,7 @@ func TestRunSmall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := Run(ctx, Options{Clients: []int{2}, Requests: 2000, Repeat: 1, Check: true, OutDir: t.TempDir()})
+	r, err := Run(ctx, Options{Clients: []int{2}, Requests: 2000, Repeat: 1, Check: true, OutDir: t.TempDir(), CheckerOps: 5000, CheckerRounds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,20 @@ func TestRunSmall(t *testing.T) {
 	}
 	if rd[3].Tool != "go-redis-loop" || rd[3].ClientCPU <= 0 {
 		t.Errorf("go-redis loop: %+v", rd[3])
+	}
+	// The three ratios: structure only (their values are the machine's).
+	if c := r.Ratios.Checker; c == nil || c.Ops < 5000 || c.OpsPerCPUS.N != 2 || c.OpsPerS.N != 2 || len(c.CPUS) != 2 {
+		t.Errorf("checker measure: %+v", c)
+	}
+	if r.Ratios.Clients != 2 || r.Ratios.ClientCPU.N != 1 || r.Ratios.RecordingCPU.N != 1 {
+		t.Errorf("client ratios: %+v", r.Ratios)
+	}
+	var out strings.Builder
+	r.Print(&out)
+	for _, want := range []string{"ops per CPU-second", "lockbench (recording) / go-redis loop, 2 clients", "recording cost, client CPU per command"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report names no %q:\n%s", want, out.String())
+		}
 	}
 	// perf.json holds the report as measured, and reads back.
 	dir := t.TempDir()

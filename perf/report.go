@@ -94,6 +94,7 @@ func (r Report) Print(w io.Writer) {
 			}
 		}
 	}
+	r.printRatios(w)
 	if len(r.Sweep) == 0 {
 		return
 	}

@@ -204,7 +204,7 @@ func TimelineWindows(holds []Interval, faults []Window, marks []Mark, ttlMs, end
 // (grant to end of use, see checker.Holds), the run's fault windows, and
 // the run's stored witnesses on key (WitnessMarks), in the windows
 // TimelineWindows chooses with the run's TTL (100 ms if unknown) up to the
-// history's last operation (probes left out). The legend notes when the
+// history's last operation (probes and observations left out). The legend notes when the
 // run kept only the first checker.MaxWitnesses witnesses of a check.
 func RunTimeline(ops []history.Operation, r results.Run, key, prefix string) ([]Mark, error) {
 	ttl := r.Config.TTLMs
@@ -213,7 +213,7 @@ func RunTimeline(ops []history.Operation, r results.Run, key, prefix string) ([]
 	}
 	var end int64
 	for _, op := range ops {
-		if op.Kind != history.Probe {
+		if op.Kind != history.Probe && op.Kind != history.Observe {
 			end = max(end, op.Complete)
 		}
 	}

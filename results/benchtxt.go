@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,14 +20,20 @@ const BenchTextPkg = "github.com/lockbench/lockbench"
 
 // BenchName returns the benchmark name (without the "Benchmark" prefix) of
 // a run's samples in bench.txt: "Lock/strategy=S/scenario=X/clients=N/ttl=Tms",
+// with "/keys=K" appended when the run used K > 1 keys (an uncontended
+// cost run: File.Cost),
 // keys benchstat can slice by (e.g. benchstat -col /strategy). Runs with
 // other clients or another TTL are other benchmarks, so they are never
 // pooled. Characters the format does not allow in a name (white space) and
 // the key separators "/" and "=" inside a value become "_".
 func BenchName(r Run) string {
 	clean := strings.NewReplacer(" ", "_", "\t", "_", "\n", "_", "/", "_", "=", "_")
-	return fmt.Sprintf("Lock/strategy=%s/scenario=%s/clients=%d/ttl=%sms",
+	name := fmt.Sprintf("Lock/strategy=%s/scenario=%s/clients=%d/ttl=%sms",
 		clean.Replace(r.Strategy), clean.Replace(r.Scenario), r.Config.Clients, strconv.FormatFloat(r.Config.TTLMs, 'f', -1, 64))
+	if r.Config.Keys > 1 {
+		name += fmt.Sprintf("/keys=%d", r.Config.Keys) // another benchmark than one key's
+	}
+	return name
 }
 
 // benchUnits are the units of the cost figures in bench.txt and whether a
@@ -35,6 +42,7 @@ var benchUnits = []struct {
 	unit, better string
 }{
 	{FigureGrantsPerS, "higher"}, {FigureAcquireP50Ms, "lower"}, {FigureAcquireP99Ms, "lower"}, {FigureCommandsPerGrant, "lower"},
+	{FigureHoldP50Ms, "lower"}, {FigureHoldP99Ms, "lower"}, {FigureRTTsPerHold, "lower"}, {FigureHandoffP50Ms, "lower"}, {FigureHandoffP99Ms, "lower"},
 }
 
 // MarshalBenchText writes the cost samples of f's runs and client-sweep
@@ -44,8 +52,10 @@ var benchUnits = []struct {
 // goarch, cpu) and pkg, unit metadata saying which direction is better,
 // then one line per window of each completed run (Run.Windows): the name
 // from BenchName, the window's grants as the iteration count, and its
-// grants/s, acquire-p50-ms, acquire-p99-ms and cmds/grant (a figure a
-// window lacks is left off its line). Two files written this way compare
+// grants/s, acquire-p50-ms, acquire-p99-ms, cmds/grant, hold-p50-ms,
+// hold-p99-ms, rtts/hold (hold-p50-ms over Run.RoundTripMs),
+// handoff-p50-ms and handoff-p99-ms (a figure a window lacks is left off
+// its line). Cost runs (File.Cost) are written too. Two files written this way compare
 // with `benchstat old/bench.txt new/bench.txt`. The configuration holds
 // nothing that differs between two runs on one machine (no commit, no
 // time), so benchstat puts both in one table. Machine noise and working
@@ -67,7 +77,7 @@ func MarshalBenchText(f *File) ([]byte, error) {
 			return nil, fmt.Errorf("results: %s: %w", BenchText, err)
 		}
 	}
-	for _, r := range append(append([]Run(nil), f.Runs...), f.Sweep...) {
+	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
 		if r.Error != "" {
 			continue
 		}
@@ -75,10 +85,17 @@ func MarshalBenchText(f *File) ([]byte, error) {
 		for _, win := range r.Windows {
 			res := &benchfmt.Result{Config: cfg, Name: name, Iters: win.Grants}
 			res.Values = append(res.Values, benchfmt.Value{Value: win.GrantsPerS, Unit: FigureGrantsPerS})
+			var rtts *float64
+			if rtt := r.RoundTripMs(); rtt > 0 && win.HoldP50Ms != nil {
+				x := *win.HoldP50Ms / rtt
+				rtts = &x
+			}
 			for _, v := range []struct {
 				p    *float64
 				unit string
-			}{{win.AcquireP50Ms, FigureAcquireP50Ms}, {win.AcquireP99Ms, FigureAcquireP99Ms}, {win.CommandsPerGrant, FigureCommandsPerGrant}} {
+			}{{win.AcquireP50Ms, FigureAcquireP50Ms}, {win.AcquireP99Ms, FigureAcquireP99Ms}, {win.CommandsPerGrant, FigureCommandsPerGrant},
+				{win.HoldP50Ms, FigureHoldP50Ms}, {win.HoldP99Ms, FigureHoldP99Ms}, {rtts, FigureRTTsPerHold},
+				{win.HandoffP50Ms, FigureHandoffP50Ms}, {win.HandoffP99Ms, FigureHandoffP99Ms}} {
 				if v.p != nil {
 					res.Values = append(res.Values, benchfmt.Value{Value: *v.p, Unit: v.unit})
 				}

@@ -65,14 +65,28 @@ func TestBenchTextReadBack(t *testing.T) {
 	}
 	base := "Lock/strategy=token-lua/scenario=baseline/clients=4/ttl=100ms"
 	var want []line
+	values := func(r Run, w Window) map[string]float64 {
+		m := map[string]float64{FigureGrantsPerS: w.GrantsPerS}
+		for _, v := range []struct {
+			p    *float64
+			unit string
+		}{{w.AcquireP50Ms, FigureAcquireP50Ms}, {w.AcquireP99Ms, FigureAcquireP99Ms}, {w.CommandsPerGrant, FigureCommandsPerGrant},
+			{w.HoldP50Ms, FigureHoldP50Ms}, {w.HoldP99Ms, FigureHoldP99Ms}, {w.HandoffP50Ms, FigureHandoffP50Ms}, {w.HandoffP99Ms, FigureHandoffP99Ms}} {
+			if v.p != nil {
+				m[v.unit] = *v.p
+			}
+		}
+		if rtt := r.RoundTripMs(); rtt > 0 && w.HoldP50Ms != nil {
+			m[FigureRTTsPerHold] = *w.HoldP50Ms / rtt
+		}
+		return m
+	}
 	for _, w := range real.Windows {
-		want = append(want, line{base, w.Grants, map[string]float64{
-			FigureGrantsPerS: w.GrantsPerS, FigureAcquireP50Ms: *w.AcquireP50Ms, FigureAcquireP99Ms: *w.AcquireP99Ms, FigureCommandsPerGrant: *w.CommandsPerGrant}})
+		want = append(want, line{base, w.Grants, values(real, w)})
 	}
 	w0 := sweep.Windows[0]
 	want = append(want,
-		line{strings.Replace(base, "clients=4", "clients=64", 1), w0.Grants, map[string]float64{
-			FigureGrantsPerS: w0.GrantsPerS, FigureAcquireP50Ms: *w0.AcquireP50Ms, FigureAcquireP99Ms: *w0.AcquireP99Ms, FigureCommandsPerGrant: *w0.CommandsPerGrant}},
+		line{strings.Replace(base, "clients=4", "clients=64", 1), w0.Grants, values(sweep, w0)},
 		line{strings.Replace(base, "clients=4", "clients=64", 1), 0, map[string]float64{FigureGrantsPerS: 0}})
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back:\n%+v\nwant\n%+v\nfile:\n%s", got, want, data)
@@ -81,7 +95,7 @@ func TestBenchTextReadBack(t *testing.T) {
 	for _, u := range []struct {
 		unit   string
 		better int
-	}{{FigureGrantsPerS, 1}, {FigureAcquireP50Ms, -1}, {FigureAcquireP99Ms, -1}, {FigureCommandsPerGrant, -1}} {
+	}{{FigureGrantsPerS, 1}, {FigureAcquireP50Ms, -1}, {FigureAcquireP99Ms, -1}, {FigureCommandsPerGrant, -1}, {FigureRTTsPerHold, -1}, {FigureHandoffP50Ms, -1}} {
 		if b := units.GetBetter(u.unit); b != u.better {
 			t.Errorf("unit %s: better %d, want %d", u.unit, b, u.better)
 		}
@@ -97,6 +111,7 @@ func TestBenchName(t *testing.T) {
 		want string
 	}{
 		{Run{Strategy: "redsync-single", Scenario: "gc-pause", Config: RunConfig{Clients: 16, TTLMs: 100}}, "Lock/strategy=redsync-single/scenario=gc-pause/clients=16/ttl=100ms"},
+		{Run{Strategy: "token-lua", Scenario: "baseline", Config: RunConfig{Clients: 4, Keys: 4, TTLMs: 100}}, "Lock/strategy=token-lua/scenario=baseline/clients=4/ttl=100ms/keys=4"},
 		{Run{Strategy: "exec:python3 lock.py --x=1/2", Scenario: "baseline", Config: RunConfig{Clients: 1, TTLMs: 2000}}, "Lock/strategy=exec:python3_lock.py_--x_1_2/scenario=baseline/clients=1/ttl=2000ms"},
 	}
 	for _, tt := range tests {

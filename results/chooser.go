@@ -27,7 +27,7 @@ const (
 	cellFenced = "resource-safe"
 	// cellBroken: damage a user sees: lost updates, a deadlock, exclusion
 	// broken without fencing, fencing tokens that do not increase, wrong
-	// reentrancy counts.
+	// reentrancy counts, a broken contract check (orphaned locks, ...).
 	cellBroken = "broken"
 	// cellAtRisk: the verdict table says the outcome depends on timing; the
 	// cell shows the observation as detail and keeps this class whatever
@@ -56,6 +56,10 @@ type outcome struct {
 	exclusion   bool // exclusion violated
 	fencing     bool // fencing tokens did not strictly increase
 	reentrancy  bool // reentrancy counts wrong
+	orphans     bool // an acquire that said fail left its token on the servers
+	lostSignal  bool // lost signalled late, never, or for a released lease
+	extends     bool // a lease extended after its release
+	reasons     bool // a failed release or extend stated a false reason
 	deadlock    bool // liveness violated: a key left without TTL or not acquirable after the run
 	resourceOK  bool // the resource check ran and held (in every merged run)
 	// rejected counts the protected resource's operations the fencing
@@ -93,7 +97,8 @@ func checkStatuses(r Run) []struct {
 		status checker.Status
 	}{
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
-		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
+		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy}, {"orphans", r.Verdict.Orphans},
+		{"lost", r.Verdict.Lost}, {"extends", r.Verdict.Extends}, {"reasons", r.Verdict.Reasons},
 	}
 }
 
@@ -118,6 +123,10 @@ func outcomeOf(r Run) outcome {
 		exclusion:   r.Verdict.Exclusion == checker.Violated,
 		fencing:     r.Verdict.Fencing == checker.Violated,
 		reentrancy:  r.Verdict.Reentrancy == checker.Violated,
+		orphans:     r.Verdict.Orphans == checker.Violated,
+		lostSignal:  r.Verdict.Lost == checker.Violated,
+		extends:     r.Verdict.Extends == checker.Violated,
+		reasons:     r.Verdict.Reasons == checker.Violated,
 		deadlock:    r.Verdict.Liveness == checker.Violated,
 		resourceOK:  r.Verdict.Resource == checker.OK,
 		rejected:    r.Evidence.ResourceRejected,
@@ -173,6 +182,10 @@ func (o outcome) merge(p outcome) outcome {
 	o.exclusion = o.exclusion || p.exclusion
 	o.fencing = o.fencing || p.fencing
 	o.reentrancy = o.reentrancy || p.reentrancy
+	o.orphans = o.orphans || p.orphans
+	o.lostSignal = o.lostSignal || p.lostSignal
+	o.extends = o.extends || p.extends
+	o.reasons = o.reasons || p.reasons
 	o.deadlock = o.deadlock || p.deadlock
 	o.resourceOK = o.resourceOK && p.resourceOK
 	o.rejected += p.rejected
@@ -208,6 +221,10 @@ var damages = []struct {
 	{"lost updates", func(o outcome) bool { return o.lostUpdates }},
 	{"deadlock", func(o outcome) bool { return o.deadlock }},
 	{"reentrancy count wrong", func(o outcome) bool { return o.reentrancy }},
+	{"orphaned locks", func(o outcome) bool { return o.orphans }},
+	{"lost signalled late, never or after release", func(o outcome) bool { return o.lostSignal }},
+	{"lease extended after release", func(o outcome) bool { return o.extends }},
+	{"false failure reasons", func(o outcome) bool { return o.reasons }},
 	{"fencing tokens not increasing", func(o outcome) bool { return o.fencing }},
 	// Two holders at once without a lost update: fencing is credited
 	// only when the resource rejected something (fencingSaved).
@@ -448,8 +465,8 @@ type chooserRow struct {
 	Group        string
 	FirstOfGroup bool
 	Cells        []chooserCell
-	// Cost holds the cost figures of the strategy's baseline pair
-	// (perfPair) as text, in chooserFigures' order; empty when none ran.
+	// Cost holds the cost figures of the strategy
+	// (chooserCostCells) as text: overhead round trips and ms, handoff ms, commands per grant; empty when none ran.
 	Cost []string
 	// CostFrom names the pair and configuration the cost comes from,
 	// e.g. "baseline: 16 clients, 1 key, TTL 100 ms"; OwnCost is true when
@@ -461,9 +478,44 @@ type chooserRow struct {
 	Summary string
 }
 
-// chooserFigures are the cost figures of the chooser table, from the
-// baseline pair of each strategy.
-var chooserFigures = []string{FigureGrantsPerS, FigureAcquireP50Ms, FigureCommandsPerGrant}
+// chooserCostCells are a strategy's cost cells in the chooser, like for
+// like across families: the overhead per hold in round trips and in ms
+// (the p50 of granting call + release call in its uncontended cost runs at
+// 1 client, File.Cost), the handoff p50 in ms and the client commands per
+// grant (its contended baseline runs, base, and their Summary perf). The
+// ms figures carry the BUSY mark of a run measured on a busy machine (and
+// the handoff NOT COMPARABLE outside the working envelope); round trips
+// and commands compare across busy runs. nil when the strategy has none
+// of them. The contended grants/s is in the strategy's line
+// (chooserSummary) in details.
+func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf bool) []string {
+	var one []Run
+	busy := false
+	for _, r := range cost {
+		if r.Strategy == strategy && r.Config.Clients == 1 && r.Error == "" {
+			one = append(one, r)
+			busy = busy || r.Busy()
+		}
+	}
+	rtts, hold := EstimateOf(SamplesOf(one, FigureRTTsPerHold)), EstimateOf(SamplesOf(one, FigureHoldP50Ms))
+	handoff := EstimateOf(SamplesOf(base, FigureHandoffP50Ms))
+	var cmds Estimate
+	if hasPerf && perf.Seeds > perf.Errors {
+		cmds = perf.Cost.CommandsPerGrant
+	}
+	if rtts.N+hold.N+handoff.N+cmds.N == 0 {
+		return nil
+	}
+	holdText := hold.String()
+	if busy && hold.N > 0 {
+		holdText = "BUSY: " + holdText
+	}
+	handoffText := handoff.String()
+	if handoff.N > 0 {
+		handoffText = costMarks(perf) + handoffText
+	}
+	return []string{rtts.String(), holdText, handoffText, cmds.String()}
+}
 
 // pairKey is a (strategy, scenario) pair.
 type pairKey struct{ strategy, scenario string }
@@ -472,7 +524,7 @@ type pairKey struct{ strategy, scenario string }
 // their report group (groups in order of their first strategy), in the
 // order given within a group, scenarios in the order given; infos names
 // each strategy's group; summaries holds the cost figures of each pair.
-func buildChooser(runs []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []chooserRow {
+func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []chooserRow {
 	byPair := map[pairKey][]Run{}
 	for _, r := range runs {
 		k := pairKey{r.Strategy, r.Scenario}
@@ -504,11 +556,8 @@ func buildChooser(runs []Run, strategies, scenarios []string, summaries []Summar
 			row.Cells = append(row.Cells, c)
 		}
 		perf, hasPerf := perfPair(st, scenarios, byPair, sums)
+		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, costScenario}]), perf, hasPerf)
 		if hasPerf && perf.Seeds > perf.Errors {
-			for _, fig := range chooserFigures {
-				row.Cost = append(row.Cost, perf.Cost.Of(fig).String())
-			}
-			row.Cost[0] = costMarks(perf) + row.Cost[0]
 			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
 		}
 		row.Summary = chooserSummary(st, row.Cells, perf, hasPerf)
@@ -517,7 +566,7 @@ func buildChooser(runs []Run, strategies, scenarios []string, summaries []Summar
 	common := chooserCost(rows)
 	for i := range rows {
 		rows[i].OwnCost = rows[i].CostFrom != "" && rows[i].CostFrom != common
-		if rows[i].OwnCost {
+		if rows[i].OwnCost && len(rows[i].Cost) > 0 {
 			rows[i].Cost[0] = "(" + rows[i].CostFrom + ") " + rows[i].Cost[0]
 		}
 	}
@@ -740,4 +789,72 @@ func contentionNotes(runs []Run) []string {
 		notes = append(notes, s)
 	}
 	return notes
+}
+
+// costScenario is the scenario whose runs are the cost cells the chooser's
+// figures come from (bench.CostScenario).
+const costScenario = "baseline"
+
+// likeForLike says whether the cost cells (the runs of costScenario) of
+// every strategy ran the same critical section and think time, whatever
+// their TTL, e.g. "Like for like: every strategy's cost cells ran critical
+// section fixed(5ms) and no think time (TTL 100 ms; etcd-mutex, zk-lock at
+// 1000 ms: their servers' floor, not their critical section)"; when they
+// did not, which strategies ran which, so that no reader compares a 5 ms
+// critical section with a 50 ms one unawares. "" without cost cells.
+func likeForLike(runs []Run) string {
+	type timing struct {
+		cs    string
+		think float64
+	}
+	var order []timing
+	who := map[timing][]string{}
+	ttls := map[float64][]string{}
+	var ttlOrder []float64
+	for _, r := range runs {
+		if r.Scenario != costScenario {
+			continue
+		}
+		t := timing{r.Config.CSMs, r.Config.ThinkMs}
+		if _, ok := who[t]; !ok {
+			order = append(order, t)
+		}
+		if !slices.Contains(who[t], r.Strategy) {
+			who[t] = append(who[t], r.Strategy)
+		}
+		if _, ok := ttls[r.Config.TTLMs]; !ok {
+			ttlOrder = append(ttlOrder, r.Config.TTLMs)
+		}
+		if !slices.Contains(ttls[r.Config.TTLMs], r.Strategy) {
+			ttls[r.Config.TTLMs] = append(ttls[r.Config.TTLMs], r.Strategy)
+		}
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	thinkText := func(ms float64) string {
+		if ms == 0 {
+			return "no think time"
+		}
+		return "think time " + formatNum(ms) + " ms"
+	}
+	if len(order) > 1 {
+		parts := make([]string, len(order))
+		for i, t := range order {
+			parts[i] = fmt.Sprintf("critical section %s, %s: %s", t.cs, thinkText(t.think), strings.Join(who[t], ", "))
+		}
+		return "NOT like for like: the cost cells ran different critical sections or think times (" + strings.Join(parts, "; ") + "): their throughput and latency compare the timing, not the locks."
+	}
+	t := order[0]
+	s := fmt.Sprintf("Like for like: every strategy's cost cells (%s) ran critical section %s and %s", costScenario, t.cs, thinkText(t.think))
+	if len(ttlOrder) > 1 {
+		// The most common TTL first, the others named.
+		slices.SortStableFunc(ttlOrder, func(a, b float64) int { return len(ttls[b]) - len(ttls[a]) })
+		var other []string
+		for _, ttl := range ttlOrder[1:] {
+			other = append(other, fmt.Sprintf("%s at %s ms", strings.Join(ttls[ttl], ", "), formatNum(ttl)))
+		}
+		s += fmt.Sprintf(", whatever their TTL (%s ms; %s: a TTL their servers or call budget need, which does not change the critical section)", formatNum(ttlOrder[0]), strings.Join(other, "; "))
+	}
+	return s + "."
 }

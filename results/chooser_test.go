@@ -272,7 +272,7 @@ func TestChooserGroups(t *testing.T) {
 		runs = append(runs, chooserRun(func(r *Run) { r.Strategy, r.Scenario = in.Name, "baseline" }))
 		names = append(names, in.Name)
 	}
-	rows := buildChooser(runs, names, []string{"baseline"}, Summarize(runs), infos)
+	rows := buildChooser(runs, nil, names, []string{"baseline"}, Summarize(runs), infos)
 	var got []string
 	for _, r := range rows {
 		g := ""
@@ -307,5 +307,39 @@ func TestReportOfSchema4File(t *testing.T) {
 	want := "| fenced | **fenced** | broken: lost updates, fencing tokens not increasing |"
 	if i := strings.Index(string(md), want); i < 0 || i > 2000 {
 		t.Errorf("report.md has the chooser row %q at %d, want it near the top:\n%s", want, i, md)
+	}
+}
+
+// TestLikeForLike checks the sentence on the cost cells' timing: alike
+// whatever the TTL, or not alike with who ran what.
+func TestLikeForLike(t *testing.T) {
+	run := func(st, sc, cs string, ttl, think float64) Run {
+		return Run{Strategy: st, Scenario: sc, Config: RunConfig{CSMs: cs, TTLMs: ttl, ThinkMs: think}}
+	}
+	tests := []struct {
+		name string
+		runs []Run
+		want []string // substrings; nil: ""
+	}{
+		{"none", []Run{run("token-lua", "gc-pause", "fixed(5ms)", 100, 0)}, nil},
+		{"alike", []Run{run("token-lua", "baseline", "fixed(5ms)", 100, 0), run("redlock", "baseline", "fixed(5ms)", 100, 0),
+			run("etcd-mutex", "baseline", "fixed(5ms)", 1000, 0), run("etcd-mutex", "gc-pause", "fixed(50ms)", 1000, 0)},
+			[]string{"Like for like", "fixed(5ms) and no think time", "(100 ms; etcd-mutex at 1000 ms"}},
+		{"not alike", []Run{run("token-lua", "baseline", "fixed(5ms)", 100, 0), run("zk-lock", "baseline", "fixed(50ms)", 1000, 0)},
+			[]string{"NOT like for like", "fixed(5ms), no think time: token-lua", "fixed(50ms), no think time: zk-lock"}},
+		{"think", []Run{run("token-lua", "baseline", "fixed(5ms)", 100, 2)}, []string{"think time 2.00 ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := likeForLike(tt.runs)
+			if (got == "") != (tt.want == nil) {
+				t.Fatalf("likeForLike = %q", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("likeForLike = %q, want %q in it", got, w)
+				}
+			}
+		})
 	}
 }

@@ -47,6 +47,12 @@ const (
 	// FindingP99: the median acquire p99 over the cell's windows rose by
 	// more than the threshold; gated as FindingThroughput.
 	FindingP99 = "p99"
+	// FindingOverhead: the median round trips per hold (rtts/hold) of a
+	// cell rose by more than the threshold; gated as FindingThroughput.
+	FindingOverhead = "overhead"
+	// FindingHandoff: the median handoff p50 (ms) of a cell rose by more
+	// than the threshold; gated as FindingThroughput.
+	FindingHandoff = "handoff"
 	// FindingNewCell: a cell of NEW has no run in OLD. Never gated.
 	FindingNewCell = "new-cell"
 )
@@ -99,6 +105,12 @@ type CellComparison struct {
 	P50Ms            Change `json:"p50_ms"`
 	P99Ms            Change `json:"p99_ms"`
 	CommandsPerGrant Change `json:"commands_per_grant"`
+	// RTTsPerHold is a hold's lock calls (p50) in round trips and
+	// HoldP50Ms the same in ms (the overhead: measured in the uncontended
+	// cost cells); HandoffP50Ms the handoff p50 in ms (contended cells).
+	RTTsPerHold  Change `json:"rtts_per_hold"`
+	HoldP50Ms    Change `json:"hold_p50_ms"`
+	HandoffP50Ms Change `json:"handoff_p50_ms"`
 	// Findings lists what changed; empty when nothing did.
 	Findings []Finding `json:"findings,omitempty"`
 }
@@ -123,7 +135,7 @@ type Comparison struct {
 func (c Comparison) Failed() bool { return c.Gated > 0 }
 
 // checkNames are the verdict checks compared, in report order.
-var checkNames = []string{"exclusion", "resource", "liveness", "fencing", "reentrancy"}
+var checkNames = []string{"exclusion", "resource", "liveness", "fencing", "reentrancy", "orphans", "lost", "extends", "reasons"}
 
 // verdictOf returns a run's status for a named check.
 func verdictOf(r Run, check string) checker.Status {
@@ -138,13 +150,21 @@ func verdictOf(r Run, check string) checker.Status {
 		return r.Verdict.Fencing
 	case "reentrancy":
 		return r.Verdict.Reentrancy
+	case "orphans":
+		return r.Verdict.Orphans
+	case "lost":
+		return r.Verdict.Lost
+	case "extends":
+		return r.Verdict.Extends
+	case "reasons":
+		return r.Verdict.Reasons
 	}
 	return ""
 }
 
 // expectOf returns the expectation of a check in the runs ("hold", "break"
 // or "at-risk"); a check without one (fencing, reentrancy: strategy
-// promises) is "hold".
+// promises; the contract checks) is "hold".
 func expectOf(rs []Run, check string) string {
 	for _, r := range rs {
 		if e := r.ExpectedChecks[check]; e != "" {
@@ -200,9 +220,10 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 	if newF.Incomplete != "" {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("NEW is incomplete (%s): the cells it did not run are reported missing; compare complete runs", newF.Incomplete))
 	}
-	oldCells, oldOrder := groupRuns(oldF.Runs)
-	newCells, newOrder := groupRuns(newF.Runs)
-	oldSum, newSum := summaryByCell(oldF.Runs), summaryByCell(newF.Runs)
+	oldAll, newAll := withCostCells(oldF), withCostCells(newF)
+	oldCells, oldOrder := groupRuns(oldAll)
+	newCells, newOrder := groupRuns(newAll)
+	oldSum, newSum := summaryByCell(oldAll), summaryByCell(newAll)
 	for _, k := range oldOrder {
 		oldC, newC := oldSum[k], newSum[k]
 		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: oldC.Expected, OldObserved: observedText(oldC)}
@@ -232,6 +253,9 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		cc.P50Ms = changeOf(ors, nrsOK, FigureAcquireP50Ms)
 		cc.P99Ms = changeOf(ors, nrsOK, FigureAcquireP99Ms)
 		cc.CommandsPerGrant = changeOf(ors, nrsOK, FigureCommandsPerGrant)
+		cc.RTTsPerHold = changeOf(ors, nrsOK, FigureRTTsPerHold)
+		cc.HoldP50Ms = changeOf(ors, nrsOK, FigureHoldP50Ms)
+		cc.HandoffP50Ms = changeOf(ors, nrsOK, FigureHandoffP50Ms)
 		gated := perfGated
 		note := ""
 		switch {
@@ -258,7 +282,8 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 			kind, what, unit string
 			c                Change
 			higherIsWorse    bool
-		}{{FindingThroughput, "throughput", "grants/s", cc.ThroughputPerS, false}, {FindingP99, "acquire p99", "ms", cc.P99Ms, true}} {
+		}{{FindingThroughput, "throughput", "grants/s", cc.ThroughputPerS, false}, {FindingP99, "acquire p99", "ms", cc.P99Ms, true},
+			{FindingOverhead, "overhead", "round trips per hold", cc.RTTsPerHold, true}, {FindingHandoff, "handoff p50", "ms", cc.HandoffP50Ms, true}} {
 			if !Beyond(x.c, maxRegression, x.higherIsWorse) {
 				continue
 			}
@@ -288,7 +313,8 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		nrs := completed(newCells[k])
 		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: newC.Expected, NewObserved: observedText(newC),
 			ThroughputPerS: changeOf(nil, nrs, FigureGrantsPerS), P50Ms: changeOf(nil, nrs, FigureAcquireP50Ms),
-			P99Ms: changeOf(nil, nrs, FigureAcquireP99Ms), CommandsPerGrant: changeOf(nil, nrs, FigureCommandsPerGrant)}
+			P99Ms: changeOf(nil, nrs, FigureAcquireP99Ms), CommandsPerGrant: changeOf(nil, nrs, FigureCommandsPerGrant),
+			RTTsPerHold: changeOf(nil, nrs, FigureRTTsPerHold), HoldP50Ms: changeOf(nil, nrs, FigureHoldP50Ms), HandoffP50Ms: changeOf(nil, nrs, FigureHandoffP50Ms)}
 		cc.add(Finding{Kind: FindingNewCell, Message: "cell only in NEW: nothing to compare it with"})
 		c.Cells = append(c.Cells, cc)
 	}
@@ -532,7 +558,7 @@ func (c Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nSTRATEGY\tSCENARIO\tEXPECTED\tOLD\tNEW\tTHROUGHPUT/s OLD → NEW\tP99 ms OLD → NEW\tFLAGS")
+	fmt.Fprintln(tw, "\nSTRATEGY\tSCENARIO\tEXPECTED\tOLD\tNEW\tTHROUGHPUT/s OLD → NEW\tP99 ms OLD → NEW\tRTTs/HOLD OLD → NEW\tHANDOFF p50 ms OLD → NEW\tFLAGS")
 	for _, cc := range c.Cells {
 		var flags []string
 		for _, f := range cc.Findings {
@@ -542,8 +568,9 @@ func (c Comparison) WriteText(w io.Writer) error {
 			}
 			flags = append(flags, k)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cc.Strategy, cc.Scenario, orDash(cc.Expected),
-			orDash(cc.OldObserved), orDash(cc.NewObserved), changeText(cc.ThroughputPerS), changeText(cc.P99Ms), orDash(strings.Join(flags, ", ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cc.Strategy, cc.Scenario, orDash(cc.Expected),
+			orDash(cc.OldObserved), orDash(cc.NewObserved), changeText(cc.ThroughputPerS), changeText(cc.P99Ms),
+			changeText(cc.RTTsPerHold), changeText(cc.HandoffP50Ms), orDash(strings.Join(flags, ", ")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -571,6 +598,23 @@ func (c Comparison) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "\n%s compared, max regression %s: %s\n", plural(len(c.Cells), "cell"), formatShare(c.MaxRegression), verdict)
 	return err
 }
+
+// withCostCells returns f's runs followed by its uncontended cost runs
+// (File.Cost), each cost run as its own cell: its scenario named
+// CostCellName, so that compare sets it beside the same cell of the other
+// file and never pools it with the contended baseline.
+func withCostCells(f *File) []Run {
+	out := slices.Clone(f.Runs)
+	for _, r := range f.Cost {
+		r.Scenario = CostCellName(r)
+		out = append(out, r)
+	}
+	return out
+}
+
+// CostCellName names an uncontended cost run's cell (File.Cost):
+// "uncontended-N" for N clients each on a key of its own.
+func CostCellName(r Run) string { return fmt.Sprintf("uncontended-%d", r.Config.Clients) }
 
 // groupRuns groups runs by cell, keeping the order of first appearance.
 func groupRuns(runs []Run) (map[cellKey][]Run, []cellKey) {

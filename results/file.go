@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/errs"
@@ -72,7 +73,7 @@ func Write(dir string, f *File) error {
 
 // hasWindows reports whether a run of f (or of its sweep) has cost windows.
 func hasWindows(f *File) bool {
-	for _, r := range append(append([]Run(nil), f.Runs...), f.Sweep...) {
+	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
 		if len(r.Windows) > 0 {
 			return true
 		}
@@ -183,7 +184,7 @@ func RemoveEarlier(dir string) (*File, error) {
 		return nil, nil
 	}
 	var paths []string
-	for _, r := range append(append([]Run(nil), f.Runs...), f.Sweep...) {
+	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
 		if r.History == "" {
 			continue
 		}

@@ -120,6 +120,9 @@ type view struct {
 	// "baseline: 16 clients, 1 key, TTL 100 ms" ("" when no pair ran
 	// without faults).
 	ChooserCost string
+	// LikeForLike says whether every strategy's cost cells ran the same
+	// critical section and think time (likeForLike).
+	LikeForLike string
 	// Recommendations are one line per need (scenario), derived from
 	// the chooser's cells.
 	Recommendations []recommendation
@@ -485,6 +488,10 @@ type runView struct {
 	Run
 	Observed string
 	Checks   []checkMsg
+	// Contract sums up the contract checks' verdicts (ContractSummary);
+	// ContractWitnesses are their witnesses' lines (ContractWitnessLines).
+	Contract          string
+	ContractWitnesses []string
 }
 
 type checkMsg struct{ Name, Message string }
@@ -500,7 +507,7 @@ func buildView(f *File, plots []PlotRef) view {
 		v.Title += ": " + f.Profile
 	}
 	for _, r := range f.Runs {
-		rv := runView{Run: r, Observed: Observed(r)}
+		rv := runView{Run: r, Observed: Observed(r), Contract: ContractSummary(r), ContractWitnesses: ContractWitnessLines(r, maxContractWitnessLines)}
 		names := make([]string, 0, len(r.Checks))
 		for name := range r.Checks {
 			names = append(names, name)
@@ -568,8 +575,9 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 		v.Matrix = append(v.Matrix, row)
 	}
-	v.Chooser = buildChooser(f.Runs, strategies, v.Scenarios, v.Summaries, f.Strategies)
+	v.Chooser = buildChooser(f.Runs, f.Cost, strategies, v.Scenarios, v.Summaries, f.Strategies)
 	v.ChooserCost = chooserCost(v.Chooser)
+	v.LikeForLike = likeForLike(f.Runs)
 	v.Recommendations = recommend(v.Chooser, v.Scenarios, f.Strategies)
 	v.Families = FamilyComparisons(f)
 	var others []PlotRef
@@ -691,6 +699,10 @@ func viewFuncs() map[string]any {
 }
 
 // formatNum writes v with three significant digits or fewer, without an exponent.
+// FormatNum writes a figure as the reports do: 3 significant digits,
+// "—" for NaN or infinities.
+func FormatNum(v float64) string { return formatNum(v) }
+
 func formatNum(v float64) string {
 	a := math.Abs(v)
 	switch {

@@ -57,7 +57,6 @@ func TestReportContents(t *testing.T) {
 		"must-hold → VIOLATED ✗ (0/1 as expected)", // set-nx-px × pause-holder
 		"at-risk → held ✓",                         // the evil strategy
 		"exclusion violated: 2 overlapping holds",  // unexpected line
-		"1002 [909, 1188] (n=18)",                  // throughput: median, 95% interval, windows of 3 seeds
 		"7.2.4", "2 CPUs",
 		"Exit codes",
 		"130 interrupted",
@@ -69,6 +68,7 @@ func TestReportContents(t *testing.T) {
 	wantIn(t, "index.html", html, common)
 	// What report.md links to, details.md holds; index.html holds it in <details>.
 	linked := []string{
+		"1002 [909, 1188] (n=18)", // throughput: median, 95% interval, windows of 3 seeds (details: the chooser shows overhead and handoff)
 		"token-lua × pause-holder: token-lua under pause-holder because reasons", // reason note
 		"no grant after the faults",
 		"checks nothing",
@@ -338,17 +338,18 @@ func TestReportObservedSafety(t *testing.T) {
 		summaries[2],
 		"With 1 key all clients contend for the same lock",
 		"Cost (baseline: 8 clients, 1 key, TTL 100 ms)",
-		"| group | strategy | baseline | pause-holder | grants/s | acquire p50 ms | client cmds/grant |",
-		"| Redis single-node | **token-lua** | safe | broken: lost updates | BUSY: 1002 [909, 1188] (n=18) | 2.51 [2.27, 2.97] (n=18) |",
-		"|  | **set-nx-px** | safe | broken: lost updates | NOT COMPARABLE: 1103 [1072, 1128] (n=6) |",
+		"| group | strategy | baseline | pause-holder | overhead round trips/hold (bound 2) | overhead p50 ms | handoff p50 ms (bound 1 round trip) | client cmds/grant |",
+		// Overhead from the uncontended cost run, handoff (busy) and commands from the baseline.
+		"| Redis single-node | **token-lua** | safe | broken: lost updates | 2.25 [2.00, 2.50] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) |",
+		"|  | **set-nx-px** | safe | broken: lost updates | — | — | — | 11.0 [10.7, 11.3] (n=6) |",
 		// fenced ran no baseline: its cost comes from its first pair without faults, named.
-		"| fenced | **fenced** | n/a | resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost | (pause-holder: 8 clients, 1 key, TTL 100 ms) 501 [488, 512] (n=6) |",
+		"| fenced | **fenced** | n/a | resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost | (pause-holder: 8 clients, 1 key, TTL 100 ms) — |",
 		"- need exclusion with no faults (baseline): token-lua, set-nx-px; at risk (depends on timing): \\<script\\>alert(1)\\</script\\>",
 		"- need exclusion under pause-holder (pause-holder): no strategy keeps exclusion; only fencing protects the resource: fenced",
 	})
 	wantIn(t, "index.html", html, []string{
-		`<tr class="group"><th colspan="6">fenced</th></tr>`,
-		`<tr><th>fenced</th><td class="none">n/a</td><td class="resource-safe">resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost</td><td class="num">(pause-holder: 8 clients, 1 key, TTL 100 ms) 501 [488, 512] (n=6)</td>`,
+		`<tr class="group"><th colspan="7">fenced</th></tr>`,
+		`<tr><th>fenced</th><td class="none">n/a</td><td class="resource-safe">resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost</td><td class="num">(pause-holder: 8 clients, 1 key, TTL 100 ms) —</td>`,
 		`<td class="broken">broken: lost updates</td>`,
 		`<td class="safe">safe</td>`,
 		`<td class="at-risk">at risk: broke in 0 of 1 seeds</td>`,
@@ -417,7 +418,7 @@ func TestReportCostFigures(t *testing.T) {
 		"BUSY 1/3: other processes used 0.60 cores on average",
 		"NOT COMPARABLE 1/1: call budget 5.00 ms",
 		`<tr><td>set-nx-px</td><td class="num">~ (p=0.251 n=18+6)</td>`,
-		`<td class="num">BUSY: 1002 [909, 1188] (n=18)</td>`,
+		`<td class="num">BUSY: 0.75 [0.6, 0.9] (n=18)</td>`,
 	}
 	wantIn(t, "index.html", html, htmlWant)
 }

@@ -72,7 +72,23 @@ func sampleFile() *File {
 	for i := range f.Runs {
 		r := &f.Runs[i]
 		setPerf(r, r.ThroughputPerS, r.AcquireLatencyMs.P99)
+		if r.Strategy == "token-lua" && r.Scenario == "baseline" {
+			for j := range r.Windows {
+				h := 0.5 + 0.1*float64(j)
+				r.Windows[j].HandoffP50Ms = &h
+			}
+		}
 	}
+	// token-lua's uncontended cost run: 6 windows, hold p50 0.2-0.25 ms at
+	// a 0.1 ms round trip.
+	over := run("token-lua", "baseline", 1501, "must-hold", ok, true, 150)
+	over.Config.Clients = 1
+	over.Noise = &noise.Summary{RTTDuring: []noise.RTT{{Server: "127.0.0.1:1", P50Ms: 0.1, P99Ms: 0.2, N: 10}}}
+	for j := range 6 {
+		h := 0.2 + 0.01*float64(j)
+		over.Windows = append(over.Windows, Window{StartMs: float64(j), EndMs: float64(j + 1), Grants: 30, GrantsPerS: 150, HoldP50Ms: &h})
+	}
+	f.Cost = []Run{over}
 	return f
 }
 

@@ -8,6 +8,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
@@ -61,6 +62,36 @@ type File struct {
 	// Sweep holds the client-sweep runs (baseline at several client counts)
 	// behind the throughput-vs-clients plot; not part of the verdict matrix.
 	Sweep []Run `json:"sweep,omitempty"`
+	// Cost holds the uncontended cost runs: every strategy of the bench
+	// without faults at 1 client on 1 key and at Config.CostClients
+	// clients on as many keys (nobody waits), behind the overhead figures
+	// (a hold's lock calls in ms and in round trips); not in the verdict
+	// matrix, not gated.
+	Cost []Run `json:"cost,omitempty"`
+	// Sections are sections a command above the bench adds to the
+	// report, shown first (lockbench diff's differences, worst first);
+	// absent for a bench or a run.
+	Sections []Section `json:"sections,omitempty"`
+}
+
+// Section is one section of the report that a command above the bench
+// writes (lockbench diff: the differences between two locks, worst first,
+// with their tests and witnesses): a title, lead paragraphs, a table and
+// notes, as text that both report formats render as is (Markdown escaped,
+// HTML escaped).
+type Section struct {
+	// ID is the section's anchor in index.html, e.g. "diff".
+	ID string `json:"id"`
+	// Title is the section's heading.
+	Title string `json:"title"`
+	// Lead are paragraphs before the table.
+	Lead []string `json:"lead,omitempty"`
+	// Header names the table's columns; Rows are its cells (each row as
+	// long as Header). No table when Header is empty.
+	Header []string   `json:"header,omitempty"`
+	Rows   [][]string `json:"rows,omitempty"`
+	// Notes are lines after the table (a list).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // BenchConfig is the configuration a bench ran with: the profile's matrix,
@@ -80,6 +111,9 @@ type BenchConfig struct {
 	// for SweepStrategies; empty: no sweep.
 	ClientSweep     []int    `json:"client_sweep,omitempty"`
 	SweepStrategies []string `json:"sweep_strategies,omitempty"`
+	// CostClients lists the client counts of the uncontended cost runs
+	// (File.Cost), each on as many keys; empty: none.
+	CostClients []int `json:"cost_clients,omitempty"`
 }
 
 // Host describes the machine that ran the bench. Performance figures from
@@ -111,7 +145,7 @@ type StrategyInfo struct {
 	Summary string   `json:"summary"`
 	Source  string   `json:"source,omitempty"`
 	Claims  []string `json:"claims"` // e.g. "token-release", "renewal", "fencing"
-	Policy  []string `json:"policy"` // e.g. "check-validity", "honour-lost"; empty: checks nothing
+	Policy  []string `json:"policy"` // e.g. "check-validity", "honour-lost", "ask-lock"; empty: checks nothing
 	// Library is a library adapter's module and version as linked (from
 	// go.mod), e.g. "github.com/go-redsync/redsync/v4 v4.18.1"; empty for
 	// home-made strategies.
@@ -219,6 +253,17 @@ type Run struct {
 	// pipeline counts each command; a command that never reached a server
 	// counts too): the client-side cross-check of RoundTripsPerGrant.
 	ClientCommandsPerGrant float64 `json:"client_commands_per_grant,omitempty"`
+	// ServerCommandsPerAttempt is the Redis commands the servers executed
+	// (as RoundTripsPerGrant: INFO commandstats, the harness's own left
+	// out) per acquire attempt of the clients (ok, fail and info), 0 if
+	// unknown: what one call costs the servers, an adapter's inner
+	// retries included, whoever sent them.
+	ServerCommandsPerAttempt float64 `json:"server_commands_per_attempt,omitempty"`
+	// Availability is what the clients' acquires came to outside every
+	// fault window (the first entry, fault "quiet") and in each fault
+	// window (checker.AvailabilityOf): the availability and grant latency
+	// per fault window beside the quiet time.
+	Availability []AvailabilityWindow `json:"availability,omitempty"`
 	// Liveness figures.
 	Liveness LivenessFigures `json:"liveness"`
 	// Fairness is Jain's fairness index over the grants per client (Jain,
@@ -290,6 +335,35 @@ type Run struct {
 	Envelope *Envelope `json:"envelope,omitempty"`
 }
 
+// RoundTripMs is the round-trip time lockbench measured to the run's
+// servers during the run, in ms: the median over the servers of each
+// one's p50 (Noise.RTTDuring: a PING, or for etcd and ZooKeeper a
+// serializable read through the lock's client library, every 100 ms
+// under the run's load), else before the run (Noise.RTTBefore); 0 when
+// none was measured. It is the unit of FigureRTTsPerHold.
+func (r Run) RoundTripMs() float64 {
+	if r.Noise == nil {
+		return 0
+	}
+	for _, rtts := range [][]noise.RTT{r.Noise.RTTDuring, r.Noise.RTTBefore} {
+		var p50 []float64
+		for _, x := range rtts {
+			if x.N > 0 {
+				p50 = append(p50, x.P50Ms)
+			}
+		}
+		if len(p50) > 0 {
+			slices.Sort(p50)
+			n := len(p50)
+			if n%2 == 1 {
+				return p50[n/2]
+			}
+			return (p50[n/2-1] + p50[n/2]) / 2
+		}
+	}
+	return 0
+}
+
 // Busy reports whether the run's figures were taken on a busy machine
 // (Noise.Busy).
 func (r Run) Busy() bool { return r.Noise != nil && r.Noise.Busy }
@@ -297,6 +371,41 @@ func (r Run) Busy() bool { return r.Noise != nil && r.Noise.Busy }
 // NotComparable reports whether the run's cost figures are outside the
 // strategy's working envelope (Envelope.Comparable false).
 func (r Run) NotComparable() bool { return r.Envelope != nil && !r.Envelope.Comparable }
+
+// QuietWindow is the Fault of the AvailabilityWindow outside every fault
+// window.
+const QuietWindow = "quiet"
+
+// AvailabilityWindow is what the clients' outermost acquires came to in
+// one fault window, or outside every one (Fault QuietWindow).
+type AvailabilityWindow struct {
+	// Fault names the window (the scenario's fault, as results' faults[]
+	// name it) or QuietWindow.
+	Fault string `json:"fault"`
+	// StartMs and EndMs bound the fault window, in ms since the run
+	// started; 0 for the quiet entry.
+	StartMs float64 `json:"start_ms,omitempty"`
+	EndMs   float64 `json:"end_ms,omitempty"`
+	// Acquires counts the acquire calls invoked in the window; OK, Fail
+	// and Info their results.
+	Acquires int `json:"acquires"`
+	OK       int `json:"ok"`
+	Fail     int `json:"fail"`
+	Info     int `json:"info"`
+	// Grants counts the grants that completed in the window (a call
+	// invoked before it included); GrantsPerS divides by its length.
+	Grants     int     `json:"grants"`
+	GrantsPerS float64 `json:"grants_per_s"`
+	// GrantCallP50Ms and GrantCallP99Ms are percentiles of those grants'
+	// call durations (invoke to grant of the granting call), in ms;
+	// absent without a grant.
+	GrantCallP50Ms *float64 `json:"grant_call_p50_ms,omitempty"`
+	GrantCallP99Ms *float64 `json:"grant_call_p99_ms,omitempty"`
+	// AtBudget counts the acquire calls invoked in the window that took
+	// at least 90% of the call budget (op_timeout_ms), whatever their
+	// result: a lock waiting out its deadline.
+	AtBudget int `json:"at_budget"`
+}
 
 // MissingEvidence is what one check lacked to call the absence of a
 // violation a pass.
@@ -355,6 +464,20 @@ type Verdict struct {
 	Liveness   checker.Status `json:"liveness"`
 	Fencing    checker.Status `json:"fencing,omitempty"`
 	Reentrancy checker.Status `json:"reentrancy,omitempty"`
+	// Renewal is renewal liveness: no lease lost with no fault while its
+	// holder ran (checker.Renewal); gated for locks that claim renewal.
+	Renewal checker.Status `json:"renewal,omitempty"`
+	// The contract checks' verdicts (validate.ContractChecks: promises
+	// every lock makes about its own calls); empty in files that predate
+	// them. Orphans: no acquire that said fail left its token on the
+	// servers. Lost: a lock that claims renewal signals lost in time,
+	// and no lock signals it for a released lease. Extends: no lease is
+	// extended after its release. Reasons: no failed release or extend
+	// states a reason (expired, taken) the server state rules out.
+	Orphans checker.Status `json:"orphans,omitempty"`
+	Lost    checker.Status `json:"lost,omitempty"`
+	Extends checker.Status `json:"extends,omitempty"`
+	Reasons checker.Status `json:"reasons,omitempty"`
 }
 
 // ErrorBreakdown counts the unwanted outcomes of a run's lock calls, from
@@ -406,16 +529,29 @@ type LivenessFigures struct {
 	GrantsDuringFaults int `json:"grants_during_faults"`
 	// Deadlocked lists keys left without a TTL or not acquirable within TTL + 1 s after the run.
 	Deadlocked []string `json:"deadlocked,omitempty"`
+	// Orphans counts the keys the observer found holding the token of an
+	// acquire with an unknown outcome (or of a partial acquire on fewer
+	// than a majority of the nodes that the lock could not be sure to
+	// undo): a key blocked with no holder, expected after an unknown
+	// outcome; LongestOrphanMs is how long the longest kept its key, in ms.
+	Orphans         int     `json:"orphans,omitempty"`
+	LongestOrphanMs float64 `json:"longest_orphan_ms,omitempty"`
 }
 
 // RunConfig is the configuration of one run.
 type RunConfig struct {
-	Clients    int      `json:"clients"`
-	Keys       int      `json:"keys"`
-	TTLMs      float64  `json:"ttl_ms"`
-	DurationMs float64  `json:"duration_ms"`
-	CSMs       string   `json:"cs"`       // CS duration distribution, e.g. "uniform(1ms,5ms) tail 5%×2ttl"
-	Retry      string   `json:"retry"`    // retry policy
+	Clients int     `json:"clients"`
+	Keys    int     `json:"keys"`
+	TTLMs   float64 `json:"ttl_ms"`
+	// OpTimeoutMs is each lock call's budget in ms (--op-timeout, or the
+	// strategy's default); 0 when not recorded.
+	OpTimeoutMs float64 `json:"op_timeout_ms,omitempty"`
+	DurationMs  float64 `json:"duration_ms"`
+	CSMs        string  `json:"cs"`    // CS duration distribution, e.g. "uniform(1ms,5ms) tail 5%×2ttl"
+	Retry       string  `json:"retry"` // retry policy
+	// ThinkMs is the pause between a release and the next acquire, in ms
+	// (--think, or the scenario's); 0 (absent) when none.
+	ThinkMs    float64  `json:"think_ms,omitempty"`
 	Topology   string   `json:"topology"` // e.g. "single", "independent:5"
 	Fencing    string   `json:"fencing"`  // off, writes, all
 	Reentrancy int      `json:"reentrancy"`
@@ -428,6 +564,19 @@ type RunConfig struct {
 	// name, defaults included (e.g. "redsync-tries": "1"); empty for
 	// home-made strategies.
 	Library map[string]string `json:"library,omitempty"`
+	// Adjusted lists, one line each, the settings the run used other than
+	// it was asked for, "--flag FROM → TO (why)": a scenario that needs a
+	// longer TTL (the critical sections, think time and retry policy
+	// scaled with it), a longer duration, its own client count or think
+	// time, or a lock whose servers enforce a longer TTL. The fields above
+	// are what ran. Empty when the run used the settings it was asked for.
+	Adjusted []string `json:"adjusted,omitempty"`
+	// ScheduleWaitMs is how long after the clients started every one of
+	// them had made its first lock call, in ms: the readiness barrier the
+	// fault schedule starts at; the clients ran the duration after it. A
+	// client slow to start (an adapter process) makes it long. 0 in runs
+	// that predate it.
+	ScheduleWaitMs float64 `json:"schedule_wait_ms,omitempty"`
 }
 
 // Fault is one nemesis window, in ms since run start.
@@ -460,7 +609,8 @@ func (r Run) UnknownVerdicts() []string {
 		got  checker.Status
 	}{
 		{"exclusion", r.Verdict.Exclusion}, {"resource", r.Verdict.Resource}, {"liveness", r.Verdict.Liveness},
-		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy},
+		{"fencing", r.Verdict.Fencing}, {"reentrancy", r.Verdict.Reentrancy}, {"orphans", r.Verdict.Orphans},
+		{"lost", r.Verdict.Lost}, {"extends", r.Verdict.Extends}, {"reasons", r.Verdict.Reasons},
 	} {
 		if !KnownVerdict(c.got) {
 			out = append(out, fmt.Sprintf("%s verdict %q is none of ok, violated, inconclusive, skipped", c.name, c.got))

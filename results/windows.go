@@ -45,6 +45,18 @@ type Window struct {
 	// boundaries) per grant in it; absent when the window has no grant or
 	// the counter is unknown (a history checked without its results.json).
 	CommandsPerGrant *float64 `json:"commands_per_grant,omitempty"`
+	// HoldP50Ms and HoldP99Ms are percentiles, in ms, of the lock calls of
+	// the holds released (with a known outcome) in the window: the
+	// granting acquire call plus the release call (checker.HoldCalls), what
+	// the lock costs per hold when nobody waits; absent without one.
+	HoldP50Ms *float64 `json:"hold_p50_ms,omitempty"`
+	HoldP99Ms *float64 `json:"hold_p99_ms,omitempty"`
+	// HandoffP50Ms and HandoffP99Ms are percentiles, in ms, of the
+	// handoffs that completed in the window: from a release's completion
+	// to the next grant of the key to a client that was waiting
+	// (checker.Handoffs); absent without one (nobody waited).
+	HandoffP50Ms *float64 `json:"handoff_p50_ms,omitempty"`
+	HandoffP99Ms *float64 `json:"handoff_p99_ms,omitempty"`
 }
 
 // CounterSample is the clients' command counter (commands sent, counted by
@@ -105,6 +117,7 @@ func WindowsOf(ops []history.Operation, n int, counter []CounterSample) []Window
 		return nil
 	}
 	gs := checker.Grants(ops)
+	holds, handoffs := checker.HoldCalls(ops), checker.Handoffs(ops)
 	out := make([]Window, n)
 	gi := 0
 	for i := range n {
@@ -118,6 +131,8 @@ func WindowsOf(ops []history.Operation, n int, counter []CounterSample) []Window
 			gi++
 		}
 		w.Grants = len(lat)
+		w.HoldP50Ms, w.HoldP99Ms = timedPercentiles(holds, b[i], b[i+1], i == n-1)
+		w.HandoffP50Ms, w.HandoffP99Ms = timedPercentiles(handoffs, b[i], b[i+1], i == n-1)
 		if secs := float64(b[i+1]-b[i]) / 1e9; secs > 0 {
 			w.GrantsPerS = float64(w.Grants) / secs
 		}
@@ -135,6 +150,25 @@ func WindowsOf(ops []history.Operation, n int, counter []CounterSample) []Window
 		}
 	}
 	return out
+}
+
+// timedPercentiles returns the p50 and p99 (Percentiles) of the figures
+// of xs (sorted by AtNs) complete in [from, to), or [from, to] when last;
+// nil, nil when none is.
+func timedPercentiles(xs []checker.Timed, from, to int64, last bool) (p50, p99 *float64) {
+	i := sort.Search(len(xs), func(i int) bool { return xs[i].AtNs >= from })
+	var vs []float64
+	for ; i < len(xs) && (xs[i].AtNs < to || last && xs[i].AtNs == to); i++ {
+		vs = append(vs, xs[i].Ms)
+	}
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	l, err := Percentiles(vs)
+	if err != nil {
+		return nil, nil
+	}
+	return &l.P50, &l.P99
 }
 
 // CounterAtWindows returns the command counter at the n+1 boundaries of
@@ -196,7 +230,24 @@ const (
 	FigureAcquireP99Ms = "acquire-p99-ms"
 	// FigureCommandsPerGrant is client commands per grant (lower is better).
 	FigureCommandsPerGrant = "cmds/grant"
+	// FigureHoldP50Ms and FigureHoldP99Ms are percentiles of a hold's lock
+	// calls (granting acquire call + release call) in ms; FigureRTTsPerHold
+	// is the p50 in round trips of the run's measured round-trip time
+	// (Run.RoundTripMs): the overhead, machine-independent (lower is better).
+	FigureHoldP50Ms   = "hold-p50-ms"
+	FigureHoldP99Ms   = "hold-p99-ms"
+	FigureRTTsPerHold = "rtts/hold"
+	// FigureHandoffP50Ms and FigureHandoffP99Ms are percentiles of the
+	// handoff (release completion to the next waiting client's grant) in
+	// ms (lower is better).
+	FigureHandoffP50Ms = "handoff-p50-ms"
+	FigureHandoffP99Ms = "handoff-p99-ms"
 )
+
+// LockFigures lists the figures of what a lock costs apart from
+// contention, in report order: the overhead per hold (ms and round trips)
+// and the handoff between holders.
+var LockFigures = []string{FigureHoldP50Ms, FigureHoldP99Ms, FigureRTTsPerHold, FigureHandoffP50Ms, FigureHandoffP99Ms}
 
 // Figures lists the cost figures in report order.
 var Figures = []string{FigureGrantsPerS, FigureAcquireP50Ms, FigureAcquireP99Ms, FigureCommandsPerGrant}
@@ -205,7 +256,8 @@ var Figures = []string{FigureGrantsPerS, FigureAcquireP50Ms, FigureAcquireP99Ms,
 // improvement (grants/s) rather than a cost.
 func HigherIsBetter(figure string) bool { return figure == FigureGrantsPerS }
 
-// Samples returns the run's samples of a cost figure (one of Figures),
+// Samples returns the run's samples of a cost figure (one of Figures or
+// LockFigures),
 // one per window that has it (a window without a grant has a grant rate
 // of 0 and no latency or commands per grant); nil for a run that could not
 // complete (Error set) or an unknown figure.
@@ -225,6 +277,19 @@ func (r Run) Samples(figure string) []float64 {
 			v = w.AcquireP99Ms
 		case FigureCommandsPerGrant:
 			v = w.CommandsPerGrant
+		case FigureHoldP50Ms:
+			v = w.HoldP50Ms
+		case FigureHoldP99Ms:
+			v = w.HoldP99Ms
+		case FigureHandoffP50Ms:
+			v = w.HandoffP50Ms
+		case FigureHandoffP99Ms:
+			v = w.HandoffP99Ms
+		case FigureRTTsPerHold:
+			if rtt := r.RoundTripMs(); rtt > 0 && w.HoldP50Ms != nil {
+				x := *w.HoldP50Ms / rtt
+				v = &x
+			}
 		}
 		if v != nil {
 			out = append(out, *v)
@@ -255,7 +320,7 @@ func (r *Run) SetWindows(ops []history.Operation, series []CounterSample) {
 }
 
 // RecomputeWindows returns f, or a copy whose runs' Windows (runs and
-// client sweep) are cut again from their histories in dir (WindowsOf, with
+// client sweep and cost runs) are cut again from their histories in dir (WindowsOf, with
 // the CommandCounter results.json stored), so that a re-rendered report
 // draws its cost figures from the histories themselves; a run whose
 // history cannot be loaded keeps the windows results.json gave. It also
@@ -276,7 +341,7 @@ func RecomputeWindows(dir string, f *File) (*File, int) {
 		return out
 	}
 	c := *f
-	c.Runs, c.Sweep = redo(f.Runs), redo(f.Sweep)
+	c.Runs, c.Sweep, c.Cost = redo(f.Runs), redo(f.Sweep), redo(f.Cost)
 	if n == 0 {
 		return f, 0
 	}

@@ -127,19 +127,49 @@ var claimRules = []claimRule{
 	{[]string{"failover-lost-write", "sentinel-failover"}, singleNodeFences, func(e *Expectation) { e.Fencing = Break },
 		"the promoted replica never saw the fence counter's last INCR either: tokens go back, so fencing cannot save the resource", false},
 	{[]string{"failover-lost-write"}, quorum, setSafe,
-		"one node of five fails over and loses the grant: the other nodes of the quorum still hold it", false},
+		"one node of five fails over and loses the grant of a holder on four or more nodes: the other nodes of the quorum still hold it", false},
+	{[]string{"failover-bare-quorum"}, quorum, setBroken,
+		"one node of a bare quorum of three fails over and loses the grant: another client takes it and the two free nodes, a second quorum", false},
 
-	{[]string{"partition-holder"}, nil, setBroken,
-		"cut off from the lock's servers past the TTL, the holder still believes it holds and writes on reconnect", false},
-	{[]string{"partition-holder"}, checksValidity, setSafe,
+	{[]string{"partition-holder", "partition-blackhole"}, nil, setBroken,
+		"kept in its critical section for 2×TTL while cut off from the lock's servers (partition-holder: connections refused, calls fail at once; partition-blackhole: calls hang until their budget), the holder still believes it holds past the TTL and writes on reconnect", false},
+	{[]string{"partition-holder", "partition-blackhole"}, checksValidity, setSafe,
 		"its validity runs out while it is cut off: the check before its write stops it", false},
-	{[]string{"partition-holder"}, renewsAndHonoursLost, setSafe,
+	{[]string{"partition-holder", "partition-blackhole"}, renewsAndHonoursLost, setSafe,
 		"its renewal fails while it is cut off and Lost stops it before its write", false},
+
+	{[]string{"held-key-loss"}, nil, func(e *Expectation) { e.Exclusion, e.Resource, e.Liveness = Break, AtRisk, Hold },
+		"the key is deleted under the holder, which runs on until another client is granted it: nothing renews or checks it, and both hold the lock; whether the new owner writes first (a lost update) depends on the timing", false},
+	{[]string{"held-key-loss"}, checksValidity, setMayBreak,
+		"its validity does not see the key go: whether it runs out before the next owner is granted (TTL/2 or more later) depends on the timing", false},
+	{[]string{"held-key-loss"}, renewsAndHonoursLost, setSafe,
+		"its next renewal (within TTL/3, while others are held back) finds the key gone, and Lost stops the holder before its write", false},
+
+	{[]string{"rolling-restart"}, nil, func(e *Expectation) { e.Exclusion, e.Resource, e.Liveness = Break, AtRisk, Hold },
+		"the nodes restart one after another, empty, until the holder's lease is left on a minority (quorum) or on none (the primary), and the holder runs on until another client is granted the key: a renewal whose failure nobody heeds lets both hold it", false},
+	{[]string{"rolling-restart"}, renewsAndHonoursLost, setSafe,
+		"its renewal after the last restart (the others held back) finds the key on a minority of the nodes (quorum) or gone (one primary), and Lost stops the holder before its write", false},
 
 	{[]string{"latency"}, nil, func(e *Expectation) { setSafe(e); e.DuringFaults = Granting },
 		"every client sees the same added delay (quorum: one slow node of five): grants come slower but in order", false},
 	{[]string{"latency"}, reentrant, func(e *Expectation) { e.DuringFaults = "" },
 		"reentrant: each nested acquire and release is another slow round trip, so the fault window may see no new grant (not judged)", false},
+
+	{[]string{"slow-node"}, nil, setBroken,
+		"one node answers the struck acquire 1.5×TTL late (its SET ran at once): a lock that trusts the late grant, kept in its critical section until another client was granted and released the key, writes over that owner", false},
+	{[]string{"slow-node"}, nonAtomicAcquire, setMayBreak,
+		"no atomic acquire: its second command is answered late too, and the call may outlast its budget (no hold) or come back granted: seed-dependent", false},
+	{[]string{"slow-node"}, reentrant, setMayBreak,
+		"reentrant: the late holder's nested acquires find the key gone or another owner's and may end the hold before its write: seed-dependent", false},
+	{[]string{"slow-node"}, renewsAndHonoursLost, setMayBreak,
+		"its first renewal (TTL/3 after the late grant) finds the key gone or another's and Lost stops the holder, unless the next owner is granted and done before it: seed-dependent", false},
+	{[]string{"slow-node"}, checksValidity, setSafe,
+		"its validity, counted from the call's start, had run out when the late reply came (one node: the acquire fails; quorum: the per-node timeout gave up on the slow node, the others made the quorum, and the check before the write stops it)", false},
+	{[]string{"slow-node"}, fences, func(e *Expectation) {
+		if e.Exclusion == Break {
+			e.Resource = AtRisk
+		}
+	}, "the late grant's fencing token is older than the next owner's: the resource refuses the late write when the next owner wrote first, which the scenario waits for at most TTL/2", true},
 
 	{[]string{"clock-jump"}, nil, setBroken,
 		"the server's clock jumps past the TTL and expires the key while the holder works: another owner enters", false},
@@ -151,12 +181,29 @@ var claimRules = []claimRule{
 	{[]string{"redlock-clock-jump"}, quorum, setBroken,
 		"A holds n1-n3, n3's clock jumps and B takes n3-n5 inside A's validity: two quorums (Kleppmann 2016)", false},
 
+	{[]string{"lost-reply"}, nil, setSafe,
+		"the acquire ran but its reply was lost: a correct lock reports the outcome unknown (or cleans up after a failed vote), and the key it set is an orphan that expires by its TTL", false},
+	{[]string{"lost-reply"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
+		"no atomic acquire: if the lost reply is the first command's, the key may never get its TTL", false},
+	{[]string{"lost-reply"}, splitsKeyAndTTL, func(e *Expectation) { e.Liveness = Break },
+		"the key is set first and its TTL in a second command (its declared crash point lies between): the client sees the first fail and never sends the second, so the key never expires, a deadlock", false},
+	{[]string{"lost-reply-release"}, nil, setSafe,
+		"the release ran but its reply was lost: the client holds nothing and the key is free", false},
+	{[]string{"lost-reply-extend"}, nil, setSafe,
+		"the renewal ran but its reply was lost: the lease is longer than the client knows, and its next renewal goes on", false},
+	{[]string{"lost-reply-reentrant"}, nil, setSafe,
+		"the nested acquire ran but its reply was lost: the hold count stays one above the nesting until the key expires by its TTL (an orphan of the same owner, not a second owner)", false},
+
 	// The consensus scenarios (etcd, ZooKeeper: the hello's server) apply
 	// to locks on a consensus store only.
-	{[]string{"leader-kill"}, nil, setSafe,
-		"a consensus store commits a grant on a quorum before it answers: the new leader has it, and the lease survives the election", false},
-	{[]string{"leader-pause"}, nil, setSafe,
-		"the paused leader is deposed and the new one carries the leases and sessions: the holder keeps its lock", false},
+	{[]string{"leader-kill"}, nil, setMayBreak,
+		"a consensus store commits a grant on a quorum before it answers, so the new leader has it; the lease or session survives the election only when the client reaches the new leader within the TTL, a timing the lock cannot guarantee (measured: etcd-mutex lost once in 20 seeds at TTL 1 s on a loaded machine; every other seed of the four built-in consensus locks held)", false},
+	{[]string{"leader-kill"}, nil, func(e *Expectation) { e.Liveness = Hold },
+		"the killed member restarts with its data and rejoins: the lock is granted again", false},
+	{[]string{"leader-pause"}, nil, setMayBreak,
+		"the leader is paused for 2×TTL while elections and reconnects take fixed times: a client whose session or keep-alive stream hangs on the paused member (etcd: no gRPC keep-alive; ZooKeeper: a handshake against a stopped server that accepted the connect) loses its lease at TTLs of seconds, and another client is granted while it still uses the lock (measured on etcd-mutex, etcd-fenced, zk-lock and zk-fenced at TTL 5 s)", false},
+	{[]string{"leader-pause"}, nil, func(e *Expectation) { e.Liveness = Hold },
+		"resumed, the paused member follows the new leader: the lock is granted again", false},
 	{[]string{"quorum-loss"}, nil, func(e *Expectation) { setSafe(e); e.DuringFaults = NotGranting },
 		"with a majority of members down no write commits: nothing is granted, nothing is unsafe", false},
 
@@ -170,7 +217,7 @@ var claimRules = []claimRule{
 	// Last: fencing saves the resource whenever exclusion breaks because
 	// an owner writes late, as long as the counter survives (not after a
 	// restart or a failover, see above).
-	{[]string{"long-cs", "gc-pause", "partition-holder", "clock-jump", "node-restart"}, fences, fencedResource,
+	{[]string{"long-cs", "gc-pause", "partition-holder", "partition-blackhole", "clock-jump", "node-restart"}, fences, fencedResource,
 		"each grant carries a fencing token: the resource refuses the late owner's write", true},
 }
 
@@ -207,11 +254,8 @@ func FromClaims(in impl.Info, scenario string) (e Expectation, ok bool) {
 // lists every differing row and requires each to be here (and each entry
 // here to still differ).
 var ClaimsExceptions = map[[2]string]string{
-	{"redislock", "node-restart"}:             "at risk, not must-break: its refresh loop often reaches the emptied node before the other client's grant and its Lost ends the hold in time (measured: exclusion broken in 5 of 10 runs); watchdog renews too but its row still breaks",
 	{"redsync", "node-pause"}:                 "availability not judged: redsync's whole-call timeout (0.05×TTL) needs all four live answers in time, which CPU contention can starve (seen once in a full make test)",
 	{"redsync", "redlock-minority-down"}:      "availability not judged: with 3 nodes left redsync needs all 3 answers within its whole-call timeout (0.05×TTL), which CPU contention can starve",
 	{"redsync-single", "failover-lost-write"}: "at risk, not must-break: redsync's call timeout (0.05×TTL) through the scenario's proxy leaves most acquires unknown, so the fault may find no grant to strike (measured: no fault landed in 1 of 2 seeds)",
-	{"etcd-mutex", "leader-kill"}:             "at risk, not must-hold: the grant survives the election, but the lease survives only when the client's keep-alive reaches the new leader within the TTL (measured at TTL 1 s: held in 20 of 20 seeds on an idle machine; lost in 1 of 20 on a loaded one, when the keep-alive stalled while the killed member took 5.9 s to restart)",
-	{"etcd-fenced", "leader-kill"}:            "exclusion at risk as for etcd-mutex (a keep-alive that misses the TTL loses the lease); the resource still holds: it rejects the older holder's fencing token",
-	{"redsync-single", "latency"}:             "no grants during the fault, not grants: redsync's call timeout (0.05×TTL = 12.5 ms) is below the 100 ms round trip, so every acquire in the window times out: a library setting the claims do not carry",
+	{"redsync-single", "latency"}:             "availability not judged, not grants: redsync's call timeout (0.05×TTL) is below the 100 ms round trip up to TTL 2 s, so no acquire in the window completes there, and above it from there: a library setting the claims do not carry",
 }

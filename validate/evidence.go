@@ -59,6 +59,21 @@ const (
 	// minority of the run (the issue's redsync at TTL 50 ms: 714 of 719
 	// acquires unknown).
 	MaxUnknownShare = 0.5
+	// MinObservedShare is the smallest share (0..1) of the failed
+	// outermost acquires that the server-state observer must have
+	// followed with a read of their key within TTL/2
+	// (checker.Evidence.FailedAcquiresObserved) for the absence of an
+	// orphan to count: an orphan lives about a TTL, so a read within
+	// TTL/2 would have found it. Why 0.5: the observer reads a key at
+	// most TTL/10 after a failed acquire asks, so in the ci profile it
+	// followed 86-100% of them on a busy machine (a node that does not
+	// answer, paused or restarting, takes the rest); below half, most
+	// failed acquires went unwatched (a machine too busy for the
+	// observer, or servers that hardly answered) and a pass would rest on
+	// a minority. The reasons check asks the same share of the failed
+	// releases and extends that state expired or taken to come after an
+	// answered read of their key.
+	MinObservedShare = 0.5
 )
 
 // Fixes named by the evidence rules: the flags that supply what is missing.
@@ -90,12 +105,17 @@ type Finding struct {
 	// 256 clients in 188 acquires: 188 acquires timed out (100%);
 	// per-node: 940 of 940 timed out"; "" when there is no finding.
 	Text string
-	// Fix names the flags that would let it grant, from the main cause.
+	// Fix names the flags that would let it grant, from the main cause;
+	// "" when no flag can (the lock's own answers, or overruns of its
+	// deadline).
 	Fix string
 }
 
 // LivenessFinding reports whether a strategy granted (almost) nothing in
-// a run with clients clients, and why, from the history's evidence.
+// a run with clients clients, and why, from the history's evidence and
+// its unknown outcomes against their budget (u, UnknownsOf: the lock's own
+// answers, the budget, or overruns of it; with no budget recorded, by
+// their error text: timed out or not).
 // "Almost nothing" is fewer grants than clients (not every client could
 // have held the lock once) while the attempts it did not grant mostly got
 // no answer (unknown outcomes and split votes outnumber refusals by a
@@ -105,7 +125,7 @@ type Finding struct {
 // attempts: the retry policy sets how many attempts a client makes
 // (--retry spin retries at once). A deadlock (liveness violated) is its
 // own finding: pass deadlocked true and there is none.
-func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding {
+func LivenessFinding(clients int, ev checker.Evidence, u Unknowns, deadlocked bool) Finding {
 	grants, fail, info := ev.Acquires.OK, ev.Acquires.Fail, ev.Acquires.Info
 	noAnswer, total := info+ev.SplitVotes, ev.Acquires.Total()
 	switch {
@@ -119,10 +139,6 @@ func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding 
 		times = "once"
 	}
 	var causes []string
-	type cause struct {
-		n   int
-		fix string
-	}
 	var main cause
 	add := func(n int, text, fix string) {
 		if n == 0 {
@@ -130,11 +146,17 @@ func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding 
 		}
 		causes = append(causes, text)
 		if n > main.n {
-			main = cause{n, fix}
+			main = cause{n: n, fix: fix, text: text}
 		}
 	}
-	add(ev.AcquireTimeouts, fmt.Sprintf("%s timed out (%s)", countOf(ev.AcquireTimeouts, "acquire"), pct(ev.AcquireTimeouts, total)), fixTimeouts)
-	add(info-ev.AcquireTimeouts, fmt.Sprintf("%s unknown for another reason (e.g. a refused connection)", countOf(info-ev.AcquireTimeouts, "acquire")), fixTimeouts)
+	if cs := u.causes("acquire"); len(cs) > 0 {
+		for _, c := range cs {
+			add(c.n, c.text, c.fix)
+		}
+	} else {
+		add(ev.AcquireTimeouts, fmt.Sprintf("%s timed out (%s)", countOf(ev.AcquireTimeouts, "acquire"), pct(ev.AcquireTimeouts, total)), fixTimeouts)
+		add(info-ev.AcquireTimeouts, fmt.Sprintf("%s unknown for another reason (e.g. a refused connection)", countOf(info-ev.AcquireTimeouts, "acquire")), fixTimeouts)
+	}
 	add(ev.SplitVotes, fmt.Sprintf("%s (some nodes but fewer than a quorum of %d said yes)", countOf(ev.SplitVotes, "split vote"), ev.Nodes/2+1), fixSplit)
 	add(fail, fmt.Sprintf("%s refused as held by another client (contention)", countOf(fail, "acquire")), fixContended)
 	text := fmt.Sprintf("granted %s to %s in %s", times, countOf(clients, "client"), countOf(total, "acquire"))
@@ -144,7 +166,7 @@ func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding 
 	if n := ev.NodeAcquires.Total(); n > 0 {
 		text += fmt.Sprintf("; per-node: %d of %d timed out", ev.NodeTimeouts, n)
 	}
-	if main.fix == "" {
+	if main.n == 0 {
 		main.fix = fixLonger
 	}
 	return Finding{Text: text, Fix: main.fix}
@@ -152,15 +174,17 @@ func LivenessFinding(clients int, ev checker.Evidence, deadlocked bool) Finding 
 
 // Missing applies the evidence rules to a checker report of a run of
 // scenario judged against exp: it returns, per check ("exclusion",
-// "resource", "fencing"), the evidence a check that found no violation
+// "resource", "fencing", "liveness" and the contract checks), the evidence a check that found no violation
 // lacked, and leaves out the checks that have enough, were violated, or
 // do not apply (skipped for a reason other than no holds). The rules are
 // the same whatever the expectation, but for MinFaultsLanded, which only
 // a check expected to break needs. finding is the run's LivenessFinding:
 // its fix is named when too few holds are what is missing. A porcupine
 // timeout (checker.Result.TimedOut) is missing evidence too: more time
-// decides it.
-func Missing(scenario string, rep checker.Report, exp Expectation, finding Finding) map[string]results.MissingEvidence {
+// decides it. u (UnknownsOf) explains a share of unknown outcomes above
+// MaxUnknownShare by the calls' durations against their budget, and names
+// the fix of its largest group: more time only when the calls took it.
+func Missing(scenario string, rep checker.Report, exp Expectation, finding Finding, u Unknowns) map[string]results.MissingEvidence {
 	ev := rep.Evidence
 	out := map[string]results.MissingEvidence{}
 	fencing := exp.Fencing
@@ -184,8 +208,18 @@ func Missing(scenario string, rep checker.Report, exp Expectation, finding Findi
 		case c.r.Status == checker.Skipped && (!c.overlap || ev.Holds > 0):
 			continue // the check does not apply (no fencing tokens, no resource)
 		}
-		if m, ok := missingFor(scenario, ev, c.overlap, c.e == Break, finding); ok {
+		if m, ok := missingFor(scenario, ev, c.overlap, c.e == Break, finding, u); ok {
 			out[c.name] = m
+		}
+	}
+	if rep.Orphans.Status == checker.OK {
+		if m, ok := orphansMissing(ev); ok {
+			out["orphans"] = m
+		}
+	}
+	if rep.Reasons.Status == checker.OK {
+		if m, ok := reasonsMissing(ev); ok {
+			out["reasons"] = m
 		}
 	}
 	if rep.Liveness.Status == checker.Inconclusive && !rep.Liveness.TimedOut {
@@ -223,10 +257,10 @@ func RerunHelps(r results.Run) bool {
 // missingFor is the evidence one check lacks, if any: holds (and chances
 // to overlap when overlap is set), the unknown share, and in a scenario
 // with faults a fault injected (and, for a canary, one that landed).
-func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, finding Finding) (results.MissingEvidence, bool) {
+func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, finding Finding, u Unknowns) (results.MissingEvidence, bool) {
 	var what, fix []string
 	addFix := func(f string) {
-		if !slices.Contains(fix, f) {
+		if f != "" && !slices.Contains(fix, f) {
 			fix = append(fix, f)
 		}
 	}
@@ -249,9 +283,15 @@ func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, find
 			addFix(fixLonger)
 		}
 	}
-	if u := ev.UnknownShare(); u > MaxUnknownShare {
-		what = append(what, fmt.Sprintf("%d of %d acquires unknown (%s; at most %.0f%%)", ev.Acquires.Info, ev.Acquires.Total(), pct(ev.Acquires.Info, ev.Acquires.Total()), 100*MaxUnknownShare))
-		addFix(fixTimeouts)
+	if ev.UnknownShare() > MaxUnknownShare {
+		w := fmt.Sprintf("%d of %d acquires unknown (%s; at most %.0f%%)", ev.Acquires.Info, ev.Acquires.Total(), pct(ev.Acquires.Info, ev.Acquires.Total()), 100*MaxUnknownShare)
+		if text, f, ok := u.Explain("acquire"); ok {
+			w += ", of which " + text
+			addFix(f)
+		} else {
+			addFix(fixTimeouts)
+		}
+		what = append(what, w)
 	}
 	if faulted(scenario, ev) {
 		switch landed := ev.FaultsLanded + ev.FaultsUnknown(); {
@@ -267,6 +307,51 @@ func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, find
 		return results.MissingEvidence{}, false
 	}
 	return results.MissingEvidence{What: strings.Join(what, "; "), Fix: strings.Join(fix, "; ")}, true
+}
+
+// fixTokens is the fix when the lock's tokens are not the values it stores.
+const fixTokens = "make the lock report, as its token, the value it stores in the key (an adapter: the token field of its replies)"
+
+// fixObserve is the fix when the observer followed too few failed acquires.
+const fixObserve = "rerun on a quieter machine, or with a longer --ttl (the observer reads a key at most every TTL/10) or fewer --clients"
+
+// tokensMissing is the evidence every check that matches tokens read on
+// the servers lacks when none of them is one the lock reported.
+func tokensMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+	if ev.ObservedTokens == 0 || ev.ObservedKnownTokens > 0 {
+		return results.MissingEvidence{}, false
+	}
+	return results.MissingEvidence{What: fmt.Sprintf("none of the %d tokens read on the servers is one the lock returned or stated it tried: its tokens are not the values it stores", ev.ObservedTokens), Fix: fixTokens}, true
+}
+
+// orphansMissing is the evidence the orphan check lacks, if any: tokens
+// it can match, and reads after at least MinObservedShare of the failed
+// acquires.
+func orphansMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+	if m, ok := tokensMissing(ev); ok {
+		return m, true
+	}
+	if f := ev.Acquires.Fail; f > 0 && float64(ev.FailedAcquiresObserved) < MinObservedShare*float64(f) {
+		return results.MissingEvidence{What: fmt.Sprintf("only %d of %d failed acquires were followed within TTL/2 by a read of their key that a majority of the nodes answered (need ≥ %.0f%%)", ev.FailedAcquiresObserved, f, 100*MinObservedShare), Fix: fixObserve}, true
+	}
+	return results.MissingEvidence{}, false
+}
+
+// reasonsMissing is what the reasons check lacks: an answered read of
+// the key before at least MinObservedShare of the failed releases and
+// extends that stated expired or taken (outside server faults), or a
+// token read on the servers that the lock reported.
+func reasonsMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+	if ev.ReasonsStated == 0 {
+		return results.MissingEvidence{}, false
+	}
+	if m, ok := tokensMissing(ev); ok {
+		return m, true
+	}
+	if float64(ev.ReasonsJudged) < MinObservedShare*float64(ev.ReasonsStated) {
+		return results.MissingEvidence{What: fmt.Sprintf("only %d of %d failed releases or extends stating expired or taken came after a read of their key that a majority of the nodes answered (need ≥ %.0f%%)", ev.ReasonsJudged, ev.ReasonsStated, 100*MinObservedShare), Fix: fixObserve}, true
+	}
+	return results.MissingEvidence{}, false
 }
 
 // countOf writes n and noun, with an s unless n is 1: "1 hold", "0 holds".

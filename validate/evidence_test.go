@@ -66,7 +66,7 @@ func TestMissing(t *testing.T) {
 			if strings.Contains(tt.name, "must hold") {
 				exp = safe("must hold")
 			}
-			m := Missing(tt.scenario, rep, exp, tt.finding)
+			m := Missing(tt.scenario, rep, exp, tt.finding, Unknowns{})
 			got, listed := m["exclusion"]
 			switch {
 			case tt.want == "" && listed:
@@ -107,7 +107,7 @@ func TestMissingPerCheck(t *testing.T) {
 		{"checker disagreement", checker.Report{Exclusion: bug, Resource: ok, Fencing: skip, Evidence: plenty}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := Missing("baseline", tt.rep, safe("r"), Finding{})
+			m := Missing("baseline", tt.rep, safe("r"), Finding{}, Unknowns{})
 			var got []string
 			for _, c := range []string{"exclusion", "resource", "fencing"} {
 				if _, ok := m[c]; ok {
@@ -119,6 +119,47 @@ func TestMissingPerCheck(t *testing.T) {
 			}
 			if tt.rep.Exclusion.TimedOut && m["exclusion"].Fix != fixCheckTime {
 				t.Errorf("porcupine timeout: fix %q, want %q", m["exclusion"].Fix, fixCheckTime)
+			}
+		})
+	}
+}
+
+// TestMissingContract: the orphan check's evidence rules: tokens the lock
+// reported among those read, and reads after at least MinObservedShare of
+// the failed acquires; a violation and a skipped check need none.
+func TestMissingContract(t *testing.T) {
+	ok := checker.Result{Status: checker.OK}
+	bad := checker.Result{Status: checker.Violated}
+	skip := checker.Result{Status: checker.Skipped}
+	read := func(fail, observed, tokens, known int) checker.Evidence {
+		e := plenty
+		e.Acquires.Fail, e.FailedAcquiresObserved, e.ObservedTokens, e.ObservedKnownTokens = fail, observed, tokens, known
+		e.Observations = checker.OutcomeCounts{OK: 50}
+		return e
+	}
+	for _, tt := range []struct {
+		name    string
+		orphans checker.Result
+		ev      checker.Evidence
+		want    string // "" nothing missing, else a part of MissingEvidence.String
+	}{
+		{"enough", ok, read(100, 90, 20, 20), ""},
+		{"half is enough", ok, read(100, 50, 20, 20), ""},
+		{"few failed acquires observed", ok, read(100, 49, 20, 20), "only 49 of 100 failed acquires were followed within TTL/2 by a read of their key that a majority of the nodes answered (need ≥ 50%): " + fixObserve},
+		{"no failed acquire: nothing to observe", ok, read(0, 0, 20, 20), ""},
+		{"tokens are not the stored values", ok, read(100, 90, 4, 0), "none of the 4 tokens read on the servers is one the lock returned or stated it tried: its tokens are not the values it stores: " + fixTokens},
+		{"no token read: nothing to match", ok, read(100, 90, 0, 0), ""},
+		{"a violation needs no minimum", bad, read(100, 1, 4, 0), ""},
+		{"not observed", skip, read(100, 0, 0, 0), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := checker.Report{Exclusion: ok, Resource: ok, Fencing: skip, Orphans: tt.orphans, Evidence: tt.ev}
+			m, listed := Missing("baseline", rep, safe("r"), Finding{}, Unknowns{})["orphans"]
+			switch {
+			case tt.want == "" && listed:
+				t.Errorf("orphans lacks %q, want nothing missing", m)
+			case tt.want != "" && !strings.Contains(m.String(), tt.want):
+				t.Errorf("orphans lacks\n %q\nwant %q", m, tt.want)
 			}
 		})
 	}
@@ -153,7 +194,7 @@ func TestLivenessFinding(t *testing.T) {
 		{"no attempt", 16, checker.Evidence{}, false, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := LivenessFinding(tt.clients, tt.ev, tt.deadlocked)
+			f := LivenessFinding(tt.clients, tt.ev, Unknowns{}, tt.deadlocked)
 			if f.Text != tt.want || f.Fix != tt.fix {
 				t.Errorf("finding\n %q (fix %q)\nwant %q (fix %q)", f.Text, f.Fix, tt.want, tt.fix)
 			}

@@ -3,6 +3,9 @@ package validate
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
@@ -44,6 +47,7 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 		Liveness:   rep.Liveness.Status,
 		Fencing:    rep.Fencing.Status,
 		Reentrancy: rep.Reentrancy.Status,
+		Renewal:    rep.Renewal.Status,
 	}
 	out.Violations = rep.Exclusion.Violations + rep.Resource.Violations
 	out.Checks = map[string]string{
@@ -52,11 +56,17 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 		"liveness":   rep.Liveness.Message,
 		"fencing":    rep.Fencing.Message,
 		"reentrancy": rep.Reentrancy.Message,
+		"renewal":    rep.Renewal.Message,
+	}
+	out.Verdict.Orphans, out.Verdict.Lost, out.Verdict.Extends, out.Verdict.Reasons = rep.Orphans.Status, rep.Lost.Status, rep.Extends.Status, rep.Reasons.Status
+	for _, c := range contractResults(rep) {
+		out.Checks[c.name] = c.r.Message
 	}
 	f := rep.Figures
 	out.Liveness = results.LivenessFigures{
 		LongestUnavailableMs: f.LongestUnavailableMs, UnavailableMsByKey: f.UnavailableMsByKey, RecoveryMs: f.RecoveryMs,
 		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
+		Orphans: f.Orphans, LongestOrphanMs: f.LongestOrphanMs,
 		GrantsDuringFaults: checker.GrantsDuringFaults(ops),
 	}
 	out.Evidence = rep.Evidence
@@ -70,40 +80,176 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	}
 	out.Faults = faults(ops)
 	out.Fairness, out.Errors = fairnessAndErrors(ops, out.Config.Clients)
-	finding := LivenessFinding(out.Config.Clients, rep.Evidence, rep.Liveness.Status == checker.Violated)
+	budget := time.Duration(out.Config.OpTimeoutMs * float64(time.Millisecond))
+	finding := LivenessFinding(out.Config.Clients, rep.Evidence, UnknownsOf(ops, budget), rep.Liveness.Status == checker.Violated)
 	out.LivenessFinding = finding.Text
-	missing := Missing(out.Scenario, rep, exp, finding)
-	if exp.DuringFaults == Granting && out.Liveness.GrantsDuringFaults == 0 {
-		if m, ok := availabilityMissing(ops, finding); ok {
+	out.Availability = availabilityOf(ops, budget)
+	missing := Missing(out.Scenario, rep, exp, finding, UnknownsOf(ops, budget))
+	var tolerates string // why the availability during the faults is violated ("" if it is not)
+	if exp.DuringFaults == Granting && spansSeveral(out.Config.Topology) {
+		tolerates = toleratesFault(ops, budget, time.Duration(out.Config.TTLMs*float64(time.Millisecond)))
+	}
+	if rep.Renewal.Status == checker.Inconclusive {
+		if missing == nil {
+			missing = map[string]results.MissingEvidence{}
+		}
+		missing["renewal"] = results.MissingEvidence{What: rep.Renewal.Message, Fix: fixStall}
+	}
+	if exp.DuringFaults != "" && out.Liveness.GrantsDuringFaults == 0 && tolerates == "" {
+		if m, ok := availabilityMissing(ops, finding, budget, exp.DuringFaults); ok {
 			if missing == nil {
 				missing = map[string]results.MissingEvidence{}
 			}
 			missing["availability"] = m
 		}
 	}
-	for name, v := range map[string]*checker.Status{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing} {
+	for name, v := range map[string]*checker.Status{"exclusion": &out.Verdict.Exclusion, "resource": &out.Verdict.Resource, "fencing": &out.Verdict.Fencing,
+		"orphans": &out.Verdict.Orphans, "lost": &out.Verdict.Lost, "extends": &out.Verdict.Extends, "reasons": &out.Verdict.Reasons} {
 		if _, ok := missing[name]; ok {
 			*v = checker.Inconclusive
 		}
 	}
 	out.Missing = missing
 	out.Unexpected, out.Inconclusive = judge(rep, exp, out.Liveness.GrantsDuringFaults, missing)
+	if tolerates != "" {
+		// The lock's own figures replace the bare "granted nothing".
+		out.Unexpected = slices.DeleteFunc(out.Unexpected, func(l string) bool { return strings.HasPrefix(l, "availability") })
+		out.Unexpected = append(out.Unexpected, "availability: must keep granting during the fault but "+tolerates)
+	}
 	out.AsExpected = len(out.Unexpected) == 0 && len(out.Inconclusive) == 0
 }
 
-// availabilityMissing is the evidence a "must keep granting during the
-// fault" check lacks when no grant came during the faults: the whole run
-// granted almost nothing (finding), or more than MaxUnknownShare of the
-// acquires during the faults had an unknown outcome (timeouts: the calls'
-// budget decided, not the lock's refusals). ok is false when the check
-// has its evidence: no grant is then a finding against the lock.
-func availabilityMissing(ops []history.Operation, finding Finding) (results.MissingEvidence, bool) {
+// spansSeveral reports whether a run's topology (results.RunConfig.Topology,
+// e.g. "single", "replicated:1+sentinel", "independent:5", "etcd:3") gives
+// the lock several nodes to answer from, so that a fault on some of them
+// need not slow it (toleratesFault). A single node, or a primary with
+// replicas (the lock talks to the primary alone), does not: every call
+// waits on the faulty node, late grants are the fault's, not the lock's,
+// and "must keep granting" there means any grant at all (judge).
+func spansSeveral(topology string) bool {
+	kind, n, ok := strings.Cut(topology, ":")
+	if !ok || (kind != "independent" && kind != "etcd" && kind != "zookeeper") {
+		return false
+	}
+	nodes, err := strconv.Atoi(n)
+	return err == nil && nodes > 1
+}
+
+// lateGrantShare is the share of a fault's grants that may come late
+// (toleratesFault) before the lock is said not to tolerate the fault.
+const lateGrantShare = 0.5
+
+// toleratesFault judges a run in which the lock's claims say it keeps
+// granting through the fault (a quorum lock with a minority of nodes
+// down or paused): it returns why it did not, with the figures, or ""
+// when it did or the run cannot say. The lock did not when, over the
+// fault windows that saw acquire calls:
+//   - it granted nothing, and most of those calls either ran to the call
+//     budget (at least 90% of it: the lock waited out its deadline on the
+//     faulty node instead of answering from the live ones) or were
+//     refused (result fail: a definite no while a quorum was up); calls
+//     answered unknown well inside the budget (the lock's own short
+//     timeouts on a busy machine) leave the check to the evidence rules;
+//   - or more than half of its grants there came late: their calls took
+//     at least 90% of the budget, or half the TTL (half the lease spent
+//     acquiring), where quiet grants did not.
+//
+// The text names the lock's figures; it blames the budget only as the
+// alternative a reader can rule out by running another lock beside it
+// (lockbench bench, diff), which the bench's hint then does.
+func toleratesFault(ops []history.Operation, budget, ttl time.Duration) string {
+	ws := checker.AvailabilityOf(ops, budget)
+	quiet := ws[0]
+	var calls, grants, fails, atBudget, late int
+	var grantMs []float64
+	for _, w := range ws[1:] {
+		calls += w.Acquires
+		fails += w.Fail
+		atBudget += w.AtBudget
+		grants += len(w.GrantCallsMs)
+		grantMs = append(grantMs, w.GrantCallsMs...)
+	}
+	if calls == 0 {
+		return "" // no call during the fault: no evidence (the evidence rules say so)
+	}
+	slow := func(ms float64) bool {
+		d := time.Duration(ms * float64(time.Millisecond))
+		return (budget > 0 && d >= budget*9/10) || (ttl > 0 && d >= ttl/2)
+	}
+	for _, g := range grantMs {
+		if slow(g) {
+			late++
+		}
+	}
+	quietSlow := 0
+	for _, g := range quiet.GrantCallsMs {
+		if slow(g) {
+			quietSlow++
+		}
+	}
+	budgetText := "no call budget recorded"
+	if budget > 0 {
+		budgetText = fmt.Sprintf("the %v call budget", budget)
+	}
+	switch {
+	case grants == 0 && 2*(atBudget+fails) > calls:
+		return fmt.Sprintf("granted nothing: of %d acquire calls during the fault, %d ran to %s and %d were refused (quiet: %d grants): the lock waited on the faulty node or refused while the nodes it needs were up; a lock that tolerates this fault answers from them well inside the budget (per-node timeouts)",
+			calls, atBudget, budgetText, fails, len(quiet.GrantCallsMs))
+	case grants > 0 && float64(late) > lateGrantShare*float64(grants) && 2*quietSlow <= len(quiet.GrantCallsMs):
+		med := medianMs(grantMs)
+		return fmt.Sprintf("%d of its %d grants during the fault came late (a call of at least 90%% of %s or half the TTL %v; median %.0f ms, quiet median %.1f ms over %d grants): the lock waited on the faulty node instead of answering from the live ones",
+			late, grants, budgetText, ttl, med, medianMs(quiet.GrantCallsMs), len(quiet.GrantCallsMs))
+	}
+	return ""
+}
+
+// medianMs is the median of xs (0 when empty).
+func medianMs(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// availabilityMissing is the evidence an availability check (a, the
+// expectation) lacks when no grant came during the faults: no client
+// called the lock while a fault was in force (the window tested nothing:
+// "no call during the fault", for either expectation); or, for "must keep
+// granting", the whole run granted almost nothing (finding), or more than
+// MaxUnknownShare of the acquires during the faults had an unknown outcome
+// (not the lock's refusals: what the unknowns were is in the hint). ok is
+// false when the check has its evidence: no grant is then a finding
+// against a lock that must keep granting, and the evidence a lock that
+// must grant nothing needs. budget is each call's budget (0: not
+// recorded): the hint says what the unknowns' durations show
+// (UnknownsOf), and sends the user to more time only when the calls took
+// it.
+func availabilityMissing(ops []history.Operation, finding Finding, budget time.Duration, a Availability) (results.MissingEvidence, bool) {
+	if calls, windows := checker.CallsDuringFaults(ops); calls == 0 && windows > 0 {
+		return results.MissingEvidence{What: "no call during the fault: no client called the lock while a fault was in force, so the window tested nothing",
+			Fix: "run longer (--duration) or check why the clients were not calling (a client slow to start delays the schedule; see config.schedule_wait_ms)"}, true
+	}
+	if a != Granting {
+		return results.MissingEvidence{}, false
+	}
 	if finding.Text != "" {
 		return results.MissingEvidence{What: "no grant during the fault, but the whole run granted almost nothing (" + finding.Text + ")", Fix: finding.Fix}, true
 	}
+	var during []history.Operation
+	checker.EachAcquireDuringFaults(ops, func(op history.Operation) { during = append(during, op) })
 	total, unknown := checker.AcquiresDuringFaults(ops)
 	if total > 0 && float64(unknown) > MaxUnknownShare*float64(total) {
-		return results.MissingEvidence{What: fmt.Sprintf("no grant during the fault, but %d of its %d acquires had an unknown outcome (%s; at most %.0f%%)", unknown, total, pct(unknown, total), 100*MaxUnknownShare), Fix: fixTimeouts}, true
+		m := results.MissingEvidence{What: fmt.Sprintf("no grant during the fault, but %d of its %d acquires had an unknown outcome (%s; at most %.0f%%)", unknown, total, pct(unknown, total), 100*MaxUnknownShare), Fix: fixTimeouts}
+		if text, fix, ok := UnknownsOf(during, budget).Explain("acquire"); ok {
+			m.What += ", of which " + text
+			m.Fix = fix
+		}
+		return m, true
 	}
 	return results.MissingEvidence{}, false
 }
@@ -148,6 +294,10 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 		}
 	case exp.DuringFaults == NotGranting && g > 0:
 		unexpected = append(unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
+	case exp.DuringFaults == NotGranting:
+		if m, short := lacks("availability"); short {
+			inconclusive = append(inconclusive, "availability must grant nothing during the fault: inconclusive: "+m)
+		}
 	}
 	// Fencing tokens and reentrancy counts are strategy promises: a strategy
 	// that claims them must keep them in every scenario, unless exp.Fencing
@@ -158,7 +308,24 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 		check("fencing", exp.Fencing, rep.Fencing)
 	}
 	check("reentrancy", Hold, rep.Reentrancy)
+	check("renewal", exp.Renewal, rep.Renewal)
+	// The contract checks: every lock's promises about its own calls, in
+	// every scenario (Expectation.Contract).
+	for _, c := range contractResults(rep) {
+		check(c.name, exp.contract(), c.r)
+	}
 	return unexpected, inconclusive
+}
+
+// contractResult is one contract check's name and result.
+type contractResult struct {
+	name string
+	r    checker.Result
+}
+
+// contractResults lists the contract checks' results in ContractChecks order.
+func contractResults(rep checker.Report) []contractResult {
+	return []contractResult{{"orphans", rep.Orphans}, {"lost", rep.Lost}, {"extends", rep.Extends}, {"reasons", rep.Reasons}}
 }
 
 // FromHistory fills a run's workload figures from its history alone, for
@@ -189,7 +356,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 		out.DurationS = float64(last-first) / 1e9
 		out.ThroughputPerS = float64(out.Grants) / out.DurationS
 	}
-	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
+	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), OpTimeoutMs: float64(h.OpTimeoutMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
 	var err error
 	if out.AcquireLatencyMs, err = results.Percentiles(checker.AcquireLatencies(ops)); err != nil {
 		return err
@@ -199,6 +366,29 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	}
 	out.SetWindows(ops, nil) // the command counter is not in the history
 	return nil
+}
+
+// availabilityOf converts checker.AvailabilityOf into results' form.
+func availabilityOf(ops []history.Operation, budget time.Duration) []results.AvailabilityWindow {
+	var out []results.AvailabilityWindow
+	for _, w := range checker.AvailabilityOf(ops, budget) {
+		a := results.AvailabilityWindow{Fault: w.Name, StartMs: float64(w.Start) / 1e6, EndMs: float64(w.End) / 1e6,
+			Acquires: w.Acquires, OK: w.OK, Fail: w.Fail, Info: w.Info, Grants: len(w.GrantCallsMs), AtBudget: w.AtBudget}
+		if w.Quiet {
+			a.Fault = results.QuietWindow
+		}
+		if w.Span > 0 {
+			a.GrantsPerS = float64(a.Grants) / (float64(w.Span) / 1e9)
+		}
+		if len(w.GrantCallsMs) > 0 {
+			if l, err := results.Percentiles(w.GrantCallsMs); err == nil {
+				p50, p99 := l.P50, l.P99
+				a.GrantCallP50Ms, a.GrantCallP99Ms = &p50, &p99
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // faults returns the nemesis windows of a history in ms since run start,
@@ -240,7 +430,8 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 		name    string
 		e       Expect
 		verdict *checker.Status
-	}{{"exclusion", exp.Exclusion, &out.Verdict.Exclusion}, {"resource", exp.Resource, &out.Verdict.Resource}, {"fencing", exp.Fencing, &out.Verdict.Fencing}} {
+	}{{"exclusion", exp.Exclusion, &out.Verdict.Exclusion}, {"resource", exp.Resource, &out.Verdict.Resource}, {"fencing", exp.Fencing, &out.Verdict.Fencing},
+		{"renewal", exp.Renewal, &out.Verdict.Renewal}, {"orphans", exp.contract(), &out.Verdict.Orphans}, {"lost", exp.contract(), &out.Verdict.Lost}, {"extends", exp.contract(), &out.Verdict.Extends}, {"reasons", exp.contract(), &out.Verdict.Reasons}} {
 		if c.e != Hold || *c.verdict != checker.Violated {
 			continue
 		}
@@ -258,4 +449,46 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 		out.AsExpected = len(out.Unexpected) == 0 && len(out.Inconclusive) == 0
 	}
 	return changed
+}
+
+// AvailabilityHints names the cause of each availability violation among
+// runs (one bench, or both sides of a diff) from the other runs of the same
+// scenario and seed: when another lock was granted during the same fault,
+// the line names the lock as the cause (and those locks' figures); when
+// others ran and none could be granted, it names the call budget
+// (--op-timeout) as what may be too short. A run alone gets no hint.
+func AvailabilityHints(runs []results.Run) {
+	for i := range runs {
+		r := &runs[i]
+		for j, line := range r.Unexpected {
+			if !strings.HasPrefix(line, "availability: must keep granting") {
+				continue
+			}
+			var granted, others []string
+			for _, o := range runs {
+				if o.Strategy == r.Strategy || o.Scenario != r.Scenario || o.Seed != r.Seed || o.Error != "" {
+					continue
+				}
+				others = append(others, o.Strategy)
+				n, calls := 0, []float64{}
+				for _, w := range o.Availability {
+					if w.Fault != results.QuietWindow {
+						n += w.Grants
+						if w.GrantCallP50Ms != nil {
+							calls = append(calls, *w.GrantCallP50Ms)
+						}
+					}
+				}
+				if n > 0 {
+					granted = append(granted, fmt.Sprintf("%s %d times (median call %.1f ms)", o.Strategy, n, medianMs(calls)))
+				}
+			}
+			switch {
+			case len(granted) > 0:
+				r.Unexpected[j] = line + "; the lock, not the budget: under the same fault in this run set " + strings.Join(granted, ", ") + " were granted"
+			case len(others) > 0:
+				r.Unexpected[j] = line + "; no other lock here (" + strings.Join(others, ", ") + ") was granted during this fault either: the call budget (--op-timeout) may be too short for it"
+			}
+		}
+	}
 }

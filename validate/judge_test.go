@@ -46,6 +46,11 @@ func TestJudge(t *testing.T) {
 		{"fencing expected to break", with(func(r *checker.Report) { r.Fencing = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, ""},
 		{"fencing expected to break but held", with(func(r *checker.Report) { r.Fencing = ok }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, "fencing must break (canary) but is ok"},
 		{"reentrancy is a promise", with(func(r *checker.Report) { r.Reentrancy = unsure }), safe("r"), 0, "reentrancy is inconclusive"},
+		{"orphans: a contract check, gated for a must-hold pair", with(func(r *checker.Report) { r.Orphans = bad }), safe("r"), 0, "orphans must hold but is violated"},
+		{"orphans: gated for a canary too", with(func(r *checker.Report) { r.Exclusion, r.Resource, r.Orphans = bad, bad, bad }), broken("r"), 0, "orphans must hold but is violated"},
+		{"orphans: gated for an at-risk pair too", with(func(r *checker.Report) { r.Orphans = bad }), mayBreak("r"), 0, "orphans must hold but is violated"},
+		{"orphans: a row may say at risk", with(func(r *checker.Report) { r.Orphans = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Contract: AtRisk}, 0, ""},
+		{"orphans skipped (not observed) is no contradiction", with(func(r *checker.Report) { r.Orphans = skip }), safe("r"), 0, ""},
 	} {
 		got, inconclusive := judge(tt.rep, tt.exp, tt.grants, nil)
 		if len(inconclusive) > 0 {
@@ -91,6 +96,12 @@ func TestJudgeInconclusive(t *testing.T) {
 		{"no grant during the fault of a starved run", rep, keepsGranting("r"),
 			map[string]results.MissingEvidence{"availability": {What: "no grant during the fault, but the whole run granted almost nothing", Fix: fixTimeouts}}, 0,
 			[]string{"availability must keep granting during the fault: inconclusive: no grant during the fault"}, ""},
+		{"no call during the fault, must grant nothing", rep, Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, DuringFaults: NotGranting},
+			map[string]results.MissingEvidence{"availability": {What: "no call during the fault: no client called the lock while a fault was in force"}}, 0,
+			[]string{"availability must grant nothing during the fault: inconclusive: no call during the fault"}, ""},
+		{"no call during the fault, must keep granting", rep, Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, DuringFaults: Granting},
+			map[string]results.MissingEvidence{"availability": {What: "no call during the fault: no client called the lock while a fault was in force"}}, 0,
+			[]string{"availability must keep granting during the fault: inconclusive: no call during the fault"}, ""},
 		{"inconclusive beside a contradiction", func() checker.Report { r := rep; r.Liveness = bad; return r }(), safe("r"), both, 0,
 			[]string{"exclusion must hold: inconclusive", "resource must hold: inconclusive"}, "liveness must hold but is violated"},
 	} {
@@ -188,7 +199,9 @@ func TestFromHistory(t *testing.T) {
 // TestAvailabilityMissing: a "must keep granting" check with no grant
 // during the fault lacks evidence when most acquires during the fault had
 // an unknown outcome, or the whole run granted almost nothing; refusals
-// during the fault are evidence against the lock.
+// during the fault are evidence against the lock. Either availability
+// check lacks evidence when no call was in flight during the fault (a
+// client slow to start: the window tested nothing).
 func TestAvailabilityMissing(t *testing.T) {
 	ms := int64(time.Millisecond)
 	fault := history.Operation{Client: -1, Kind: history.Nemesis, Invoke: 10 * ms, Complete: 100 * ms}
@@ -200,15 +213,19 @@ func TestAvailabilityMissing(t *testing.T) {
 		ops     []history.Operation
 		finding Finding
 		missing string // substring of What; "" when nothing is missing
+		a       Availability
 	}{
-		{"refused during the fault", []history.Operation{fault, acq(20, history.Fail), acq(40, history.Fail), acq(60, history.Info)}, Finding{}, ""},
-		{"timed out during the fault", []history.Operation{fault, acq(20, history.Info), acq(40, history.Info), acq(60, history.Fail)}, Finding{}, "2 of its 3 acquires had an unknown outcome"},
-		{"unknown outside the fault only", []history.Operation{fault, acq(20, history.Fail), acq(200, history.Info), acq(300, history.Info)}, Finding{}, ""},
-		{"run granted almost nothing", []history.Operation{fault, acq(20, history.Fail)}, Finding{Text: "granted once", Fix: "x"}, "granted almost nothing"},
+		{"refused during the fault", []history.Operation{fault, acq(20, history.Fail), acq(40, history.Fail), acq(60, history.Info)}, Finding{}, "", Granting},
+		{"timed out during the fault", []history.Operation{fault, acq(20, history.Info), acq(40, history.Info), acq(60, history.Fail)}, Finding{}, "2 of its 3 acquires had an unknown outcome", Granting},
+		{"unknown outside the fault only", []history.Operation{fault, acq(20, history.Fail), acq(200, history.Info), acq(300, history.Info)}, Finding{}, "", Granting},
+		{"run granted almost nothing", []history.Operation{fault, acq(20, history.Fail)}, Finding{Text: "granted once", Fix: "x"}, "granted almost nothing", Granting},
+		{"no call during the fault", []history.Operation{fault, acq(150, history.OK), acq(200, history.Fail)}, Finding{}, "no call during the fault", Granting},
+		{"no call during the fault, must grant nothing", []history.Operation{fault, acq(150, history.OK)}, Finding{}, "no call during the fault", NotGranting},
+		{"a call across the fault", []history.Operation{fault, acq(8, history.Fail)}, Finding{}, "", NotGranting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, ok := availabilityMissing(tt.ops, tt.finding)
+			m, ok := availabilityMissing(tt.ops, tt.finding, 0, tt.a)
 			if ok != (tt.missing != "") || !strings.Contains(m.What, tt.missing) {
 				t.Errorf("availabilityMissing = %+v, %v; want missing %q", m, ok, tt.missing)
 			}

@@ -28,7 +28,9 @@ const (
 // Both scenarios lose a fresh lock on purpose: Redis replication is
 // asynchronous, so a primary acknowledges a grant before its replica has
 // it, and a replica promoted after the primary died never saw it (redis.io
-// distlock: "a race condition with this model"; Kleppmann 2016). The
+// replication docs: asynchronous by default, and writes acknowledged to
+// the client can be lost at a failover, with WAIT too; redis.io distlock:
+// "a race condition with this model"; Kleppmann 2016). The
 // client the fault strikes stays inside its lease until the next holder has
 // read the protected resource, and the next holder's write waits for the
 // struck client's read (chaos.FailoverLostWrite), so the loss becomes two
@@ -36,9 +38,10 @@ const (
 // its own: one node of five failing over costs a holder that keeps a
 // majority one vote.
 const (
-	lostAtFailover             = "replication is asynchronous: the promoted replica never saw the grant, so a second client is granted the key inside the first one's lease and both write (redis.io distlock, Kleppmann 2016)"
-	lostAtSentinelFailover     = "Sentinel promotes a replica that never saw the fresh grant (asynchronous replication): once clients follow, a second client is granted the key inside the first one's 4 s lease and both write (redis.io distlock, Kleppmann 2016)"
-	quorumKeepsFailedOverGrant = "n1 of five fails over and loses the grant; the holder keeps a majority (it held at least 4 nodes), so no other client reaches a quorum (redis.io distlock)"
+	lostAtFailover             = "replication is asynchronous: the promoted replica never saw the grant (the scenario cuts the replication link first, so the loss is forced, not waited for), so a second client is granted the key inside the first one's lease and both write (redis.io replication docs: replication is asynchronous, so a failover can lose writes the primary acknowledged, even with WAIT; redis.io distlock's failover race, Kleppmann 2016: the possibility; the cut makes it certain)"
+	lostAtSentinelFailover     = "Sentinel promotes a replica that never saw the fresh grant (asynchronous replication; the scenario cuts the replication link first, so the loss is forced): once clients follow, a second client is granted the key inside the first one's lease (TTL at least 4 s) and both write (redis.io replication docs: a failover can lose acknowledged writes; redis.io distlock, Kleppmann 2016)"
+	quorumKeepsFailedOverGrant = "n1 of five fails over and loses the grant; the scenario strikes only a holder on at least 4 nodes, which keeps a majority, so no other client reaches a quorum: it covers a failover outside a bare quorum (a bare quorum is failover-bare-quorum's case; measured: redlock held in 10 of 10 seeds at 16 clients)"
+	bareQuorumFailover         = "A holds exactly n1-n3 (split votes under contention often leave a bare quorum); n1 fails over to a replica that never saw the grant, so A keeps 2 of 5 and B takes n1, n4 and n5 well inside A's validity: two quorums, and A's validity check passes (Kleppmann 2016: a lost key breaks a bare quorum, as node-restart shows; measured at 16 clients, seeds 1-10: every landed strike broke, redlock in 5, redsync in 3, the other seeds inconclusive)"
 )
 
 // Clock jumps and the random mix on quorum locks (clock-jump, random).
@@ -48,5 +51,5 @@ const (
 // n2,n3,n4, n4 jumping and another client locking it.
 const (
 	bareQuorumJump = "safe while the holder has four or five nodes; when contention left it a bare quorum of three and the jumped node is one of them, another client locks that node plus the two free ones (Kleppmann 2016; measured: violated in 4 of 10 seeds, redsync 3 of 10)"
-	bareQuorumMix  = "one node or one client at a time is faulty, but a clock jump or an empty restart on a node of a bare quorum of three (left by split votes) lets a second client in (Kleppmann 2016)"
+	bareQuorumMix  = "one node or one client at a time is faulty, but a clock jump or an empty restart on a node of a bare quorum of three (left by split votes) lets a second client in (Kleppmann 2016), and the mix's key loss deletes the key on every node while the holder's validity still runs"
 )

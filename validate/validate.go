@@ -6,9 +6,13 @@
 //
 // The API is a few entry points:
 //
+//   - SourceOf: where a lock's expectations come from, decided once for
+//     every rule: its verdict rows (built-in strategies) or its claims
+//     (FromClaims: exec: adapters and any lock without rows).
 //   - Expected: the verdict table's row of a pair, if it has one.
-//   - For: what a run is judged against (the row, or "at risk, not gated"
-//     when the run left the strategy's defaults or the pair has no row).
+//   - For: what a run is judged against (the row or the claims, or "at
+//     risk, not gated" when the run left the lock's defaults or there is no
+//     expectation).
 //   - NotGated: why a run's settings take it outside the table ("" if not).
 //   - Fill and FromHistory: a checker report and a history → the run's record.
 //   - Matrix, NotApplicable and MatrixMarkdown: the whole table, for lists
@@ -69,10 +73,39 @@ type Expectation struct {
 	// strategy promise). Set it to Break where a fault loses the counter
 	// itself (e.g. a failover to a replica that never saw its INCR).
 	Fencing Expect
+	// Renewal is what the renewal-liveness check must show (no lease lost
+	// with no fault while its holder ran: checker.Renewal); "" is not
+	// judged. Source.For sets Hold for every lock that claims renewal,
+	// whatever its usage policy and whether or not the run is gated
+	// otherwise: a renewal that does not keep the lease on a healthy
+	// server is the lock's bug in any setting.
+	Renewal Expect
 	Reason  string
 	// DuringFaults is the availability the pair must show while a fault
 	// window is open; "" is not judged.
 	DuringFaults Availability
+	// Contract is what the contract checks must show (ContractChecks: no
+	// orphaned lock, true failure reasons, a timely lost signal and none
+	// after release, no extend after release): "" (the default) means
+	// they must hold, for every lock in every scenario, rows and claims
+	// alike, whatever else the run is expected to show. No row sets it
+	// today: a scenario whose fault could make one of these checks wrong
+	// about a correct lock would set it to AtRisk with its reason.
+	Contract Expect
+}
+
+// ContractChecks are the names of the contract checks, in report order:
+// promises every lock makes about its own calls, whatever the scenario
+// (see Expectation.Contract).
+var ContractChecks = []string{"orphans", "lost", "extends", "reasons"}
+
+// contract is the expectation of the contract checks: Contract, Hold
+// when unset.
+func (e Expectation) contract() Expect {
+	if e.Contract == "" {
+		return Hold
+	}
+	return e.Contract
 }
 
 // Summary is the pair's one-word expectation: "must-break" if any check
@@ -98,6 +131,14 @@ func (e Expectation) Checks() map[string]string {
 	m := map[string]string{"exclusion": string(e.Exclusion), "resource": string(e.Resource), "liveness": string(e.Liveness)}
 	if e.Fencing != "" {
 		m["fencing"] = string(e.Fencing)
+	}
+	if e.Renewal != "" {
+		m["renewal"] = string(e.Renewal)
+	}
+	if e.Contract != "" {
+		for _, c := range ContractChecks {
+			m[c] = string(e.Contract)
+		}
 	}
 	return m
 }
@@ -162,48 +203,26 @@ func table() map[string]map[string]Expectation {
 
 // Expected returns the verdict table's row for a (strategy, scenario)
 // pair; ok is false when the table has none: a pair that does not apply,
-// an unknown name, or a strategy with no rows of its own (whose
-// expectations would follow from its declared claims; For does not gate
-// such a run).
+// an unknown name, or a strategy with no rows of its own. It reads the
+// table only: a rule that asks what a run must show asks the run's Source
+// (SourceOf), which answers from the claims for a lock without rows.
 func Expected(strategy, scenario string) (e Expectation, ok bool) {
 	e, ok = table()[strategy][scenario]
 	return e, ok
 }
 
-// For is the expectation a run of (strategy, scenario) is judged against.
-// notGated is NotGated's reason recorded with the run (the history
-// header's NotGated field): when set, every check is at risk with that
-// reason, so lockbench run and lockbench check of its history agree. A pair
-// without a row (Expected's ok false) is at risk too, with a reason that
-// says so: nothing is gated; except that a lock run through an adapter
-// (impl.IsExec) is judged by the expectation its declared claims predict
-// (FromClaims; impl.Lookup starts the adapter once to read them). Every
-// applicable pair of a registered strategy has a row
-// (TestVerdictTableComplete).
+// For is the expectation a run of (strategy, scenario) is judged against:
+// LookupSource(strategy).For(scenario, notGated). notGated is NotGated's
+// reason recorded with the run (the history header's NotGated field): when
+// set, every check is at risk with that reason, so lockbench run and
+// lockbench check of its history agree. A strategy with verdict rows is
+// judged by its row, any other lock (an exec: adapter) by the expectation
+// its declared claims predict (FromClaims; impl.Lookup starts an adapter
+// once to read them); a pair with neither is at risk with a reason that
+// says so: nothing is gated. Every applicable pair of a registered
+// strategy has a row (TestVerdictTableComplete).
 func For(strategy, scenario, notGated string) Expectation {
-	if notGated != "" {
-		return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Fencing: AtRisk,
-			Reason: notGated + ": the verdict table assumes the strategy's defaults, so nothing is gated"}
-	}
-	if e, ok := Expected(strategy, scenario); ok {
-		return e
-	}
-	// No row: a strategy outside the registry (a lock run through an
-	// adapter process) or an unknown pair. An adapter's expectation follows
-	// from the claims its hello declares (FromClaims).
-	why := fmt.Sprintf("no expectation recorded for %s under %s", strategy, scenario)
-	if _, known := table()[strategy]; !known {
-		why = "no verdict rows for this strategy: every check is reported, none is gated"
-		if impl.IsExec(strategy) {
-			st, err := impl.Lookup(strategy)
-			if err != nil {
-				why = fmt.Sprintf("no verdict rows for this strategy and its claims are unknown (%v): every check is reported, none is gated", err)
-			} else if e, ok := FromClaims(st.Info(), scenario); ok {
-				return e
-			}
-		}
-	}
-	return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, Reason: why}
+	return LookupSource(strategy).For(scenario, notGated)
 }
 
 // Pair is one row of the verdict matrix: a (strategy, scenario) pair and

@@ -10,6 +10,7 @@ func fencedVerdicts() map[string][]row {
 		"fenced": {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
 			{"long-cs", fencedOnly("exclusion breaks when the key expires mid-CS, but the resource rejects the slow owner's older fencing token")},
+			{"held-key-loss", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: "the key is deleted under the holder and another client is granted it; the fence counter survives, so the holder's older token is rejected once the new owner has written, and accepted if the holder writes first (fencing on writes only): timing"}},
 			{"gc-pause", fencedOnly("exclusion breaks under the pause, but the resource rejects the woken owner's older fencing token (Kleppmann 2016)")},
 			{"crash-between", safe("the holder dies inside its CS; the key expires after the TTL")},
 			{"node-restart", Expectation{Exclusion: Break, Resource: Hold, Liveness: Hold, Fencing: Break,
@@ -23,11 +24,15 @@ func fencedVerdicts() map[string][]row {
 				Reason: "the fencing counter's INCR is lost with the grant, so the next holder gets the same fencing token and the resource accepts both writes: fencing tokens need a store that survives failover (Kleppmann 2016)"}},
 			{"sentinel-failover", Expectation{Exclusion: Break, Resource: Break, Liveness: Hold, Fencing: Break,
 				Reason: "the promoted replica never saw the fencing counter's INCR either: the next holder gets the same fencing token and the resource accepts both writes (Kleppmann 2016: fencing tokens need a consensus-backed store)"}},
-			{"partition-holder", fencedOnly("exclusion breaks when the key expires behind the cut-off holder, but the resource is reachable and rejects its older fencing token (Kleppmann 2016)")},
+			{"partition-holder", fencedOnly("exclusion breaks when the key expires behind the holder, kept in its critical section for 2×TTL while its links refuse connections, but the resource is reachable and rejects its older fencing token, written after the next holder's (the scenario waits for that holder's release) (Kleppmann 2016)")},
+			{"partition-blackhole", fencedOnly("exclusion breaks when the key expires behind the holder, kept in its critical section for 2×TTL while its links black-hole, but the resource is reachable and rejects its older fencing token, written after the next holder's (Kleppmann 2016)")},
 			{"latency", keepsGranting("every client sees the same delay: grants stay ordered and fencing tokens increase; slower, not unsafe")},
+			{"slow-node", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold, Reason: slowTrusted + "; its fencing token (taken when the SET ran) is older than the next owner's, so the resource refuses the late write when the next owner wrote first, which the scenario waits for at most TTL/2"}},
 			{"clock-jump", fencedOnly("the jump expires the key and another owner enters (exclusion breaks), but the resource rejects the holder's older fencing token")},
 			{"random", Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: Hold, Fencing: AtRisk,
-				Reason: "a clock jump lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"}},
+				Reason: "a clock jump, or the mix's key loss, lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"}},
+			{"lost-reply", safe(orphanExpires + "; the fencing number the lost grant took is skipped, and tokens still increase")},
+			{"lost-reply-release", safe(releaseRan)},
 		},
 	}
 }

@@ -13,6 +13,12 @@ type Point string
 // own fault points (impl.PointAfterSetNX, impl.PointRenew) reach Faults.At
 // too, converted to Point.
 const (
+	// PointBeforeAcquire: right before each acquire call (every attempt,
+	// nested ones too: Event.Depth says which), after the retry back-off.
+	// A nemesis may arm a fault on the client's links here (a lost reply)
+	// or crash the client before it calls. Event.Lease is the outermost
+	// lease for a nested acquire, nil otherwise.
+	PointBeforeAcquire Point = "before-acquire"
 	// PointAcquired: right after an outermost acquire succeeded, before the CS starts.
 	PointAcquired Point = "acquired"
 	// PointInCS: after the resource read, before the CS wait.
@@ -20,12 +26,23 @@ const (
 	// PointBeforeWrite: after the usage-policy check (validity, Lost) and
 	// before the resource write: where a GC-like pause hurts most.
 	PointBeforeWrite Point = "before-write"
+	// PointBeforeRelease: right before each release call (nested ones
+	// too: Event.Depth says which); Event.Lease is the lease released.
+	PointBeforeRelease Point = "before-release"
 	// PointReleased: after the outermost release returned (any result).
 	PointReleased Point = "released"
+	// PointBeforeExtend (impl.PointExtend): right before each extend
+	// lockbench itself sends an adapter that serves extend, after
+	// PointRenew, on the renewal goroutine; Event.Lease is the lease
+	// extended, Event.Call the extend. Renewals a strategy makes on its own
+	// (watchdog) reach Faults at PointRenew only.
+	PointBeforeExtend Point = Point(impl.PointExtend)
 	// PointAfterSetNX is impl.PointAfterSetNX (naive only).
 	PointAfterSetNX Point = Point(impl.PointAfterSetNX)
-	// PointRenew is impl.PointRenew (watchdog, before each renewal; runs on
-	// the renewal goroutine).
+	// PointRenew is impl.PointRenew (before each renewal a strategy makes
+	// on its own: watchdog, redislock's refresh, an adapter's extend
+	// requests; runs on the renewal goroutine). Event.Hold and Event.Lease
+	// are the hold being renewed (0 and nil if it ended meanwhile).
 	PointRenew Point = Point(impl.PointRenew)
 )
 
@@ -41,9 +58,18 @@ type Event struct {
 	Hold int64
 	// Lease is the current lease (nil before the acquire returned).
 	Lease *impl.Lease
+	// Depth is the reentrancy depth of the acquire or release about to be
+	// called at PointBeforeAcquire and PointBeforeRelease (1: outermost);
+	// 0 at every other point.
+	Depth int
 	// Process is the client's own process when its Locker runs in one
 	// (exec: strategies), for faults to pause or kill; nil otherwise.
 	Process impl.ClientProcess
+	// Call is the lock call about to be made at PointBeforeAcquire,
+	// PointBeforeRelease and PointBeforeExtend, which a nemesis may make
+	// cancellable (Call.Cancellable) to cancel it in flight; nil at every
+	// other point.
+	Call *Call
 }
 
 // Faults is the client-side nemesis: it is called at every Point of every

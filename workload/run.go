@@ -48,6 +48,21 @@ type Env struct {
 	Resource *Resource
 	// Now is the clients' clock for validity deadlines; default time.Now.
 	Now func() time.Time
+	// Ready is the run's readiness barrier, which Run closes once every
+	// client made its first call (give the same one to the nemesis, which
+	// times its faults from it); nil: Run uses one of its own.
+	Ready *Readiness
+	// Observer, when set, is asked to read a key's state on the servers
+	// (an *Observer records it) after every acquire that did not grant,
+	// every release or renewal that failed and every lost lease; nil:
+	// nothing is observed.
+	Observer Notifier
+}
+
+// Notifier is what the workload asks for a read of a key's server state
+// (*Observer is one); Notify must not block.
+type Notifier interface {
+	Notify(key string)
 }
 
 // nodes returns Nodes(client), or none when Nodes is nil.
@@ -78,6 +93,10 @@ type Stats struct {
 	// Elapsed is the measured time from the start of the clients to the end
 	// of the last client.
 	Elapsed time.Duration
+	// ReadyAfter is how long after their start every client had made its
+	// first call (the readiness barrier, Env.Ready): the clients ran
+	// Config.Duration after that.
+	ReadyAfter time.Duration
 	// Crashed counts clients that died at a fault point.
 	Crashed int
 	// MaxOverrun is the largest delay the harness itself added to a hold:
@@ -114,6 +133,9 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	if env.Resource == nil {
 		env.Resource = NewResource(cfg.Fencing)
 	}
+	// One strategy for the run's Lockers: an adapter serving several
+	// logical clients per process shares its processes among them.
+	runSt := impl.ForRun(env.Strategy)
 	clients := make([]*client, cfg.Clients)
 	defer func() {
 		for _, c := range clients {
@@ -127,6 +149,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		if err != nil {
 			return Stats{}, err
 		}
+		c.st = runSt
 		clients[i] = c
 	}
 	// Lockers start side by side, one per core: an exec: strategy starts
@@ -150,8 +173,29 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 			return Stats{}, err // the lowest client's: one line
 		}
 	}
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	// The run lasts cfg.Duration after the readiness barrier: every client
+	// has made its first call, so a fault schedule timed from it (the
+	// nemesis's) meets clients that run; a client slow to start (an
+	// adapter process) makes the run longer, not its faults miss.
+	if env.Ready == nil {
+		env.Ready = NewReadiness()
+	}
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go func() {
+		select {
+		case <-env.Ready.Done():
+		case <-runCtx.Done():
+			return
+		}
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-runCtx.Done():
+		}
+	}()
 	// A client whose Locker cannot go on (impl.ErrFatal) stops the run.
 	var fatalOnce sync.Once
 	var fatal error
@@ -162,17 +206,26 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		}
 	}
 	start := time.Now()
+	rc := &readyCount{r: env.Ready, start: start, now: env.Clock.Now}
+	rc.left.Store(int64(len(clients)))
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
+		c.readyOnce = rc.ready
 		go func() {
 			defer wg.Done()
 			defer c.flush()
+			defer c.markReady() // a client that stopped before its first call
 			c.loop(ctx, runCtx)
 		}()
 	}
 	wg.Wait()
-	st := Stats{Attempts: map[history.Result]int{}, Elapsed: time.Since(start)}
+	elapsed := time.Since(start)
+	for _, c := range clients {
+		close(c.stopWatch) // lost signals after the run are not waited for
+		c.watchers.Wait()
+	}
+	st := Stats{Attempts: map[history.Result]int{}, Elapsed: elapsed, ReadyAfter: env.Ready.Waited()}
 	for _, c := range clients {
 		st.Grants += c.grants
 		for k, v := range c.attempts {
@@ -197,6 +250,13 @@ type buffered interface {
 	NewBuffer() *history.Buffer
 }
 
+// observe asks the run's Observer, if any, for a read of key.
+func (c *client) observe(key string) {
+	if c.env.Observer != nil {
+		c.env.Observer.Notify(key)
+	}
+}
+
 // flush hands the client's buffered operations to the recorder.
 func (c *client) flush() {
 	if c.buf != nil {
@@ -218,19 +278,35 @@ type client struct {
 	rng    *rand.Rand
 	zipf   *rand.Zipf
 	nodes  []redis.UniversalClient
+	st     impl.Strategy // the run's (impl.ForRun)
 	locker impl.Locker
+	// dead reports whether the Locker's process is gone: an adapter
+	// process shared with other logical clients that one of them crashed
+	// (killed); nil when the Locker has none.
+	dead interface{ Dead() bool }
 	// proc is the Locker's process, when it runs in one (exec:); nil otherwise.
 	proc impl.ClientProcess
+	// checker is the Locker's Checker, when it has one (asked before each
+	// write under Policy.AskLock); nil otherwise.
+	checker impl.Checker
+	// call is offered to Faults before each acquire and release (Event.Call);
+	// extendCall before each extend lockbench drives on the renewal goroutine.
+	call, extendCall Call
 	// stopRun ends the run with a Locker error wrapping impl.ErrFatal.
 	stopRun func(error)
-	stream  int
+	// readyOnce tells the readiness barrier this client made its first
+	// call; markReady calls it once.
+	readyOnce func()
+	readyDone bool
+	stream    int
 	// buf records this client's own operations when the recorder offers
 	// per-client buffers (a *history.Writer does); nil: env.History.Record.
 	buf *history.Buffer
 
 	mu      sync.Mutex
-	key     string // key being acquired or held, for strategy hooks
-	holdID  int64  // the hold in progress (0 between holds), for renewals
+	key     string      // key being acquired or held, for strategy hooks
+	holdID  int64       // the hold in progress (0 between holds), for renewals
+	lease   *impl.Lease // the outermost lease of that hold (nil between holds)
 	crashed bool
 	// crashPoint is the strategy fault point where a fault crashed the
 	// client inside a lock call (naive's after-setnx, an adapter's declared
@@ -241,6 +317,12 @@ type client struct {
 	attempts   map[history.Result]int
 	latencies  []float64
 	maxOverrun time.Duration
+
+	// watchers counts the goroutines watching a lease's Lost (watchLost);
+	// stopWatch, closed when the run ends, stops those that outlived
+	// their hold.
+	watchers  sync.WaitGroup
+	stopWatch chan struct{}
 }
 
 func newClient(id int, cfg Config, env Env) (*client, error) {
@@ -252,7 +334,7 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 		id: id, cfg: cfg, env: env, nodes: nodes,
 		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1)),
 		stream:   env.IDs.NextStream(),
-		attempts: map[history.Result]int{},
+		attempts: map[history.Result]int{}, stopWatch: make(chan struct{}),
 	}
 	if b, ok := env.History.(buffered); ok {
 		c.buf = b.NewBuffer()
@@ -268,21 +350,28 @@ func newClient(id int, cfg Config, env Env) (*client, error) {
 
 // newLocker makes the client's Locker (and notes its process, if any).
 func (c *client) newLocker() error {
-	l, err := c.env.Strategy.New(impl.Config{
-		Nodes:      c.nodes,
-		Endpoints:  c.env.endpoints(c.id),
-		TTL:        c.cfg.TTL,
-		Owner:      fmt.Sprintf("c%d-%d", c.id, c.cfg.Seed),
-		Now:        c.env.Now,
-		Hook:       c.hook,
-		OnRenew:    c.onRenew,
-		OnNodeCall: c.onNodeCall,
+	l, err := c.st.New(impl.Config{
+		Client:    c.id,
+		Nodes:     c.nodes,
+		Endpoints: c.env.endpoints(c.id),
+		TTL:       c.cfg.TTL,
+		Owner:     fmt.Sprintf("c%d-%d", c.id, c.cfg.Seed),
+		Now:       c.env.Now,
+		Hook:      c.hook,
+		OnRenew:   c.onRenew,
+		CallContext: func(ctx context.Context) (context.Context, func() bool) {
+			return c.extendCall.start(ctx), c.extendCall.finish
+		},
+		OnNodeCall:   c.onNodeCall,
+		OnLostUnheld: c.onLostUnheld,
 	})
 	if err != nil {
 		return fmt.Errorf("workload: client %d: %s: %w", c.id, c.env.Strategy.Name(), err)
 	}
 	c.locker = l
 	c.proc, _ = l.(impl.ClientProcess)
+	c.dead, _ = l.(interface{ Dead() bool })
+	c.checker, _ = l.(impl.Checker)
 	return nil
 }
 
@@ -299,12 +388,16 @@ func (c *client) close() {
 // Faults; a crashed client's renewals stop.
 func (c *client) hook(ctx context.Context, p impl.Point) error {
 	c.mu.Lock()
-	key, crashed := c.key, c.crashed
+	key, crashed, hold, lease := c.key, c.crashed, c.holdID, c.lease
 	c.mu.Unlock()
 	if crashed {
 		return impl.ErrCrashed
 	}
-	err := c.env.Faults.At(ctx, Event{Client: c.id, Point: Point(p), Key: key, Process: c.proc})
+	ev := Event{Client: c.id, Point: Point(p), Key: key, Hold: hold, Lease: lease, Process: c.proc}
+	if p == impl.PointExtend {
+		ev.Call = c.extendCall.next()
+	}
+	err := c.env.Faults.At(ctx, ev)
 	if errors.Is(err, impl.ErrCrashed) {
 		c.mu.Lock()
 		c.crashPoint = Point(p)
@@ -324,18 +417,24 @@ func (c *client) crashedAt(def Point) Point {
 	return def
 }
 
-// onRenew records a strategy's renewal (watchdog) as an extend operation.
-// It runs on the renewal goroutine, so it records on stream -1, outside the
-// client's stream; times are converted from the client clock's durations.
-func (c *client) onRenew(key, token string, invoke, complete time.Time, err error) {
+// onRenew records a strategy's renewal (watchdog, an adapter's extend) as
+// an extend operation, with the lock's stated reason and the validity the
+// renewal reported. It runs on the renewal goroutine, so it records on
+// stream -1, outside the client's stream; times are converted from the
+// client clock's durations.
+func (c *client) onRenew(r impl.Renewal) {
 	c.mu.Lock()
 	hold := c.holdID
 	c.mu.Unlock()
 	done := c.now()
-	op := history.Operation{Client: c.id, Stream: -1, Kind: history.Extend, Key: key, Hold: hold, Token: token,
-		Invoke: done - int64(complete.Sub(invoke)), Complete: done}
-	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	op := history.Operation{Client: c.id, Stream: -1, Kind: history.Extend, Key: r.Key, Hold: hold, Token: r.Token,
+		Invoke: done - int64(r.Complete.Sub(r.Invoke)), Complete: done, ValidUntil: c.env.Clock.At(r.ValidUntil)}
+	op.Result, op.Error = resultOf(r.Err, impl.ErrNotHeld)
+	op.Reason = reasonOf(r.Err)
 	c.env.History.Record(op)
+	if r.Err != nil {
+		c.observe(r.Key)
+	}
 }
 
 // onNodeCall records one per-node call of a quorum strategy as an acquire
@@ -354,9 +453,9 @@ func (c *client) onNodeCall(node, call, key, token string, invoke, complete time
 	c.env.History.Record(op)
 }
 
-func (c *client) setHold(h int64) {
+func (c *client) setHold(h int64, l *impl.Lease) {
 	c.mu.Lock()
-	c.holdID = h
+	c.holdID, c.lease = h, l
 	c.mu.Unlock()
 }
 
@@ -396,6 +495,15 @@ func (c *client) record(op history.Operation) {
 	}
 }
 
+// reasonOf is the reason a failed call's error states (impl.Reason), ""
+// for nil.
+func reasonOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return impl.Reason(err)
+}
+
 func resultOf(err error, failErr error) (history.Result, string) {
 	switch {
 	case err == nil:
@@ -422,12 +530,50 @@ func (c *client) crash(key string, hold int64, p Point) {
 
 // at calls Faults at p; it returns false when the client crashed there.
 func (c *client) at(ctx context.Context, p Point, key string, hold int64, l *impl.Lease) bool {
-	if err := c.env.Faults.At(ctx, Event{Client: c.id, Point: p, Key: key, Hold: hold, Lease: l, Process: c.proc}); errors.Is(err, impl.ErrCrashed) {
+	return c.atCall(ctx, p, key, hold, l, 0, nil)
+}
+
+// atCall is at with the reentrancy depth of the call about to be made and
+// the call itself (PointBeforeAcquire, PointBeforeRelease).
+func (c *client) atCall(ctx context.Context, p Point, key string, hold int64, l *impl.Lease, depth int, call *Call) bool {
+	if c.dead != nil && c.dead.Dead() {
+		// The adapter process this client shares with others was killed
+		// as another client's crash: this client dies with it, here.
+		c.crash(key, hold, p)
+		return false
+	}
+	if err := c.env.Faults.At(ctx, Event{Client: c.id, Point: p, Key: key, Hold: hold, Lease: l, Depth: depth, Process: c.proc, Call: call}); errors.Is(err, impl.ErrCrashed) {
 		c.crash(key, hold, p)
 		return false
 	}
 	return true
 }
+
+// markReady tells the readiness barrier, once, that the client made its
+// first call (or stopped before it could). Only the client's own
+// goroutine calls it.
+func (c *client) markReady() {
+	if c.readyDone || c.readyOnce == nil {
+		return
+	}
+	c.readyDone = true
+	c.readyOnce()
+}
+
+// cancelledReason is the reason recorded for op: the lock's own (reason),
+// else cancelled for an unknown outcome of a call a nemesis cancelled in
+// flight (a call that completed before the cancel took effect keeps its
+// real outcome).
+func cancelledReason(op history.Operation, reason string, cancelled bool) string {
+	if reason == "" && cancelled && op.Result == history.Info {
+		return history.ReasonCancelled
+	}
+	return reason
+}
+
+// errDied is acquire's error when the client crashed at
+// PointBeforeAcquire: the crash is recorded, no call was made.
+var errDied = errors.New("workload: the client crashed before its call")
 
 // opCtx returns the context of one lock call: OpTimeout from now as its
 // deadline, see callContext.
@@ -471,14 +617,29 @@ func (c *callContext) Err() error {
 	return nil
 }
 
-// acquire makes one attempt and records it. depth is the reentrancy depth.
+// acquire makes one attempt and records it. depth is the reentrancy depth
+// and outer the outermost lease of a nested acquire (nil at depth 1).
 // An outermost grant (depth 1) takes a new hold id; nested ones keep hold.
-func (c *client) acquire(ctx context.Context, key string, hold int64, depth int) (*impl.Lease, int64, error) {
-	octx := c.opCtx(ctx)
+// Faults are told at PointBeforeAcquire first: errDied when the client
+// crashed there (recorded; no call made).
+func (c *client) acquire(ctx context.Context, key string, hold int64, depth int, outer *impl.Lease) (*impl.Lease, int64, error) {
+	if !c.atCall(ctx, PointBeforeAcquire, key, hold, outer, depth, c.call.next()) {
+		c.call.finish()
+		return nil, 0, errDied
+	}
+	octx := c.opCtx(c.call.start(ctx))
 	inv := c.now()
 	l, err := c.locker.Acquire(octx, key)
+	cancelled := c.call.finish()
+	c.markReady()
 	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now()}
 	op.Result, op.Error = resultOf(err, impl.ErrNotAcquired)
+	if l == nil {
+		// A failed or unknown acquire: the lock's reason, and the token it
+		// wrote or tried (a key left with it is this client's orphan).
+		op.Reason, op.Token = reasonOf(err), impl.TriedToken(err)
+		op.Reason = cancelledReason(op, op.Reason, cancelled)
+	}
 	if errors.Is(err, impl.ErrCrashed) {
 		// The client died inside the call: its outcome is unknown (naive's
 		// SETNX took effect before the crash), so it is recorded as info.
@@ -486,6 +647,7 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int)
 		op.Result, op.Error = history.Info, fmt.Sprintf("client crashed at %s inside the call", c.crashedAt(PointAfterSetNX))
 		op.Hold = hold
 		c.record(op)
+		c.observe(key)
 		return nil, 0, err
 	}
 	if l != nil {
@@ -497,23 +659,36 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int)
 		op.Hold = hold
 	}
 	c.record(op)
+	if err != nil {
+		c.observe(key)
+	}
 	return l, hold, err
 }
 
 // release releases one level and records it. It returns false when the
-// client crashed inside the call (at a crash point an adapter declared in
-// its release): the release is recorded as info, then the crash.
+// client crashed: at PointBeforeRelease (no call made), or inside the call
+// (at a crash point an adapter declared in its release): the release is
+// then recorded as info, then the crash.
 func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth int) bool {
-	octx := c.opCtx(ctx)
+	if !c.atCall(ctx, PointBeforeRelease, l.Key, hold, l, depth, c.call.next()) {
+		c.call.finish()
+		return false
+	}
+	octx := c.opCtx(c.call.start(ctx))
 	inv := c.now()
 	rem, err := c.locker.Release(octx, l)
+	cancelled := c.call.finish()
 	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
 	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	op.Reason = cancelledReason(op, reasonOf(err), cancelled)
 	crashed := errors.Is(err, impl.ErrCrashed)
 	if crashed {
 		op.Error = fmt.Sprintf("client crashed at %s inside the call", c.crashedAt(PointReleased))
 	}
 	c.record(op)
+	if err != nil {
+		c.observe(l.Key)
+	}
 	if errors.Is(err, impl.ErrFatal) {
 		c.stopRun(err)
 	}
@@ -567,8 +742,10 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 			return true
 		}
 		var err error
-		l, hold, err = c.acquire(ctx, key, 0, 1)
+		l, hold, err = c.acquire(ctx, key, 0, 1, nil)
 		switch {
+		case errors.Is(err, errDied):
+			return false
 		case err == nil:
 			c.attempts[history.OK]++
 		case errors.Is(err, impl.ErrCrashed):
@@ -590,11 +767,12 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 	granted := time.Now()
 	c.grants++
 	c.latencies = append(c.latencies, float64(time.Since(first))/float64(time.Millisecond))
-	c.setHold(hold)
-	defer c.setHold(0)
+	c.setHold(hold, l)
+	defer c.setHold(0, nil)
 	if l.Lost != nil {
 		done := make(chan struct{})
 		defer close(done)
+		c.watchers.Add(1)
 		go c.watchLost(l, hold, done)
 	}
 	// planned is the time from the grant to the read spent in steps whose
@@ -609,7 +787,10 @@ func (c *client) hold(ctx, runCtx context.Context) bool {
 	var nested []*impl.Lease
 	t = time.Now()
 	for d := 2; d <= c.cfg.Reentrancy; d++ {
-		nl, _, err := c.acquire(ctx, key, hold, d)
+		nl, _, err := c.acquire(ctx, key, hold, d, l)
+		if errors.Is(err, errDied) {
+			return false
+		}
 		if errors.Is(err, impl.ErrCrashed) {
 			c.crash(key, hold, c.crashedAt(PointAcquired))
 			return false
@@ -645,14 +826,36 @@ func (c *client) noteLag(d time.Duration) {
 // watchLost records a lost operation when the strategy signals the lease
 // lost before the hold ends (done). It runs beside the client's loop, so it
 // records on stream -1, outside the client's stream.
+//
+// A lost signal up to one TTL after the hold ended (its release or the
+// end of the run) is recorded too: a lock must not signal lost for a
+// lease it released (the lost check holds it against the lock).
 func (c *client) watchLost(l *impl.Lease, hold int64, done <-chan struct{}) {
+	defer c.watchers.Done()
 	select {
 	case <-l.Lost:
 	case <-done:
-		return
+		t := time.NewTimer(c.cfg.TTL)
+		defer t.Stop()
+		select {
+		case <-l.Lost:
+		case <-t.C:
+			return
+		case <-c.stopWatch:
+			return
+		}
 	}
 	t := c.now()
 	c.env.History.Record(history.Operation{Client: c.id, Stream: -1, Kind: history.Lost, Key: l.Key, Hold: hold, Token: l.Token, Invoke: t, Complete: t, Result: history.OK})
+	c.observe(l.Key)
+}
+
+// onLostUnheld records the lock's lost signal for a lease it does not
+// hold (impl.Config.OnLostUnheld), on stream -1 without a hold.
+func (c *client) onLostUnheld(key, token string) {
+	t := c.now()
+	c.env.History.Record(history.Operation{Client: c.id, Stream: -1, Kind: history.Lost, Key: key, Token: token, Invoke: t, Complete: t, Result: history.OK,
+		Note: "for a lease the lock does not hold"})
 }
 
 // criticalSection reads the resource, waits, checks the lease under the
@@ -679,6 +882,14 @@ func (c *client) criticalSection(ctx context.Context, key string, hold int64, l 
 	if reason := c.stopReason(l); reason != "" {
 		return true // the client gives up its CS without writing
 	}
+	if c.cfg.Policy.AskLock && c.checker != nil {
+		switch ok, alive := c.askLock(ctx, key, hold, l); {
+		case !alive:
+			return false
+		case !ok:
+			return true // the lock said not valid, or could not say: no write
+		}
+	}
 	if !c.at(ctx, PointBeforeWrite, key, hold, l) {
 		return false
 	}
@@ -703,8 +914,42 @@ func (c *client) stopReason(l *impl.Lease) string {
 		default:
 		}
 	}
-	if p.CheckValidity && !l.Validity.IsZero() && c.env.Now().After(l.Validity.Add(-c.cfg.SafetyMargin)) {
+	if v := l.ValidUntil(); p.CheckValidity && !v.IsZero() && c.env.Now().After(v.Add(-c.cfg.SafetyMargin)) {
 		return "validity expired"
 	}
 	return ""
+}
+
+// askLock asks the lock, right before the write, whether it still holds
+// the lease (impl.Checker; Policy.AskLock) and records its answer as a
+// check operation: ok with Value 1 (valid) or 0 (not valid), fail or info
+// when it could not say. ok is true only for a valid answer; the client
+// must assume it lost the lock otherwise. alive is false when the client
+// crashed meanwhile (its adapter process was killed: recorded) or the
+// Locker cannot go on (the run stops).
+func (c *client) askLock(ctx context.Context, key string, hold int64, l *impl.Lease) (ok, alive bool) {
+	octx := c.opCtx(ctx)
+	inv := c.now()
+	valid, err := c.checker.Check(octx, l)
+	op := history.Operation{Kind: history.Check, Key: key, Hold: hold, Token: l.Token, Fence: l.Fence, Invoke: inv, Complete: c.now(),
+		ValidUntil: c.env.Clock.At(l.ValidUntil())}
+	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
+	op.Reason = reasonOf(err)
+	if valid && err == nil {
+		op.Value = 1
+	}
+	crashed := errors.Is(err, impl.ErrCrashed)
+	if crashed {
+		op.Error = "client crashed during the check"
+	}
+	c.record(op)
+	switch {
+	case crashed:
+		c.crash(key, hold, PointBeforeWrite)
+		return false, false
+	case errors.Is(err, impl.ErrFatal):
+		c.stopRun(err)
+		return false, false
+	}
+	return op.Value == 1, true
 }

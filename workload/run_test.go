@@ -64,6 +64,10 @@ func TestRunRecordsHistory(t *testing.T) {
 				}
 				holds[op.Hold] = true
 			}
+			// token-lua states why an acquire failed and the token it tried.
+			if op.Result == history.Fail && (op.Reason != history.ReasonTaken || op.Token == "" || op.Hold != 0) {
+				t.Errorf("failed acquire %+v: want reason taken, the token tried and no hold", op)
+			}
 		case history.Write:
 			if !holds[op.Hold] {
 				t.Fatalf("write outside a recorded hold: %+v", op)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/hunt"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -105,7 +106,45 @@ func (f *benchFlags) run(cmd *cobra.Command, _ []string) error {
 	opts.Progress, done = f.o.progress(cmd.ErrOrStderr())
 	file, err := bench.Bench(cmd.Context(), opts)
 	done()
-	return f.printOutcome(cmd, file, err)
+	err = f.printOutcome(cmd, file, err)
+	if h := opts.Profile.Hunt; h != nil && (len(f.strategies) == 0 || slices.Contains(f.strategies, h.Strategy)) && len(f.scenarios) == 0 && (err == nil || errors.Is(err, errUnexpected) || errors.Is(err, errInconclusive)) {
+		if herr := f.profileHunt(cmd, opts, *h); herr != nil && (err == nil || errors.Is(herr, errUnexpected) && !errors.Is(err, errUnexpected)) {
+			err = herr
+		}
+	}
+	return err
+}
+
+// profileHunt runs the profile's short hunt (bench.HuntPlan) into
+// OUT/hunt after its matrix (when --strategies, if given, names its
+// strategy and --scenarios is not given) and prints its summary: errUnexpected when a
+// surprise reproduced, the hunt's error when it could not run.
+func (f *benchFlags) profileHunt(cmd *cobra.Command, opts bench.Options, h bench.HuntPlan) error {
+	out := filepath.Join(f.out, "hunt")
+	if err := cleanHuntFolder(out); err != nil {
+		return err
+	}
+	spec := bench.Spec{Strategy: h.Strategy, Workload: h.Workload, Cluster: opts.Cluster}
+	spec.Workload.KeyPrefix = opts.KeyPrefix
+	command := fmt.Sprintf("lockbench hunt --strategy %s --schedules %d --budget %v --seed %d --out %s", h.Strategy, h.Schedules, h.Budget, opts.Seed, out)
+	if !f.o.quiet && !f.o.json {
+		fmt.Fprintf(cmd.ErrOrStderr(), "profile %s: hunt on %s (%d schedules, at most %v): %s\n", opts.Profile.Name, h.Strategy, h.Schedules, h.Budget, command)
+	}
+	rep, err := hunt.Hunt(cmd.Context(), hunt.Options{Spec: spec, Budget: h.Budget, Seed: max(opts.Seed, 1), OutDir: out, MaxSchedules: h.Schedules,
+		Command: command, RunCommand: scheduleCommand})
+	if rep == nil {
+		return err
+	}
+	if !f.o.quiet && !f.o.json {
+		hunt.Text(cmd.OutOrStdout(), rep, out)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Reproduced() {
+		return fmt.Errorf("%w: the profile's hunt on %s: a surprise reproduced (%s)", errUnexpected, h.Strategy, filepath.Join(out, hunt.ReportMarkdown))
+	}
+	return nil
 }
 
 // options checks the flags and turns them into a bench's options: the
@@ -314,8 +353,12 @@ func notInProfile(profile, flag, name string, valid []string) error {
 	if len(have) == 0 {
 		return fmt.Errorf("%w: --%s %s: not in profile %s nor in any other (see lockbench list); profile %s has: %s", errs.ErrUsage, flag, name, profile, profile, strings.Join(valid, ", "))
 	}
-	return fmt.Errorf("%w: --%s %s: not in profile %s; profile %s has it: add --profile %s; profile %s has: %s",
-		errs.ErrUsage, flag, name, profile, strings.Join(have, " and "), have[0], profile, strings.Join(valid, ", "))
+	who := "profile " + have[0] + " has it"
+	if len(have) > 1 {
+		who = "profiles " + strings.Join(have, " and ") + " have it"
+	}
+	return fmt.Errorf("%w: --%s %s: not in profile %s; %s: add --profile %s; profile %s has: %s",
+		errs.ErrUsage, flag, name, profile, who, have[0], profile, strings.Join(valid, ", "))
 }
 
 // firstClause shortens an Unsupported reason to what is missing (the list

@@ -71,13 +71,10 @@ check lacked evidence; 1 wins over 4).`,
 				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
-			rep := checker.Check(h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
-			exp := validate.For(h.Strategy, h.Scenario, h.NotGated)
-			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Seed: h.Seed, History: path}
-			if err := validate.FromHistory(&r, h, ops); err != nil {
+			r, rep, exp, err := validate.CheckHistory(path, h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
+			if err != nil {
 				return err
 			}
-			validate.Fill(&r, ops, rep, exp, filepath.Dir(path))
 			w := cmd.OutOrStdout()
 			if h.Interrupted && !asJSON {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is the history of a run interrupted (Ctrl-C or SIGTERM) before its planned end: it is whole up to then, so the verdict covers a shorter run than the one asked for (no liveness probe after the workload)\n", path)
@@ -92,7 +89,8 @@ check lacked evidence; 1 wins over 4).`,
 					status checker.Status
 					r      checker.Result
 				}{{"exclusion", r.Verdict.Exclusion, rep.Exclusion}, {"resource", r.Verdict.Resource, rep.Resource},
-					{"fencing", r.Verdict.Fencing, rep.Fencing}, {"reentrancy", r.Verdict.Reentrancy, rep.Reentrancy}, {"liveness", r.Verdict.Liveness, rep.Liveness}} {
+					{"fencing", r.Verdict.Fencing, rep.Fencing}, {"reentrancy", r.Verdict.Reentrancy, rep.Reentrancy}, {"liveness", r.Verdict.Liveness, rep.Liveness},
+					{"orphans", r.Verdict.Orphans, rep.Orphans}, {"lost", r.Verdict.Lost, rep.Lost}, {"extends", r.Verdict.Extends, rep.Extends}, {"reasons", r.Verdict.Reasons, rep.Reasons}} {
 					fmt.Fprintf(w, "  %-10s %-12s %s\n", x.name, x.status, x.r.Message)
 					if m, ok := r.Missing[x.name]; ok {
 						fmt.Fprintf(w, "               inconclusive: %s\n", m)

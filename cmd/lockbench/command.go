@@ -23,6 +23,9 @@ func runCommand(s bench.Spec) string {
 	if w.CS.Kind == workload.CSFixed && w.CS.Max == 0 && w.CS.TailShare == 0 && w.CS.Min > 0 && w.CS.Min != w.TTL/20 {
 		cmd += fmt.Sprintf(" --cs-min %v", w.CS.Min) // a profile's critical section kept at a longer TTL
 	}
+	if w.OwnKeys {
+		cmd += " --own-keys" // an uncontended cost run: a key per client
+	}
 	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}

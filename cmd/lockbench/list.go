@@ -18,7 +18,7 @@ func newListCmd() *cobra.Command {
 	var matrix, markdown bool
 	c := &cobra.Command{
 		Use:   "list [--matrix]",
-		Short: "List strategies, scenarios and profiles (or the verdict matrix)",
+		Short: "List strategies, scenarios, profiles and fault primitives (or the verdict matrix)",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("%w: lockbench list takes no argument, got %q (usage: lockbench list [--matrix | --markdown])", errs.ErrUsage, args[0])
@@ -65,6 +65,12 @@ func newListCmd() *cobra.Command {
 			fmt.Fprintln(w, "\nPROFILE\tWHAT")
 			for _, p := range bench.Profiles() {
 				fmt.Fprintf(w, "%s\t%s\n", p.Name, p.Summary)
+			}
+			// Last: the Makefile's verdicts-sweep reads the scenarios up
+			// to the PROFILE section.
+			fmt.Fprintln(w, "\nPRIMITIVE\tTARGETS\tWHAT (fault schedules, lockbench hunt: docs/hunt.md)")
+			for _, p := range chaos.Primitives() {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, strings.Join(p.Targets, ","), p.Summary)
 			}
 			return nil
 		},

@@ -261,7 +261,7 @@ func TestOutputsNotWritten(t *testing.T) {
 		d := tt.dir(t)
 		code, text := run(t, nil, append(tt.args, "--out", d)...)
 		if code != 3 || !strings.Contains(text, "cannot write the results into "+d) || !strings.Contains(text, "choose another --out") ||
-			!strings.Contains(text, "1 run, 1 as expected, 0 unexpected; not written") {
+			!strings.Contains(text, "1 run, 1 as expected, 0 unexpected;") || !strings.Contains(text, "; not written") {
 			t.Errorf("%s: exit %d, output:\n%s\nwant exit 3, the verdict, the folder and the fix", tt.name, code, text)
 		}
 	}

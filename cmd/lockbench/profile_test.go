@@ -15,9 +15,9 @@ func TestNotInProfile(t *testing.T) {
 		want []string
 	}{
 		{[]string{"bench", "--scenarios", "node-pause"},
-			[]string{"--scenarios node-pause: not in profile ci; profile full has it: add --profile full", "profile ci has: baseline,"}},
+			[]string{"--scenarios node-pause: not in profile ci; profiles full and verdicts-sweep have it: add --profile full", "profile ci has: baseline,"}},
 		{[]string{"bench", "--profile", "ci", "--scenarios", "baseline,sentinel-failover"},
-			[]string{"--scenarios sentinel-failover: not in profile ci; profile full has it: add --profile full"}},
+			[]string{"--scenarios sentinel-failover: not in profile ci; profiles full and verdicts-sweep have it: add --profile full"}},
 		{[]string{"bench", "--scenarios", "no-such-scenario"},
 			[]string{"--scenarios no-such-scenario: not in profile ci nor in any other (see lockbench list)"}},
 		{[]string{"bench", "--profile", "full", "--strategies", "no-such-lock"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
@@ -25,6 +26,7 @@ import (
 // runFlags are the flags of `lockbench run`.
 type runFlags struct {
 	strategy, scenario, out      string
+	schedule                     string
 	clients, keys, reentrancy    int
 	ttl, duration, think, csMin  time.Duration
 	csMax, opTimeout, checkLimit time.Duration
@@ -32,6 +34,7 @@ type runFlags struct {
 	policy                       string
 	tailShare                    float64
 	zipf                         bool
+	ownKeys                      bool
 	seed                         int64
 	be                           backendFlags
 	repeat                       int
@@ -69,6 +72,7 @@ written).`,
 		Example: `  lockbench run --strategy token-lua --scenario gc-pause
   lockbench run --strategy redlock --scenario long-cs --ttl 200ms --duration 5s --seed 7
   lockbench run --strategy reentrant --scenario baseline --reentrancy 3
+  lockbench run --strategy token-lua --schedule hunt-out/surprise-1.schedule.json --ttl 200ms --seed 3
   lockbench run --strategy token-lua --scenario node-pause --backend docker --redis-image lockbench/redis:local
   lockbench run --strategy token-lua --scenario node-pause --backend external --redis-addrs 10.0.0.5:6379 --allow-destructive`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -83,14 +87,27 @@ written).`,
 	f.scenario = "baseline"
 	fl.Var(&onceString{v: &f.strategy, many: "--strategies"}, "strategy", "lock strategy (required; see lockbench list)")
 	fl.Var(&onceString{v: &f.scenario, many: "--scenarios"}, "scenario", "fault scenario (see lockbench list)")
-	fl.IntVar(&f.clients, "clients", 16, "concurrent clients, each its own lock owner")
-	fl.IntVar(&f.keys, "keys", 1, "lock keys (1 = fully contended)")
-	fl.BoolVar(&f.zipf, "zipf", false, "choose keys with a Zipf distribution instead of uniformly")
-	fl.DurationVar(&f.ttl, "ttl", 100*time.Millisecond, "lock TTL")
-	fl.DurationVar(&f.duration, "duration", 2*time.Second, "how long clients start new holds")
+	fl.Var(&onceString{v: &f.schedule, many: "--scenarios"}, "schedule", "play the fault schedule in this file instead of a scenario (lockbench hunt writes them; format: docs/hunt.md)")
+	addWorkloadFlags(fl, &f)
 	fl.Int64Var(&f.seed, "seed", 1, "seed of every random choice (workload and nemesis)")
 	fl.IntVar(&f.repeat, "repeat", 1, "runs with seeds --seed, --seed+1, ...; the report shows the median and min–max")
 	fl.StringVar(&f.out, "out", "lockbench-out/run", "results folder")
+	f.be.add(fl)
+	libraryFlags(c)
+	o.addFlags(c, false)
+	return c
+}
+
+// addWorkloadFlags adds the workload flags run, diff and hunt share: clients,
+// keys, TTL, duration, critical sections, think time, retry, nesting,
+// fencing, usage policy, call and check timeouts.
+func addWorkloadFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.IntVar(&f.clients, "clients", 16, "concurrent clients, each its own lock owner")
+	fl.IntVar(&f.keys, "keys", 1, "lock keys (1 = fully contended)")
+	fl.BoolVar(&f.zipf, "zipf", false, "choose keys with a Zipf distribution instead of uniformly")
+	fl.BoolVar(&f.ownKeys, "own-keys", false, "give every client a key of its own (--keys is then --clients): nobody waits, as in a bench's uncontended cost runs")
+	fl.DurationVar(&f.ttl, "ttl", 100*time.Millisecond, "lock TTL")
+	fl.DurationVar(&f.duration, "duration", 2*time.Second, "how long clients start new holds")
 	fl.StringVar(&f.csKind, "cs", "fixed", "critical-section duration distribution: fixed, uniform, exponential")
 	fl.DurationVar(&f.csMin, "cs-min", 0, "CS duration (fixed), lower bound (uniform) or mean (exponential); default TTL/20")
 	fl.DurationVar(&f.csMax, "cs-max", 0, "CS upper bound (uniform, exponential)")
@@ -102,10 +119,6 @@ written).`,
 	fl.StringVar(&f.policy, "policy", "", "usage policy override: default, none, check-validity, honour-lost, both")
 	fl.DurationVar(&f.opTimeout, "op-timeout", 500*time.Millisecond, "timeout of each lock call (then its outcome is unknown: info); unset: 500ms on Redis, 3×TTL on etcd and ZooKeeper")
 	fl.DurationVar(&f.checkLimit, "check-timeout", 10*time.Second, "porcupine time limit per check (then inconclusive)")
-	f.be.add(fl)
-	libraryFlags(c)
-	o.addFlags(c, false)
-	return c
 }
 
 // run is `lockbench run`: check the input and the backend (prepare), run
@@ -390,6 +403,16 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	s := bench.Spec{Strategy: f.strategy, Scenario: f.scenario, Seed: f.seed, Workload: w, OutDir: f.out, CheckTimeout: f.checkLimit,
 		Library: librarySettings(cmd)}
+	if f.schedule != "" {
+		if cmd.Flags().Changed("scenario") {
+			return bench.Spec{}, fmt.Errorf("%w: --scenario %s and --schedule %s: a run plays one or the other; drop one", errs.ErrUsage, f.scenario, f.schedule)
+		}
+		sch, err := chaos.ReadSchedule(f.schedule)
+		if err != nil {
+			return bench.Spec{}, err
+		}
+		s.Schedule, s.Scenario = &sch, sch.Scenario()
+	}
 	if s.Fencing, s.Policy, err = f.overrides(); err != nil {
 		return bench.Spec{}, err
 	}
@@ -479,7 +502,7 @@ func (f *runFlags) checkValues() error {
 // default, TTL/20) and the retry policy when --retry is given.
 func (f *runFlags) workload() (workload.Config, error) {
 	w := workload.Config{
-		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, TTL: f.ttl, Duration: f.duration,
+		Clients: f.clients, Keys: f.keys, Zipf: f.zipf, OwnKeys: f.ownKeys, TTL: f.ttl, Duration: f.duration,
 		Think: f.think, Reentrancy: f.reentrancy, OpTimeout: f.opTimeout,
 	}
 	kind := workload.CSKind(f.csKind) // a valid kind: checkValues parsed it
@@ -528,10 +551,12 @@ func (f *runFlags) overrides() (workload.Fencing, *impl.Policy, error) {
 }
 
 // notices tells, one line each on stderr, where the run will not do what
-// the flags say: a scenario that fixes its own clients, TTL or duration, or
-// nesting asked of a strategy that cannot nest.
+// the flags say: every setting the scenario or the lock's servers change
+// (bench.Spec.Adjustments: a longer TTL with the critical sections, think
+// time and retry policy scaled with it, a longer duration, a fixed client
+// count or think time), or nesting asked of a strategy that cannot nest.
 func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
-	st, sc, _, w, err := spec.Resolved()
+	st, sc, _, _, err := spec.Resolved()
 	if err != nil {
 		return
 	}
@@ -541,24 +566,22 @@ func notices(cmd *cobra.Command, spec bench.Spec, f *runFlags) {
 		// whatever it says.
 		fmt.Fprintf(e, "note: %s\n", f.backendNote)
 	}
-	said := "your flags said"
-	if fl := cmd.Flags(); !fl.Changed("ttl") && !fl.Changed("duration") && !fl.Changed("clients") {
-		said = "the defaults are"
-	}
-	if in := st.Info(); in.Server != impl.ServerRedis && (w.TTL != f.ttl || w.Duration != f.duration) {
-		fmt.Fprintf(e, "note: %s runs with TTL %v, duration %v and op timeout %v (locks on %s run at TTL ≥ %v and ≥ %v, op timeout 3×TTL by default; %s %v, %v)\n",
-			st.Name(), w.TTL, w.Duration, w.OpTimeout, in.Server, bench.ConsensusMinTTL, bench.ConsensusMinDuration, said, f.ttl, f.duration)
-	} else if w.Clients != f.clients || w.TTL != f.ttl || w.Duration != f.duration {
-		fmt.Fprintf(e, "note: scenario %s runs %s with %d clients, TTL %v, duration %v (it fixes them for its fault; %s %d, %v, %v)\n",
-			sc.Name, st.Name(), w.Clients, w.TTL, w.Duration, said, f.clients, f.ttl, f.duration)
-	}
-	if w.Think != f.think {
-		fmt.Fprintf(e, "note: scenario %s pauses %v between a release and the next acquire (it fixes the think time for its fault; your flags said %v)\n",
-			sc.Name, w.Think, f.think)
+	if adj, _ := spec.Adjustments(); len(adj) > 0 {
+		fmt.Fprintf(e, "note: %s under %s does not run as asked (results.json's config records what ran): %s\n", st.Name(), sc.Name, adjustmentsText(adj))
 	}
 	if f.reentrancy > 1 && !st.Info().Claims.Reentrant {
 		fmt.Fprintf(e, "note: --reentrancy %d ignored: %s is not reentrant (only reentrant strategies nest)\n", f.reentrancy, st.Name())
 	}
+}
+
+// adjustmentsText joins adjustments for a note: "--ttl 100ms → 200ms
+// (why); --cs ...".
+func adjustmentsText(adj []bench.Adjustment) string {
+	s := make([]string, len(adj))
+	for i, a := range adj {
+		s[i] = a.String()
+	}
+	return strings.Join(s, "; ")
 }
 
 // singleSeedCommand is the command line (args without the program name)
@@ -608,6 +631,9 @@ func printRun(cmd *cobra.Command, out string, r results.Run) {
 	}
 	if r.LivenessFinding != "" {
 		fmt.Fprintf(w, "  liveness finding: %s\n", r.LivenessFinding)
+	}
+	if wait := time.Duration(r.Config.ScheduleWaitMs * float64(time.Millisecond)); wait >= bench.ScheduleWaitNoted {
+		fmt.Fprintf(w, "  note: the fault schedule waited %v for every client's first call (a client slow to start); the clients ran the duration after that\n", wait.Round(time.Millisecond))
 	}
 	if r.Visualization != "" {
 		fmt.Fprintf(w, "  porcupine visualisation: %s\n", filepath.Join(out, r.Visualization))

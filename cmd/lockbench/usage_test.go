@@ -193,3 +193,24 @@ func TestBenchSkippedPairsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffUsage: lockbench diff refuses, before running anything, a
+// missing B, an unknown scenario, a scenario that does not apply to both
+// locks and a bad --max-regression (exit 2, one line naming the fix).
+func TestDiffUsage(t *testing.T) {
+	out := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", "token-lua"}, "want two arguments, A and B"},
+		{[]string{"diff", "token-lua", "watchdog", "--scenario", "nosuch", "--out", out}, "unknown scenario"},
+		{[]string{"diff", "token-lua", "redlock", "--scenario", "redlock-clock-jump", "--out", out}, "does not apply to A"},
+		{[]string{"diff", "token-lua", "watchdog", "--scenario", "baseline", "--max-regression", "x", "--out", out}, "regression"},
+	} {
+		code, text := run(t, nil, tt.args...)
+		if code != 2 || !strings.Contains(text, tt.want) {
+			t.Errorf("lockbench %s: exit %d, output %q; want exit 2 with %q", strings.Join(tt.args, " "), code, text, tt.want)
+		}
+	}
+}

@@ -1,7 +1,13 @@
 -- Compare-and-delete (redis.io distlock page; bsm/redislock).
 -- KEYS[1] lock key; ARGV[1] the caller's token.
--- Returns 1 if the key held the token and was deleted, else 0.
-if redis.call('get', KEYS[1]) == ARGV[1] then
+-- Returns 1 if the key held the token and was deleted, 0 if it holds
+-- another owner's token (taken), -1 if there is no key (expired): the GET
+-- it needs anyway tells the two apart.
+local v = redis.call('get', KEYS[1])
+if v == ARGV[1] then
   return redis.call('del', KEYS[1])
 end
-return 0
+if v then
+  return 0
+end
+return -1

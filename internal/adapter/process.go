@@ -121,9 +121,11 @@ type Options struct {
 	// closing its stdin, and again after SIGTERM, before SIGKILL.
 	// Default: 1 s.
 	ExitTimeout time.Duration
-	// OnLost, if set, is told of every lost event (key and token). It runs
-	// on the goroutine that reads the adapter's stdout and must not block.
-	OnLost func(key, token string)
+	// OnLost, if set, is told of every lost event: the logical client it
+	// names (protocol 2's client field; "" when it names none), key and
+	// token. It runs on the goroutine that reads the adapter's stdout and
+	// must not block.
+	OnLost func(client, key, token string)
 }
 
 func (o Options) withDefaults() Options {
@@ -142,9 +144,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Process is one running adapter: one logical client of a run. Call may
-// be used from several goroutines at once (replies are matched by id);
-// Pause, Resume, Kill and Close from any goroutine.
+// Process is one running adapter: one logical client of a run, or with
+// protocol 2's threads several (one Init each; requests name theirs in
+// Message.Client). Call may be used from several goroutines at once
+// (replies are matched by id); Pause, Resume, Kill and Close from any
+// goroutine, and they act on the whole process.
 type Process struct {
 	opts  Options
 	cmd   *exec.Cmd
@@ -160,6 +164,7 @@ type Process struct {
 	nextID    int64
 	pending   map[int64]chan Message // requests awaiting their reply
 	abandoned map[int64]bool         // requests whose caller gave up (Ctrl-C): late replies are ignored
+	cancels   map[int64]bool         // cancel requests: their replies are dropped
 	failure   *Error                 // the first failure; set once
 	killed    bool                   // Kill was called
 	closing   bool                   // Close was called
@@ -192,7 +197,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		}
 		return nil, &Error{Command: o.Command, Problem: why}
 	}
-	p := &Process{opts: o, pending: map[int64]chan Message{}, abandoned: map[int64]bool{},
+	p := &Process{opts: o, pending: map[int64]chan Message{}, abandoned: map[int64]bool{}, cancels: map[int64]bool{},
 		helloCh: make(chan Message, 1), dead: make(chan struct{}), exited: make(chan struct{}),
 		stderrDone: make(chan struct{}), readerDone: make(chan struct{})}
 	if o.Log == nil {
@@ -279,8 +284,9 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 func (p *Process) Command() string { return p.opts.Command }
 
 // Init sends init (the client's server addresses, TTL and owner name) and
-// waits for init_ok, at most Options.HelloTimeout. Errors are *Error or
-// ctx's error.
+// waits for init_ok, at most Options.HelloTimeout. An adapter serving
+// threads gets one Init per logical client. Errors are *Error or ctx's
+// error.
 func (p *Process) Init(ctx context.Context, endpoints []string, ttl time.Duration, owner string) error {
 	m := Message{Type: TypeInit, Endpoints: endpoints, TTLMs: ttl.Milliseconds(), Owner: owner}
 	reply, err := p.call(ctx, m, time.Now().Add(p.opts.HelloTimeout), 0, nil)
@@ -298,17 +304,25 @@ func (p *Process) Init(ctx context.Context, endpoints []string, ttl time.Duratio
 	return nil
 }
 
-// Call sends request m (TypeAcquire, TypeRelease, TypeExtend or TypePing;
-// Call sets its ID and DeadlineMs from deadline) and returns the reply: ok,
-// fail or unknown, checked against the hello's claims (CheckReply). While
-// the request runs, each point event calls onPoint (nil: continue at every
-// point): nil lets the adapter go on; an error asks the adapter to crash
-// there (a crash message; it must exit at once, and its process group is
-// killed after it) and Call returns that error, or an *Error when the
-// adapter went on instead. Other errors: ctx's when it is
-// cancelled (Ctrl-C; the request is abandoned; ctx's deadline alone does
-// not end the wait, deadline does), ErrKilled, or an *Error: the adapter died, hung
-// past deadline + Options.Grace, or broke the protocol; it is then killed.
+// Call sends request m (TypeAcquire, TypeRelease, TypeExtend, TypeCheck or
+// TypePing; Call sets its ID and DeadlineMs from deadline) and returns the
+// reply: ok, fail or unknown, checked against the hello (CheckReply).
+// While the request runs, each point event calls onPoint (nil: continue at
+// every point): nil lets the adapter go on; an error asks the adapter to
+// crash there (a crash message; it must exit at once, and its process
+// group is killed after it) and Call returns that error, or an *Error when
+// the adapter went on instead.
+//
+// ctx's deadline alone does not end the wait (deadline does). When ctx is
+// cancelled with a cause (context.WithCancelCause: a nemesis's cancel
+// fault), the request is cancelled in flight: an adapter that declares
+// cancel is sent a cancel request and Call returns its answer to m (an
+// unknown reply with reason cancelled, or m's real outcome), which must
+// still come by m's deadline plus Options.Grace; otherwise lockbench abandons m (its late reply
+// is ignored) and Call returns an error wrapping the cause. A plain
+// cancellation (Ctrl-C) abandons m and returns ctx's error. Other errors:
+// ErrKilled, or an *Error: the adapter died, hung past deadline +
+// Options.Grace, or broke the protocol; it is then killed.
 func (p *Process) Call(ctx context.Context, m Message, deadline time.Time, onPoint func(point string) error) (Message, error) {
 	return p.call(ctx, m, deadline, p.opts.Grace, onPoint)
 }
@@ -336,7 +350,8 @@ func (p *Process) call(ctx context.Context, m Message, deadline time.Time, grace
 	timer := time.NewTimer(time.Until(limit))
 	defer timer.Stop()
 	// ctx's deadline is the request's: the adapter answers unknown when it
-	// runs out, so only a cancelled ctx (Ctrl-C) stops the wait early.
+	// runs out, so only a cancelled ctx (Ctrl-C, a cancel fault) stops the
+	// wait early.
 	done := ctx.Done()
 	for {
 		select {
@@ -350,7 +365,7 @@ func (p *Process) call(ctx context.Context, m Message, deadline time.Time, grace
 			if m.Type == TypeInit {
 				return r, nil
 			}
-			if problem := CheckReply(m.Type, r, p.hello.Claims); problem != "" {
+			if problem := CheckReply(m.Type, r, p.hello); problem != "" {
 				line, _ := json.Marshal(r)
 				return Message{}, p.fail(&Error{Problem: problem, Line: string(line)})
 			}
@@ -362,8 +377,20 @@ func (p *Process) call(ctx context.Context, m Message, deadline time.Time, grace
 				done = nil // wait for the reply until deadline + grace
 				continue
 			}
-			p.abandon(m.ID)
-			return Message{}, ctx.Err()
+			cause := context.Cause(ctx)
+			if cause == ctx.Err() || m.Type == TypeInit { // Ctrl-C
+				p.abandon(m.ID)
+				return Message{}, ctx.Err()
+			}
+			if !p.hello.Cancel {
+				p.abandon(m.ID)
+				p.note("gave up waiting for %s (id %d): %v (the adapter does not serve cancel)", m.Type, m.ID, cause)
+				return Message{}, fmt.Errorf("adapter %q: %s (id %d) abandoned in flight: %w", p.opts.Command, m.Type, m.ID, cause)
+			}
+			if err := p.sendCancel(m); err != nil {
+				return Message{}, err
+			}
+			done = nil // its answer to m comes by m's deadline, as ever
 		case now := <-timer.C:
 			// Time the process spent paused since the call started does
 			// not count against its deadline.
@@ -448,6 +475,23 @@ func (p *Process) crashAt(r Message, ch <-chan Message) error {
 	}
 	p.markDead()
 	return nil
+}
+
+// sendCancel asks the adapter to abandon request m (protocol 2's cancel
+// request, for an adapter that declares cancel). The cancel's own reply is
+// dropped when it comes.
+func (p *Process) sendCancel(m Message) error {
+	p.mu.Lock()
+	if err := p.errLocked(); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	p.nextID++
+	id := p.nextID
+	p.cancels[id] = true
+	p.mu.Unlock()
+	p.note("cancelled %s (id %d) in flight (cancel id %d)", m.Type, m.ID, id)
+	return p.send(Message{Type: TypeCancel, ID: id, Request: m.ID, Client: m.Client})
 }
 
 // pausedLocked returns the total time the process has spent paused up to
@@ -562,13 +606,25 @@ func (p *Process) dispatch(m Message) string {
 		p.mu.Lock()
 		ch, ok := p.pending[m.InReplyTo]
 		late := p.abandoned[m.InReplyTo]
+		cancel := p.cancels[m.InReplyTo]
 		if ok && m.Type != TypePoint {
 			delete(p.pending, m.InReplyTo)
 		}
+		if cancel && m.Type != TypePoint {
+			delete(p.cancels, m.InReplyTo)
+		}
 		p.mu.Unlock()
 		switch {
+		case cancel && m.Type == TypePoint:
+			return fmt.Sprintf("sent a point event in reply to cancel request %d (points belong to the request being served)", m.InReplyTo)
+		case cancel:
+			// the cancel's own answer: nothing waits for it
 		case ok:
 			ch <- m
+		case late && m.Type == TypePoint:
+			// A request lockbench gave up stopped at a point: let it go on
+			// (it must not wait for an answer nobody will give).
+			go p.send(Message{Type: TypeContinue, InReplyTo: m.InReplyTo})
 		case late:
 			p.note("ignored a late %s answering request %d, which lockbench had given up", m.Type, m.InReplyTo)
 		case m.InReplyTo == 0:
@@ -581,7 +637,7 @@ func (p *Process) dispatch(m Message) string {
 			return "sent a lost event without its key and token"
 		}
 		if p.opts.OnLost != nil {
-			p.opts.OnLost(m.Key, m.Token)
+			p.opts.OnLost(m.Client, m.Key, m.Token)
 		}
 	case TypeHello:
 		return "sent a second hello"
@@ -769,6 +825,14 @@ func (p *Process) Resume() error {
 		return fmt.Errorf("adapter %q: SIGCONT: %w", p.opts.Command, err)
 	}
 	return nil
+}
+
+// Killed reports whether the process was killed as a client crash (Kill,
+// or a crash at a point), not whether it failed.
+func (p *Process) Killed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed && p.failure == nil
 }
 
 // Kill kills the adapter's process group (SIGKILL) as a client crash and

@@ -14,7 +14,7 @@ import (
 
 // layers places every lockbench package on a layer of the pipeline
 // scenario (chaos) → cluster → workload → history → checker → validate →
-// results → plots, with the orchestrators (bench, perf) and the command
+// results → plots, with the orchestrators (bench, perf), the hunt and the command
 // above them. A package may import only packages on a lower layer: every
 // import arrow points down, so no stage reaches back into one that uses
 // it, and none reaches the orchestrators.
@@ -28,7 +28,11 @@ import (
 //   - checker reads histories; results is the schema of checked runs;
 //     validate judges a checked history into a results.Run against the
 //     verdict table (it knows scenarios and strategies); plots draws
-//     results.
+//     results;
+//   - diff (the upgrade check: two locks under the same schedules) and
+//     hunt (the search for surprises over fault schedules) run cells
+//     through bench, so they sit between the orchestrators and the
+//     command.
 var layers = map[string]int{
 	"internal/errs":      0,
 	"internal/noise":     0,
@@ -46,12 +50,19 @@ var layers = map[string]int{
 	"plots":              8,
 	"bench":              9,
 	"perf":               9,
-	"cmd/lockbench":      10,
+	"diff":               10,
+	"hunt":               10,
+	"locktest":           10,
+	"cmd/lockbench":      11,
 	// Programs and tests beside the pipeline.
-	"adapters/go":         10,
-	"adapters/redis-py":   10,
-	"scripts/dockerimage": 10,
-	"internal/lint":       10,
+	"adapters/go":          11,
+	"adapters/redis-py":    11,
+	"scripts/dockerimage":  11,
+	"scripts/verdictsweep": 11,
+	"internal/lint":        11,
+	"mutants":              11,
+	// Seeded synthetic histories (benchmarks, lockbench perf).
+	"history/synth": 2,
 }
 
 // goListImports returns, for every package of the module, the lockbench

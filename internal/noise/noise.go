@@ -54,6 +54,21 @@ type Options struct {
 	PIDs []int
 	// Proc is where the proc file system is mounted; default "/proc".
 	Proc string
+	// Probes are round trips to servers that do not speak Redis (etcd,
+	// ZooKeeper), each measured as Servers are: Pings before the run, one
+	// each period during it, after Servers in RTTBefore and RTTDuring.
+	// Default: none.
+	Probes []Probe
+}
+
+// Probe is one round trip to a server through its own protocol, for the
+// servers PING does not reach: e.g. a serializable etcd read, a ZooKeeper
+// exists call. RoundTrip must return when ctx ends.
+type Probe struct {
+	// Server names the server (host:port, or the ensemble's addresses).
+	Server string
+	// RoundTrip makes one round trip; an error counts as a failed one.
+	RoundTrip func(ctx context.Context) error
 }
 
 func (o Options) withDefaults() Options {
@@ -178,10 +193,15 @@ func Start(ctx context.Context, o Options) *Sampler {
 	s.sum.EveryMs = float64(o.Every) / float64(time.Millisecond)
 	// Every server at once (one connection each): a run with five servers
 	// waits for the slowest, not for the sum.
-	s.sum.RTTBefore = make([]RTT, len(o.Servers))
+	s.sum.RTTBefore = make([]RTT, len(o.Servers)+len(o.Probes))
 	var wg sync.WaitGroup
 	for i, addr := range o.Servers {
-		wg.Go(func() { s.sum.RTTBefore[i] = pingN(ctx, addr, o.Pings) })
+		wg.Go(func() { s.sum.RTTBefore[i] = pingN(ctx, &pinger{addr: addr}, o.Pings) })
+	}
+	for i, pr := range o.Probes {
+		wg.Go(func() {
+			s.sum.RTTBefore[len(o.Servers)+i] = pingN(ctx, &pinger{addr: pr.Server, rt: pr.RoundTrip}, o.Pings)
+		})
 	}
 	wg.Wait()
 	var sctx context.Context
@@ -206,9 +226,12 @@ func (s *Sampler) Stop() Summary {
 func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	r := newReader(s.o.Proc, s.o.PIDs)
-	pingers := make([]*pinger, len(s.o.Servers))
-	for i, addr := range s.o.Servers {
-		pingers[i] = &pinger{addr: addr}
+	pingers := make([]*pinger, 0, len(s.o.Servers)+len(s.o.Probes))
+	for _, addr := range s.o.Servers {
+		pingers = append(pingers, &pinger{addr: addr})
+	}
+	for _, pr := range s.o.Probes {
+		pingers = append(pingers, &pinger{addr: pr.Server, rt: pr.RoundTrip})
 	}
 	defer func() {
 		for _, p := range pingers {

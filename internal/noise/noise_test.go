@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -280,4 +281,33 @@ func (s *Sampler) periods() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ticks
+}
+
+// TestReaderSeesNewChildren: a process the run starts after the sampler
+// (an adapter, a restarted server) is the run's own from the next
+// reading, not another process's CPU until a rescan: an adapter whose
+// retries burn CPU must not mark its own run busy.
+func TestReaderSeesNewChildren(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc")
+	}
+	r := newReader("/proc", nil)
+	if _, err := r.read(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep binary:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	s, err := r.read() // the second reading: no full rescan (rescanEvery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.noChildren {
+		t.Skip("the kernel does not list children (CONFIG_PROC_CHILDREN)")
+	}
+	if _, ok := s.own[cmd.Process.Pid]; !ok {
+		t.Errorf("a child started after the first reading is not among the run's own processes at the next one (own: %d processes)", len(s.own))
+	}
 }

@@ -20,6 +20,8 @@ type pinger struct {
 	rd     *bufio.Reader
 	rtts   []float64 // ms
 	failed int
+	// rt, when set, is the round trip instead of a PING (Probe).
+	rt func(ctx context.Context) error
 }
 
 // ping sends one PING ("PING\r\n", an inline command) and waits for one
@@ -29,6 +31,17 @@ func (p *pinger) ping(ctx context.Context, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
+	}
+	if p.rt != nil {
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		t0 := time.Now()
+		if err := p.rt(rctx); err != nil {
+			p.failed++
+			return
+		}
+		p.rtts = append(p.rtts, float64(time.Since(t0))/float64(time.Millisecond))
+		return
 	}
 	if p.conn == nil {
 		d := net.Dialer{Deadline: deadline}
@@ -73,10 +86,10 @@ func (p *pinger) rtt() RTT {
 	return r
 }
 
-// pingN PINGs addr n times on one connection (plus one untimed PING that
-// opens it) and returns the round trips.
-func pingN(ctx context.Context, addr string, n int) RTT {
-	p := &pinger{addr: addr}
+// pingN makes n round trips with p (PINGs on one connection, or its
+// probe's), plus one untimed one that opens the connection, and returns
+// them.
+func pingN(ctx context.Context, p *pinger, n int) RTT {
 	defer p.close()
 	p.ping(ctx, pingTimeout) // dial and warm up: not a round trip of an open connection
 	p.rtts, p.failed = p.rtts[:0], 0

@@ -41,6 +41,9 @@ type reader struct {
 	// reads counts readings; tree is the run's processes the last scan found.
 	reads int
 	tree  []int
+	// noChildren is set once the kernel is found not to list children
+	// (walk): the reader then scans every rescanEvery readings.
+	noChildren bool
 }
 
 func newReader(proc string, extra []int) *reader {
@@ -59,7 +62,13 @@ func (r *reader) read() (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	if r.reads%rescanEvery == 0 {
+	if own, ok := r.walk(append([]int{r.self}, r.extra...)); ok {
+		// The kernel lists each task's children: the run's tree is read
+		// afresh at every reading, so a process started since the last
+		// one (an adapter, a restarted server) counts as the run's from
+		// its first tick.
+		s.own = own
+	} else if r.reads%rescanEvery == 0 {
 		procs, err := r.processes()
 		if err != nil {
 			return snapshot{}, err
@@ -79,6 +88,67 @@ func (r *reader) read() (snapshot, error) {
 	}
 	r.reads++
 	return s, nil
+}
+
+// walk returns the CPU ticks of the roots that exist and all their
+// descendants, found through /proc/PID/task/TID/children (Linux 3.5+,
+// CONFIG_PROC_CHILDREN); false when the kernel does not list children,
+// and the caller scans every process instead.
+func (r *reader) walk(roots []int) (map[int]uint64, bool) {
+	if r.noChildren {
+		return nil, false
+	}
+	own := map[int]uint64{}
+	stack := append([]int(nil), roots...)
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, seen := own[pid]; seen {
+			continue
+		}
+		p, ok := r.process(pid)
+		if !ok {
+			continue
+		}
+		own[pid] = p.ticks
+		kids, ok := r.children(pid)
+		if !ok {
+			if pid == r.self {
+				r.noChildren = true // this kernel does not list them
+				return nil, false
+			}
+			continue // the process ended meanwhile
+		}
+		stack = append(stack, kids...)
+	}
+	return own, true
+}
+
+// children lists the child processes of pid from the children file of
+// each of its tasks (a child is listed under the thread that forked it);
+// false when pid's tasks cannot be read or list no children file.
+func (r *reader) children(pid int) ([]int, bool) {
+	dir := filepath.Join(r.proc, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return nil, false
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && t.Name() == strconv.Itoa(pid) {
+				return nil, false
+			}
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
 }
 
 // process reads /proc/PID/stat; false when the process is gone.

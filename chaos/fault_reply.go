@@ -1,0 +1,177 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+)
+
+// lostReply arms a lost reply (cluster.LostReply) on one client's links
+// to some nodes: the client's next command on each link reaches its node
+// and runs there, then its reply is dropped and the connection closed, so
+// the client sees an error for a command that took effect. At the drop,
+// before the client can act on it, the key is read on that node through a
+// connection of its own (observeKey): the evidence of what the command
+// did. Inject arms the links (evidence: "armed on client 2's links to
+// n1"); Heal disarms them and says, per node, whether a reply was lost
+// and what the key held then.
+type lostReply struct {
+	links  *Links
+	client int
+	nodes  []int    // node indexes in link order
+	names  []string // their names, for evidence
+	addrs  []string // their own addresses, for the reads at the drop
+	key    string
+
+	mu    sync.Mutex
+	armed []*cluster.LostReply
+	at    []keyObs    // per node: the key at the drop (Type "" until then)
+	cmd   []string    // per node: the command whose reply was lost
+	reply []string    // per node: the reply lost (its first line)
+	when  []time.Time // per node: when the reply was dropped
+}
+
+func (*lostReply) Name() string             { return "lost-reply" }
+func (*lostReply) Needs() []cluster.Feature { return nil }
+
+// Inject arms a lost reply on every link, which must exist. r.mu is
+// never held while a link is armed or disarmed: a drop in progress
+// (onDrop) takes it, and disarming waits for the drop.
+func (r *lostReply) Inject(context.Context) (string, error) {
+	if r.links == nil || len(r.nodes) == 0 {
+		return "", errors.New("needs per-link proxies (Setup.Proxies) and a node")
+	}
+	n := len(r.nodes)
+	r.mu.Lock()
+	r.at, r.cmd, r.reply, r.when = make([]keyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	r.mu.Unlock()
+	var armed []*cluster.LostReply
+	for i, node := range r.nodes {
+		p := r.links.Link(r.client, node)
+		if p == nil {
+			return "", errors.Join(fmt.Errorf("client %d has no proxy to node %d", r.client, node+1), disarmAll(armed))
+		}
+		lr, err := p.ArmLostReply(r.onDrop(i))
+		if err != nil {
+			return "", errors.Join(err, disarmAll(armed))
+		}
+		armed = append(armed, lr)
+	}
+	r.mu.Lock()
+	r.armed = armed
+	r.mu.Unlock()
+	return fmt.Sprintf("armed on client %d's links to %s", r.client, strings.Join(r.names, ",")), nil
+}
+
+// onDrop returns the read of the key on node i, run at its drop (in the
+// proxy, before the client's connection closes).
+func (r *lostReply) onDrop(i int) func(*cluster.LostReply) {
+	return func(lr *cluster.LostReply) {
+		o := observeKey(context.Background(), r.names[i], r.addrs[i], r.key)
+		r.mu.Lock()
+		r.at[i], r.when[i] = o, time.Now()
+		r.cmd[i], r.reply[i] = lr.Command(), lr.Reply()
+		r.mu.Unlock()
+	}
+}
+
+// disarmAll disarms the links.
+func disarmAll(armed []*cluster.LostReply) error {
+	var errs []error
+	for _, lr := range armed {
+		errs = append(errs, lr.Disarm())
+	}
+	return errors.Join(errs...)
+}
+
+// firedAll reports whether every armed link has dropped its reply.
+func (r *lostReply) firedAll() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, lr := range r.armed {
+		select {
+		case <-lr.Fired():
+		default:
+			return false
+		}
+	}
+	return len(r.armed) > 0
+}
+
+// wait waits until every armed link dropped its reply, stop closes, or
+// ctx ends.
+func (r *lostReply) wait(ctx context.Context, stop <-chan struct{}) {
+	r.mu.Lock()
+	armed := slicesClone(r.armed)
+	r.mu.Unlock()
+	for _, lr := range armed {
+		select {
+		case <-lr.Fired():
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
+
+// drops returns, per node (in r.nodes order), whether its reply was
+// dropped, the key at the drop, the command and its reply.
+func (r *lostReply) drops() (dropped []bool, at []keyObs, cmd, reply []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, lr := range r.armed {
+		select {
+		case <-lr.Fired(): // onDrop has run: at[i] is set
+			dropped = append(dropped, true)
+		default:
+			dropped = append(dropped, false)
+		}
+		at = append(at, r.at[i])
+		cmd = append(cmd, r.cmd[i])
+		reply = append(reply, r.reply[i])
+	}
+	return dropped, at, cmd, reply
+}
+
+// replyDone reports whether a reply (its first line, RESP2 or RESP3)
+// says a lock command did what it was asked: "+OK", a positive integer
+// (SETNX 1, a script's 1 or hold count, PEXPIRE 1), a non-nil bulk string
+// or array, or true; not an error, a null, 0 or a negative integer (a
+// script's "not held"), an empty array or false. Lock commands and the
+// scripts of the strategies lockbench knows answer so; an unknown reply
+// counts as not done, so a strike it answers is not called landed.
+func replyDone(reply string) bool {
+	if reply == "" {
+		return false
+	}
+	rest := reply[1:]
+	switch reply[0] {
+	case '+':
+		return true
+	case ':':
+		var n int64
+		_, err := fmt.Sscan(rest, &n)
+		return err == nil && n > 0
+	case '$', '*', '%', '~':
+		return rest != "-1" && rest != "0"
+	case '#':
+		return rest == "t"
+	}
+	return false
+}
+
+// Heal disarms every link.
+func (r *lostReply) Heal(context.Context) (string, error) {
+	r.mu.Lock()
+	armed := slicesClone(r.armed)
+	r.mu.Unlock()
+	return "", disarmAll(armed)
+}

@@ -1,0 +1,125 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// keyObs is the state of a lock key on one Redis node as the nemesis read
+// it, through a connection of its own (never a client's link), as
+// evidence of what a fault did: who held the key, with which TTL.
+type keyObs struct {
+	// Node names the node ("n1").
+	Node string
+	// Type is the key's Redis type: "none" (absent), "string" (SET k
+	// token), "hash" (reentrant: one field per owner, its count), or ""
+	// when it could not be read (Err).
+	Type string
+	// Value is a string key's value (the owner token).
+	Value string
+	// Fields are a hash key's fields (owner token → count).
+	Fields map[string]string
+	// PTTL is the key's remaining TTL; -1ns: no TTL, -2ns: absent (go-redis).
+	PTTL time.Duration
+	// Err is why the key could not be read.
+	Err error
+}
+
+// observeTimeout bounds one observeKey: it may run while a client waits
+// (a lost reply's read at the drop), so it is short.
+const observeTimeout = 150 * time.Millisecond
+
+// observeKey reads key on the Redis server at addr (node is its name for
+// the evidence) in one round trip: TYPE, PTTL, GET and HGETALL pipelined
+// (the read that does not fit the type fails and is ignored).
+func observeKey(ctx context.Context, node, addr, key string) keyObs {
+	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
+	defer cancel()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2,
+		DisableIdentity: true, DialTimeout: observeTimeout, ReadTimeout: observeTimeout, WriteTimeout: observeTimeout})
+	defer c.Close()
+	o := keyObs{Node: node}
+	var typ *redis.StatusCmd
+	var pttl *redis.DurationCmd
+	var get *redis.StringCmd
+	var hall *redis.MapStringStringCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		typ = p.Type(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		get = p.Get(ctx, key)
+		hall = p.HGetAll(ctx, key)
+		return nil
+	})
+	if typ == nil || typ.Err() != nil {
+		o.Err = fmt.Errorf("read %s on %s: %w", key, node, err)
+		return o
+	}
+	o.Type, o.PTTL = typ.Val(), pttl.Val()
+	switch o.Type {
+	case "string":
+		o.Value = get.Val()
+	case "hash":
+		o.Fields = hall.Val()
+	}
+	return o
+}
+
+// present reports whether the key exists.
+func (o keyObs) present() bool { return o.Err == nil && o.Type != "none" && o.Type != "" }
+
+// holds reports whether the key is held by token: a string key whose
+// value is token, or a hash key with a field token.
+func (o keyObs) holds(token string) bool {
+	if token == "" {
+		return false
+	}
+	switch o.Type {
+	case "string":
+		return o.Value == token
+	case "hash":
+		_, ok := o.Fields[token]
+		return ok
+	}
+	return false
+}
+
+// count is a hash key's count for token (0 if none or not a hash).
+func (o keyObs) count(token string) int {
+	var n int
+	fmt.Sscan(o.Fields[token], &n)
+	return n
+}
+
+// String is the evidence text, e.g. "absent", "c2-1:9f:7 (PTTL 187ms)",
+// "c2-1:9f:7 (no TTL)", "hash {c2-1:9f: 2} (PTTL 190ms)", "unreadable
+// (...)".
+func (o keyObs) String() string {
+	if o.Err != nil {
+		return fmt.Sprintf("unreadable (%v)", o.Err)
+	}
+	var v string
+	switch o.Type {
+	case "none":
+		return "absent"
+	case "string":
+		v = o.Value
+	case "hash":
+		var f []string
+		for _, k := range slices.Sorted(maps.Keys(o.Fields)) {
+			f = append(f, k+": "+o.Fields[k])
+		}
+		v = "hash {" + strings.Join(f, ", ") + "}"
+	default:
+		v = o.Type
+	}
+	if o.PTTL < 0 {
+		return v + " (no TTL)"
+	}
+	return fmt.Sprintf("%s (PTTL %v)", v, o.PTTL.Round(time.Millisecond))
+}

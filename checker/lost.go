@@ -1,0 +1,331 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// LostWitnessKind names what a lost witness shows.
+type LostWitnessKind string
+
+// Lost witness kinds.
+const (
+	// LostLate: the lock signalled lost, but after the bound (LostBound)
+	// from the moment its lease could no longer be renewed.
+	LostLate LostWitnessKind = "late"
+	// LostNever: the lease could no longer be renewed, and the holder kept
+	// holding past the bound without a lost signal.
+	LostNever LostWitnessKind = "never"
+	// LostAfterRelease: the lock signalled lost for a lease whose release
+	// had completed ok.
+	LostAfterRelease LostWitnessKind = "after-release"
+)
+
+// LostWitness is a lost check witness. Times are ns since the run started.
+type LostWitness struct {
+	Key  string          `json:"key"`
+	Kind LostWitnessKind `json:"kind"`
+	// Hold is the hold whose lease it concerns.
+	Hold HoldRef `json:"hold"`
+	// Lost is the lost signal (absent for never).
+	Lost *history.Operation `json:"lost,omitempty"`
+	// Release (after-release) is the release that completed ok before it.
+	Release *history.Operation `json:"release,omitempty"`
+	// Since (late, never) is when the lease could no longer be renewed:
+	// the last successful renewal's completion (or the grant's) plus the
+	// TTL, or the completion of the observer's read that found the key
+	// gone or another owner's (Evidence says which); DeadlineNs is Since
+	// plus LostBound, moved past every fault window in force meanwhile.
+	SinceNs    int64  `json:"since_ns,omitempty"`
+	DeadlineNs int64  `json:"deadline_ns,omitempty"`
+	Evidence   string `json:"evidence,omitempty"`
+	// HeldUntilNs (never) is when the holder stopped holding: its release
+	// or crash, or the end of the history when it never did.
+	HeldUntilNs int64 `json:"held_until_ns,omitempty"`
+}
+
+// String is the witness in one line, times in ms since run start.
+func (w LostWitness) String() string {
+	h := w.Hold
+	switch w.Kind {
+	case LostAfterRelease:
+		return fmt.Sprintf("%s: c%d h%d: lost signalled at %s ms for a lease whose release completed ok at %s ms",
+			w.Key, h.Client, h.Hold, ms(w.Lost.Invoke), ms(w.Release.Complete))
+	case LostLate:
+		return fmt.Sprintf("%s: c%d h%d: lost signalled at %s ms, after its deadline %s ms (the lease could not be renewed since %s ms: %s)",
+			w.Key, h.Client, h.Hold, ms(w.Lost.Invoke), ms(w.DeadlineNs), ms(w.SinceNs), w.Evidence)
+	default:
+		return fmt.Sprintf("%s: c%d h%d: no lost signal though the lease could not be renewed since %s ms (%s); the holder kept holding until %s ms, past its deadline %s ms",
+			w.Key, h.Client, h.Hold, ms(w.SinceNs), w.Evidence, ms(w.HeldUntilNs), ms(w.DeadlineNs))
+	}
+}
+
+// LostBound is how long after its lease could no longer be renewed a lock
+// that claims renewal has to signal lost, for a TTL ttl: one TTL (a lock
+// renews more often than once per TTL, so its next renewal after that
+// moment fails, or its lease runs out by its own count) plus half a TTL,
+// at least 50 ms, for the renewal call and the scheduling of a loaded
+// machine. The built-in watchdog signals at most TTL + 2 renewal periods
+// (2/3 TTL) after its last successful renewal's invoke, and at most one
+// renewal period (a third of a TTL) plus a call after its key is gone.
+func LostBound(ttl time.Duration) time.Duration {
+	return ttl + max(ttl/2, 50*time.Millisecond)
+}
+
+// Lost checks the lost signals (history.Lost) of a lock: it must never
+// signal lost for a lease whose release completed ok (unless the client
+// acquired the key again with the same token in between), and a lock that
+// claims renewal (h.Renewal) must signal lost within LostBound after its
+// lease could no longer be renewed, if the holder still holds it then.
+//
+// The lease of a hold could no longer be renewed from the earlier of: (a)
+// when renewals are visible (the history holds extends), the completion of
+// its last successful renewal (or of the grant) plus one TTL, once no
+// successful renewal followed within a TTL; (b) the completion of an
+// observer's read, while the client held the lease, that found the key
+// gone or another owner's on a majority of the nodes, with no later read
+// before the deadline finding it the holder's again. The deadline is that
+// moment plus LostBound; a fault window in force then (a paused client
+// renews nothing) moves it to the window's end plus LostBound. A lost
+// signal after the deadline, while the holder still held, is late; none
+// while it held, with the holder still holding after the deadline (its
+// release or crash invoked later, or never), is never. A holder that
+// stopped by the deadline is no violation, signalled or not. Each is a witness (LostWitness), by key and hold.
+//
+// Skipped when the history holds no lost signal and the lock claims no
+// renewal; timeliness is not judged (a note says so) when renewals are not
+// visible and the history holds no observations.
+func Lost(h history.Header, ops []history.Operation) Result {
+	type lease struct {
+		client     int
+		key, token string
+	}
+	var losts, extends []history.Operation
+	releases := map[lease][]history.Operation{} // ok outermost releases
+	acquires := map[lease][]history.Operation{} // acquires stating the token
+	var end int64
+	for _, op := range ops {
+		if op.Kind != history.Probe && op.Kind != history.Observe {
+			end = max(end, op.Complete)
+		}
+		if op.Client < 0 || !isWholeLock(op) {
+			continue
+		}
+		l := lease{op.Client, op.Key, op.Token}
+		switch {
+		case op.Kind == history.Lost:
+			losts = append(losts, op)
+		case op.Kind == history.Extend:
+			extends = append(extends, op)
+		case op.Kind == history.Release && op.Result == history.OK && isOutermost(op):
+			releases[l] = append(releases[l], op)
+		case op.Kind == history.Acquire && op.Token != "":
+			acquires[l] = append(acquires[l], op)
+		}
+	}
+	if len(losts) == 0 && !h.Renewal {
+		return Result{Status: Skipped, Message: "no lost signal in the history and the lock claims no renewal"}
+	}
+	hs := Holds(ops)
+	holdOf := map[int64]Hold{}
+	for _, hd := range hs {
+		holdOf[hd.Hold] = hd
+	}
+	var found []LostWitness
+	// Lost for a released lease.
+	for _, lo := range losts {
+		l := lease{lo.Client, lo.Key, lo.Token}
+		var rel *history.Operation
+		for i, r := range releases[l] {
+			if r.Complete < lo.Invoke && (rel == nil || r.Complete > rel.Complete) {
+				rel = &releases[l][i]
+			}
+		}
+		if rel == nil {
+			continue
+		}
+		again := false
+		for _, a := range acquires[l] {
+			again = again || a.Invoke > rel.Complete && a.Invoke <= lo.Invoke
+		}
+		if !again {
+			found = append(found, LostWitness{Key: lo.Key, Kind: LostAfterRelease, Hold: refOf(holdOf[rel.Hold]), Lost: opRef(lo), Release: opRef(*rel)})
+		}
+	}
+	// Timeliness.
+	timed, lapsed := 0, 0
+	note := ""
+	_, rounds := observations(ops, h.Nodes)
+	visible := len(extends) > 0
+	if h.Renewal && (visible || len(rounds) > 0) {
+		ttl := int64(h.TTLMs) * int64(time.Millisecond)
+		bound := int64(LostBound(time.Duration(ttl)))
+		faults := FaultWindows(ops)
+		renewals := map[lease][]history.Operation{} // ok extends by lease
+		for _, e := range extends {
+			if e.Result == history.OK {
+				l := lease{e.Client, e.Key, e.Token}
+				renewals[l] = append(renewals[l], e)
+			}
+		}
+		lostOf := map[lease][]history.Operation{}
+		for _, lo := range losts {
+			l := lease{lo.Client, lo.Key, lo.Token}
+			lostOf[l] = append(lostOf[l], lo)
+		}
+		ends := holdEnds(ops)
+		for _, hd := range hs {
+			l := lease{hd.Client, hd.Key, hd.Token}
+			held, ok := ends[hd.Hold]
+			if !ok {
+				held = end // it never stopped holding
+			}
+			since, why := int64(-1), ""
+			if visible {
+				since, why = lapse(hd, renewals[l], held, ttl)
+			}
+			if t, ok := seenLost(hd, rounds[hd.Key], held, bound); ok && (since < 0 || t < since) {
+				since, why = t, "the observer read the key gone or another owner's"
+			}
+			timed++
+			if since < 0 {
+				continue
+			}
+			lapsed++
+			deadline := deadlineAfter(since, bound, faults)
+			if held <= deadline {
+				continue // the holder stopped in time, signalled or not
+			}
+			var sig *history.Operation // the first lost signal of the hold
+			for i, lo := range lostOf[l] {
+				if lo.Invoke >= hd.AcquireInvoke && lo.Invoke <= held && (sig == nil || lo.Invoke < sig.Invoke) {
+					sig = &lostOf[l][i]
+				}
+			}
+			w := LostWitness{Key: hd.Key, Hold: refOf(hd), SinceNs: since, DeadlineNs: deadline, Evidence: why}
+			switch {
+			case sig == nil:
+				w.Kind, w.HeldUntilNs = LostNever, held
+				found = append(found, w)
+			case sig.Invoke > deadline:
+				w.Kind, w.Lost = LostLate, opRef(*sig)
+				found = append(found, w)
+			}
+		}
+		note = fmt.Sprintf("; %d of %s could no longer be renewed at some point (bound: TTL + max(TTL/2, 50 ms) after)", lapsed, count(timed, "renewed hold"))
+	} else if h.Renewal {
+		note = "; timeliness not judged: renewals are not visible (no extends) and the history holds no observations"
+	}
+	sort.SliceStable(found, func(i, j int) bool {
+		if found[i].Key != found[j].Key {
+			return found[i].Key < found[j].Key
+		}
+		return found[i].Hold.AcquireInvokeNs < found[j].Hold.AcquireInvokeNs
+	})
+	var r Result
+	r.Violations = len(found)
+	r.Details = detailsOf(found, r.Violations)
+	if r.Violations > 0 {
+		kinds := map[LostWitnessKind]int{}
+		for _, w := range found {
+			kinds[w.Kind]++
+		}
+		r.Status = Violated
+		r.Witnesses = Witnesses{Lost: keep(found), Total: WitnessCounts{Lost: r.Violations}}
+		r.Message = fmt.Sprintf("%d lost signals for a released lease, %d late, %d never signalled%s",
+			kinds[LostAfterRelease], kinds[LostLate], kinds[LostNever], note)
+		return r
+	}
+	r.Status = OK
+	r.Message = fmt.Sprintf("no lost signal for a released lease (%s)%s", count(len(losts), "lost signal"), note)
+	return r
+}
+
+// holdEnds returns, per hold id, when the hold stopped holding: the
+// earliest invoke of its outermost release or its crash (Hold.EndOfUse
+// caps at both, but also at the last resource operation, which does not
+// end a hold). Holds with neither are absent.
+func holdEnds(ops []history.Operation) map[int64]int64 {
+	m := map[int64]int64{}
+	for _, op := range ops {
+		if op.Hold == 0 || op.Client < 0 || !isWholeLock(op) ||
+			!(op.Kind == history.Release && isOutermost(op) || op.Kind == history.Crash) {
+			continue
+		}
+		if t, ok := m[op.Hold]; !ok || op.Invoke < t {
+			m[op.Hold] = op.Invoke
+		}
+	}
+	return m
+}
+
+// lapse is when hold hd's lease could no longer be renewed by visible
+// renewals: the first completion (of the grant or of an ok renewal
+// renewals of its token) not followed, within ttl, by the invoke of
+// another ok renewal while it was held, plus ttl; -1 when renewals kept
+// the lease alive until held.
+func lapse(hd Hold, renewals []history.Operation, held, ttl int64) (int64, string) {
+	last := hd.AcquireComplete
+	var rs []history.Operation
+	for _, e := range renewals {
+		if e.Invoke >= hd.AcquireInvoke && e.Invoke <= held {
+			rs = append(rs, e)
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Invoke < rs[j].Invoke })
+	what := "the grant"
+	for _, e := range rs {
+		if e.Invoke > last+ttl {
+			break
+		}
+		last, what = max(last, e.Complete), "the last successful renewal"
+	}
+	if last+ttl >= held {
+		return -1, ""
+	}
+	return last + ttl, fmt.Sprintf("no successful renewal within a TTL of %s at %s ms", what, ms(last))
+}
+
+// seenLost is the completion of the first observer's read, while hold hd
+// was held, that found its key gone or another owner's on a majority of
+// the nodes, unless a later read before that moment plus bound found the
+// holder's token again; ok false when there is none.
+func seenLost(hd Hold, rs []round, held, bound int64) (int64, bool) {
+	for i := readAfter(rs, hd.AcquireComplete); i < len(rs); i++ {
+		r := rs[i]
+		if r.complete >= held {
+			break
+		}
+		tok, known := r.heldBy()
+		if !known || tok == hd.Token || !r.gone() && tok == "" {
+			continue // no majority answered, the holder's, or split
+		}
+		back := false
+		for _, later := range rs[i+1:] {
+			if later.invoke > r.complete+bound {
+				break
+			}
+			back = back || later.holds(hd.Token)
+		}
+		if !back {
+			return r.complete, true
+		}
+	}
+	return 0, false
+}
+
+// deadlineAfter is since plus bound, moved to a fault window's end plus
+// bound for every window in force before that deadline and ending after
+// since (faults in order of start).
+func deadlineAfter(since, bound int64, faults []FaultWindow) int64 {
+	d := since + bound
+	for _, f := range faults {
+		if f.Start <= d && f.End > since {
+			d = max(d, f.End+bound)
+		}
+	}
+	return d
+}

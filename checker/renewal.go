@@ -1,0 +1,276 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// RenewalOptions configure the renewal-liveness check (Renewal).
+type RenewalOptions struct {
+	// Reach is how long after a fault window ends the fault may still
+	// take a lease (its declared reach past the window): a lease lost in
+	// [window start, window end + Reach] is the fault's doing, not the
+	// lock's. 0: the history's TTL.
+	Reach time.Duration
+	// KeepsLeases says the run's faults take no lease from a renewing
+	// holder that keeps running (a slow critical section): every moment
+	// of the run is checked, fault windows included.
+	KeepsLeases bool
+	// HarnessRenews says lockbench's own process runs the lock's renewals
+	// (a built-in strategy): a lease lost after a renewal came later than
+	// a TTL after the one before (or the grant) was lost to a machine that
+	// ran the harness late, not to the lock, and is inconclusive rather
+	// than a violation. An adapter's renewals run in its own process on
+	// its own schedule: a late one is the lock's.
+	HarnessRenews bool
+}
+
+// Kinds of renewal witness.
+const (
+	// RenewalLost: the lock said the lease was lost (a lost operation).
+	RenewalLost = "lost"
+	// RenewalFailed: a renewal (extend) certainly failed.
+	RenewalFailed = "renewal-failed"
+	// RenewalExpired: the server no longer held the holder's token while
+	// the holder ran (observe operations: the key gone, or another
+	// owner's, on a majority of the nodes).
+	RenewalExpired = "expired-under-holder"
+)
+
+// RenewalWitness is a lease lost with no fault to explain it, while its
+// holder still ran: the lock's renewal did not keep it.
+type RenewalWitness struct {
+	Key    string `json:"key"`
+	Client int    `json:"client"`
+	Hold   int64  `json:"hold"`
+	// Kind is RenewalLost, RenewalFailed or RenewalExpired.
+	Kind string `json:"kind"`
+	// AtNs is when it happened (the operation's completion), ns since
+	// run start; GrantedNs when the hold's acquire completed.
+	AtNs      int64 `json:"at_ns"`
+	GrantedNs int64 `json:"granted_ns"`
+	// Detail says what the server or the lock said, e.g. "n1: key absent
+	// (PTTL -2)", "extend failed: expired".
+	Detail string `json:"detail,omitempty"`
+}
+
+// String is the witness in one line, times in ms since run start.
+func (w RenewalWitness) String() string {
+	what := map[string]string{RenewalLost: "the lock said lost", RenewalFailed: "a renewal failed", RenewalExpired: "the server no longer held its token"}[w.Kind]
+	s := fmt.Sprintf("%s: c%d h%d granted at %s ms: %s at %s ms (%s ms into the hold) with no fault, while the holder ran", w.Key, w.Client, w.Hold,
+		ms(w.GrantedNs), what, ms(w.AtNs), ms(w.AtNs-w.GrantedNs))
+	if w.Detail != "" {
+		s += ": " + w.Detail
+	}
+	return s
+}
+
+// Renewal checks renewal liveness: a lock that renews its leases must
+// not lose one while its holder runs unless a fault explains it. For
+// every hold (Holds) it looks, from the grant to the holder's release
+// (or crash; the end of the history when neither came), outside every
+// fault window and its reach (o), for: a lost operation of the hold, an
+// extend of the hold with result fail, and an observe round (the
+// observer's reads of the key on every node, sharing an invoke time)
+// invoked after the grant in which fewer than a majority of the nodes
+// answered with the holder's token while a majority answered at all.
+// Each is a violation with its witness (RenewalWitness; one per hold,
+// the first). Whether the check is gated is the expectation's business
+// (a lock that claims renewal); the checker runs it on every history.
+// Skipped when the history has no hold; ok otherwise.
+func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result {
+	holds := Holds(ops)
+	if len(holds) == 0 {
+		return Result{Status: Skipped, Message: "no holds"}
+	}
+	reach := o.Reach
+	if reach <= 0 {
+		reach = time.Duration(h.TTLMs) * time.Millisecond
+	}
+	var windows [][2]int64
+	if !o.KeepsLeases {
+		for _, w := range FaultWindows(ops) {
+			windows = append(windows, [2]int64{w.Start, w.End + int64(reach)})
+		}
+	}
+	faulted := func(t int64) bool {
+		for _, w := range windows {
+			if t >= w[0] && t <= w[1] {
+				return true
+			}
+		}
+		return false
+	}
+	// The end of each hold's running: its first outermost release or
+	// crash invoke.
+	ends := map[int64]int64{}
+	var lastOp int64
+	for _, op := range ops {
+		lastOp = max(lastOp, op.Complete)
+		if op.Hold == 0 || (op.Kind != history.Release && op.Kind != history.Crash) || op.Node != "" || op.Depth > 1 {
+			continue
+		}
+		if e, ok := ends[op.Hold]; !ok || op.Invoke < e {
+			ends[op.Hold] = op.Invoke
+		}
+	}
+	byHold := map[int64]Hold{}
+	type span struct {
+		hold     Hold
+		from, to int64
+	}
+	byKey := map[string][]span{}
+	for _, hd := range holds {
+		to, ok := ends[hd.Hold]
+		if !ok {
+			to = lastOp
+		}
+		byHold[hd.Hold] = hd
+		byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
+	}
+	// Renewal invokes per hold, to tell a renewal the harness ran late.
+	renewals := map[int64][]int64{}
+	for _, op := range ops {
+		if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" {
+			renewals[op.Hold] = append(renewals[op.Hold], op.Invoke)
+		}
+	}
+	ttl := int64(time.Duration(h.TTLMs) * time.Millisecond)
+	// late reports the largest gap between the grant, the renewals
+	// invoked up to at, and at, when it exceeds the TTL.
+	late := func(hd Hold, at int64) (int64, bool) {
+		if !o.HarnessRenews || ttl <= 0 {
+			return 0, false
+		}
+		prev, gap := hd.AcquireComplete, int64(0)
+		rs := renewals[hd.Hold]
+		slices.Sort(rs)
+		for _, t := range rs {
+			if t > at {
+				break
+			}
+			gap, prev = max(gap, t-prev), t
+		}
+		gap = max(gap, at-prev)
+		return gap, gap > ttl
+	}
+	found := map[int64]RenewalWitness{}
+	var lateHolds []string
+	note := func(hd Hold, kind string, at int64, detail string) {
+		if _, ok := found[hd.Hold]; ok || faulted(at) {
+			return
+		}
+		if gap, ok := late(hd, at); ok {
+			found[hd.Hold] = RenewalWitness{} // counted once, not a violation
+			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (no renewal for %s ms, TTL %d ms)", hd.Client, hd.Hold, ms(gap), h.TTLMs))
+			return
+		}
+		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
+	}
+	for _, op := range ops {
+		hd, ok := byHold[op.Hold]
+		if !ok || op.Hold == 0 || op.Client != hd.Client {
+			continue
+		}
+		end, has := ends[op.Hold]
+		if !has {
+			end = lastOp
+		}
+		if op.Complete > end {
+			continue // after the holder stopped running
+		}
+		switch {
+		case op.Kind == history.Lost:
+			note(hd, RenewalLost, op.Complete, "")
+		case op.Kind == history.Extend && op.Result == history.Fail && op.Node == "":
+			d := "extend failed"
+			if op.Reason != "" {
+				d += ": " + op.Reason
+			}
+			note(hd, RenewalFailed, op.Complete, d)
+		}
+	}
+	// Observe rounds: reads of one key on every node sharing an invoke,
+	// replicas left out (observations): a replica copies its primary late
+	// and is no witness of a lost lease.
+	_, rounds := observations(ops, h.Nodes)
+	for key, rs := range rounds {
+		for _, r := range rs {
+			if !r.answered() {
+				continue // too few answers to say
+			}
+			for _, sp := range byKey[key] {
+				if r.invoke <= sp.from || r.complete >= sp.to || sp.hold.Token == "" {
+					continue
+				}
+				if r.holds(sp.hold.Token) {
+					continue // a majority still holds it
+				}
+				note(sp.hold, RenewalExpired, r.invoke, sampleOf(r))
+			}
+		}
+	}
+	ws := make([]RenewalWitness, 0, len(found))
+	for _, w := range found {
+		if w.Hold != 0 {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 && len(lateHolds) > 0 {
+		return Result{Status: Inconclusive, Message: fmt.Sprintf("%d of %d holds lost their lease after lockbench ran their renewal later than a TTL: the machine ran the harness late, not the lock (%s)",
+			len(lateHolds), len(holds), strings.Join(lateHolds[:min(3, len(lateHolds))], "; "))}
+	}
+	if len(ws) == 0 {
+		return Result{Status: OK, Message: fmt.Sprintf("no lease of %d holds lost outside the faults' reach", len(holds))}
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].AtNs != ws[j].AtNs {
+			return ws[i].AtNs < ws[j].AtNs
+		}
+		return ws[i].Hold < ws[j].Hold
+	})
+	r := Result{Status: Violated, Violations: len(ws),
+		Message: fmt.Sprintf("%d of %d holds lost their lease with no fault while the holder ran (first: %s)", len(ws), len(holds), ws[0])}
+	for i, w := range ws {
+		if i == maxDetails-1 && len(ws) > maxDetails {
+			r.Details = append(r.Details, fmt.Sprintf("... and %d more", len(ws)-i))
+			break
+		}
+		r.Details = append(r.Details, w.String())
+	}
+	r.Witnesses.Total.Renewal = len(ws)
+	r.Witnesses.Renewal = ws[:min(len(ws), MaxWitnesses)]
+	return r
+}
+
+// observed says what an observe operation found, e.g. "key absent (PTTL
+// -2)", "another owner's token".
+func observed(op history.Operation) string {
+	switch {
+	case op.Token == "" && op.Value == -2:
+		return "key absent (PTTL -2)"
+	case op.Token == "":
+		return fmt.Sprintf("no owner token (PTTL %d)", op.Value)
+	}
+	return fmt.Sprintf("token %s (PTTL %d)", op.Token, op.Value)
+}
+
+// sampleOf describes one read of round r for a witness: the first that
+// found the key absent, else the first answered one ("node: what it read").
+func sampleOf(r round) string {
+	sample := ""
+	for _, op := range r.reads {
+		if sample == "" || op.Token == "" {
+			sample = fmt.Sprintf("%s: %s", op.Node, observed(op))
+			if op.Token == "" {
+				break
+			}
+		}
+	}
+	return sample
+}
