@@ -295,7 +295,8 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 }
 
 // onlySome narrows a profile to the named strategies and scenarios (none
-// named: all of the profile's); a name the profile does not have is a usage
+// named: all of the profile's; scenarios without the cost scenario drop the
+// client sweep and the cost runs); a name the profile does not have is a usage
 // error naming the valid ones.
 func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, error) {
 	pick := func(flag string, all, want []string) ([]string, error) {
@@ -332,6 +333,11 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 		}
 	}
 	p.SweepStrategies = sweep
+	if len(scenarios) > 0 && !slices.Contains(p.Scenarios, bench.CostScenario) {
+		// The client sweep and the cost runs run on the cost scenario: a
+		// bench narrowed to other scenarios makes neither.
+		p.ClientSweep, p.SweepStrategies, p.CostClients = nil, nil, nil
+	}
 	return p, nil
 }
 

@@ -118,13 +118,13 @@ func TestRunIntoPerfFolderWording(t *testing.T) {
 // in the --json error object.
 func TestInterruptedBenchBeforeAnyRun(t *testing.T) {
 	out := t.TempDir()
-	text, stdout, err := signalAt(t, "[1/3]", syscall.SIGTERM, "bench", "-v", "--json", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "3", "--out", out)
+	text, stdout, err := signalAt(t, "[1/", syscall.SIGTERM, "bench", "-v", "--json", "--strategies", "token-lua", "--scenarios", "baseline", "--repeat", "3", "--out", out)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, want 130:\n%s", err, text)
 	}
 	report := filepath.Join(out, results.ReportMarkdown)
-	if !strings.Contains(text, "partial results (stopped after 0 of 3 runs") || !strings.Contains(text, report) {
+	if !strings.Contains(text, "partial results (stopped after 0 of ") || !strings.Contains(text, report) {
 		t.Errorf("stderr does not name the partial report %s:\n%s", report, text)
 	}
 	var je jsonError
