@@ -84,7 +84,11 @@ func (w RenewalWitness) String() string {
 // (a lock that claims renewal); the checker runs it on every history.
 // Skipped when the history has no hold; ok otherwise.
 func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result {
-	holds := Holds(ops)
+	return renewalWith(h, ops, Holds(ops), o)
+}
+
+// renewalWith is Renewal with the history's holds (Holds(ops)) given.
+func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o RenewalOptions) Result {
 	if len(holds) == 0 {
 		return Result{Status: Skipped, Message: "no holds"}
 	}
@@ -119,19 +123,26 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 			ends[op.Hold] = op.Invoke
 		}
 	}
-	byHold := map[int64]Hold{}
+	byHold := make(map[int64]int, len(holds)) // hold id → index in holds
+	for i, hd := range holds {
+		byHold[hd.Hold] = i
+	}
 	type span struct {
 		hold     Hold
 		from, to int64
 	}
+	// The holds of each key while their holders ran, for the observe
+	// rounds below (none: not wanted).
+	_, rounds := observations(ops, h.Nodes)
 	byKey := map[string][]span{}
-	for _, hd := range holds {
-		to, ok := ends[hd.Hold]
-		if !ok {
-			to = lastOp
+	if len(rounds) > 0 {
+		for _, hd := range holds {
+			to, ok := ends[hd.Hold]
+			if !ok {
+				to = lastOp
+			}
+			byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 		}
-		byHold[hd.Hold] = hd
-		byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 	}
 	// Renewal invokes per hold, to tell a renewal the harness ran late.
 	renewals := map[int64][]int64{}
@@ -173,10 +184,14 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
 	}
 	for _, op := range ops {
-		hd, ok := byHold[op.Hold]
-		if !ok || op.Hold == 0 || op.Client != hd.Client {
+		if op.Kind != history.Lost && (op.Kind != history.Extend || op.Result != history.Fail || op.Node != "") {
+			continue // neither case below
+		}
+		hi, ok := byHold[op.Hold]
+		if !ok || op.Hold == 0 || op.Client != holds[hi].Client {
 			continue
 		}
+		hd := holds[hi]
 		end, has := ends[op.Hold]
 		if !has {
 			end = lastOp
@@ -198,7 +213,6 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 	// Observe rounds: reads of one key on every node sharing an invoke,
 	// replicas left out (observations): a replica copies its primary late
 	// and is no witness of a lost lease.
-	_, rounds := observations(ops, h.Nodes)
 	for key, rs := range rounds {
 		for _, r := range rs {
 			if !r.answered() {
