@@ -186,34 +186,40 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 	// Evidence that a hold's key was still its own, per hold: the grant
 	// (its acquire's invoke), its renewals that said ok and the observe
 	// rounds in which a majority of the nodes held its token (their
-	// invokes), in order.
-	heldAt := map[int64][]int64{}
-	for _, hd := range holds {
-		heldAt[hd.Hold] = append(heldAt[hd.Hold], hd.AcquireInvoke)
-	}
-	for _, op := range ops {
-		if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
-			heldAt[op.Hold] = append(heldAt[op.Hold], op.Invoke)
+	// invokes), in order; built at the first loss seen (most histories
+	// have none, and it costs a map entry per hold).
+	var heldAt map[int64][]int64
+	buildHeldAt := func() {
+		heldAt = map[int64][]int64{}
+		for _, hd := range holds {
+			heldAt[hd.Hold] = append(heldAt[hd.Hold], hd.AcquireInvoke)
 		}
-	}
-	_, rounds := observations(ops, h.Nodes)
-	for key, rs := range rounds {
-		for _, r := range rs {
-			if !r.answered() {
-				continue
+		for _, op := range ops {
+			if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
+				heldAt[op.Hold] = append(heldAt[op.Hold], op.Invoke)
 			}
-			for _, sp := range byKey[key] {
-				if sp.hold.Token != "" && r.invoke >= sp.hold.AcquireInvoke && r.invoke < sp.to && r.holds(sp.hold.Token) {
-					heldAt[sp.hold.Hold] = append(heldAt[sp.hold.Hold], r.invoke)
+		}
+		for key, rs := range rounds {
+			for _, r := range rs {
+				if !r.answered() {
+					continue
+				}
+				for _, sp := range byKey[key] {
+					if sp.hold.Token != "" && r.invoke >= sp.hold.AcquireInvoke && r.invoke < sp.to && r.holds(sp.hold.Token) {
+						heldAt[sp.hold.Hold] = append(heldAt[sp.hold.Hold], r.invoke)
+					}
 				}
 			}
 		}
-	}
-	for _, ts := range heldAt {
-		slices.Sort(ts)
+		for _, ts := range heldAt {
+			slices.Sort(ts)
+		}
 	}
 	// lastHeld is the latest evidence of hd's key held invoked before t.
 	lastHeld := func(hd Hold, t int64) int64 {
+		if heldAt == nil {
+			buildHeldAt()
+		}
 		ts := heldAt[hd.Hold]
 		i := sort.Search(len(ts), func(i int) bool { return ts[i] >= t })
 		if i == 0 {
