@@ -203,6 +203,13 @@ var claimRules = []claimRule{
 	{[]string{"cancel"}, quorum, func(e *Expectation) { e.Contract = AtRisk },
 		"quorum: the vote fails when the per-node timeout runs out in the stopped nodes, and the unlock it then sends may reach a node before the SET queued there runs: an orphan of a failed acquire on that node", false},
 
+	{[]string{"renewal-cut"}, nil, setBroken,
+		"cut off right after a renewal for 1.2×TTL, the holder's next renewals fail and the key expires during the cut; kept in its critical section until another client was granted the key, a holder that ignores its failed renewals writes over that owner", false},
+	{[]string{"renewal-cut"}, renewsAndHonoursLost, setSafe,
+		"its renewals fail during the cut and Lost stops the holder before its write", false},
+	{[]string{"renewal-cut"}, checksValidity, setSafe,
+		"its validity runs out during the cut: the check before its write stops it", false},
+
 	// The consensus scenarios (etcd, ZooKeeper: the hello's server) apply
 	// to locks on a consensus store only.
 	{[]string{"leader-kill"}, nil, setMayBreak,
