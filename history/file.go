@@ -48,6 +48,8 @@ type Writer struct {
 	interrupted atomic.Bool
 	// incomplete is set by MarkIncomplete and written in the end line.
 	incomplete atomic.Pointer[string]
+	// clockAfter is set by SetClockAfter and written in the end line.
+	clockAfter atomic.Pointer[ClockSync]
 
 	errMu sync.Mutex
 	err   error // first write error (guarded by errMu)
@@ -264,6 +266,11 @@ func (w *Writer) MarkInterrupted() { w.interrupted.Store(true) }
 // it in Header.Incomplete. Call it before Close.
 func (w *Writer) MarkIncomplete(why string) { w.incomplete.Store(&why) }
 
+// SetClockAfter records the clock measurement taken after the run, written
+// in the end line; Parse returns it as Header.ClockAfter. Call it before
+// Close.
+func (w *Writer) SetClockAfter(c ClockSync) { w.clockAfter.Store(&c) }
+
 // Close waits until every queued operation is written, then closes the
 // file. It returns the first write error, if any. Calling it again returns
 // the same error.
@@ -281,6 +288,7 @@ func (w *Writer) Close() error {
 			if why := w.incomplete.Load(); why != nil {
 				e.Incomplete = *why
 			}
+			e.Clock = w.clockAfter.Load()
 			end, _ := json.Marshal(e)
 			if _, err := w.f.Write(append(end, '\n')); err != nil {
 				w.setErr(fmt.Errorf("history: write the end line: %w", err))

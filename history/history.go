@@ -242,6 +242,32 @@ type Header struct {
 	// end for a failure (e.g. an exec adapter that broke the protocol).
 	// The history is whole up to the failure.
 	Incomplete string `json:"-"`
+	// Clock is the run's clock measured against its lock server's clock
+	// before the run (lockbench on the external backend), so that
+	// histories of several client hosts can be put on one timeline
+	// (checker.CrossHost); nil when not measured.
+	Clock *ClockSync `json:"clock,omitempty"`
+	// ClockAfter is not part of the header line: Parse sets it from the
+	// end line, which carries the same measurement taken after the run.
+	ClockAfter *ClockSync `json:"-"`
+}
+
+// ClockSync is one measurement of a history's clock against a server's:
+// the best of several exchanges (the one with the shortest round trip)
+// of the server's own time (Redis TIME) between two readings of the
+// run's clock. Server time = history time + OffsetNs, to within
+// HalfRTTNs.
+type ClockSync struct {
+	// Server names the server and the command, e.g. "redis 10.0.0.5:6379 TIME".
+	Server string `json:"server"`
+	// OffsetNs is the server's time (ns since the Unix epoch) minus the
+	// history's time (ns since the run started) at the midpoint of the
+	// exchange.
+	OffsetNs int64 `json:"offset_ns"`
+	// HalfRTTNs is half the exchange's round trip, in ns: the server read
+	// its clock somewhere inside it, so OffsetNs is right to within it
+	// (Redis TIME has microsecond resolution: 1000 ns more).
+	HalfRTTNs int64 `json:"half_rtt_ns"`
 }
 
 // endLine is the last line of a history whose header sets EndLine: how
@@ -252,6 +278,8 @@ type endLine struct {
 	Interrupted   bool  `json:"interrupted,omitempty"`
 	// Incomplete says why the run stopped early for a failure; "" if it did not.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Clock is the clock measurement taken after the run (Header.ClockAfter).
+	Clock *ClockSync `json:"clock,omitempty"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's

@@ -84,7 +84,7 @@ func parseBytes(data []byte, readErr error) (Header, []Operation, error) {
 		}
 		if p.ended {
 			ended = p.end.EndOperations
-			h.Interrupted, h.Incomplete = p.end.Interrupted, p.end.Incomplete
+			h.Interrupted, h.Incomplete, h.ClockAfter = p.end.Interrupted, p.end.Incomplete, p.end.Clock
 		}
 		read += p.n
 	}

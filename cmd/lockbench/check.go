@@ -35,7 +35,7 @@ func newCheckCmd() *cobra.Command {
 	var timeout time.Duration
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "check HISTORY.jsonl",
+		Use:   "check HISTORY.jsonl [HISTORY.jsonl...]",
 		Short: "Check a saved history offline and print its verdict",
 		Long: `Check a saved history file (JSON Lines: a header line, then one operation
 per line; the format is in docs/history-format.md) with the same checkers as a run, and
@@ -51,24 +51,30 @@ finding with its cause.
 
 Exit codes: 0 as expected, 1 unexpected, 2 unreadable or corrupt file (the
 error names the line), 4 inconclusive (nothing unexpected, but a gated
-check lacked evidence; 1 wins over 4).`,
+check lacked evidence; 1 wins over 4).
+
+Several histories: the histories one run's client hosts wrote against one
+deployment (--backend external --shared-keys), each with its clock measured
+against the server before and after the run. They are checked for overlaps
+across hosts: each host's operations on the server's timeline, each hold
+shrunk by its host's clock uncertainty, so that only an overlap the clocks
+prove is reported; the uncertainty is named against the TTL (too wide:
+inconclusive). docs/history-format.md#several-client-hosts has the rules.`,
 		Example: "  lockbench check lockbench-out/bench/histories/token-lua-gc-pause-1.jsonl",
-		Args:    oneArg("HISTORY.jsonl"),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return nil // several hosts' histories: crossHost
+			}
+			return oneArg("HISTORY.jsonl")(c, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return crossHost(cmd, args, asJSON)
+			}
 			path := args[0]
-			h, ops, err := history.Load(path)
+			h, ops, err := loadHistory(path)
 			if err != nil {
-				if errors.Is(err, history.ErrCorrupt) && !strings.Contains(err.Error(), "results.json") {
-					return fmt.Errorf("%w: %s: %v: not a whole history (cut short or damaged?): if lockbench wrote it, rerun the run that wrote it (its command is in the results.json of its results folder); if another tool did, docs/history-format.md has the format", errs.ErrUsage, path, err)
-				}
-				if errors.Is(err, history.ErrCorrupt) {
-					return fmt.Errorf("%w: %s: %v", errs.ErrUsage, path, err)
-				}
-				if errors.Is(err, fs.ErrNotExist) {
-					// The path once, not also in the open error's text.
-					return errs.New(fmt.Sprintf("%v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, path), errs.ErrUsage, err)
-				}
-				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
+				return err
 			}
 			vis := strings.TrimSuffix(path, filepath.Ext(path)) + ".html"
 			r, rep, exp, err := validate.CheckHistory(path, h, ops, checker.Options{Timeout: timeout, VisualizationPath: vis})
@@ -122,4 +128,77 @@ check lacked evidence; 1 wins over 4).`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict in the shape of a results.json run object, with what the history holds (verdicts, checks, counts, latencies, liveness, faults); what only the run knew (the command, critical-section and retry settings, topology, Redis command counts) is left empty")
 	return c
+}
+
+// loadHistory loads the history at path; errors wrap errs.ErrUsage and
+// say whether the file is missing, cut short or damaged, with the fix.
+func loadHistory(path string) (history.Header, []history.Operation, error) {
+	h, ops, err := history.Load(path)
+	if err != nil {
+		if errors.Is(err, history.ErrCorrupt) && !strings.Contains(err.Error(), "results.json") {
+			return h, nil, fmt.Errorf("%w: %s: %v: not a whole history (cut short or damaged?): if lockbench wrote it, rerun the run that wrote it (its command is in the results.json of its results folder); if another tool did, docs/history-format.md has the format", errs.ErrUsage, path, err)
+		}
+		if errors.Is(err, history.ErrCorrupt) {
+			return h, nil, fmt.Errorf("%w: %s: %v", errs.ErrUsage, path, err)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// The path once, not also in the open error's text.
+			return h, nil, errs.New(fmt.Sprintf("%v: %s does not exist: give a history file (a results folder's histories/STRATEGY-SCENARIO-SEED.jsonl)", errs.ErrUsage, path), errs.ErrUsage, err)
+		}
+		return h, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	}
+	return h, ops, nil
+}
+
+// crossHost is lockbench check with several histories: those of one run's
+// client hosts against one deployment (--backend external --shared-keys),
+// each with its clock measured against the server. It prints the
+// cross-host exclusion check (checker.CrossHost: each host's operations on
+// the server's timeline, widened by its clock uncertainty, so an overlap is
+// reported only when the clocks prove it) and returns the gate: errUnexpected when it
+// contradicts the run's expected exclusion (must hold: an overlap; must
+// break: none found), errInconclusive when it lacked evidence for a gated
+// expectation. Each host's own checks are lockbench check of its file.
+func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
+	var hosts []checker.HostHistory
+	for _, p := range paths {
+		h, ops, err := loadHistory(p)
+		if err != nil {
+			return err
+		}
+		hosts = append(hosts, checker.HostHistory{Name: p, Header: h, Ops: ops})
+	}
+	res, err := checker.CrossHost(hosts)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	}
+	h := hosts[0].Header
+	exp := validate.ForHeader(h)
+	w := cmd.OutOrStdout()
+	if asJSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(w, string(b))
+	} else {
+		fmt.Fprintf(w, "%d hosts: %s/%s; exclusion across hosts expected %s (%s)\n", len(hosts), h.Strategy, h.Scenario, exp.Exclusion, exp.Reason)
+		for _, c := range res.Hosts {
+			drift := fmt.Sprintf("drift %v", time.Duration(c.DriftNs))
+			if c.NoAfter {
+				drift = "drift not measured (no clock in the end line)"
+			}
+			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift)
+		}
+		fmt.Fprintf(w, "  cross-host %-12s %s\n", res.Status, res.Message)
+		for _, o := range res.Overlaps[:min(len(res.Overlaps), 5)] {
+			fmt.Fprintf(w, "    key %s: %s client %d hold %d and %s client %d hold %d, %v on the server's clock\n", o.Key, o.HostA, o.ClientA, o.HoldA, o.HostB, o.ClientB, o.HoldB, time.Duration(o.OverlapLenNs))
+		}
+	}
+	switch {
+	case exp.Exclusion == validate.Hold && res.Status == checker.Violated:
+		return fmt.Errorf("%w: exclusion must hold across hosts: %s", errUnexpected, res.Message)
+	case exp.Exclusion == validate.Break && res.Status == checker.OK:
+		return fmt.Errorf("%w: exclusion must break across hosts (a canary), none found: %s", errUnexpected, res.Message)
+	case exp.Exclusion != validate.AtRisk && res.Status == checker.Inconclusive:
+		return fmt.Errorf("%w: %s", errInconclusive, res.Why)
+	}
+	return nil
 }

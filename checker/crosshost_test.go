@@ -1,0 +1,106 @@
+package checker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// holdOps is one client's hold of key k in its host's own times (ms since
+// its run started): an acquire granted at from, a write that completes at
+// to, a release invoked at to.
+func holdOps(client int, hold int64, from, to float64) []history.Operation {
+	ns := func(ms float64) int64 { return int64(ms * float64(time.Millisecond)) }
+	return []history.Operation{
+		{Client: client, Stream: client, Kind: history.Acquire, Key: "k", Hold: hold, Depth: 1, Invoke: ns(from) - 100, Complete: ns(from), Result: history.OK},
+		{Client: client, Stream: client, Kind: history.Write, Key: "k", Hold: hold, Invoke: ns(to) - 100, Complete: ns(to), Result: history.OK, Value: 1},
+		{Client: client, Stream: client, Kind: history.Release, Key: "k", Hold: hold, Depth: 1, Invoke: ns(to) + 10, Complete: ns(to) + 100, Result: history.OK},
+	}
+}
+
+// host builds a host's history: holds as (from, to) ms pairs in its own
+// times, its clock offset before the run and, when after ≥ 0, after it
+// (ms), half round trips of halfRTT ms.
+func host(name string, offMs, afterMs, halfRTT float64, holds ...[2]float64) HostHistory {
+	ns := func(ms float64) int64 { return int64(ms * float64(time.Millisecond)) }
+	h := history.Header{Strategy: "token-lua", Scenario: "gc-pause", TTLMs: 100,
+		Clock: &history.ClockSync{Server: "redis test TIME", OffsetNs: ns(offMs), HalfRTTNs: ns(halfRTT)}}
+	if afterMs >= 0 {
+		h.ClockAfter = &history.ClockSync{Server: "redis test TIME", OffsetNs: ns(afterMs), HalfRTTNs: ns(halfRTT)}
+	}
+	var ops []history.Operation
+	for i, hd := range holds {
+		ops = append(ops, holdOps(i%3, int64(i+1), hd[0], hd[1])...)
+	}
+	return HostHistory{Name: name, Header: h, Ops: ops}
+}
+
+// handoffs are n holds of 8 ms, one every 10 ms from start (ms).
+func handoffs(start float64, n int) [][2]float64 {
+	var out [][2]float64
+	for i := range n {
+		out = append(out, [2]float64{start + float64(i)*20, start + float64(i)*20 + 8})
+	}
+	return out
+}
+
+// TestCrossHost: holds of two hosts are put on the server's timeline by
+// each host's measured offset, whatever the hosts' own clocks say; an
+// overlap is reported only when the clocks prove it (certain intervals
+// shrunk by the uncertainty), a closer call is undecided, and too wide an
+// uncertainty or too few cross-host handoffs is inconclusive.
+func TestCrossHost(t *testing.T) {
+	// Host B started its run 30 ms before host A (offset 970 against
+	// 1000), and its wall clock may be off by any amount: neither
+	// matters, the offsets are measured against the server.
+	a := handoffs(0, 12)  // A: 0-8, 20-28, ... on the server at 1000 + t
+	b := handoffs(40, 12) // B: on the server at 970 + t: 1010-1018, 1030-1038 ...: between A's holds
+	for _, tt := range []struct {
+		name       string
+		hosts      []HostHistory
+		want       Status
+		undecided  bool
+		wantInText string
+	}{
+		{"clean handoffs", []HostHistory{host("A", 1000, 1000, 0.2, a...), host("B", 970, 970, 0.2, b...)}, OK, false, "no overlap across hosts"},
+		{"planted overlap", []HostHistory{host("A", 1000, 1000, 0.2, append(a, [2]float64{300, 360})...), host("B", 970, 970, 0.2, append(b, [2]float64{330, 370})...)}, Violated, false, "1 overlaps across hosts proven"},
+		{"overlap within the uncertainty is undecided", []HostHistory{host("A", 1000, 1000, 0.5, append(a, [2]float64{300, 330.5})...), host("B", 970, 970, 0.5, append(b, [2]float64{360, 400})...)}, OK, true, "pairs undecided"},
+		{"drift widens the uncertainty", []HostHistory{host("A", 1000, 1003, 0.2, append(a, [2]float64{300, 332})...), host("B", 970, 970, 0.2, append(b, [2]float64{360, 400})...)}, OK, true, "±3.201ms"},
+		{"naive offset invents an overlap", []HostHistory{host("A", 1000, 1000, 0.2, a...), host("B", 975, 975, 0.2, b...)}, Violated, false, "proven"},
+		{"uncertainty too wide for the TTL", []HostHistory{host("A", 1000, 1000, 30, a...), host("B", 970, 970, 0.2, b...)}, Inconclusive, true, "too wide against the TTL"},
+		{"too few handoffs", []HostHistory{host("A", 1000, 1000, 0.2, a[:2]...), host("B", 970, 970, 0.2, b[:2]...)}, Inconclusive, false, "need ≥ 10"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := CrossHost(tt.hosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.want || !strings.Contains(res.Message, tt.wantInText) || (res.Undecided > 0) != tt.undecided {
+				t.Errorf("status %s, %d undecided, message %q; want %s, undecided %v, %q", res.Status, res.Undecided, res.Message, tt.want, tt.undecided, tt.wantInText)
+			}
+		})
+	}
+}
+
+// TestCrossHostRefuses: a history without a clock measurement, or of
+// another run, is an error naming it.
+func TestCrossHostRefuses(t *testing.T) {
+	noClock := host("B", 0, -1, 0, handoffs(0, 2)...)
+	noClock.Header.Clock = nil
+	other := host("C", 0, -1, 0, handoffs(0, 2)...)
+	other.Header.Scenario = "baseline"
+	for _, tt := range []struct {
+		hosts []HostHistory
+		want  string
+	}{
+		{[]HostHistory{host("A", 0, -1, 0)}, "at least two hosts"},
+		{[]HostHistory{host("A", 0, -1, 0), noClock}, "B has no clock measurement"},
+		{[]HostHistory{host("A", 0, -1, 0), other}, "C is token-lua/baseline"},
+	} {
+		if _, err := CrossHost(tt.hosts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("error %v, want %q", err, tt.want)
+		}
+	}
+}
