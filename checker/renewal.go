@@ -90,7 +90,11 @@ func (w RenewalWitness) String() string {
 // (a lock that claims renewal); the checker runs it on every history.
 // Skipped when the history has no hold; ok otherwise.
 func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result {
-	holds := Holds(ops)
+	return renewalWith(h, ops, Holds(ops), o)
+}
+
+// renewalWith is Renewal with the history's holds (Holds(ops)) given.
+func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o RenewalOptions) Result {
 	if len(holds) == 0 {
 		return Result{Status: Skipped, Message: "no holds"}
 	}
@@ -132,19 +136,26 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 			ends[op.Hold] = op.Invoke
 		}
 	}
-	byHold := map[int64]Hold{}
+	byHold := make(map[int64]int, len(holds)) // hold id → index in holds
+	for i, hd := range holds {
+		byHold[hd.Hold] = i
+	}
 	type span struct {
 		hold     Hold
 		from, to int64
 	}
+	// The holds of each key while their holders ran, for the observe
+	// rounds below (none: not wanted).
+	_, rounds := observations(ops, h.Nodes)
 	byKey := map[string][]span{}
-	for _, hd := range holds {
-		to, ok := ends[hd.Hold]
-		if !ok {
-			to = lastOp
+	if len(rounds) > 0 {
+		for _, hd := range holds {
+			to, ok := ends[hd.Hold]
+			if !ok {
+				to = lastOp
+			}
+			byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 		}
-		byHold[hd.Hold] = hd
-		byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 	}
 	// Renewal invokes per hold, to tell a renewal the harness ran late.
 	renewals := map[int64][]int64{}
@@ -175,34 +186,40 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 	// Evidence that a hold's key was still its own, per hold: the grant
 	// (its acquire's invoke), its renewals that said ok and the observe
 	// rounds in which a majority of the nodes held its token (their
-	// invokes), in order.
-	heldAt := map[int64][]int64{}
-	for _, hd := range holds {
-		heldAt[hd.Hold] = append(heldAt[hd.Hold], hd.AcquireInvoke)
-	}
-	for _, op := range ops {
-		if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
-			heldAt[op.Hold] = append(heldAt[op.Hold], op.Invoke)
+	// invokes), in order; built at the first loss seen (most histories
+	// have none, and it costs a map entry per hold).
+	var heldAt map[int64][]int64
+	buildHeldAt := func() {
+		heldAt = map[int64][]int64{}
+		for _, hd := range holds {
+			heldAt[hd.Hold] = append(heldAt[hd.Hold], hd.AcquireInvoke)
 		}
-	}
-	_, rounds := observations(ops, h.Nodes)
-	for key, rs := range rounds {
-		for _, r := range rs {
-			if !r.answered() {
-				continue
+		for _, op := range ops {
+			if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
+				heldAt[op.Hold] = append(heldAt[op.Hold], op.Invoke)
 			}
-			for _, sp := range byKey[key] {
-				if sp.hold.Token != "" && r.invoke >= sp.hold.AcquireInvoke && r.invoke < sp.to && r.holds(sp.hold.Token) {
-					heldAt[sp.hold.Hold] = append(heldAt[sp.hold.Hold], r.invoke)
+		}
+		for key, rs := range rounds {
+			for _, r := range rs {
+				if !r.answered() {
+					continue
+				}
+				for _, sp := range byKey[key] {
+					if sp.hold.Token != "" && r.invoke >= sp.hold.AcquireInvoke && r.invoke < sp.to && r.holds(sp.hold.Token) {
+						heldAt[sp.hold.Hold] = append(heldAt[sp.hold.Hold], r.invoke)
+					}
 				}
 			}
 		}
-	}
-	for _, ts := range heldAt {
-		slices.Sort(ts)
+		for _, ts := range heldAt {
+			slices.Sort(ts)
+		}
 	}
 	// lastHeld is the latest evidence of hd's key held invoked before t.
 	lastHeld := func(hd Hold, t int64) int64 {
+		if heldAt == nil {
+			buildHeldAt()
+		}
 		ts := heldAt[hd.Hold]
 		i := sort.Search(len(ts), func(i int) bool { return ts[i] >= t })
 		if i == 0 {
@@ -228,10 +245,14 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
 	}
 	for _, op := range ops {
-		hd, ok := byHold[op.Hold]
-		if !ok || op.Hold == 0 || op.Client != hd.Client {
+		if op.Kind != history.Lost && (op.Kind != history.Extend || op.Result != history.Fail || op.Node != "") {
+			continue // neither case below
+		}
+		hi, ok := byHold[op.Hold]
+		if !ok || op.Hold == 0 || op.Client != holds[hi].Client {
 			continue
 		}
+		hd := holds[hi]
 		end, has := ends[op.Hold]
 		if !has {
 			end = lastOp

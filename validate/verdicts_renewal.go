@@ -39,6 +39,8 @@ func renewalVerdicts() map[string][]row {
 			{"lost-reply-release", safe(releaseRan)},
 			{"lost-reply-extend", safe(extendRan)},
 			{"rolling-restart", safe(rollingPrimary)},
+			{"cancel", safe(cancelIgnored + "; its renewal starts with the grant")},
+			{"renewal-cut", safe(renewalCutLost)},
 		},
 	}
 }

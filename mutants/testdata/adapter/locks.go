@@ -175,6 +175,34 @@ func lostReply(ctx context.Context, err error) bool {
 	return true
 }
 
+// abandonable runs one command and returns its result, or, when
+// lockbench cancels the request first, an error wrapping the cancel's
+// cause at once: the command is abandoned in flight (go-redis itself
+// waits for a written command's reply whatever its context says), and
+// may still run on the node. The caller cleans up after it.
+func abandonable[T any](ctx context.Context, do func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := do()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		if cancelled(ctx) {
+			var zero T
+			return zero, fmt.Errorf("abandoned: %w", context.Cause(ctx))
+		}
+		r := <-ch // a deadline: go-redis ends the command by then
+		return r.v, r.err
+	}
+}
+
 // notSent reports whether err proves the command never reached the node
 // (the dial failed): a definite no.
 func notSent(err error) bool {
@@ -229,7 +257,7 @@ func (l *locker) acquireSingle(ctx context.Context, key string) msg {
 		ttl = time.Duration(l.ttl.Microseconds()) * time.Millisecond
 	}
 	start := time.Now()
-	set, err := node.SetNX(ctx, key, token, ttl).Result()
+	set, err := abandonable(ctx, func() (bool, error) { return node.SetNX(ctx, key, token, ttl).Result() })
 	// MUTANT retry-without-backoff: a refused acquire is tried again at
 	// once, over and over, until the call's deadline.
 	for l.bug == "retry-without-backoff" && err == nil && !set && ctx.Err() == nil {
@@ -395,14 +423,26 @@ func (l *locker) renew(ctx context.Context, key, token string, start time.Time) 
 	ttlMatters := l.bug != "lost-late"
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// expiry fires at the deadline: a lease whose renewals failed is lost
+	// when the key expires, not at the next tick up to TTL/3 later (an
+	// earlier version waited for the tick, and renewal-cut caught the
+	// next owner granted in between).
+	expiry := time.NewTimer(time.Until(deadline))
+	defer expiry.Stop()
 	for {
+		expired := false
 		select {
 		case <-ctx.Done():
 			return false
 		case <-tick.C:
+		case <-expiry.C:
+			expired = true
 		}
 		invoke := time.Now()
 		lost := ttlMatters && !invoke.Before(deadline)
+		if expired && !lost {
+			continue // a renewal moved the deadline since the timer was set
+		}
 		if !lost {
 			cctx, cancel := context.WithTimeout(ctx, every)
 			var n int64
@@ -421,10 +461,12 @@ func (l *locker) renew(ctx context.Context, key, token string, start time.Time) 
 			switch {
 			case err == nil && n == 1:
 				deadline = invoke.Add(l.ttl)
+				expiry.Reset(time.Until(deadline))
 			// MUTANT extend-trusts-missing-key: a renewal that finds the key
 			// gone counts as a renewal.
 			case err == nil && n == 0 && l.bug == "extend-trusts-missing-key":
 				deadline = invoke.Add(l.ttl)
+				expiry.Reset(time.Until(deadline))
 			case err == nil:
 				lost = true // gone, or another owner's
 			case ctx.Err() != nil:
