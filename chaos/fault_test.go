@@ -72,6 +72,7 @@ func TestScenarioRequires(t *testing.T) {
 		{"redlock-minority-down", []cluster.Feature{kill}, []cluster.Feature{kill}},
 		{"redlock-majority-down", []cluster.Feature{kill}, []cluster.Feature{kill}},
 		{"held-key-loss", nil, nil},
+		{"held-key-retaken", nil, nil},
 		{"rolling-restart", []cluster.Feature{kill}, []cluster.Feature{kill}},
 		{"leader-kill", []cluster.Feature{kill}, []cluster.Feature{kill}},
 		{"leader-pause", []cluster.Feature{pause}, []cluster.Feature{pause}},

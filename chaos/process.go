@@ -20,7 +20,7 @@ import (
 // processScenarios are the Redis process faults: node kills, restarts
 // (immediate, delayed, AOF), pauses, Redlock minority and majority down.
 func processScenarios() []Scenario {
-	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown(), HeldKeyLoss()}
+	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown(), HeldKeyLoss(), HeldKeyRetaken()}
 }
 
 // strikes is how many times a run's restart or pause hits a held lock,

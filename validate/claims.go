@@ -147,6 +147,11 @@ var claimRules = []claimRule{
 	{[]string{"held-key-loss"}, renewsAndHonoursLost, setSafe,
 		"its next renewal (within TTL/3, while others are held back) finds the key gone, and Lost stops the holder before its write", false},
 
+	{[]string{"held-key-retaken"}, nil, func(e *Expectation) { e.Exclusion, e.Resource, e.Liveness = Break, AtRisk, Hold },
+		"right after a renewal the key is deleted and another client is granted it, kept in its critical section past the holder's next renewal: a renewal that extends whatever holds the key (no owner check), or whose failure nobody heeds, lets the holder write while the new owner holds the lock", false},
+	{[]string{"held-key-retaken"}, renewsAndHonoursLost, setSafe,
+		"its renewal compares the key's owner: the next one after another client took the key finds another owner's token, and Lost stops the holder before its write", false},
+
 	{[]string{"rolling-restart"}, nil, func(e *Expectation) { e.Exclusion, e.Resource, e.Liveness = Break, AtRisk, Hold },
 		"the nodes restart one after another, empty, until the holder's lease is left on a minority (quorum) or on none (the primary), and the holder runs on until another client is granted the key: a renewal whose failure nobody heeds lets both hold it", false},
 	{[]string{"rolling-restart"}, renewsAndHonoursLost, setSafe,

@@ -63,6 +63,7 @@ func libraryVerdicts() map[string][]row {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
 			{"long-cs", safe("the refresh loop (Lock.Refresh every TTL/3, as the library's README refreshes before the TTL runs out) keeps the key alive through a 2×TTL critical section, as watchdog; with --redislock-refresh off it breaks as token-lua")},
 			{"held-key-loss", safe("its refresh (Lock.Refresh every TTL/3, while others are held back) finds the key gone and Lost stops the holder before its write")},
+			{"held-key-retaken", safe(retakenRenewal + " (its refresh, Lock.Refresh every TTL/3, compares the token as watchdog's renewal)")},
 			{"gc-pause", broken("the pause stops the refresh loop too (Kleppmann 2016): the key expires and the paused owner writes on wake")},
 			{"crash-between", safe("the holder dies inside its CS with its refresh loop; the key expires after the TTL")},
 			{"node-restart", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,

@@ -16,6 +16,7 @@ func renewalVerdicts() map[string][]row {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
 			{"long-cs", safe("renewal every TTL/3 keeps the key alive through a 2×TTL critical section (Redisson's lock watchdog: it extends the lock to lockWatchdogTimeout every third of it while the holder's instance is alive)")},
 			{"held-key-loss", safe("its next renewal (within TTL/3, while others are held back) finds the key gone, and Lost stops the holder before its write")},
+			{"held-key-retaken", safe(retakenRenewal)},
 			{"gc-pause", broken("the pause stops the watchdog too (it runs in the holder's process, as Redisson's does; Kleppmann 2016): the key expires and the paused owner writes on wake")},
 			{"crash-between", safe("the holder dies with its watchdog; the key expires after the TTL (Redisson: a lock the watchdog no longer extends expires after lockWatchdogTimeout)")},
 			{"node-restart", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
@@ -43,3 +44,7 @@ func renewalVerdicts() map[string][]row {
 		},
 	}
 }
+
+// retakenRenewal is the reason of the renewing locks under
+// held-key-retaken: their renewal compares the key's owner.
+const retakenRenewal = "its renewal compares the key's owner (compare-and-PEXPIRE): the next renewal after another client took the key (within TTL/3; the new owner kept in its critical section TTL/2) finds another owner's token, and Lost stops the holder before its write"
