@@ -45,7 +45,8 @@ seeds: deps-test
 # seeds), scenario by scenario into $(SWEEP_OUT)/seedN/SCENARIO (a scenario
 # whose results.json is complete is kept: SWEEP_FRESH=1 measures it again),
 # then the table in docs/verdicts.md from every pass in $(SWEEP_OUT)
-# (scripts/verdictsweep). About 3-4 hours a pass on a busy 2-core machine;
+# (scripts/verdictsweep; SWEEP_KEEP=1 keeps the table's rows these results
+# do not measure). About 3-4 hours a pass on a busy 2-core machine;
 # not part of make bench. Unexpected (exit 1) and inconclusive (4) runs are
 # what the sweep looks for: it goes on; usage and environment errors stop it.
 SWEEP_OUT ?= lockbench-out/verdicts-sweep
@@ -60,7 +61,7 @@ verdicts-sweep: deps build
 		./$(BIN) bench --verbose --profile verdicts-sweep --seed $(SWEEP_SEED) --scenarios $$sc --out $$out; rc=$$?; \
 		if [ $$rc -ne 0 ] && [ $$rc -ne 1 ] && [ $$rc -ne 4 ]; then echo "verdicts-sweep: $$sc stopped (exit $$rc)" >&2; exit $$rc; fi; \
 	done
-	$(GO) run ./scripts/verdictsweep -doc docs/verdicts.md $$(ls $(SWEEP_OUT)/*/*/results.json)
+	$(GO) run ./scripts/verdictsweep $(if $(SWEEP_KEEP),-keep) -doc docs/verdicts.md $$(ls $(SWEEP_OUT)/*/*/results.json)
 
 build:
 	@test -x $(BIN) || echo "build: go build ./cmd/lockbench into $(BIN) (the first build downloads and compiles the modules: about a minute; later builds take seconds)" >&2

@@ -223,6 +223,14 @@ type Options struct {
 	// Notef receives notes, such as an earlier run in OutDir being
 	// replaced; nil: silent.
 	Notef func(format string, args ...any)
+	// Shard, when its Count is above 1, runs only that part of the
+	// bench's plan (shardPlan) and records which part in results.json
+	// (File.Shard); lockbench merge joins the parts.
+	Shard Shard
+	// Hunt is the budget of the hunt the caller runs after the matrix
+	// (0: none): a sharded bench gives the hunt to one part
+	// (File.Shard.Hunt), balanced with the cells.
+	Hunt time.Duration
 }
 
 // Bench runs a profile's matrix, writes results.json, the plots and the
@@ -251,6 +259,14 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	sweep = supportedOnly(sweep, o.Cluster)
 	costs = supportedOnly(costs, o.Cluster)
+	var shard *results.ShardInfo
+	if !o.Shard.Whole() {
+		parts, huntPart := shardPlan(specs, sweep, costs, o.Hunt, o.Shard.Count)
+		mine := parts[o.Shard.Index-1]
+		shard = shardInfo(o.Shard, mine, len(specs), len(sweep), len(costs), huntPart == o.Shard.Index-1)
+		nSpecs, nSweep := len(specs), len(sweep)
+		specs, sweep, costs = pick(specs, mine, 0), pick(sweep, mine, nSpecs), pick(costs, mine, nSpecs+nSweep)
+	}
 	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, slices.Concat(specs, sweep, costs)); err != nil {
 		return nil, err
 	}
@@ -263,7 +279,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
-		Host: results.ThisHost(),
+		Host: results.ThisHost(), Shard: shard,
 		Config: results.BenchConfig{
 			Strategies: p.Strategies, Scenarios: p.Scenarios, NotRun: notRun(p), Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies, CostClients: p.CostClients,

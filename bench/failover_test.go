@@ -51,9 +51,18 @@ func TestFailoverFaultsAreReal(t *testing.T) {
 			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			r, err := Run(ctx, Spec{Strategy: tc.strategy, Scenario: tc.scenario, Seed: 1, Workload: w, OutDir: out})
-			if err != nil {
-				t.Fatal(err)
+			// A busy machine can keep the fault from landing (no other
+			// grant before the holder's cap): such a run is inconclusive,
+			// and the next seed is tried, at most three in all.
+			var r results.Run
+			for seed := int64(1); seed <= 3; seed++ {
+				var err error
+				if r, err = Run(ctx, Spec{Strategy: tc.strategy, Scenario: tc.scenario, Seed: seed, Workload: w, OutDir: out}); err != nil {
+					t.Fatal(err)
+				}
+				if r.Outcome() != results.OutcomeInconclusive {
+					break
+				}
 			}
 			switch r.Outcome() {
 			case results.OutcomeUnexpected:

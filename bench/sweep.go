@@ -360,7 +360,13 @@ func scaleChange(scales []Scale, byScale [][]sweepRun) string {
 // matrix's order, with the class observed at each scale, its seeds, and
 // the checks whose class changes with the TTL. It errors when no file
 // holds a run.
-func VerdictsSweepTable(p Profile, files []*results.File) (string, error) {
+//
+// kept holds lines of an earlier table by (scenario, strategy)
+// (SweepRows): a row no file measured keeps its earlier line, and the
+// text before the table says how many rows were kept and from which
+// measurement; nil keeps nothing (rows not measured are listed after the
+// table).
+func VerdictsSweepTable(p Profile, files []*results.File, kept map[[2]string]string, keptFrom string) (string, error) {
 	type key struct {
 		strategy, scenario string
 		scale              int
@@ -393,7 +399,8 @@ func VerdictsSweepTable(p Profile, files []*results.File) (string, error) {
 	b.WriteString(SweepBegin + "\n")
 	fmt.Fprintf(&b, "Measured %s (commit %s, %s). Scales: Redis %s; etcd and ZooKeeper %s. A cell: the TTL asked, the runs that held (no check violated), broke (the checks violated, in how many runs) or were inconclusive, the TTL the runs had when a scenario raised it, the runs that contradict the row as it is now (a must-hold check violated, or a must-break check held where a fault landed), the seeds, and the runs measured on a busy machine; — is a scale no run measured.\n\n",
 		strings.Join(dates, ", "), strings.Join(commits, ", "), strings.Join(hosts, ", "), scaleNames(p.Scales), scaleNames(p.ConsensusScales))
-	b.WriteString(sweepHeader)
+	var body strings.Builder
+	nKept := 0
 	// The rows no run measured, by scenario in the matrix's order: named
 	// after the table, so that no row reads as checked that was not.
 	type notMeasured struct {
@@ -415,6 +422,11 @@ func VerdictsSweepTable(p Profile, files []*results.File) (string, error) {
 				ran = true
 			}
 		}
+		if !ran && kept[[2]string{row.Scenario, row.Strategy}] != "" {
+			body.WriteString(kept[[2]string{row.Scenario, row.Strategy}] + "\n")
+			nKept++
+			continue
+		}
 		if !ran {
 			if n := len(unmeasured); n == 0 || unmeasured[n-1].scenario != row.Scenario {
 				unmeasured = append(unmeasured, notMeasured{scenario: row.Scenario})
@@ -435,8 +447,13 @@ func VerdictsSweepTable(p Profile, files []*results.File) (string, error) {
 		if change == "" {
 			change = "no"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Scenario, row.Strategy, row.Summary(), cells[0], cells[1], cells[2], change)
+		fmt.Fprintf(&body, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Scenario, row.Strategy, row.Summary(), cells[0], cells[1], cells[2], change)
 	}
+	if nKept > 0 {
+		fmt.Fprintf(&b, "%d rows no results file given here measured are kept from the earlier table (%s).\n\n", nKept, keptFrom)
+	}
+	b.WriteString(sweepHeader)
+	b.WriteString(body.String())
 	if len(unmeasured) > 0 {
 		var parts []string
 		rows := 0
@@ -448,6 +465,46 @@ func VerdictsSweepTable(p Profile, files []*results.File) (string, error) {
 	}
 	b.WriteString(SweepEnd + "\n")
 	return b.String(), nil
+}
+
+// SweepRows returns the lines of doc's verdicts-sweep table by
+// (scenario, strategy), and the table's "Measured ..." sentence (the
+// measurement they come from; text up to the first period, and the
+// measurement of rows it had itself kept), so that a
+// rewrite can keep the rows its results do not cover (VerdictsSweepTable's
+// kept). A doc without the table gives none.
+func SweepRows(doc string) (map[[2]string]string, string) {
+	i := strings.Index(doc, SweepBegin)
+	j := strings.Index(doc, SweepEnd)
+	if i < 0 || j < i {
+		return nil, ""
+	}
+	body := doc[i+len(SweepBegin) : j]
+	from := ""
+	if k := strings.Index(body, "Measured "); k >= 0 {
+		from, _, _ = strings.Cut(body[k:], ". ")
+		from = strings.TrimSuffix(strings.TrimSpace(from), ".")
+	}
+	// Rows the table itself kept from a measurement before it.
+	if _, rest, ok := strings.Cut(body, "kept from the earlier table ("); ok {
+		if earlier, _, ok := strings.Cut(rest, ").\n"); ok {
+			from += "; some from " + earlier
+		}
+	}
+	h := strings.Index(body, sweepHeader)
+	if h < 0 {
+		return nil, from
+	}
+	rows := map[[2]string]string{}
+	table, _, _ := strings.Cut(strings.TrimSpace(body[h+len(sweepHeader):]), "\n\n")
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Split(strings.Trim(line, "|"), "|")
+		if len(f) != 7 {
+			continue
+		}
+		rows[[2]string{strings.TrimSpace(f[0]), strings.TrimSpace(f[1])}] = line
+	}
+	return rows, from
 }
 
 // appendNew appends s unless it is empty or already in list.

@@ -84,7 +84,7 @@ func TestVerdictsSweepTable(t *testing.T) {
 			Command: "lockbench run --strategy token-lua --scenario node-restart --ttl 5s",
 			Verdict: results.Verdict{Exclusion: bad, Resource: bad, Liveness: ok}},
 	}}
-	table, err := VerdictsSweepTable(p, []*results.File{f})
+	table, err := VerdictsSweepTable(p, []*results.File{f}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,38 @@ func TestVerdictsSweepTable(t *testing.T) {
 	if strings.Contains(doc, "OLDTABLE") || !strings.HasSuffix(doc, "after\n") || strings.Count(doc, SweepBegin) != 1 {
 		t.Errorf("VerdictsSweepDoc did not replace the table in place:\n%s", doc)
 	}
-	if _, err := VerdictsSweepTable(p, nil); err == nil {
+	if _, err := VerdictsSweepTable(p, nil, nil, ""); err == nil {
 		t.Error("no runs: no error")
+	}
+
+	// Kept rows: a rewrite from new results keeps the earlier line of a
+	// row they do not measure, and replaces the line of one they do.
+	kept, from := SweepRows(doc)
+	if from != "Measured 2026-12-04 (commit abc, 0 cores)" || len(kept) != 3 {
+		t.Fatalf("SweepRows: %d rows from %q, want 3 from the Measured sentence", len(kept), from)
+	}
+	g := &results.File{Profile: "verdicts-sweep", Commit: "def", Started: "2026-12-05T10:00:00Z", Runs: []results.Run{
+		run("token-lua", "baseline", 100*time.Millisecond, 2, ok, ok),
+	}}
+	merged, err := VerdictsSweepTable(p, []*results.File{g}, kept, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range CheckVerdictsSweepDoc(merged) {
+		t.Error(err)
+	}
+	for _, want := range []string{
+		"2 rows no results file given here measured are kept from the earlier table (Measured 2026-12-04 (commit abc, 0 cores)).",
+		"| baseline | token-lua | must-hold | 100ms: held 1/1; seeds 2 | — | — | no |",
+		"5s: broke 2/2 (excl 2, res 1); seeds 1-2",             // zk-lock × leader-pause, kept
+		"5s: broke 1/1 (excl 1, res 1); ran at 200ms; seeds 1", // token-lua × node-restart, kept
+	} {
+		if !strings.Contains(merged, want) {
+			t.Errorf("merged table lacks %q:\n%s", want, merged)
+		}
+	}
+	if strings.Contains(merged, "node-restart (") && strings.Contains(merged, "node-restart (naive, set-nx-px, token-lua") {
+		t.Errorf("a kept row is listed as not measured:\n%s", merged)
 	}
 }
 

@@ -58,7 +58,10 @@ func consensusSetup(impl.Info) Setup { return Setup{MinDuration: consensusMinDur
 // outlive the election (the client's keep-alives or pings reach the new
 // leader), or another client is granted and exclusion breaks. A strike
 // lands when another client was granted during the hold: under a lock
-// that survives the kill nobody is, and every strike misses.
+// that survives the kill nobody is, and every strike misses. The window's
+// note counts the acquire calls of the key other clients began during the
+// hold, so that a miss reads as the lock keeping them out, or as nobody
+// trying ("the hold was not tested").
 func LeaderKill() Scenario {
 	return Scenario{Name: "leader-kill", Kind: Process,
 		Faults:  []Fault{&nodeKill{}, &nodeRestart{}},
@@ -151,11 +154,15 @@ func (l *leaderFaults) At(ctx context.Context, ev workload.Event) error {
 	if l.mode == "quorum-loss" {
 		d = 0 // the outage is the window; the holder goes on at once
 	}
-	other, who := false, -1
+	other, who, tries := false, -1, -1
+	before := l.seen.attemptsOf(ev.Key)
 	if d > 0 && l.seen.waitOther(ctx, ev.Client, ev.Key, d) {
 		other, who = true, l.seen.lastClient(ev.Key)
 	}
-	held <- holdOutcome{other, who}
+	if d > 0 {
+		tries = l.seen.attemptsOf(ev.Key) - before
+	}
+	held <- holdOutcome{other, who, tries}
 	return nil
 }
 

@@ -47,7 +47,7 @@ type Fault interface {
 func Faults() []Fault {
 	return []Fault{
 		&nodeKill{}, &nodeRestart{}, &nodePause{}, &keyLoss{}, &rollingRestart{},
-		&clientPause{}, &slowCS{}, &clientCrash{},
+		&clientPause{}, &slowCS{}, &clientCrash{}, &cancelCall{},
 		&linkCut{}, &linkBlackhole{}, &linkLatency{}, &linkMove{}, &lostReply{}, &slowReply{},
 		&replicationCut{}, &promotion{}, &sentinelFailover{},
 		&clockJump{},

@@ -64,6 +64,7 @@ func TestScenarioRequires(t *testing.T) {
 		{"long-cs", nil, nil},
 		{"gc-pause", nil, nil},
 		{"crash-between", nil, nil},
+		{"cancel", []cluster.Feature{pause}, []cluster.Feature{pause}},
 		{"node-restart", []cluster.Feature{kill}, []cluster.Feature{kill, proxies}},
 		{"node-restart-delayed", []cluster.Feature{kill}, []cluster.Feature{kill, proxies}},
 		{"node-restart-aof", []cluster.Feature{kill}, []cluster.Feature{kill, proxies}},

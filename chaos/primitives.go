@@ -167,6 +167,7 @@ func NotScheduled() map[string]string {
 		"sentinel-failover": replicated,
 		"rolling-restart":   "a schedule composes it: node-restart steps on different nodes (target node), each at the holder's renewal (on renew)",
 		"slow-reply":        "played by its scenario (slow-node) only: a schedule step for it, placed at any acquire or extend, is not written yet",
+		"cancel":            "played by its scenario (cancel) only: a schedule step for it, placed at any acquire, release or extend, is not written yet",
 	}
 }
 

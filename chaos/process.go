@@ -205,7 +205,7 @@ func strikeAside(ctx context.Context, f *faultLog, o *onePerTrigger, seen *grant
 		fault(context.WithoutCancel(ctx), held)
 	}()
 	other, who := holdForOther(ctx, seen, ev, o.env.TTL, leaseStart(ev))
-	held <- holdOutcome{other, who}
+	held <- holdOutcome{other, who, -1}
 }
 
 // holdOutcome is how the hold of a struck client ended: whether another
@@ -213,6 +213,10 @@ func strikeAside(ctx context.Context, f *faultLog, o *onePerTrigger, seen *grant
 type holdOutcome struct {
 	other bool
 	who   int
+	// tries is how many acquire calls of the key other clients began
+	// during the hold (-1: not counted): with none, a strike that missed
+	// kept nobody out, since nobody tried.
+	tries int
 }
 
 // landing is Landed when another client was granted the key.
@@ -222,6 +226,12 @@ func (h holdOutcome) landing() history.Landing { return landing(h.other) }
 func (h holdOutcome) String() string {
 	if h.other {
 		return fmt.Sprintf("client %d granted the key during the hold", h.who)
+	}
+	switch {
+	case h.tries == 0:
+		return "no other grant during the hold, and no other client began an acquire of the key during it: the hold was not tested"
+	case h.tries > 0:
+		return fmt.Sprintf("no other grant during the hold, in %d acquire calls other clients began during it", h.tries)
 	}
 	return "no other grant during the hold"
 }

@@ -68,7 +68,9 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	const ttl = 100 * time.Millisecond
+	// A TTL of 1 s: the hold (TTL/2) must outlast a busy machine's
+	// scheduling delays for another client's grant to fall inside it.
+	const ttl = time.Second
 	tests := []struct {
 		name     string
 		scenario Scenario
@@ -96,6 +98,7 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			lease := lockOn(t, n, "lb:k0", "A", 30*time.Second)
 			nem := tt.scenario.New(env)
 			time.Sleep(time.Millisecond) // past the first trigger (20% of 1 ms)
+			lease.Start = time.Now()     // the hold is TTL/2 from here
 			ctx := context.Background()
 			begin := time.Now()
 			if tt.other {
@@ -107,13 +110,14 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			if err := nem.At(ctx, workload.Event{Client: 0, Point: workload.PointAcquired, Key: "lb:k0", Hold: 1, Lease: lease}); err != nil {
 				t.Fatal(err)
 			}
-			// At returned after keeping the holder for half its lease; the
-			// kill happened meanwhile, in the background.
-			if cluster.Alive(oldPID) {
-				t.Errorf("pid %d still present TTL/2 after the strike", oldPID)
-			}
-			if tt.delayed && n.Running() {
-				t.Errorf("delayed restart: node running again %v after the strike, want down for %v", time.Since(begin), restartDelay(ttl))
+			// At returned after keeping the holder for at most half its
+			// lease; the kill runs in the background, and on a busy machine
+			// it may come after At returned: wait for it (the delayed
+			// restart's time down is read from its window below).
+			for deadline := time.Now().Add(10 * time.Second); cluster.Alive(oldPID); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("pid %d still present %v after the strike", oldPID, time.Since(begin))
+				}
 			}
 			if err := nem.Heal(ctx); err != nil {
 				t.Fatal(err)

@@ -271,12 +271,13 @@ func newRand(seed int64) *rand.Rand {
 }
 
 // All returns every scenario, in report order: the baseline, then one
-// family per file (client.go, process.go, rolling.go, consensus.go, failover.go,
+// family per file (client.go, cancel.go, process.go, rolling.go, consensus.go, failover.go,
 // network.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
 	all := []Scenario{Baseline()}
 	all = append(all, clientScenarios()...)
+	all = append(all, cancelScenarios()...)
 	all = append(all, processScenarios()...)
 	all = append(all, rollingScenarios()...)
 	all = append(all, consensusScenarios()...)

@@ -14,9 +14,10 @@ import (
 // granted the same key: the moment a lost lock turns into two holders. Feed
 // it every event with see. Safe for concurrent use.
 type grants struct {
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every grant
-	last    map[string]grant
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every grant
+	last     map[string]grant
+	attempts map[string]int // outermost acquire calls begun, by key
 }
 
 type grant struct {
@@ -25,11 +26,18 @@ type grant struct {
 }
 
 func newGrants() *grants {
-	return &grants{changed: make(chan struct{}), last: map[string]grant{}}
+	return &grants{changed: make(chan struct{}), last: map[string]grant{}, attempts: map[string]int{}}
 }
 
-// see records ev if it is a grant.
+// see records ev if it is a grant, and counts it if it is an outermost
+// acquire call about to begin.
 func (g *grants) see(ev workload.Event) {
+	if ev.Point == workload.PointBeforeAcquire && ev.Depth <= 1 {
+		g.mu.Lock()
+		g.attempts[ev.Key]++
+		g.mu.Unlock()
+		return
+	}
 	if ev.Point != workload.PointAcquired {
 		return
 	}
@@ -38,6 +46,14 @@ func (g *grants) see(ev workload.Event) {
 	close(g.changed)
 	g.changed = make(chan struct{})
 	g.mu.Unlock()
+}
+
+// attemptsOf is how many outermost acquire calls of key have begun so far
+// (every client's, retries included).
+func (g *grants) attemptsOf(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.attempts[key]
 }
 
 // waitOther waits until a client other than client is granted key after the

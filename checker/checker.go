@@ -175,9 +175,9 @@ func Check(h history.Header, ops []history.Operation, o Options) Report {
 	r.Fencing = fencingOf(h, hs)
 	r.Reentrancy = Reentrancy(h, ops)
 	r.Liveness, r.Figures = livenessOf(h, ops, hs)
-	r.Renewal = Renewal(h, ops, o.Renewal)
+	r.Renewal = renewalWith(h, ops, hs, o.Renewal)
 	r.Orphans, r.Figures.OrphanFigures = Orphans(h, ops)
-	r.Lost = Lost(h, ops)
+	r.Lost = lostWith(h, ops, hs)
 	r.Extends = Extends(h, ops)
 	var rf ReasonFigures
 	r.Reasons, rf = Reasons(h, ops)

@@ -121,6 +121,16 @@ func TestOrphans(t *testing.T) {
 			acq(1, "k", "b", history.Fail, 2, 3), nodeOp(history.Acquire, 1, "n2", "k", "b", history.OK, 2, 2.9),
 			obs("n1", "k", "", 0, 4, 4.1), obs("n2", "k", "b", 98, 4, 4.1), obs("n3", "k", "", 0, 4, 4.1)),
 			status: Violated, violations: 1},
+		{name: "quorum lock: partial leftover on a promoted node, the lock's call to the node it replaced unknown", ops: with(
+			replicaRead(obs("n4", "k", "", 0, 1.7, 1.8)),
+			acq(1, "k", "b", history.Fail, 2, 3), nodeOp(history.Acquire, 1, "n1", "k", "b", history.Info, 2, 2.9),
+			obs("n1", "k", "", 0, 4, 4.1), obs("n2", "k", "", 0, 4, 4.1), obs("n3", "k", "", 0, 4, 4.1), obs("n4", "k", "b", 98, 4, 4.1)),
+			status: OK, msg: "excused partial ones"},
+		{name: "quorum lock: partial leftover on a promoted node, no call of the lock unknown", ops: with(
+			replicaRead(obs("n4", "k", "", 0, 1.7, 1.8)),
+			acq(1, "k", "b", history.Fail, 2, 3), nodeOp(history.Acquire, 1, "n1", "k", "b", history.OK, 2, 2.9),
+			obs("n1", "k", "", 0, 4, 4.1), obs("n2", "k", "", 0, 4, 4.1), obs("n3", "k", "", 0, 4, 4.1), obs("n4", "k", "b", 98, 4, 4.1)),
+			status: Violated, violations: 1},
 		{name: "quorum lock: partial leftover during a fault", ops: with(
 			acq(1, "k", "b", history.Fail, 2, 3), nemesis("partition: c1 cut from n2", 1, 50),
 			obs("n1", "k", "", 0, 4, 4.1), obs("n2", "k", "b", 98, 4, 4.1), obs("n3", "k", "", 0, 4, 4.1)),

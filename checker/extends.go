@@ -43,24 +43,37 @@ func Extends(h history.Header, ops []history.Operation) Result {
 		op  history.Operation
 		rel bool // an ok outermost release (else an acquire with the token)
 	}
-	events := map[lease][]event{}
+	// The extends first: most histories have none, and the events are
+	// wanted only for the leases some extend names.
 	var extends []history.Operation
+	for _, op := range ops {
+		if op.Client >= 0 && isWholeLock(op) && op.Token != "" && op.Kind == history.Extend {
+			extends = append(extends, op)
+		}
+	}
+	if len(extends) == 0 {
+		return Result{Status: Skipped, Message: "no extends in the history: the lock renews nothing lockbench records"}
+	}
+	events := make(map[lease][]event, len(extends))
+	for _, e := range extends {
+		events[lease{e.Client, e.Key, e.Token}] = nil
+	}
 	for _, op := range ops {
 		if op.Client < 0 || !isWholeLock(op) || op.Token == "" {
 			continue
 		}
 		l := lease{op.Client, op.Key, op.Token}
+		es, ok := events[l]
+		if !ok {
+			continue
+		}
 		switch {
 		case op.Kind == history.Extend:
-			extends = append(extends, op)
 		case op.Kind == history.Release && op.Result == history.OK && isOutermost(op):
-			events[l] = append(events[l], event{at: op.Complete, op: op, rel: true})
+			events[l] = append(es, event{at: op.Complete, op: op, rel: true})
 		case op.Kind == history.Acquire:
-			events[l] = append(events[l], event{at: op.Invoke, op: op})
+			events[l] = append(es, event{at: op.Invoke, op: op})
 		}
-	}
-	if len(extends) == 0 {
-		return Result{Status: Skipped, Message: "no extends in the history: the lock renews nothing lockbench records"}
 	}
 	for _, es := range events {
 		sort.SliceStable(es, func(i, j int) bool { return es[i].at < es[j].at })

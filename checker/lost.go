@@ -99,13 +99,17 @@ func LostBound(ttl time.Duration) time.Duration {
 // renewal; timeliness is not judged (a note says so) when renewals are not
 // visible and the history holds no observations.
 func Lost(h history.Header, ops []history.Operation) Result {
+	return lostWith(h, ops, nil)
+}
+
+// lostWith is Lost with the history's holds (Holds(ops)) given; nil: it
+// computes them when it needs them.
+func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 	type lease struct {
 		client     int
 		key, token string
 	}
 	var losts, extends []history.Operation
-	releases := map[lease][]history.Operation{} // ok outermost releases
-	acquires := map[lease][]history.Operation{} // acquires stating the token
 	var end int64
 	for _, op := range ops {
 		if op.Kind != history.Probe && op.Kind != history.Observe {
@@ -114,25 +118,49 @@ func Lost(h history.Header, ops []history.Operation) Result {
 		if op.Client < 0 || !isWholeLock(op) {
 			continue
 		}
-		l := lease{op.Client, op.Key, op.Token}
-		switch {
-		case op.Kind == history.Lost:
+		switch op.Kind {
+		case history.Lost:
 			losts = append(losts, op)
-		case op.Kind == history.Extend:
+		case history.Extend:
 			extends = append(extends, op)
-		case op.Kind == history.Release && op.Result == history.OK && isOutermost(op):
-			releases[l] = append(releases[l], op)
-		case op.Kind == history.Acquire && op.Token != "":
-			acquires[l] = append(acquires[l], op)
 		}
 	}
 	if len(losts) == 0 && !h.Renewal {
 		return Result{Status: Skipped, Message: "no lost signal in the history and the lock claims no renewal"}
 	}
-	hs := Holds(ops)
+	// The ok outermost releases and the acquires stating the token, of
+	// the leases some lost signal names (the only ones looked up).
+	releases := map[lease][]history.Operation{}
+	acquires := map[lease][]history.Operation{}
+	if len(losts) > 0 {
+		want := make(map[lease]bool, len(losts))
+		for _, lo := range losts {
+			want[lease{lo.Client, lo.Key, lo.Token}] = true
+		}
+		for _, op := range ops {
+			if op.Client < 0 || !isWholeLock(op) {
+				continue
+			}
+			l := lease{op.Client, op.Key, op.Token}
+			if !want[l] {
+				continue
+			}
+			switch {
+			case op.Kind == history.Release && op.Result == history.OK && isOutermost(op):
+				releases[l] = append(releases[l], op)
+			case op.Kind == history.Acquire && op.Token != "":
+				acquires[l] = append(acquires[l], op)
+			}
+		}
+	}
+	if hs == nil {
+		hs = Holds(ops)
+	}
 	holdOf := map[int64]Hold{}
-	for _, hd := range hs {
-		holdOf[hd.Hold] = hd
+	if len(losts) > 0 {
+		for _, hd := range hs {
+			holdOf[hd.Hold] = hd
+		}
 	}
 	var found []LostWitness
 	// Lost for a released lease.

@@ -122,7 +122,9 @@ type orphan struct {
 // the lock held; a token on fewer nodes (a partial acquire left behind)
 // after a definite fail is excused when the lock's own per-node call to
 // that node for that token had an unknown outcome (its unlock cannot have
-// been sure to land) or when a fault window overlaps the time from the
+// been sure to land; a replica promoted at a failover answers for the node
+// it replaced, so a call with an unknown outcome covers it) or when a
+// fault window overlaps the time from the
 // acquire's invoke to the first read that found it.
 //
 // Skipped when the history holds no observations.
@@ -135,6 +137,7 @@ func Orphans(h history.Header, ops []history.Operation) (Result, OrphanFigures) 
 	tried := map[string]map[string][]history.Operation{}
 	acquires := map[string][]history.Operation{} // key → whole-lock acquires, by invoke
 	nodeUnknown := map[[3]string]bool{}          // (key, token, node) → a per-node call of the lock had an unknown outcome
+	promoted := promotedReplicas(ops)
 	known := map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != history.Acquire && op.Kind != history.Release || op.Client < 0 {
@@ -241,7 +244,7 @@ func Orphans(h history.Header, ops []history.Operation) (Result, OrphanFigures) 
 				w.ToNs = o.last.complete + o.lastPTTL*int64(time.Millisecond)
 			}
 			if o.class == orphanOfFail && !o.quorum {
-				o.excuse = partialExcuse(k, t, o, nodeUnknown, faults, ttl)
+				o.excuse = partialExcuse(k, t, o, nodeUnknown, promoted, faults, ttl)
 			}
 			if o.class == orphanOfFail && o.excuse == "" {
 				found = append(found, w)
@@ -344,15 +347,51 @@ func attribute(k, t string, r round, stated, all []history.Operation) (orphanCla
 	return 0, nil, false
 }
 
+// promotedReplicas returns the nodes read as a replica and later as a
+// primary (a replica promoted at a failover, which then answers for the
+// node it replaced under that node's name in the lock's calls).
+func promotedReplicas(ops []history.Operation) map[string]bool {
+	wasReplica, promoted := map[string]bool{}, map[string]bool{}
+	for _, op := range ops {
+		if op.Kind != history.Observe || op.Result != history.OK {
+			continue
+		}
+		if onReplica(op) {
+			wasReplica[op.Node] = true
+		} else if wasReplica[op.Node] {
+			promoted[op.Node] = true
+		}
+	}
+	return promoted
+}
+
 // partialExcuse says why a failed acquire's token left on a minority of
 // the nodes is no violation ("" when it is one): the lock's own per-node
-// call for that token to every node that kept it had an unknown outcome,
+// call for that token to every node that kept it had an unknown outcome
+// (a promoted replica, see promotedReplicas, counts as the node of any
+// such call),
 // or a fault window overlaps [from, first read] (for an unattributed
 // token: the TTL before the first read).
-func partialExcuse(k, t string, o *orphan, nodeUnknown map[[3]string]bool, faults []FaultWindow, ttl time.Duration) string {
-	all := true
+func partialExcuse(k, t string, o *orphan, nodeUnknown map[[3]string]bool, promoted map[string]bool, faults []FaultWindow, ttl time.Duration) string {
+	anyUnknown := false
+	for u := range nodeUnknown {
+		anyUnknown = anyUnknown || u[0] == k && u[1] == t
+	}
+	all, viaPromoted := true, false
 	for n := range o.nodes {
-		all = all && nodeUnknown[[3]string{k, t, n}]
+		switch {
+		case nodeUnknown[[3]string{k, t, n}]:
+		case promoted[n] && anyUnknown:
+			// A replica promoted at a failover answers for the node it
+			// replaced, under that node's name in the lock's calls: the
+			// lock's call with an unknown outcome may have reached it.
+			viaPromoted = true
+		default:
+			all = false
+		}
+	}
+	if all && viaPromoted {
+		return "the lock's own call for it had an unknown outcome, and a replica promoted at a failover (which answers for the node it replaced) kept it"
 	}
 	if all {
 		return "the lock's own call to each node that kept it had an unknown outcome"

@@ -129,7 +129,22 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 		client     int
 		key, token string
 	}
+	// The calls to judge first: most histories have none, and the maps
+	// below cost a pass over every operation and its allocations.
 	var stated []history.Operation
+	for _, op := range ops {
+		if op.Client >= 0 && isWholeLock(op) && (op.Kind == history.Release || op.Kind == history.Extend) && op.Result != history.OK &&
+			(op.Reason == history.ReasonTaken || op.Reason == history.ReasonExpired) {
+			stated = append(stated, op)
+		}
+	}
+	if len(stated) == 0 {
+		return Result{Status: Skipped, Message: "no release or extend failed stating expired or taken"}, ReasonFigures{}
+	}
+	_, rounds := observations(ops, h.Nodes)
+	if len(rounds) == 0 {
+		return Result{Status: Skipped, Message: "no server-state observations in the history to hold the stated reasons against"}, ReasonFigures{}
+	}
 	acquires := map[string][]reach{} // key → whole-lock acquires of clients
 	releases := map[string][]history.Operation{}
 	freed := map[lease][]int64{}        // ok outermost releases by lease: completions
@@ -159,17 +174,6 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 			visible = true
 			extends[op.Key] = append(extends[op.Key], op)
 		}
-		if (op.Kind == history.Release || op.Kind == history.Extend) && op.Result != history.OK &&
-			(op.Reason == history.ReasonTaken || op.Reason == history.ReasonExpired) {
-			stated = append(stated, op)
-		}
-	}
-	if len(stated) == 0 {
-		return Result{Status: Skipped, Message: "no release or extend failed stating expired or taken"}, ReasonFigures{}
-	}
-	_, rounds := observations(ops, h.Nodes)
-	if len(rounds) == 0 {
-		return Result{Status: Skipped, Message: "no server-state observations in the history to hold the stated reasons against"}, ReasonFigures{}
 	}
 	var faults []FaultWindow
 	for _, f := range FaultWindows(ops) {

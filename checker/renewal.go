@@ -73,18 +73,28 @@ func (w RenewalWitness) String() string {
 // Renewal checks renewal liveness: a lock that renews its leases must
 // not lose one while its holder runs unless a fault explains it. For
 // every hold (Holds) it looks, from the grant to the holder's release
-// (or crash; the end of the history when neither came), outside every
-// fault window and its reach (o), for: a lost operation of the hold, an
-// extend of the hold with result fail, and an observe round (the
-// observer's reads of the key on every node, sharing an invoke time)
-// invoked after the grant in which fewer than a majority of the nodes
-// answered with the holder's token while a majority answered at all.
-// Each is a violation with its witness (RenewalWitness; one per hold,
-// the first). Whether the check is gated is the expectation's business
+// (or crash; the end of the history when neither came), for: a lost
+// operation of the hold, an extend of the hold with result fail, and an
+// observe round (the observer's reads of the key on every node, sharing
+// an invoke time) invoked after the grant in which fewer than a majority
+// of the nodes answered with the holder's token while a majority
+// answered at all. Each is a violation with its witness (RenewalWitness;
+// one per hold, the first) unless a fault explains it: a fault window,
+// with its reach (o), that meets the span from the hold's last evidence
+// that its key was still its own (the grant, a renewal that said ok, an
+// observe round that found its token on a majority; their invokes) to
+// the completion of the operation that saw the loss. The fault struck
+// the key somewhere in that span, even when the read that found it gone
+// was invoked before the fault's window opened (a read the machine sent
+// late). Whether the check is gated is the expectation's business
 // (a lock that claims renewal); the checker runs it on every history.
 // Skipped when the history has no hold; ok otherwise.
 func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result {
-	holds := Holds(ops)
+	return renewalWith(h, ops, Holds(ops), o)
+}
+
+// renewalWith is Renewal with the history's holds (Holds(ops)) given.
+func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o RenewalOptions) Result {
 	if len(holds) == 0 {
 		return Result{Status: Skipped, Message: "no holds"}
 	}
@@ -98,9 +108,16 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 			windows = append(windows, [2]int64{w.Start, w.End + int64(reach)})
 		}
 	}
-	faulted := func(t int64) bool {
+	// faulted reports whether a fault window (with its reach) meets
+	// [from, to]: the span from the hold's last evidence that the key was
+	// still its own to the moment the loss was seen. A fault that struck
+	// in between explains the loss even when the evidence of it (an
+	// observer's read invoked before the fault's window opened and
+	// answered after it, a renewal that ran late) falls outside the
+	// window.
+	faulted := func(from, to int64) bool {
 		for _, w := range windows {
-			if t >= w[0] && t <= w[1] {
+			if from <= w[1] && to >= w[0] {
 				return true
 			}
 		}
@@ -119,19 +136,26 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 			ends[op.Hold] = op.Invoke
 		}
 	}
-	byHold := map[int64]Hold{}
+	byHold := make(map[int64]int, len(holds)) // hold id → index in holds
+	for i, hd := range holds {
+		byHold[hd.Hold] = i
+	}
 	type span struct {
 		hold     Hold
 		from, to int64
 	}
+	// The holds of each key while their holders ran, for the observe
+	// rounds below (none: not wanted).
+	_, rounds := observations(ops, h.Nodes)
 	byKey := map[string][]span{}
-	for _, hd := range holds {
-		to, ok := ends[hd.Hold]
-		if !ok {
-			to = lastOp
+	if len(rounds) > 0 {
+		for _, hd := range holds {
+			to, ok := ends[hd.Hold]
+			if !ok {
+				to = lastOp
+			}
+			byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 		}
-		byHold[hd.Hold] = hd
-		byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 	}
 	// Renewal invokes per hold, to tell a renewal the harness ran late.
 	renewals := map[int64][]int64{}
@@ -159,10 +183,58 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 		gap = max(gap, at-prev)
 		return gap, gap > ttl
 	}
+	// Evidence that a hold's key was still its own, per hold: the grant
+	// (its acquire's invoke), its renewals that said ok and the observe
+	// rounds in which a majority of the nodes held its token (their
+	// invokes), in order; built at the first loss seen (most histories
+	// have none, and it costs a map entry per hold).
+	var heldAt map[int64][]int64
+	buildHeldAt := func() {
+		heldAt = map[int64][]int64{}
+		for _, hd := range holds {
+			heldAt[hd.Hold] = append(heldAt[hd.Hold], hd.AcquireInvoke)
+		}
+		for _, op := range ops {
+			if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
+				heldAt[op.Hold] = append(heldAt[op.Hold], op.Invoke)
+			}
+		}
+		for key, rs := range rounds {
+			for _, r := range rs {
+				if !r.answered() {
+					continue
+				}
+				for _, sp := range byKey[key] {
+					if sp.hold.Token != "" && r.invoke >= sp.hold.AcquireInvoke && r.invoke < sp.to && r.holds(sp.hold.Token) {
+						heldAt[sp.hold.Hold] = append(heldAt[sp.hold.Hold], r.invoke)
+					}
+				}
+			}
+		}
+		for _, ts := range heldAt {
+			slices.Sort(ts)
+		}
+	}
+	// lastHeld is the latest evidence of hd's key held invoked before t.
+	lastHeld := func(hd Hold, t int64) int64 {
+		if heldAt == nil {
+			buildHeldAt()
+		}
+		ts := heldAt[hd.Hold]
+		i := sort.Search(len(ts), func(i int) bool { return ts[i] >= t })
+		if i == 0 {
+			return hd.AcquireInvoke
+		}
+		return ts[i-1]
+	}
 	found := map[int64]RenewalWitness{}
 	var lateHolds []string
-	note := func(hd Hold, kind string, at int64, detail string) {
-		if _, ok := found[hd.Hold]; ok || faulted(at) {
+	// note records a loss of hd seen by an operation invoked at at and
+	// complete at seen, unless a fault explains it (faulted, from the
+	// hold's last evidence of its key before at) or lockbench ran the
+	// renewal late.
+	note := func(hd Hold, kind string, at, seen int64, detail string) {
+		if _, ok := found[hd.Hold]; ok || faulted(lastHeld(hd, at), seen) {
 			return
 		}
 		if gap, ok := late(hd, at); ok {
@@ -173,10 +245,14 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
 	}
 	for _, op := range ops {
-		hd, ok := byHold[op.Hold]
-		if !ok || op.Hold == 0 || op.Client != hd.Client {
+		if op.Kind != history.Lost && (op.Kind != history.Extend || op.Result != history.Fail || op.Node != "") {
+			continue // neither case below
+		}
+		hi, ok := byHold[op.Hold]
+		if !ok || op.Hold == 0 || op.Client != holds[hi].Client {
 			continue
 		}
+		hd := holds[hi]
 		end, has := ends[op.Hold]
 		if !has {
 			end = lastOp
@@ -186,19 +262,18 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 		}
 		switch {
 		case op.Kind == history.Lost:
-			note(hd, RenewalLost, op.Complete, "")
+			note(hd, RenewalLost, op.Complete, op.Complete, "")
 		case op.Kind == history.Extend && op.Result == history.Fail && op.Node == "":
 			d := "extend failed"
 			if op.Reason != "" {
 				d += ": " + op.Reason
 			}
-			note(hd, RenewalFailed, op.Complete, d)
+			note(hd, RenewalFailed, op.Complete, op.Complete, d)
 		}
 	}
 	// Observe rounds: reads of one key on every node sharing an invoke,
 	// replicas left out (observations): a replica copies its primary late
 	// and is no witness of a lost lease.
-	_, rounds := observations(ops, h.Nodes)
 	for key, rs := range rounds {
 		for _, r := range rs {
 			if !r.answered() {
@@ -211,7 +286,7 @@ func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result
 				if r.holds(sp.hold.Token) {
 					continue // a majority still holds it
 				}
-				note(sp.hold, RenewalExpired, r.invoke, sampleOf(r))
+				note(sp.hold, RenewalExpired, r.invoke, r.complete, sampleOf(r))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -52,6 +53,72 @@ func TestRenewal(t *testing.T) {
 		}
 		if r.Status == Violated && (len(r.Witnesses.Renewal) != 1 || r.Witnesses.Total.Renewal != 1) {
 			t.Errorf("%s: witnesses %+v, want one", tt.name, r.Witnesses.Renewal)
+		}
+	}
+}
+
+// TestRenewalFaultBetweenHeldAndGone: a fault that struck between the
+// hold's last evidence that its key was its own (the grant, a renewal
+// that said ok, an observe round that found its token) and the operation
+// that saw the loss explains the loss, even when that operation began
+// before the fault's window opened or came after its reach; a fault
+// before the last evidence (past its reach) or after the loss explains
+// nothing. The planted hold runs beside a synthetic history of a correct
+// lock (synth), whose holds lose nothing.
+func TestRenewalFaultBetweenHeldAndGone(t *testing.T) {
+	h, base, _ := synthHistory(synthSpec{ops: 400, keys: 2, clients: 4, seed: 1})
+	var b int64
+	for _, op := range base {
+		b = max(b, op.Complete)
+	}
+	ms := int64(time.Millisecond)
+	at := func(t int64) int64 { return b + t*ms }
+	const c, hold, key, token = 99, int64(1 << 40), "lb:w", "w1"
+	planted := []history.Operation{
+		{Client: c, Stream: c, Kind: history.Acquire, Key: key, Hold: hold, Token: token, Invoke: at(10), Complete: at(11), Result: history.OK},
+		{Client: c, Stream: c, Kind: history.Release, Key: key, Hold: hold, Token: token, Invoke: at(200), Complete: at(201), Result: history.OK},
+	}
+	read := func(from, to int64, tok string) history.Operation {
+		v := int64(50)
+		if tok == "" {
+			v = -2
+		}
+		return history.Operation{Client: -1, Stream: -1, Kind: history.Observe, Node: "n1", Key: key, Token: tok, Value: v, Invoke: at(from), Complete: at(to), Result: history.OK}
+	}
+	renewal := func(from int64, r history.Result) history.Operation {
+		return history.Operation{Client: c, Stream: -1, Kind: history.Extend, Key: key, Hold: hold, Token: token, Invoke: at(from), Complete: at(from + 1), Result: r}
+	}
+	fault := func(from, to int64) history.Operation {
+		return history.Operation{Client: -1, Stream: -1, Kind: history.Nemesis, Invoke: at(from), Complete: at(to), Result: history.OK, Note: "node-restart: n1"}
+	}
+	lost := history.Operation{Client: c, Stream: -1, Kind: history.Lost, Key: key, Hold: hold, Token: token, Invoke: at(90), Complete: at(90), Result: history.OK}
+	held := []history.Operation{read(20, 21, token), read(40, 41, token), read(60, 61, token), renewal(40, history.OK), renewal(70, history.OK)}
+	o := RenewalOptions{Reach: 10 * time.Millisecond}
+	for _, tt := range []struct {
+		name  string
+		extra []history.Operation
+		want  Status
+	}{
+		{"none lost", nil, OK},
+		{"gone read invoked before the fault's window, answered after it", []history.Operation{read(80, 120, ""), fault(90, 100)}, OK},
+		{"fault between the last held read and the gone read, past its reach", []history.Operation{fault(65, 66), read(80, 81, "")}, OK},
+		{"gone read with no fault", []history.Operation{read(80, 81, "")}, Violated},
+		{"fault after the gone read", []history.Operation{read(80, 81, ""), fault(150, 160)}, Violated},
+		{"fault before the last held evidence, past its reach", []history.Operation{fault(20, 25), read(80, 81, "")}, Violated},
+		{"lost after a fault between its last good renewal and the lost", []history.Operation{fault(72, 73), lost}, OK},
+		{"lost with no fault", []history.Operation{lost}, Violated},
+		{"lost after a fault before its last good renewal", []history.Operation{fault(50, 55), lost}, Violated},
+		{"renewal failed after a fault between it and the last good one", []history.Operation{fault(75, 76), renewal(100, history.Fail)}, OK},
+		{"renewal failed with no fault", []history.Operation{renewal(100, history.Fail)}, Violated},
+	} {
+		ops := slices.Concat(base, planted, held, tt.extra)
+		r := Renewal(h, ops, o)
+		if r.Status != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, r.Status, r.Message, tt.want)
+			continue
+		}
+		if r.Status == Violated && (len(r.Witnesses.Renewal) != 1 || r.Witnesses.Renewal[0].Hold != hold) {
+			t.Errorf("%s: witnesses %+v, want one of the planted hold", tt.name, r.Witnesses.Renewal)
 		}
 	}
 }

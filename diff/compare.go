@@ -20,6 +20,12 @@ const (
 	// with no fault), availability during fault windows. A significant
 	// regression is gated.
 	ClassLiveness = "liveness"
+	// ClassContract: the contract checks, a lock's promises about its own
+	// calls (validate.ContractChecks): no failed acquire leaves its token
+	// (orphans), lost is signalled in time and never for a released lease
+	// (lost), no extend after release (extends), no stated reason the
+	// server state rules out (reasons). A significant regression is gated.
+	ClassContract = "contract"
 	// ClassCost: commands per grant, grants/s, latency. A significant
 	// regression beyond --max-regression is gated; time figures (ms,
 	// grants/s) only when no run of the cell was measured on a busy
@@ -87,8 +93,8 @@ type Report struct {
 	Alpha         float64 `json:"alpha"`
 	MaxRegression float64 `json:"max_regression"`
 	// Findings are every compared figure, worst first: gated (safety,
-	// then liveness, then cost), then other significant differences,
-	// then those with none shown.
+	// then liveness, then contract, then cost), then other significant
+	// differences, then those with none shown.
 	Findings []Finding `json:"findings"`
 	// Gated counts the gated findings: the diff fails (exit 1) when > 0.
 	Gated int `json:"gated"`
@@ -102,8 +108,11 @@ type Report struct {
 func (r Report) Failed() bool { return r.Gated > 0 }
 
 // Compare sets B's runs beside A's, scenario by scenario, and tests every
-// figure (see Finding): per check, the runs with a violation (Fisher's
-// exact test, one-sided each way); the violations per run, commands per
+// figure (see Finding): per check that gates a run (exclusion, resource,
+// fencing, reentrancy, renewal, liveness, availability, the contract
+// checks orphans, lost, extends and reasons) and for the gate itself, the
+// runs with a violation (Fisher's exact test, one-sided each way); the
+// violations per run, commands per
 // grant and per attempt counted on the servers, availability and grant
 // latency in the fault windows, grants/s and acquire p99 per window
 // (Mann-Whitney U). Runs that could not complete (Error set) are left
@@ -141,7 +150,7 @@ func Compare(o Options, a, b []results.Run) Report {
 
 // rank orders findings worst first.
 func rank(f Finding) float64 {
-	class := map[string]float64{ClassSafety: 0, ClassLiveness: 1, ClassCost: 2}[f.Class]
+	class := map[string]float64{ClassSafety: 0, ClassLiveness: 1, ClassContract: 1.25, ClassCost: 2}[f.Class]
 	if f.Figure == gateFigure {
 		class = 1.5 // the gate sums up the checks above: after them
 	}
@@ -176,31 +185,39 @@ func ofScenario(rs []results.Run, sc string) []results.Run {
 	return out
 }
 
-// check is a per-check event counted in runs: its name, class, whether a
-// run shows it, and the run's witnesses of it.
+// check is a per-check event counted in runs: its name, class, the
+// results.Verdict field it reads ("" for an event no single verdict
+// field holds), whether a run shows it, and the run's witnesses of it.
 type check struct {
 	name  string
 	class string
+	field string
 	shows func(results.Run) bool
 	wit   func(results.Run) []string
 }
 
-// checks are the events Compare counts in runs.
+// checks are the events Compare counts in runs: one for every check that
+// gates a run (each checker.Status field of results.Verdict, availability
+// during faults), leases lost with no fault, and the gate itself.
 var checks = []check{
-	{"exclusion violated", ClassSafety, func(r results.Run) bool { return r.Verdict.Exclusion == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Exclusion) }},
-	{"resource violated (lost updates, stale writes)", ClassSafety, func(r results.Run) bool { return r.Verdict.Resource == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Resource) }},
-	{"fencing tokens violated", ClassSafety, func(r results.Run) bool { return r.Verdict.Fencing == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Fencing) }},
-	{"reentrancy counts violated", ClassSafety, func(r results.Run) bool { return r.Verdict.Reentrancy == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Reentrancy) }},
-	{"renewal liveness violated (a lease lost with no fault)", ClassLiveness, func(r results.Run) bool { return r.Verdict.Renewal == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Renewal) }},
-	{"liveness violated (deadlocked or unacquirable keys)", ClassLiveness, func(r results.Run) bool { return r.Verdict.Liveness == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Liveness) }},
-	{"availability during faults violated", ClassLiveness, func(r results.Run) bool { return len(linesWith(r.Unexpected, "availability")) > 0 }, func(r results.Run) []string { return linesWith(r.Unexpected, "availability") }},
-	{"lost leases with no fault (lost events in a fault-free run)", ClassLiveness, func(r results.Run) bool { return r.ScenarioKind == "none" && r.Errors.Lost > 0 }, func(r results.Run) []string {
+	{"exclusion violated", ClassSafety, "Exclusion", func(r results.Run) bool { return r.Verdict.Exclusion == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Exclusion) }},
+	{"resource violated (lost updates, stale writes)", ClassSafety, "Resource", func(r results.Run) bool { return r.Verdict.Resource == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Resource) }},
+	{"fencing tokens violated", ClassSafety, "Fencing", func(r results.Run) bool { return r.Verdict.Fencing == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Fencing) }},
+	{"reentrancy counts violated", ClassSafety, "Reentrancy", func(r results.Run) bool { return r.Verdict.Reentrancy == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Reentrancy) }},
+	{"renewal liveness violated (a lease lost with no fault)", ClassLiveness, "Renewal", func(r results.Run) bool { return r.Verdict.Renewal == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Renewal) }},
+	{"liveness violated (deadlocked or unacquirable keys)", ClassLiveness, "Liveness", func(r results.Run) bool { return r.Verdict.Liveness == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Liveness) }},
+	{"availability during faults violated", ClassLiveness, "", func(r results.Run) bool { return len(linesWith(r.Unexpected, "availability")) > 0 }, func(r results.Run) []string { return linesWith(r.Unexpected, "availability") }},
+	{"lost leases with no fault (lost events in a fault-free run)", ClassLiveness, "", func(r results.Run) bool { return r.ScenarioKind == "none" && r.Errors.Lost > 0 }, func(r results.Run) []string {
 		if r.ScenarioKind == "none" && r.Errors.Lost > 0 {
 			return []string{fmt.Sprintf("%d of %d holds lost with no fault", r.Errors.Lost, r.Grants)}
 		}
 		return nil
 	}},
-	{gateFigure, ClassSafety, func(r results.Run) bool { return r.Outcome() == results.OutcomeUnexpected }, func(r results.Run) []string { return r.Unexpected }},
+	{"orphans violated (a failed acquire left its token on the servers)", ClassContract, "Orphans", func(r results.Run) bool { return r.Verdict.Orphans == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Orphans) }},
+	{"lost signals violated (late, missing, or for a released lease)", ClassContract, "Lost", func(r results.Run) bool { return r.Verdict.Lost == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Lost) }},
+	{"extends violated (a lease extended after its release)", ClassContract, "Extends", func(r results.Run) bool { return r.Verdict.Extends == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Extends) }},
+	{"reasons violated (a failed release or extend stated a reason the servers rule out)", ClassContract, "Reasons", func(r results.Run) bool { return r.Verdict.Reasons == checker.Violated }, func(r results.Run) []string { return strs(r.Witnesses.Reasons) }},
+	{gateFigure, ClassSafety, "", func(r results.Run) bool { return r.Outcome() == results.OutcomeUnexpected }, func(r results.Run) []string { return r.Unexpected }},
 }
 
 // gateFigure is the check that sums the others up: the run's gate failed.

@@ -1,10 +1,12 @@
 package diff
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -53,5 +55,82 @@ func TestCompare(t *testing.T) {
 	rep = Compare(o, runs("baseline", 4, 0, 3), runs("baseline", 4, 0, 30))
 	if !rep.Failed() || !strings.Contains(rep.Findings[0].Figure, "commands per grant") {
 		t.Errorf("ten times the commands: %s", rep.Headline())
+	}
+}
+
+// TestChecksCoverVerdict: every check that gates a run, each
+// checker.Status field of results.Verdict, is a figure of the diff, read
+// from that field: a run with only that field violated shows it, one
+// with the field OK does not. A check added to Verdict and not to the
+// diff fails here (the contract checks once did: a mutant killed by its
+// orphans alone differed from its twin only in "gate failed").
+func TestChecksCoverVerdict(t *testing.T) {
+	vt := reflect.TypeOf(results.Verdict{})
+	for i := range vt.NumField() {
+		fld := vt.Field(i)
+		if fld.Type != reflect.TypeOf(checker.Status("")) {
+			continue
+		}
+		t.Run(fld.Name, func(t *testing.T) {
+			var c *check
+			for j := range checks {
+				if checks[j].field == fld.Name {
+					c = &checks[j]
+				}
+			}
+			if c == nil {
+				t.Fatalf("results.Verdict.%s gates a run but no diff check reads it: add it to checks", fld.Name)
+			}
+			var r results.Run
+			reflect.ValueOf(&r.Verdict).Elem().Field(i).Set(reflect.ValueOf(checker.Violated))
+			if !c.shows(r) {
+				t.Errorf("%q does not show a run with %s violated", c.name, fld.Name)
+			}
+			reflect.ValueOf(&r.Verdict).Elem().Field(i).Set(reflect.ValueOf(checker.OK))
+			if c.shows(r) {
+				t.Errorf("%q shows a run with %s ok", c.name, fld.Name)
+			}
+		})
+	}
+}
+
+// TestCompareContractChecks: a B that breaks only a contract check in
+// every run, against an A that never does, fails the diff on that
+// check's own figure (not just "gate failed"), with B's witness.
+func TestCompareContractChecks(t *testing.T) {
+	tests := []struct {
+		name   string
+		figure string
+		breaks func(*results.Run)
+	}{
+		{"orphans", "orphans violated", func(r *results.Run) {
+			r.Verdict.Orphans, r.Witnesses.Orphans = checker.Violated, []checker.OrphanWitness{{Key: "k"}}
+		}},
+		{"lost", "lost signals violated", func(r *results.Run) {
+			r.Verdict.Lost, r.Witnesses.Lost = checker.Violated, []checker.LostWitness{{Key: "k", Kind: checker.LostAfterRelease, Lost: &history.Operation{}, Release: &history.Operation{}}}
+		}},
+		{"extends", "extends violated", func(r *results.Run) {
+			r.Verdict.Extends, r.Witnesses.Extends = checker.Violated, []checker.ExtendWitness{{Key: "k", Release: &history.Operation{}, Extend: &history.Operation{}}}
+		}},
+		{"reasons", "reasons violated", func(r *results.Run) {
+			r.Verdict.Reasons, r.Witnesses.Reasons = checker.Violated, []checker.ReasonWitness{{Key: "k", Call: &history.Operation{}}}
+		}},
+	}
+	o := Options{A: "twin", B: "mutant", Scenarios: []string{"baseline"}, Repeat: 4, MaxRegression: 0.1}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := runs("baseline", 4, 0, 3)
+			for i := range b {
+				tt.breaks(&b[i])
+				b[i].AsExpected, b[i].Unexpected = false, []string{tt.name + " must hold but is violated"}
+			}
+			rep := Compare(o, runs("baseline", 4, 0, 3), b)
+			if !rep.Failed() || !strings.HasPrefix(rep.Findings[0].Figure, tt.figure) || rep.Findings[0].Class != ClassContract {
+				t.Fatalf("%s in 4 of 4 runs of B: worst %+v, want %q gated first", tt.name, rep.Findings[0], tt.figure)
+			}
+			if len(rep.Findings[0].WitnessesB) == 0 || len(rep.Findings[0].WitnessesA) != 0 {
+				t.Errorf("witnesses A %q, B %q: want B's only", rep.Findings[0].WitnessesA, rep.Findings[0].WitnessesB)
+			}
+		})
 	}
 }

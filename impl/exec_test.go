@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -356,5 +357,31 @@ func TestLookupStartsAFailingAdapterOnce(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "x"); n != 1 {
 		t.Errorf("the adapter was started %d times by two look-ups, want once", n)
+	}
+}
+
+// TestSilentAdapterWait: a silent adapter is reported once its hello
+// timeout has passed, and the error states the timeout and the wait it
+// measured, which lies between the timeout and the look-up's own duration.
+// The look-up's bound is loose (a busy machine delays the timer and the
+// adapter's end): it catches a wait that is not the documented one.
+func TestSilentAdapterWait(t *testing.T) {
+	const timeout = time.Second
+	t.Setenv("PIDFILE", filepath.Join(t.TempDir(), "pids"))
+	start := time.Now()
+	_, err := impl.Exec(context.Background(), impl.ExecPrefix+"testdata/adapters/silent.sh", impl.ExecOptions{HelloTimeout: timeout, Grace: 100 * time.Millisecond, ExitTimeout: 100 * time.Millisecond})
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("no error, want a missing hello")
+	}
+	m := regexp.MustCompile(`wrote no hello within (\S+) \(waited ([0-9.]+)s; `).FindStringSubmatch(err.Error())
+	if m == nil || m[1] != timeout.String() {
+		t.Fatalf("error %q does not state the timeout %v and the wait", err, timeout)
+	}
+	if waited, _ := strconv.ParseFloat(m[2], 64); waited < timeout.Seconds() || waited > took.Seconds()+0.05 {
+		t.Errorf("error states a wait of %ss; the timeout is %v and the look-up took %v", m[2], timeout, took)
+	}
+	if took > timeout+3*time.Second {
+		t.Errorf("the look-up took %v for a hello timeout of %v", took, timeout)
 	}
 }

@@ -658,17 +658,18 @@ func cellOf(s Summary) matrixCell {
 // viewFuncs are the formatting functions shared by both templates.
 func viewFuncs() map[string]any {
 	return map[string]any{
-		"num":      formatNum,
-		"spread":   formatSpread,
-		"counts":   formatCountSpread,
-		"share":    formatShare,
-		"pct":      formatSpreadShare,
-		"join":     strings.Join,
-		"observed": Observed,
-		"cost":     costText,
-		"noise":    noiseText,
-		"host":     hostText,
-		"list":     formatList,
+		"num":         formatNum,
+		"spread":      formatSpread,
+		"counts":      formatCountSpread,
+		"share":       formatShare,
+		"pct":         formatSpreadShare,
+		"join":        strings.Join,
+		"observed":    Observed,
+		"cost":        costText,
+		"noise":       noiseText,
+		"host":        hostText,
+		"hostsDiffer": HostsDiffer,
+		"list":        formatList,
 		"recovery": func(ms float64) string {
 			switch {
 			case ms < 0:

@@ -72,6 +72,54 @@ type File struct {
 	// report, shown first (lockbench diff's differences, worst first);
 	// absent for a bench or a run.
 	Sections []Section `json:"sections,omitempty"`
+	// Shard says which part of a bench split over several runners this
+	// folder holds (lockbench bench --shard I/N); absent for a whole
+	// bench and for a merged one.
+	Shard *ShardInfo `json:"shard,omitempty"`
+	// Shards lists the parts a merged bench (lockbench merge) was joined
+	// from, in shard order, each with its own host and times; absent
+	// otherwise.
+	Shards []ShardPart `json:"shards,omitempty"`
+}
+
+// ShardInfo describes one part of a bench split over several runners:
+// which part, and which of the whole bench's planned runs it holds. The
+// plan positions index the whole bench's runs in the order an unsharded
+// bench runs them (its cells, then its client sweep, then its cost runs,
+// from 0), so that lockbench merge can put the parts' runs back in that
+// order and tell a missing or repeated run.
+type ShardInfo struct {
+	// Index is this part, from 1; Count how many parts the bench has.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Planned is how many runs the whole bench plans (cells, sweep and
+	// cost runs; a cell's reruns not counted).
+	Planned int `json:"planned"`
+	// Runs, Sweep and Cost are the plan positions of this part's runs,
+	// in the order of File.Runs, File.Sweep and File.Cost.
+	Runs  []int `json:"runs,omitempty"`
+	Sweep []int `json:"sweep,omitempty"`
+	Cost  []int `json:"cost,omitempty"`
+	// Hunt is true when this part runs the profile's hunt (in its hunt
+	// folder).
+	Hunt bool `json:"hunt,omitempty"`
+}
+
+// ShardPart is one part of a merged bench: the folder it was read from,
+// the machine it ran on and when, and how many runs it held. Performance
+// figures of parts on different hosts do not compare (see Host).
+type ShardPart struct {
+	// Index is the part, from 1.
+	Index int `json:"index"`
+	// Folder is the part's results folder as given to lockbench merge.
+	Folder string `json:"folder"`
+	// Host is the machine the part ran on.
+	Host Host `json:"host"`
+	// Started and Finished are the part's wall-clock RFC 3339 times.
+	Started  string `json:"started"`
+	Finished string `json:"finished"`
+	// Runs is how many runs the part held (cells, sweep and cost runs).
+	Runs int `json:"runs"`
 }
 
 // Section is one section of the report that a command above the bench

@@ -194,6 +194,15 @@ var claimRules = []claimRule{
 	{[]string{"lost-reply-reentrant"}, nil, setSafe,
 		"the nested acquire ran but its reply was lost: the hold count stays one above the nesting until the key expires by its TTL (an orphan of the same owner, not a second owner)", false},
 
+	{[]string{"cancel"}, nil, setSafe,
+		"an acquire cancelled in flight while its command waits in the stopped node: a correct lock finishes the call (its real outcome), or abandons it and deletes what its command set, or reports the outcome unknown; the key it leaves is no second owner, and an acquire that says fail must leave no key (the orphan check)", false},
+	{[]string{"cancel"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
+		"no atomic acquire: the cancel may stop the second command (the TTL) from going out after the first ran, and the key may never expire", false},
+	{[]string{"cancel"}, splitsKeyAndTTL, func(e *Expectation) { e.Liveness = Break },
+		"the key is set first and its TTL in a second command (its declared crash point lies between): the cancelled call never sends the second, so the key never expires, a deadlock", false},
+	{[]string{"cancel"}, quorum, func(e *Expectation) { e.Contract = AtRisk },
+		"quorum: the vote fails when the per-node timeout runs out in the stopped nodes, and the unlock it then sends may reach a node before the SET queued there runs: an orphan of a failed acquire on that node", false},
+
 	// The consensus scenarios (etcd, ZooKeeper: the hello's server) apply
 	// to locks on a consensus store only.
 	{[]string{"leader-kill"}, nil, setMayBreak,

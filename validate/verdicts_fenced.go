@@ -33,6 +33,7 @@ func fencedVerdicts() map[string][]row {
 				Reason: "a clock jump, or the mix's key loss, lets two owners overlap; fencing on writes only still loses an update when the older holder writes first, and a restart (no persistence) resets the fencing counter"}},
 			{"lost-reply", safe(orphanExpires + "; the fencing number the lost grant took is skipped, and tokens still increase")},
 			{"lost-reply-release", safe(releaseRan)},
+			{"cancel", safe(cancelIgnored + "; the script takes the fencing number with the grant")},
 		},
 	}
 }

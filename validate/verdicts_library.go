@@ -33,6 +33,7 @@ func libraryVerdicts() map[string][]row {
 			{"random", mayBreak(bareQuorumMix)},
 			{"lost-reply", safe("every node ran the SET NX and lost its reply, so the vote fails; redsync then releases on every node (its failed-lock cleanup), deleting the orphans")},
 			{"lost-reply-release", safe(quorumRelease)},
+			{"cancel", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Contract: AtRisk, Reason: cancelRedsync}},
 		},
 		"redsync-single": {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
@@ -56,6 +57,7 @@ func libraryVerdicts() map[string][]row {
 			{"random", mayBreak("a clock jump during a critical section expires the key (the mix's key loss deletes it) and lets another owner in while mutex.Until still runs: seed-dependent")},
 			{"lost-reply", safe("its node ran the SET NX and lost its reply, so the vote fails; redsync then releases the node (its failed-lock cleanup), deleting the orphan")},
 			{"lost-reply-release", safe(releaseRan)},
+			{"cancel", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Contract: AtRisk, Reason: cancelRedsync}},
 		},
 		"redislock": {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
@@ -83,6 +85,7 @@ func libraryVerdicts() map[string][]row {
 			{"lost-reply-release", safe(releaseRan)},
 			{"lost-reply-extend", safe(extendRan)},
 			{"rolling-restart", safe(rollingPrimary + " (its refresh, Lock.Refresh every TTL/3, as watchdog's renewal)")},
+			{"cancel", safe(cancelIgnored + " (bsm/redislock's Obtain without retry: one script)")},
 		},
 	}
 }

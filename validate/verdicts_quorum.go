@@ -31,6 +31,7 @@ func quorumVerdicts() map[string][]row {
 			{"random", mayBreak(bareQuorumMix)},
 			{"lost-reply", safe(quorumOrphans)},
 			{"lost-reply-release", safe(quorumRelease)},
+			{"cancel", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Contract: AtRisk, Reason: cancelQuorum}},
 		},
 	}
 }

@@ -27,6 +27,7 @@ func reentrantVerdicts() map[string][]row {
 			{"lost-reply", safe("the script ran (the hash holds the owner's field, count 1) but its reply was lost: the owner's next acquire re-enters its own orphan (count 2) and its holds leave the count one above their nesting until the hash expires by its TTL; the counts stay within the reentrancy check's tolerance for an unknown outcome, and nobody else is granted meanwhile")},
 			{"lost-reply-release", safe(releaseRan)},
 			{"lost-reply-reentrant", safe("the nested acquire ran (the count went up) but its reply was lost: the owner releases one level fewer than the server counted, so the hash outlives the hold until its TTL (an orphan the owner's own next acquire re-enters); counts stay within the reentrancy check's tolerance for an unknown outcome, and nobody else is granted meanwhile")},
+			{"cancel", safe(cancelIgnored + ": the hash script runs once and the hold count is the one the client knows")},
 		},
 	}
 }

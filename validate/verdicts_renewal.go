@@ -38,6 +38,7 @@ func renewalVerdicts() map[string][]row {
 			{"lost-reply-release", safe(releaseRan)},
 			{"lost-reply-extend", safe(extendRan)},
 			{"rolling-restart", safe(rollingPrimary)},
+			{"cancel", safe(cancelIgnored + "; its renewal starts with the grant")},
 		},
 	}
 }

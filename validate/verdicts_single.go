@@ -31,6 +31,7 @@ func singleNodeVerdicts() map[string][]row {
 			{"lost-reply", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Break,
 				Reason: "SETNX ran but its reply was lost: the client sees an error and never sends PEXPIRE, so the key has no TTL and never expires, a deadlock (as crash-between, without a crash)"}},
 			{"lost-reply-release", safe(releaseRan)},
+			{"cancel", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Break, Reason: cancelNoTTL}},
 		},
 		"set-nx-px": {
 			{"baseline", safe("critical sections are far shorter than the TTL: the unchecked DEL never meets another owner's key")},
@@ -53,6 +54,7 @@ func singleNodeVerdicts() map[string][]row {
 			{"random", mayBreak("a clock jump during a critical section expires the key (the mix's key loss deletes it) and lets another owner in, and the holder's DEL then frees the newcomer's lock: seed-dependent")},
 			{"lost-reply", safe(orphanExpires)},
 			{"lost-reply-release", safe(releaseRan)},
+			{"cancel", safe(cancelIgnored)},
 		},
 		"token-lua": {
 			{"baseline", safe("no fault: SET NX PX grants one owner at a time")},
@@ -75,6 +77,7 @@ func singleNodeVerdicts() map[string][]row {
 			{"random", mayBreak("a clock jump during a critical section, an empty restart of the node (the mix's kill+restart), or the mix's key loss drops the key and lets another owner in; pauses, cuts and latency alone cannot (holds are far shorter than the TTL): seed-dependent")},
 			{"lost-reply", safe(orphanExpires)},
 			{"lost-reply-release", safe(releaseRan)},
+			{"cancel", safe(cancelIgnored)},
 		},
 	}
 }

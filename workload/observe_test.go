@@ -97,7 +97,9 @@ func TestObserverReadsServerState(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"lb:k0", "lb:k1", "lb:k2"} {
-		if s := got["n1 "+k]; s == nil || s.ok == 0 || s.info != 0 {
+		// n1 answers: at least one read is ok (on a busy machine a read
+		// may still time out, an unknown read, checked above).
+		if s := got["n1 "+k]; s == nil || s.ok == 0 {
 			t.Fatalf("n1 %s: %+v", k, s)
 		}
 		if s := got["n2 "+k]; s == nil || s.ok != 0 || s.info == 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,7 @@ type benchFlags struct {
 	be                    backendFlags
 	seed                  int64
 	repeat                int
+	shard                 string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -81,6 +83,7 @@ already finished are written).`,
 	c.Flags().Int64Var(&f.seed, "seed", 1, "base seed: repeat i (from 0) of each cell runs seed+i")
 	c.Flags().IntVar(&f.repeat, "repeat", 0, "runs per (strategy, scenario) cell; the report shows the median and min–max (default: the profile's, ci 1, full 3)")
 	c.Flags().StringSliceVar(&f.strategies, "strategies", nil, "run only these strategies of the profile (comma-separated; see lockbench list), plus any exec:COMMAND or exec:NAME adapter (docs/protocol.md)")
+	c.Flags().StringVar(&f.shard, "shard", "", "run only part I of N of the bench (I/N, e.g. 2/4): every repeat of a cell in one part, parts balanced by expected duration; join the parts' folders with lockbench merge (docs/ci.md)")
 	c.Flags().StringSliceVar(&f.scenarios, "scenarios", nil, "run only these scenarios of the profile (comma-separated; see lockbench list)")
 	f.o.addFlags(c, true)
 	f.be.add(c.Flags())
@@ -107,7 +110,7 @@ func (f *benchFlags) run(cmd *cobra.Command, _ []string) error {
 	file, err := bench.Bench(cmd.Context(), opts)
 	done()
 	err = f.printOutcome(cmd, file, err)
-	if h := opts.Profile.Hunt; h != nil && (len(f.strategies) == 0 || slices.Contains(f.strategies, h.Strategy)) && len(f.scenarios) == 0 && (err == nil || errors.Is(err, errUnexpected) || errors.Is(err, errInconclusive)) {
+	if h := opts.Profile.Hunt; opts.Hunt > 0 && (file == nil || file.Shard == nil || file.Shard.Hunt) && (err == nil || errors.Is(err, errUnexpected) || errors.Is(err, errInconclusive)) {
 		if herr := f.profileHunt(cmd, opts, *h); herr != nil && (err == nil || errors.Is(herr, errUnexpected) && !errors.Is(err, errUnexpected)) {
 			err = herr
 		}
@@ -207,9 +210,19 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := results.CheckWritable(f.out); err != nil {
 		return bench.Options{}, results.OutDirError(f.out, err)
 	}
+	var shard bench.Shard
+	if cmd.Flags().Changed("shard") {
+		if shard, err = bench.ParseShard(f.shard); err != nil {
+			return bench.Options{}, err
+		}
+	}
+	var hunt time.Duration
+	if h := p.Hunt; h != nil && (len(f.strategies) == 0 || slices.Contains(f.strategies, h.Strategy)) && len(f.scenarios) == 0 {
+		hunt = h.Budget
+	}
 	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat, RunCommand: runCommand,
-		Command: benchCommand(p, f.seed, repeat, f.out) + backendArgs(co, f.be.keyPrefix),
-		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd)}, nil
+		Command: benchCommand(p, f.seed, repeat, f.out, shard) + backendArgs(co, f.be.keyPrefix),
+		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd), Shard: shard, Hunt: hunt}, nil
 }
 
 // printSkipped writes one line per scenario and reason to w: with one
@@ -258,7 +271,7 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 	if err != nil && (file == nil || !errors.Is(err, bench.ErrOverloaded)) {
 		return err
 	}
-	if err == nil && len(file.Runs) == 0 {
+	if err == nil && len(file.Runs) == 0 && file.Shard == nil {
 		return fmt.Errorf("%w: nothing ran: every selected pair is n/a here (see the n/a lines above); choose other --strategies, --scenarios or --backend", errs.ErrUsage)
 	}
 	// An overloaded machine still finished every run: print the

@@ -35,8 +35,9 @@ func runCommand(s bench.Spec) string {
 // benchCommand is the lockbench command line that reproduces a bench of
 // profile p with base seed seed and repeat runs per cell into out. When p's
 // strategies or scenarios differ from those of the named profile it was
-// made from (narrowed with --strategies/--scenarios), they are listed.
-func benchCommand(p bench.Profile, seed int64, repeat int, out string) string {
+// made from (narrowed with --strategies/--scenarios), they are listed;
+// a part of a sharded bench adds --shard I/N.
+func benchCommand(p bench.Profile, seed int64, repeat int, out string, shard bench.Shard) string {
 	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
 	named, err := bench.LookupProfile(p.Name)
 	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
@@ -44,6 +45,9 @@ func benchCommand(p bench.Profile, seed int64, repeat int, out string) string {
 	}
 	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
 		cmd += " --scenarios " + quote(strings.Join(p.Scenarios, ","))
+	}
+	if !shard.Whole() {
+		cmd += " --shard " + shard.String()
 	}
 	return cmd + " --out " + quote(out)
 }

@@ -75,7 +75,11 @@ func TestCompareExits1OnPolicyOverrideViolation(t *testing.T) {
 // run's own canary-free expectation left as is).
 func TestCompareExits1OnTamperedCopy(t *testing.T) {
 	oldDir := t.TempDir()
-	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "300ms", "--clients", "4", "--out", oldDir); code != 0 {
+	// TTL 1 s with 5 ms critical sections and TTL 50 ms's retry: at TTL
+	// 50 ms a busy machine that stalls a client longer than the TTL makes
+	// the run inconclusive (exit 4); the same at every test that wants a
+	// must-hold run to end as expected.
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "300ms", "--clients", "4", "--out", oldDir); code != 0 {
 		t.Fatalf("healthy run: exit %d:\n%s", code, text)
 	}
 	data, err := os.ReadFile(filepath.Join(oldDir, "results.json"))

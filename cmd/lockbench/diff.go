@@ -40,10 +40,12 @@ cell by cell under the same scenarios, seeds and fault schedules,
 interleaved (A seed 1, B seed 1, A seed 2, ...) so that machine noise falls
 on both, and report every difference, worst first, with the witnesses
 from both sides:
-  per check      the runs with a violation (exclusion, resource, fencing,
-                 reentrancy, renewal liveness, liveness, availability
-                 during faults, lost leases with no fault, the gate):
-                 Fisher's exact test, one-sided, on runs
+  per check      the runs with a violation (every check that gates a
+                 run: exclusion, resource, fencing, reentrancy, renewal
+                 liveness, liveness, availability during faults, the
+                 contract checks orphans, lost, extends and reasons;
+                 lost leases with no fault; the gate): Fisher's exact
+                 test, one-sided, on runs
   per figure     violations per run, commands per grant and per attempt
                  counted on the servers, grants and grant-call latency
                  per fault window, grants/s and acquire p99 per window:
@@ -67,7 +69,7 @@ against today's build); use diff for two locks (two releases of a
 library, a mutant and its twin) under the same schedules.
 
 Exit codes: 0 B is not significantly worse than A on any figure, 1 B is
-significantly worse on a safety or liveness figure, or on a cost figure
+significantly worse on a safety, liveness or contract figure, or on a cost figure
 beyond --max-regression, 2 usage error, 3 environment error, 130
 interrupted.`,
 		Example: `  lockbench diff exec:redsync-v4.11 exec:redsync-v4.12 --scenario baseline --scenario node-pause --repeat 6

@@ -210,7 +210,7 @@ unknown, no fault landed; 1 wins over 4), 130 interrupted.`,
 		}
 		return unknownCommand(c, args[0])
 	}
-	root.AddCommand(newRunCmd(), newBenchCmd(), newHuntCmd(), newCheckCmd(), newListCmd(), newReportCmd(), newCompareCmd(), newDiffCmd(), newPerfCmd())
+	root.AddCommand(newRunCmd(), newBenchCmd(), newHuntCmd(), newCheckCmd(), newListCmd(), newReportCmd(), newCompareCmd(), newDiffCmd(), newPerfCmd(), newMergeCmd())
 	return root
 }
 

@@ -68,7 +68,7 @@ func TestCheckTruncatedHistory(t *testing.T) {
 // no reason stays unexpected, and the warning says the file gives none.
 func TestReportDistrustsEditedVerdicts(t *testing.T) {
 	out := t.TempDir()
-	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
 		t.Fatalf("run: exit %d:\n%s", code, text)
 	}
 	path := filepath.Join(out, results.FileName)

@@ -137,7 +137,7 @@ func TestInterruptedBenchBeforeAnyRun(t *testing.T) {
 // (Ctrl-C or SIGTERM), and a later run into its folder removes it.
 func TestInterruptedHistoryReplaced(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", dir}
+	args := []string{"run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "200ms", "--clients", "2", "--out", dir}
 	if code, out := run(t, nil, args...); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, out)
 	}
@@ -175,7 +175,7 @@ func TestInterruptedHistoryReplaced(t *testing.T) {
 // leaves the earlier run in place.
 func TestOutReplacesEarlierRun(t *testing.T) {
 	out := t.TempDir()
-	common := []string{"--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out}
+	common := []string{"--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "200ms", "--clients", "2", "--out", out}
 	if code, text := run(t, nil, append([]string{"run", "--strategy", "token-lua"}, common...)...); code != 0 {
 		t.Fatalf("first run: exit %d:\n%s", code, text)
 	}
@@ -213,7 +213,7 @@ func TestOutReplacesEarlierRun(t *testing.T) {
 // run and bench exit 3 before touching --out: an earlier run there stays.
 func TestMissingRedisServerKeepsEarlierRun(t *testing.T) {
 	out := t.TempDir()
-	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
+	if code, text := run(t, nil, "run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "200ms", "--clients", "2", "--out", out); code != 0 {
 		t.Fatalf("first run: exit %d:\n%s", code, text)
 	}
 	for _, args := range [][]string{

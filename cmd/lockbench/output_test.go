@@ -53,7 +53,7 @@ func decodeOutcome(t *testing.T, stdout string) results.Outcome {
 // line on stderr (not nothing) and the verdicts on stdout; --quiet only the
 // verdict line; --json only the summary as JSON.
 func TestRunOutputModes(t *testing.T) {
-	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "300ms", "--clients", "4"}
+	args := []string{"run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "300ms", "--clients", "4"}
 	code, stdout, stderr := runSplit(t, append(args, "--out", t.TempDir())...)
 	if code != 0 || !strings.Contains(stderr, "running token-lua/baseline seed 1") ||
 		!strings.Contains(stdout, "token-lua/baseline seed 1: expected must-hold") || !strings.Contains(stdout, "report: ") {

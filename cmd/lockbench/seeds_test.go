@@ -15,7 +15,7 @@ import (
 // the file's command keeps --repeat and --out DIR.
 func TestRepeatSeedCommands(t *testing.T) {
 	out := t.TempDir()
-	args := []string{"run", "--strategy", "token-lua", "--ttl", "50ms", "--duration", "200ms", "--clients", "4", "--seed", "5", "--repeat", "2", "--out", out}
+	args := []string{"run", "--strategy", "token-lua", "--ttl", "1s", "--cs-min", "5ms", "--retry", "exponential:1ms:10ms", "--duration", "200ms", "--clients", "4", "--seed", "5", "--repeat", "2", "--out", out}
 	if code, text := run(t, nil, args...); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, text)
 	}
@@ -30,7 +30,7 @@ func TestRepeatSeedCommands(t *testing.T) {
 		t.Fatalf("%d runs, want 2", len(f.Runs))
 	}
 	for _, r := range f.Runs {
-		want := fmt.Sprintf("lockbench run --strategy token-lua --ttl 50ms --duration 200ms --clients 4 --seed %d --out %s", r.Seed, filepath.Join(out, fmt.Sprintf("seed-%d", r.Seed)))
+		want := fmt.Sprintf("lockbench run --strategy token-lua --ttl 1s --cs-min 5ms --retry exponential:1ms:10ms --duration 200ms --clients 4 --seed %d --out %s", r.Seed, filepath.Join(out, fmt.Sprintf("seed-%d", r.Seed)))
 		if r.Command != want {
 			t.Errorf("seed %d command %q, want %q", r.Seed, r.Command, want)
 		}

@@ -237,6 +237,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p.cmd = cmd
+	started := time.Now()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -270,7 +271,9 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		return p, nil
 	case <-p.dead:
 	case <-timer.C:
-		p.fail(&Error{Problem: fmt.Sprintf("wrote no hello within %v (is it the right command? an adapter writes its hello at once)", o.HelloTimeout)})
+		// The message states the timeout and the wait measured from the
+		// start (a busy machine may add a little to it).
+		p.fail(&Error{Problem: fmt.Sprintf("wrote no hello within %v (waited %.1fs; is it the right command? an adapter writes its hello at once)", o.HelloTimeout, time.Since(started).Seconds())})
 	case <-ctx.Done():
 		p.Close()
 		return nil, ctx.Err()

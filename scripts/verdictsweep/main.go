@@ -4,7 +4,11 @@
 // verdicts-sweep runs the profile scenario by scenario, one folder each).
 // Exit codes: 0 written, 2 bad arguments, 3 unreadable results or doc.
 //
-// Usage: go run ./scripts/verdictsweep [-doc docs/verdicts.md] RESULTS.json...
+// With -keep, a row of the doc's current table that none of the results
+// measured keeps its line (the table says how many and from which
+// measurement); without it such a row is listed as not measured.
+//
+// Usage: go run ./scripts/verdictsweep [-doc docs/verdicts.md] [-keep] RESULTS.json...
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 
 func main() {
 	doc := flag.String("doc", "docs/verdicts.md", "the Markdown file whose verdicts-sweep table is rewritten")
+	keep := flag.Bool("keep", false, "keep the current table's line for every row the results given do not measure")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "verdictsweep: name the results.json files of verdicts-sweep benches (lockbench bench --profile verdicts-sweep)")
@@ -36,12 +41,17 @@ func main() {
 		}
 		files = append(files, f)
 	}
-	table, err := bench.VerdictsSweepTable(bench.VerdictsSweepProfile(), files)
+	old, err := os.ReadFile(*doc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verdictsweep:", err)
 		os.Exit(3)
 	}
-	old, err := os.ReadFile(*doc)
+	var kept map[[2]string]string
+	var keptFrom string
+	if *keep {
+		kept, keptFrom = bench.SweepRows(string(old))
+	}
+	table, err := bench.VerdictsSweepTable(bench.VerdictsSweepProfile(), files, kept, keptFrom)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verdictsweep:", err)
 		os.Exit(3)

@@ -175,6 +175,34 @@ func lostReply(ctx context.Context, err error) bool {
 	return true
 }
 
+// abandonable runs one command and returns its result, or, when
+// lockbench cancels the request first, an error wrapping the cancel's
+// cause at once: the command is abandoned in flight (go-redis itself
+// waits for a written command's reply whatever its context says), and
+// may still run on the node. The caller cleans up after it.
+func abandonable[T any](ctx context.Context, do func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := do()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		if cancelled(ctx) {
+			var zero T
+			return zero, fmt.Errorf("abandoned: %w", context.Cause(ctx))
+		}
+		r := <-ch // a deadline: go-redis ends the command by then
+		return r.v, r.err
+	}
+}
+
 // notSent reports whether err proves the command never reached the node
 // (the dial failed): a definite no.
 func notSent(err error) bool {
@@ -229,7 +257,7 @@ func (l *locker) acquireSingle(ctx context.Context, key string) msg {
 		ttl = time.Duration(l.ttl.Microseconds()) * time.Millisecond
 	}
 	start := time.Now()
-	set, err := node.SetNX(ctx, key, token, ttl).Result()
+	set, err := abandonable(ctx, func() (bool, error) { return node.SetNX(ctx, key, token, ttl).Result() })
 	// MUTANT retry-without-backoff: a refused acquire is tried again at
 	// once, over and over, until the call's deadline.
 	for l.bug == "retry-without-backoff" && err == nil && !set && ctx.Err() == nil {
