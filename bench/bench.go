@@ -130,9 +130,12 @@ func Profiles() []Profile {
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, a client sweep, and a hunt of 40 fault schedules on token-lua (at most 4 minutes)",
 			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"},
-			CostClients: []int{4, 16}, CostDuration: 2 * time.Second,
+			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second,
 			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
 				Schedules: 40, Budget: 4 * time.Minute}},
+		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 4 minutes)",
+			Strategies: CostProfileStrategies(), Scenarios: []string{CostScenario}, Seeds: 1, Workload: full, NoRerun: true,
+			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second},
 		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",
 			Strategies: AdapterProfileStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
 		{Name: "consensus-seeds", Summary: "the consensus locks' key results with 20 seeds: token-lua loses its lock at failover-lost-write where etcd-mutex and zk-lock mostly keep it at leader-kill; gc-pause breaks etcd-mutex and zk-lock, and their fenced variants keep the resource safe",
@@ -142,6 +145,14 @@ func Profiles() []Profile {
 				"zk-lock": {"leader-kill", "gc-pause"}, "etcd-fenced": {"gc-pause"}, "zk-fenced": {"gc-pause"}}},
 		VerdictsSweepProfile(),
 	}
+}
+
+// CostProfileStrategies are the strategies of the "cost" profile: the
+// single-node Lua lock, Redlock and the Redis lock libraries, and the
+// etcd and ZooKeeper recipes, one of each kind of lock an engineer
+// chooses between.
+func CostProfileStrategies() []string {
+	return []string{"token-lua", "redlock", "redsync", "redislock", "etcd-mutex", "zk-lock"}
 }
 
 // ciStrategies are the ci profile's strategies: every Redis strategy

@@ -19,7 +19,9 @@ import (
 // (results.WriteReport; the pages link the PNGs in dir/plots). It runs
 // offline on saved files, so `lockbench report DIR` re-renders a finished
 // bench. Throughput and commands per grant are drawn for every scenario, latency percentiles and CDF for the baseline, the
-// throughput-vs-clients plot from f.Sweep when it has runs, and timelines
+// throughput-vs-clients plot from f.Sweep when it has runs, the capacity
+// plot (results.CapacityPlotName) from f.Cost when a strategy ran at two
+// client counts or more, and timelines
 // of holders (plots.TimelineKeys, plots.RunTimeline) for one run of each
 // pair with a witness or a fault (see timelineRuns), whose violation marks
 // are the run's stored witnesses.
@@ -64,6 +66,11 @@ func Report(dir string, f *results.File) error {
 	}
 	if len(sweep) > 0 {
 		if err := add("Throughput vs number of clients (baseline, grants/s)", "throughput-vs-clients", plots.ThroughputVsClients(sweepPoints(sweep), filepath.Join(pd, "throughput-vs-clients"))); err != nil {
+			return err
+		}
+	}
+	if pts := capacityPoints(results.CapacityOf(f.Cost)); len(pts) > 0 {
+		if err := add("Capacity: grants/s against clients, a key per client (uncontended cost runs)", results.CapacityPlotName, plots.Capacity(pts, filepath.Join(pd, results.CapacityPlotName))); err != nil {
 			return err
 		}
 	}
@@ -181,6 +188,26 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 	}
 	for _, v := range pts {
 		sort.Slice(v, func(i, j int) bool { return v[i].X < v[j].X })
+	}
+	return pts
+}
+
+// capacityPoints are the capacity curves as (clients, grants/s) points per
+// strategy, with each point's 95% interval where it has one; strategies
+// with fewer than two client counts are left out (no curve to draw).
+func capacityPoints(caps []results.Capacity) map[string][]plots.XY {
+	pts := map[string][]plots.XY{}
+	for _, c := range caps {
+		if len(c.Points) < 2 {
+			continue
+		}
+		for _, p := range c.Points {
+			pt := plots.XY{X: float64(p.Clients), Y: p.GrantsPerS.Median}
+			if p.GrantsPerS.Bounded() {
+				pt.Low, pt.High = p.GrantsPerS.Low, p.GrantsPerS.High
+			}
+			pts[c.Strategy] = append(pts[c.Strategy], pt)
+		}
 	}
 	return pts
 }

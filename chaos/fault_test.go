@@ -83,6 +83,7 @@ func TestScenarioRequires(t *testing.T) {
 		{"partition-blackhole", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"latency", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"slow-node", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
+		{"renewal-cut", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"lost-reply", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"lost-reply-release", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"lost-reply-extend", []cluster.Feature{proxies}, []cluster.Feature{proxies}},

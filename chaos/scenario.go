@@ -272,7 +272,7 @@ func newRand(seed int64) *rand.Rand {
 
 // All returns every scenario, in report order: the baseline, then one
 // family per file (client.go, cancel.go, process.go, rolling.go, consensus.go, failover.go,
-// network.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
+// network.go, renewalcut.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
 	all := []Scenario{Baseline()}
@@ -283,6 +283,7 @@ func All() []Scenario {
 	all = append(all, consensusScenarios()...)
 	all = append(all, failoverScenarios()...)
 	all = append(all, networkScenarios()...)
+	all = append(all, renewalCutScenarios()...)
 	all = append(all, replyScenarios()...)
 	all = append(all, clockScenarios()...)
 	all = append(all, mixedScenarios()...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -132,5 +133,35 @@ func TestCompareContractChecks(t *testing.T) {
 				t.Errorf("witnesses A %q, B %q: want B's only", rep.Findings[0].WitnessesA, rep.Findings[0].WitnessesB)
 			}
 		})
+	}
+}
+
+// TestCompareGrantsPerFaultWindowBusy: grants in a fault window are a
+// rate, lowered by a busy machine: 13% fewer for B is gated on a quiet
+// machine and not on a busy one (a twin against a mutant whose only bug
+// is a false reason was once gated so, at load average 25).
+func TestCompareGrantsPerFaultWindowBusy(t *testing.T) {
+	side := func(grants int, busy bool) []results.Run {
+		rs := runs("long-cs", 6, 0, 3)
+		for i := range rs {
+			rs[i].ScenarioKind = "client"
+			rs[i].Noise = &noise.Summary{Busy: busy}
+			for w := range 3 {
+				rs[i].Availability = append(rs[i].Availability, results.AvailabilityWindow{Fault: "long-cs", Acquires: 80, Grants: grants + i + w})
+			}
+		}
+		return rs
+	}
+	o := Options{A: "a", B: "b", Scenarios: []string{"long-cs"}, Repeat: 6, MaxRegression: 0.1}
+	for _, tt := range []struct {
+		busy  bool
+		gated bool
+	}{{false, true}, {true, false}} {
+		rep := Compare(o, side(55, tt.busy), side(48, tt.busy))
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.Figure, "grants per fault window") && (f.Gated != tt.gated || !f.Worse) {
+				t.Errorf("busy %v: %+v, want worse and gated %v", tt.busy, f, tt.gated)
+			}
+		}
 	}
 }

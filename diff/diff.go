@@ -178,6 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer shared.Stop()
 	var a, b []results.Run
 	var runErr error
+	var overloaded []string
 	for i, s := range specs {
 		s.Shared = shared
 		if o.RunCommand != nil {
@@ -187,7 +188,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if o.Progress != nil {
 			o.Progress(i, len(specs), fmt.Sprintf("%s %s/%s seed %d", side, label(s.Strategy), s.Scenario, s.Seed))
 		}
-		r, err := bench.Run(ctx, s)
+		r, again, err := runAgainIfOverloaded(ctx, s, bench.Run)
+		for _, n := range again {
+			overloaded = append(overloaded, fmt.Sprintf("%s seed %d: %s", side, s.Seed, n))
+			if o.Progress != nil {
+				o.Progress(i, len(specs), fmt.Sprintf("%s %s/%s seed %d again: %s", side, label(s.Strategy), s.Scenario, s.Seed, n))
+			}
+		}
 		if err != nil && !errors.Is(err, bench.ErrOverloaded) {
 			f.Incomplete = fmt.Sprintf("stopped after %d of %d runs: %v", i, len(specs), err)
 			runErr = err
@@ -211,6 +218,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	validate.AvailabilityHints(both)
 	a, b = both[:len(a)], both[len(a):]
 	rep := Compare(o, a, b)
+	if len(overloaded) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d run(s) judged the machine too busy for their verdict were run again with the same seed (at most %d times; one still too busy is left out): %s",
+			len(overloaded), MaxOverloadedReruns, strings.Join(overloaded, "; ")))
+	}
 	f.Runs = labelRuns(o, a, b)
 	f.Sections = []results.Section{rep.Section()}
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
@@ -221,6 +232,30 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return &Result{File: f, Report: rep}, errors.Join(runErr, results.OutputError(o.OutDir, err, results.OutputFix))
 	}
 	return &Result{File: f, Report: rep}, runErr
+}
+
+// MaxOverloadedReruns is how many times a run whose verdict the machine
+// made meaningless (bench.ErrOverloaded: a client stalled past TTL/2 in a
+// hold with no fault to explain it) is run again with the same seed
+// before it is left out of the comparison. Without it a diff on a busy
+// machine compared what was left: a mutant whose runs stalled more often
+// than its twin's (ttl-unit-confusion under crash-between at load
+// average 45: 2 of 4 runs left) had too few runs to show its liveness
+// violation in every one of them.
+const MaxOverloadedReruns = 2
+
+// runAgainIfOverloaded runs s with run and, while its error wraps
+// bench.ErrOverloaded, up to MaxOverloadedReruns times more with the same
+// seed. It returns the last run and its error, and why each earlier
+// attempt was run again (its Error).
+func runAgainIfOverloaded(ctx context.Context, s bench.Spec, run func(context.Context, bench.Spec) (results.Run, error)) (results.Run, []string, error) {
+	r, err := run(ctx, s)
+	var again []string
+	for k := 0; k < MaxOverloadedReruns && errors.Is(err, bench.ErrOverloaded) && ctx.Err() == nil; k++ {
+		again = append(again, r.Error)
+		r, err = run(ctx, s)
+	}
+	return r, again, err
 }
 
 // sideOf is the side a planned spec belongs to (Plan puts A's runs under

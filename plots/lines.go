@@ -101,6 +101,20 @@ type XY struct {
 // of the plot. It returns an error wrapping ErrNoData when no point is left, else
 // errors from writing the files.
 func ThroughputVsClients(points map[string][]XY, prefix string) error {
+	return clientLines(points, "Throughput against the number of clients", prefix)
+}
+
+// Capacity draws the capacity curves of package results' CapacityOf as
+// ThroughputVsClients draws the client sweep: grants per second against
+// the number of clients, each client on a key of its own (no
+// contention), one line per strategy, whiskers over the 95% intervals. Its
+// errors are ThroughputVsClients'.
+func Capacity(points map[string][]XY, prefix string) error {
+	return clientLines(points, "Capacity: grants/s against clients, a key per client (no contention)", prefix)
+}
+
+// clientLines draws ThroughputVsClients and Capacity under title.
+func clientLines(points map[string][]XY, title, prefix string) error {
 	// Client counts are positive and spread over decades (1 to 256): a log
 	// (base 2) X axis keeps 1, 4 and 16 apart. Any count ≤ 0: linear.
 	logX := true
@@ -164,7 +178,7 @@ func ThroughputVsClients(points map[string][]XY, prefix string) error {
 	if i == 0 {
 		return fmt.Errorf("%w: throughput against clients: no finite point", ErrNoData)
 	}
-	p.Title.Text = "Throughput against the number of clients"
+	p.Title.Text = title
 	if whiskers {
 		p.Title.Text += " (whiskers: 95% interval)"
 	}

@@ -232,6 +232,13 @@ func TestPlots(t *testing.T) {
 		}, false},
 		{"throughput vs clients one point", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": {{X: 4, Y: 0}}}, p) }, false},
 		{"throughput vs clients empty", func(p string) error { return ThroughputVsClients(map[string][]XY{"a": nil}, p) }, true},
+		{"capacity", func(p string) error {
+			return Capacity(map[string][]XY{
+				"token-lua":  {{X: 1, Y: 190, Low: 180, High: 195}, {X: 4, Y: 760}, {X: 16, Y: 2900}, {X: 64, Y: 6100}, {X: 256, Y: 5800}},
+				"etcd-mutex": {{X: 1, Y: 120}, {X: 4, Y: 400}, {X: 16, Y: 900}, {X: 64, Y: 1000}, {X: 256, Y: 700}},
+			}, p)
+		}, false},
+		{"capacity empty", func(p string) error { return Capacity(map[string][]XY{"a": {{X: 1, Y: math.Inf(1)}}}, p) }, true},
 	}
 	dir := outDir(t)
 	for _, tt := range tests {

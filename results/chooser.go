@@ -466,7 +466,7 @@ type chooserRow struct {
 	FirstOfGroup bool
 	Cells        []chooserCell
 	// Cost holds the cost figures of the strategy
-	// (chooserCostCells) as text: overhead round trips and ms, handoff ms, commands per grant; empty when none ran.
+	// (chooserCostCells) as text: overhead round trips and ms, handoff ms, commands per grant, peak capacity; empty when none ran.
 	Cost []string
 	// CostFrom names the pair and configuration the cost comes from,
 	// e.g. "baseline: 16 clients, 1 key, TTL 100 ms"; OwnCost is true when
@@ -485,10 +485,11 @@ type chooserRow struct {
 // grant (its contended baseline runs, base, and their Summary perf). The
 // ms figures carry the BUSY mark of a run measured on a busy machine (and
 // the handoff NOT COMPARABLE outside the working envelope); round trips
-// and commands compare across busy runs. nil when the strategy has none
+// and commands compare across busy runs; last the peak of its capacity
+// curve (Capacity.peakText, "—" without one). nil when the strategy has none
 // of them. The contended grants/s is in the strategy's line
 // (chooserSummary) in details.
-func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf bool) []string {
+func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf bool, capacity *Capacity) []string {
 	var one []Run
 	busy := false
 	for _, r := range cost {
@@ -503,7 +504,11 @@ func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf b
 	if hasPerf && perf.Seeds > perf.Errors {
 		cmds = perf.Cost.CommandsPerGrant
 	}
-	if rtts.N+hold.N+handoff.N+cmds.N == 0 {
+	peak := "—"
+	if capacity != nil && len(capacity.Points) > 1 {
+		peak = capacity.peakText()
+	}
+	if rtts.N+hold.N+handoff.N+cmds.N == 0 && peak == "—" {
 		return nil
 	}
 	holdText := hold.String()
@@ -514,7 +519,7 @@ func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf b
 	if handoff.N > 0 {
 		handoffText = costMarks(perf) + handoffText
 	}
-	return []string{rtts.String(), holdText, handoffText, cmds.String()}
+	return []string{rtts.String(), holdText, handoffText, cmds.String(), peak}
 }
 
 // pairKey is a (strategy, scenario) pair.
@@ -525,6 +530,7 @@ type pairKey struct{ strategy, scenario string }
 // order given within a group, scenarios in the order given; infos names
 // each strategy's group; summaries holds the cost figures of each pair.
 func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []chooserRow {
+	capacities := CapacityOf(cost)
 	byPair := map[pairKey][]Run{}
 	for _, r := range runs {
 		k := pairKey{r.Strategy, r.Scenario}
@@ -556,7 +562,13 @@ func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []
 			row.Cells = append(row.Cells, c)
 		}
 		perf, hasPerf := perfPair(st, scenarios, byPair, sums)
-		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, costScenario}]), perf, hasPerf)
+		var capacity *Capacity
+		for i := range capacities {
+			if capacities[i].Strategy == st {
+				capacity = &capacities[i]
+			}
+		}
+		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, costScenario}]), perf, hasPerf, capacity)
 		if hasPerf && perf.Seeds > perf.Errors {
 			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
 		}

@@ -25,6 +25,9 @@ const (
 	ReportHTML = "index.html"
 	// PlotsFolder is the sub-folder holding the report's plots (PNG and SVG).
 	PlotsFolder = "plots"
+	// CapacityPlotName is the capacity plot's file name in PlotsFolder,
+	// without its extension (.png, .svg): the report's cost table links it.
+	CapacityPlotName = "capacity"
 )
 
 // ErrSchemaVersion is wrapped by Load and Write when a file's schema_version

@@ -120,6 +120,12 @@ type view struct {
 	// "baseline: 16 clients, 1 key, TTL 100 ms" ("" when no pair ran
 	// without faults).
 	ChooserCost string
+	// CostTable is what each lock costs, like for like (costTable): its
+	// overhead and handoff beside their bounds and its capacity curve.
+	CostTable []costRow
+	// CapacityPlot is the capacity plot's PNG, relative to the report
+	// (the plot named CapacityPlotName); "" when none was drawn.
+	CapacityPlot string
 	// LikeForLike says whether every strategy's cost cells ran the same
 	// critical section and think time (likeForLike).
 	LikeForLike string
@@ -584,7 +590,15 @@ func buildView(f *File, plots []PlotRef) view {
 	v.Timelines, others, v.TimelineCount = timelineTable(plots, strategies, v.Scenarios)
 	for _, p := range others {
 		v.Plots = append(v.Plots, plotView{PlotRef: p})
+		if strings.TrimSuffix(filepath.Base(p.PNG), ".png") == CapacityPlotName {
+			v.CapacityPlot = p.PNG
+		}
 	}
+	var order []string
+	for _, r := range v.Chooser {
+		order = append(order, r.Strategy)
+	}
+	v.CostTable = costTable(f.Runs, f.Cost, order)
 	for _, s := range v.Summaries {
 		if s.Busy > 0 {
 			v.BusyPairs++

@@ -112,6 +112,8 @@ var claimRules = []claimRule{
 		"its one node is paused: nothing can be granted while it is", false},
 	{[]string{"node-pause"}, quorum, func(e *Expectation) { e.DuringFaults = Granting },
 		"one node of five paused: the other four still make a quorum and keep granting", false},
+	{[]string{"node-pause"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
+		"no atomic acquire: an acquire whose first command (the key) is queued in the paused node and whose call ends before it runs never sends the second (its TTL), so the key may never expire (measured: naive at TTL 100 ms, verdicts-sweep seed 1, a key left at PTTL -1 that the probe could not acquire): seed-dependent", false},
 	{[]string{"node-pause"}, reentrant, setMayBreak,
 		"reentrant: a nested acquire inside the hold queues in the paused node and returns past the TTL, a client pause in effect: seed-dependent", false},
 
@@ -202,6 +204,13 @@ var claimRules = []claimRule{
 		"the key is set first and its TTL in a second command (its declared crash point lies between): the cancelled call never sends the second, so the key never expires, a deadlock", false},
 	{[]string{"cancel"}, quorum, func(e *Expectation) { e.Contract = AtRisk },
 		"quorum: the vote fails when the per-node timeout runs out in the stopped nodes, and the unlock it then sends may reach a node before the SET queued there runs: an orphan of a failed acquire on that node", false},
+
+	{[]string{"renewal-cut"}, nil, setBroken,
+		"cut off right after a renewal for 1.2×TTL, the holder's next renewals fail and the key expires during the cut; kept in its critical section until another client was granted the key, a holder that ignores its failed renewals writes over that owner", false},
+	{[]string{"renewal-cut"}, renewsAndHonoursLost, setSafe,
+		"its renewals fail during the cut and Lost stops the holder before its write", false},
+	{[]string{"renewal-cut"}, checksValidity, setSafe,
+		"its validity runs out during the cut: the check before its write stops it", false},
 
 	// The consensus scenarios (etcd, ZooKeeper: the hello's server) apply
 	// to locks on a consensus store only.

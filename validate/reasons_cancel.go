@@ -18,3 +18,8 @@ const (
 	cancelQuorum  = "the stopped nodes outlast the per-node timeout (TTL/10), so the vote fails whatever the cancel (go-redis waits for each written SET); the unlock then sent to every node deletes the SETs once they ran, but reaches a node on another connection and may run before that node's queued SET: an orphan of a failed acquire on that node (measured: on one node of five in 1 of 4 strikes, seed 1), excused by the orphan check on a minority, a violation on a majority"
 	cancelRedsync = "redsync's call timeout (0.05×TTL) runs out while the nodes are stopped, so the acquire fails on its own timeout whatever the cancel; its failed-lock cleanup releases on a cancelled context, which go-redis refuses to send, or races the SET queued in the node on another connection: a key left by a failed acquire is possible (measured at TTL 100 ms: the SET had not even gone out when the call gave up)"
 )
+
+// renewalCutLost is the renewal-cut row of the Redis locks that renew and
+// honour Lost: the holder's links are cut right after a renewal for
+// 1.2×TTL, past the TTL that renewal set.
+const renewalCutLost = "the renewals during the cut fail (connections refused) and Lost fires when one fails (or the TTL passes without a successful one), so the holder, kept in its critical section until another client was granted the key, stops before its write"

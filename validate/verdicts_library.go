@@ -86,6 +86,7 @@ func libraryVerdicts() map[string][]row {
 			{"lost-reply-extend", safe(extendRan)},
 			{"rolling-restart", safe(rollingPrimary + " (its refresh, Lock.Refresh every TTL/3, as watchdog's renewal)")},
 			{"cancel", safe(cancelIgnored + " (bsm/redislock's Obtain without retry: one script)")},
+			{"renewal-cut", safe(renewalCutLost)},
 		},
 	}
 }

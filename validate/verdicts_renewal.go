@@ -39,6 +39,7 @@ func renewalVerdicts() map[string][]row {
 			{"lost-reply-extend", safe(extendRan)},
 			{"rolling-restart", safe(rollingPrimary)},
 			{"cancel", safe(cancelIgnored + "; its renewal starts with the grant")},
+			{"renewal-cut", safe(renewalCutLost)},
 		},
 	}
 }

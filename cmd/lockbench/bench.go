@@ -45,7 +45,8 @@ index.html, the plots and the histories to --out.
 
 Profiles: ci (every pair once, short runs: the CI gate; etcd-mutex and zk-lock
 under baseline, gc-pause and leader-kill), full (three seeds, longer runs, a
-client sweep), consensus-seeds (the etcd and ZooKeeper key results, 20 seeds).
+client sweep), cost (what a lock costs, like for like: overhead, handoff and
+capacity of six locks), consensus-seeds (the etcd and ZooKeeper key results, 20 seeds).
 --strategies and --scenarios narrow a profile.
 --repeat N runs each cell N times with seeds --seed, --seed+1, ...; the
 report shows medians with min–max; the same seed and repeat run the same

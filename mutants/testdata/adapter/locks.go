@@ -423,14 +423,26 @@ func (l *locker) renew(ctx context.Context, key, token string, start time.Time) 
 	ttlMatters := l.bug != "lost-late"
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// expiry fires at the deadline: a lease whose renewals failed is lost
+	// when the key expires, not at the next tick up to TTL/3 later (an
+	// earlier version waited for the tick, and renewal-cut caught the
+	// next owner granted in between).
+	expiry := time.NewTimer(time.Until(deadline))
+	defer expiry.Stop()
 	for {
+		expired := false
 		select {
 		case <-ctx.Done():
 			return false
 		case <-tick.C:
+		case <-expiry.C:
+			expired = true
 		}
 		invoke := time.Now()
 		lost := ttlMatters && !invoke.Before(deadline)
+		if expired && !lost {
+			continue // a renewal moved the deadline since the timer was set
+		}
 		if !lost {
 			cctx, cancel := context.WithTimeout(ctx, every)
 			var n int64
@@ -449,10 +461,12 @@ func (l *locker) renew(ctx context.Context, key, token string, start time.Time) 
 			switch {
 			case err == nil && n == 1:
 				deadline = invoke.Add(l.ttl)
+				expiry.Reset(time.Until(deadline))
 			// MUTANT extend-trusts-missing-key: a renewal that finds the key
 			// gone counts as a renewal.
 			case err == nil && n == 0 && l.bug == "extend-trusts-missing-key":
 				deadline = invoke.Add(l.ttl)
+				expiry.Reset(time.Until(deadline))
 			case err == nil:
 				lost = true // gone, or another owner's
 			case ctx.Err() != nil:

@@ -1,0 +1,298 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// CapacityPoint is one client count of a strategy's capacity curve
+// (CapacityOf): its uncontended cost runs (File.Cost) at that many
+// clients, each client on a key of its own, so nobody waits for the lock
+// and the lock service itself is what the clients load.
+type CapacityPoint struct {
+	// Clients is the number of clients, and of keys.
+	Clients int
+	// GrantsPerS is grants per second: the median with its 95% interval
+	// over the time windows of the point's runs (Estimate); runs without
+	// windows give the median of their whole-run rate, without interval.
+	GrantsPerS Estimate
+	// ServerCmdsPerGrant is the median over the point's runs of the
+	// commands the servers executed per grant (Run.RoundTripsPerGrant:
+	// INFO commandstats, Lua's inner commands included); 0 when no run
+	// has it (etcd and ZooKeeper report no such count to lockbench, and a
+	// Redis node that restarted loses it).
+	ServerCmdsPerGrant float64
+	// ClientCmdsPerGrant is the median over the point's runs of the
+	// commands the clients sent per grant (Run.ClientCommandsPerGrant); 0
+	// when unknown (locks on etcd and ZooKeeper).
+	ClientCmdsPerGrant float64
+	// Busy is true when a run of the point was measured on a busy machine
+	// (Run.Busy): its grants/s then says more about the machine.
+	Busy bool
+}
+
+// Capacity is a strategy's throughput against the number of clients with
+// a key per client (no contention): its Points by increasing client
+// count, the Peak and the Knee, both indexes into Points.
+type Capacity struct {
+	// Strategy is the strategy's name.
+	Strategy string
+	// Points holds one point per client count, fewest clients first.
+	Points []CapacityPoint
+	// Peak is the index of the point with the highest median grants/s
+	// (the fewest clients on a tie).
+	Peak int
+	// Knee is the index of the fewest clients whose median grants/s
+	// reaches 90% of the peak's (kneeShare): where adding clients stops
+	// adding grants. -1 when no point before the last reaches it: the
+	// curve may still be rising at the most clients measured (or only one
+	// point was measured), so no knee was seen.
+	Knee int
+}
+
+// kneeShare is the share of the peak's grants/s at which the curve counts
+// as flat (Capacity.Knee).
+const kneeShare = 0.9
+
+// CapacityOf returns the capacity curve of every strategy among cost
+// (File.Cost: uncontended runs, a key per client), in order of each
+// strategy's first run; runs that could not complete (Error set) are left
+// out, and a strategy with none has no curve.
+func CapacityOf(cost []Run) []Capacity {
+	type key struct {
+		strategy string
+		clients  int
+	}
+	var order []string
+	byKey := map[key][]Run{}
+	for _, r := range cost {
+		if r.Error != "" {
+			continue
+		}
+		if !slices.Contains(order, r.Strategy) {
+			order = append(order, r.Strategy)
+		}
+		k := key{r.Strategy, r.Config.Clients}
+		byKey[k] = append(byKey[k], r)
+	}
+	var out []Capacity
+	for _, st := range order {
+		c := Capacity{Strategy: st}
+		for k, rs := range byKey {
+			if k.strategy == st {
+				c.Points = append(c.Points, capacityPoint(k.clients, rs))
+			}
+		}
+		slices.SortFunc(c.Points, func(a, b CapacityPoint) int { return cmp.Compare(a.Clients, b.Clients) })
+		c.Peak, c.Knee = peakAndKnee(c.Points)
+		out = append(out, c)
+	}
+	return out
+}
+
+// capacityPoint is the point of runs, all at clients clients.
+func capacityPoint(clients int, runs []Run) CapacityPoint {
+	p := CapacityPoint{Clients: clients, GrantsPerS: EstimateOf(SamplesOf(runs, FigureGrantsPerS))}
+	var rates, server, client []float64
+	for _, r := range runs {
+		rates = append(rates, r.ThroughputPerS)
+		if r.RoundTripsPerGrant > 0 {
+			server = append(server, r.RoundTripsPerGrant)
+		}
+		if r.ClientCommandsPerGrant > 0 {
+			client = append(client, r.ClientCommandsPerGrant)
+		}
+		p.Busy = p.Busy || r.Busy()
+	}
+	if p.GrantsPerS.N == 0 {
+		p.GrantsPerS = Estimate{Median: SpreadOf(rates).Median, Low: math.Inf(-1), High: math.Inf(1), N: len(rates)}
+	}
+	if len(server) > 0 {
+		p.ServerCmdsPerGrant = SpreadOf(server).Median
+	}
+	if len(client) > 0 {
+		p.ClientCmdsPerGrant = SpreadOf(client).Median
+	}
+	return p
+}
+
+// peakAndKnee returns the indexes of the peak and the knee of points
+// (Capacity.Peak, Capacity.Knee); 0 and -1 without points.
+func peakAndKnee(points []CapacityPoint) (peak, knee int) {
+	if len(points) == 0 {
+		return 0, -1
+	}
+	for i, p := range points {
+		if p.GrantsPerS.Median > points[peak].GrantsPerS.Median {
+			peak = i
+		}
+	}
+	knee = -1
+	for i, p := range points[:len(points)-1] {
+		if p.GrantsPerS.Median >= kneeShare*points[peak].GrantsPerS.Median {
+			knee = i
+			break
+		}
+	}
+	return peak, knee
+}
+
+// peakText writes the peak of c, e.g. "2340 [2100, 2500] (n=6) at 64
+// clients, 23% of linear", its share of linear scaling from the fewest
+// clients measured (their grants/s per client × the peak's clients),
+// with "BUSY: " in front when a run of the peak was measured on a busy
+// machine; "—" without points.
+func (c Capacity) peakText() string {
+	if len(c.Points) == 0 {
+		return "—"
+	}
+	p, first := c.Points[c.Peak], c.Points[0]
+	s := fmt.Sprintf("%s at %s", p.GrantsPerS, plural(p.Clients, "client"))
+	if c.Peak > 0 && first.GrantsPerS.Median > 0 && first.Clients > 0 {
+		linear := first.GrantsPerS.Median / float64(first.Clients) * float64(p.Clients)
+		s += fmt.Sprintf(", %s of linear", formatShare(p.GrantsPerS.Median/linear))
+	}
+	if p.Busy {
+		s = "BUSY: " + s
+	}
+	return s
+}
+
+// kneeText writes the knee of c: "16 clients", or "not reached (rising at
+// 256 clients)" when no point before the last reaches 90% of the peak;
+// "—" without points.
+func (c Capacity) kneeText() string {
+	switch {
+	case len(c.Points) == 0:
+		return "—"
+	case c.Knee < 0:
+		return fmt.Sprintf("not reached (still rising at %s)", plural(c.Points[len(c.Points)-1].Clients, "client"))
+	}
+	return plural(c.Points[c.Knee].Clients, "client")
+}
+
+// curveText writes every point of c as "clients: median grants/s", e.g.
+// "1: 190, 4: 760, 16: 2900", each marked BUSY where measured on a busy
+// machine.
+func (c Capacity) curveText() string {
+	s := ""
+	for i, p := range c.Points {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d: %s", p.Clients, formatNum(p.GrantsPerS.Median))
+		if p.Busy {
+			s += " (BUSY)"
+		}
+	}
+	return s
+}
+
+// cmdsText writes the server and client commands per grant at the peak,
+// e.g. "4.00 server, 2.00 client", "—" when neither is known.
+func (c Capacity) cmdsText() string {
+	if len(c.Points) == 0 {
+		return "—"
+	}
+	p := c.Points[c.Peak]
+	switch {
+	case p.ServerCmdsPerGrant > 0 && p.ClientCmdsPerGrant > 0:
+		return fmt.Sprintf("%s server, %s client", formatNum(p.ServerCmdsPerGrant), formatNum(p.ClientCmdsPerGrant))
+	case p.ServerCmdsPerGrant > 0:
+		return formatNum(p.ServerCmdsPerGrant) + " server"
+	case p.ClientCmdsPerGrant > 0:
+		return formatNum(p.ClientCmdsPerGrant) + " client (server: not reported)"
+	}
+	return "not reported"
+}
+
+// costRow is one strategy's row of the like-for-like cost table
+// (costTable): each figure as text beside its lower bound.
+type costRow struct {
+	Strategy string
+	// RTTsPerHold and HoldP50Ms are the overhead per hold (granting call +
+	// release) in its 1-client cost runs, in round trips (bound 2) and in
+	// ms; HoldBoundMs is its bound, two round trips measured in the same
+	// runs (Run.RoundTripMs), e.g. "≥ 0.2".
+	RTTsPerHold, HoldP50Ms, HoldBoundMs string
+	// HandoffP50Ms and HandoffP99Ms are the handoff under contention (its
+	// baseline runs); HandoffBoundMs one round trip measured in them.
+	HandoffP50Ms, HandoffP99Ms, HandoffBoundMs string
+	// Peak, Knee, Cmds and Curve describe its capacity curve
+	// (Capacity.peakText, kneeText, cmdsText, curveText); "—" without one.
+	Peak, Knee, Cmds, Curve string
+}
+
+// costTable returns the like-for-like cost table: for each strategy of
+// strategies (in that order) with an uncontended cost run or a run of
+// costScenario, its overhead and handoff (ms figures marked BUSY when a run
+// was measured on a busy machine) beside their bounds, and its capacity
+// curve. nil when no strategy has any.
+func costTable(runs, cost []Run, strategies []string) []costRow {
+	caps := CapacityOf(cost)
+	var out []costRow
+	for _, st := range strategies {
+		var one, base []Run
+		for _, r := range cost {
+			if r.Strategy == st && r.Config.Clients == 1 && r.Error == "" {
+				one = append(one, r)
+			}
+		}
+		for _, r := range runs {
+			if r.Strategy == st && r.Scenario == costScenario && r.Error == "" {
+				base = append(base, r)
+			}
+		}
+		var c Capacity
+		for _, x := range caps {
+			if x.Strategy == st {
+				c = x
+			}
+		}
+		if len(one)+len(base)+len(c.Points) == 0 {
+			continue
+		}
+		row := costRow{Strategy: st,
+			RTTsPerHold:    EstimateOf(SamplesOf(one, FigureRTTsPerHold)).String(),
+			HoldP50Ms:      busyMark(one, EstimateOf(SamplesOf(one, FigureHoldP50Ms))),
+			HoldBoundMs:    boundText(one, 2),
+			HandoffP50Ms:   busyMark(base, EstimateOf(SamplesOf(base, FigureHandoffP50Ms))),
+			HandoffP99Ms:   busyMark(base, EstimateOf(SamplesOf(base, FigureHandoffP99Ms))),
+			HandoffBoundMs: boundText(base, 1),
+			Peak:           c.peakText(), Knee: c.kneeText(), Cmds: c.cmdsText(), Curve: c.curveText(),
+		}
+		if len(c.Points) == 0 {
+			row.Cmds, row.Curve = "—", "—"
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// busyMark writes e, with "BUSY: " in front when a run of runs was
+// measured on a busy machine.
+func busyMark(runs []Run, e Estimate) string {
+	for _, r := range runs {
+		if r.Busy() && e.N > 0 {
+			return "BUSY: " + e.String()
+		}
+	}
+	return e.String()
+}
+
+// boundText writes n round trips of the median round-trip time of runs
+// (Run.RoundTripMs) in ms, e.g. "≥ 0.2"; "—" when no run measured one.
+func boundText(runs []Run, n float64) string {
+	var rtts []float64
+	for _, r := range runs {
+		if rtt := r.RoundTripMs(); rtt > 0 {
+			rtts = append(rtts, rtt)
+		}
+	}
+	if len(rtts) == 0 {
+		return "—"
+	}
+	return "≥ " + formatNum(n*SpreadOf(rtts).Median)
+}
