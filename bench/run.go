@@ -440,13 +440,13 @@ func (r *run) startCluster(ctx context.Context) error {
 	r.c = c
 	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
-		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared); err != nil {
+		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared, c.Security()); err != nil {
 			return err
 		}
 		if !shared {
 			// Delete the run's keys when it ends (also on error), so that
 			// the next run's check finds none; the servers are the user's.
-			r.atClose(func() { cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix) })
+			r.atClose(func() { cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix, c.Security()) })
 		}
 	}
 	// The histories folder is made only now: a run that could not start
@@ -504,14 +504,17 @@ func (r *run) connect(ctx context.Context) error {
 		}
 		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
+		st = impl.WithAdapterEnv(st, r.c.Security().Environ())
 	}
 	dial := workload.NewDialer(w, &r.cmds)
+	dial.Security = r.c.Security()
 	// The liveness probe (client -1) dials with its own, longer timeout
 	// (workload.Config.ProbeTimeout): a short --op-timeout must not make it
 	// report a deadlock it did not see.
 	pw := w
 	pw.OpTimeout = w.ProbeTimeout()
 	probeDial := workload.NewDialer(pw, &r.cmds)
+	probeDial.Security = r.c.Security()
 	dialFor := func(client int) workload.Dialer {
 		if client < 0 {
 			return probeDial
@@ -592,7 +595,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	statsBefore, statsErr := []workload.NodeCalls(nil), errors.New("not a Redis cluster")
 	if r.redis() {
-		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second)
+		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second, c.Security())
 	}
 	var pinged []string // PING reaches Redis servers only
 	if r.redis() {
@@ -614,7 +617,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	var stopServerCounter func() []results.CounterSample
 	if !r.countsCommands() && r.redis() && statsErr == nil {
 		// An adapter sends its commands itself: count them on the servers.
-		stopServerCounter = sampleServerCounter(ctx, r.clock, statAddrs)
+		stopServerCounter = sampleServerCounter(ctx, r.clock, statAddrs, c.Security())
 		r.atClose(func() { stopServerCounter() })
 	}
 	obs, err := r.startObserver(ctx)
@@ -665,7 +668,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	obs.Stop(ctx)
 	ex.clientCmds = r.cmds.Load() // before the probe's own commands
 	if statsErr == nil {
-		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second); err == nil {
+		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second, c.Security()); err == nil {
 			own := obs.Commands() // the observer's reads are not the lock's commands
 			for i := range after {
 				after[i].Calls -= own[statAddrs[i]]
@@ -715,7 +718,7 @@ func (r *run) startObserver(ctx context.Context) (*workload.Observer, error) {
 	for i := range keys {
 		keys[i] = r.w.Key(i)
 	}
-	obs, err := workload.StartObserver(ctx, workload.ObserverConfig{Nodes: nodes, Keys: keys, TTL: r.w.TTL, Clock: r.clock, History: r.hw})
+	obs, err := workload.StartObserver(ctx, workload.ObserverConfig{Nodes: nodes, Security: r.c.Security(), Keys: keys, TTL: r.w.TTL, Clock: r.clock, History: r.hw})
 	if err != nil {
 		return nil, fmt.Errorf("observer: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/noise"
@@ -86,10 +87,10 @@ const serverCounterEvery = 25 * time.Millisecond
 // takes a last sample and returns the series. A node that does not
 // answer, restarts or changes role leaves its sample out (the series
 // goes on from what the others say); nil when the first sample fails.
-func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []string) (stop func() []results.CounterSample) {
+func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []string, sec cluster.Security) (stop func() []results.CounterSample) {
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = workload.InfoClient(a, time.Second)
+		clients[i] = workload.InfoClient(a, time.Second, sec)
 	}
 	base := make([]workload.NodeCalls, len(addrs))
 	var (

@@ -197,7 +197,7 @@ func keyFree(ctx context.Context, nodes []*cluster.Node, key string, max time.Du
 		obs := make([]keyObs, len(nodes))
 		free := true
 		for i, n := range nodes {
-			obs[i] = observeKey(ctx, n.Name(), n.Addr(), key)
+			obs[i] = observeKey(ctx, n.Name(), n.Addr(), key, n.Security())
 			free = free && obs[i].Err == nil && !obs[i].present()
 		}
 		if free {

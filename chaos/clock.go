@@ -174,7 +174,7 @@ func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) 
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Go(func() {
-			c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1})
+			c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1}))
 			defer c.Close()
 			v, err := c.Get(ctx, key).Result()
 			held[i] = err == nil && v == token

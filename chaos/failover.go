@@ -595,8 +595,8 @@ func (f *failover) client(n *cluster.Node) *redis.Client {
 	defer f.mu.Unlock()
 	c := f.clients[n]
 	if c == nil {
-		c = redis.NewClient(&redis.Options{Addr: n.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
-			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, DisableIdentity: true})
+		c = redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), PoolSize: 2, MaxRetries: -1, DialerRetries: 1,
+			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, DisableIdentity: true}))
 		f.clients[n] = c
 	}
 	return c

@@ -78,11 +78,11 @@ func (c *clocks) jump(ctx context.Context, n *cluster.Node, step time.Duration) 
 	defer c.mu.Unlock()
 	j := timeJump{Node: n.Name(), Step: step, Offset: c.off[n] + step}
 	var err1, err2, err3 error
-	j.Before, err1 = serverTime(ctx, n.Addr())
+	j.Before, err1 = serverTime(ctx, n)
 	if err2 = n.SetClockOffset(j.Offset); err2 == nil {
 		c.off[n] = j.Offset
 	}
-	j.After, err3 = serverTime(ctx, n.Addr())
+	j.After, err3 = serverTime(ctx, n)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return j, fmt.Errorf("%s: %w", n.Name(), err)
 	}
@@ -91,15 +91,15 @@ func (c *clocks) jump(ctx context.Context, n *cluster.Node, step time.Duration) 
 
 // serverTime returns the TIME reply of the redis-server at addr, through a
 // connection of its own (not the workload's), within 1 s.
-func serverTime(ctx context.Context, addr string) (time.Time, error) {
+func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1,
-		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}))
 	defer c.Close()
 	t, err := c.Time(ctx).Result()
 	if err != nil {
-		return time.Time{}, fmt.Errorf("TIME on %s: %w", addr, err)
+		return time.Time{}, fmt.Errorf("TIME on %s: %w", n.Name(), err)
 	}
 	return t, nil
 }

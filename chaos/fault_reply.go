@@ -26,6 +26,7 @@ type lostReply struct {
 	nodes  []int    // node indexes in link order
 	names  []string // their names, for evidence
 	addrs  []string // their own addresses, for the reads at the drop
+	sec    cluster.Security
 	key    string
 
 	mu    sync.Mutex
@@ -72,7 +73,7 @@ func (r *lostReply) Inject(context.Context) (string, error) {
 // proxy, before the client's connection closes).
 func (r *lostReply) onDrop(i int) func(*cluster.LostReply) {
 	return func(lr *cluster.LostReply) {
-		o := observeKey(context.Background(), r.names[i], r.addrs[i], r.key)
+		o := observeKey(context.Background(), r.names[i], r.addrs[i], r.key, r.sec)
 		r.mu.Lock()
 		r.at[i], r.when[i] = o, time.Now()
 		r.cmd[i], r.reply[i] = lr.Command(), lr.Reply()

@@ -35,8 +35,8 @@ func (k *keyLoss) Inject(ctx context.Context) (string, error) {
 	}
 	var ev []string
 	for _, n := range k.nodes {
-		c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
-			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+		c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
+			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}))
 		deleted, err := c.Del(ctx, k.key).Result()
 		if err != nil {
 			c.Close()

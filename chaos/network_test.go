@@ -127,7 +127,7 @@ func TestClockJumpMovesTIME(t *testing.T) {
 	if got, want := clk.off[n], 23*time.Second; got != want {
 		t.Errorf("cumulative offset %v, want %v", got, want)
 	}
-	now, err := serverTime(ctx, n.Addr())
+	now, err := serverTime(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
 )
 
 // keyObs is the state of a lock key on one Redis node as the nemesis read
@@ -38,11 +40,11 @@ const observeTimeout = 150 * time.Millisecond
 // observeKey reads key on the Redis server at addr (node is its name for
 // the evidence) in one round trip: TYPE, PTTL, GET and HGETALL pipelined
 // (the read that does not fit the type fails and is ignored).
-func observeKey(ctx context.Context, node, addr, key string) keyObs {
+func observeKey(ctx context.Context, node, addr, key string, sec cluster.Security) keyObs {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2,
-		DisableIdentity: true, DialTimeout: observeTimeout, ReadTimeout: observeTimeout, WriteTimeout: observeTimeout})
+	c := redis.NewClient(sec.Apply(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2,
+		DisableIdentity: true, DialTimeout: observeTimeout, ReadTimeout: observeTimeout, WriteTimeout: observeTimeout}))
 	defer c.Close()
 	o := keyObs{Node: node}
 	var typ *redis.StatusCmd

@@ -298,8 +298,8 @@ func (g *grants) lastClient(key string) int {
 // lock, PTTL 196ms)" (a client was faster than this read), "... kept
 // (PTTL 31ms, the struck owner's token)", or why it could not tell.
 func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
-	c := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
-		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1})
+	c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
+		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1}))
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()

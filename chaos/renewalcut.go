@@ -118,7 +118,7 @@ func (r *renewalCut) At(ctx context.Context, ev workload.Event) error {
 	var before []string
 	held := true
 	for _, i := range all {
-		o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key)
+		o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security())
 		held = held && o.holds(ev.Lease.Token)
 		before = append(before, nodes[i].Name()+": "+o.String())
 	}
@@ -160,7 +160,7 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 	env := r.env
 	node := env.Cluster.Nodes()[0]
 	deadline := time.Now().Add(time.Duration(renewalCutWaitTTL * float64(env.TTL)))
-	last := observeKey(ctx, node.Name(), node.Addr(), ev.Key)
+	last := observeKey(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		select {
 		case <-renewed:
@@ -169,7 +169,7 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 		default:
 		}
 		sleepCtx(ctx, 2*time.Millisecond)
-		o := observeKey(ctx, node.Name(), node.Addr(), ev.Key)
+		o := observeKey(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
 		if o.holds(ev.Lease.Token) && last.holds(ev.Lease.Token) && o.PTTL > last.PTTL {
 			return true, fmt.Sprintf("seen on %s: PTTL %v, then %v", node.Name(), last.PTTL.Round(time.Millisecond), o.PTTL.Round(time.Millisecond))
 		}

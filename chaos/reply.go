@@ -316,14 +316,14 @@ func (r *lostReplies) At(ctx context.Context, ev workload.Event) error {
 	env := r.env
 	nodes := indexes(nodeCount(env))
 	all := env.Cluster.Nodes()
-	f := &lostReply{links: env.Links, client: ev.Client, nodes: nodes, key: ev.Key}
+	f := &lostReply{links: env.Links, client: ev.Client, nodes: nodes, key: ev.Key, sec: env.Cluster.Security()}
 	for _, i := range nodes {
 		f.names = append(f.names, all[i].Name())
 		f.addrs = append(f.addrs, all[i].Addr())
 	}
 	before := make([]keyObs, len(nodes))
 	for i := range nodes {
-		before[i] = observeKey(ctx, f.names[i], f.addrs[i], ev.Key)
+		before[i] = observeKey(ctx, f.names[i], f.addrs[i], ev.Key, f.sec)
 	}
 	if !r.ready(before, ev) {
 		r.untake() // the key is not in the state the target needs: wait for another call

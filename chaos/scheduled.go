@@ -495,7 +495,7 @@ func (m *scheduled) node(ctx context.Context, r *stepRun, ev workload.Event) (in
 	}
 	if nodeCount(env) > 1 && ev.Lease != nil && ev.Key != "" {
 		for i := range nodeCount(env) {
-			if o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key); o.holds(ev.Lease.Token) {
+			if o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security()); o.holds(ev.Lease.Token) {
 				return i, nil
 			}
 		}

@@ -249,7 +249,7 @@ func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
 	node := s.env.Cluster.Nodes()[st.f.node]
 	deadline := time.Now().Add(time.Duration(slowBlockTTL * float64(s.env.TTL)))
 	for {
-		o := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key)
+		o := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
 		if o.present() || !time.Now().Before(deadline) || ctx.Err() != nil {
 			s.mu.Lock()
 			st.during, st.landed = o, o.present()
@@ -266,7 +266,7 @@ func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
 func (s *slowNodes) waitFree(ctx context.Context, node *cluster.Node, key string, max time.Duration) (keyObs, bool) {
 	deadline := time.Now().Add(max)
 	for {
-		o := observeKey(ctx, node.Name(), node.Addr(), key)
+		o := observeKey(ctx, node.Name(), node.Addr(), key, node.Security())
 		if o.Err == nil && !o.present() {
 			return o, true
 		}
@@ -300,7 +300,7 @@ func (s *slowNodes) returned(ctx context.Context, st *slowStrike, ev workload.Ev
 	_, err := heal(ctx, st.f)
 	s.fail(err)
 	node := s.env.Cluster.Nodes()[st.f.node]
-	after := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key)
+	after := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
 	granted := ev.Point == workload.PointAcquired && ev.Hold != 0
 	outcome := "did not grant"
 	if granted {

@@ -168,6 +168,14 @@ type Options struct {
 	// that is in use makes Start fail with an error wrapping ErrEnvironment
 	// that names the port.
 	Ports []int
+	// Security is the AUTH and TLS of every connection to a Redis server
+	// (see Security). On the process backend the servers are started to
+	// require it (the password through their standard input; TLS on
+	// certificates Start generates in Dir: leave the TLS files empty); on
+	// the external backend it is what your servers require. The docker
+	// backend refuses it, and so do Sentinel topologies on the process
+	// backend, for now.
+	Security Security
 	// Logf receives progress lines (process starts, kills, failovers).
 	// Default nil: silent.
 	Logf func(format string, args ...any)
@@ -212,6 +220,9 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 	if err := o.resolve(t); err != nil {
 		return nil, err
 	}
+	if err := o.checkSecurity(t); err != nil {
+		return nil, err
+	}
 	c := &Cluster{topo: t, opts: o, be: be, stopCh: make(chan struct{})}
 	if o.Dir == "" {
 		removeStale(os.TempDir(), time.Now().Add(-staleAfter))
@@ -227,6 +238,16 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		}
 		c.dir = o.Dir
 	}
+	if c.opts.Security.TLS && c.be.name() == BackendProcess && !t.Kind.Consensus() {
+		if err := c.opts.Security.generateCerts(c.dir); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	if err := c.opts.Security.load(); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.start(ctx); err != nil {
 		if serr := c.Stop(); serr != nil {
 			err = errors.Join(err, serr)
@@ -235,6 +256,37 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 	}
 	return c, nil
 }
+
+// checkSecurity refuses Security where Start cannot honour it: on the
+// docker backend, for a Sentinel topology on the process backend, with TLS
+// files given to the process backend (it makes its own), and a key
+// without a certificate.
+func (o *Options) checkSecurity(t Topology) error {
+	s := o.Security
+	if !s.Enabled() || t.Kind.Consensus() {
+		return nil
+	}
+	if (s.CertFile == "") != (s.KeyFile == "") {
+		return fmt.Errorf("cluster: TLS: give both a client certificate and its key (--tls-cert and --tls-key), or neither")
+	}
+	switch BackendName(*o) {
+	case BackendDocker:
+		return fmt.Errorf("cluster: the docker backend starts its servers without AUTH or TLS: use --backend process (which starts them with a password and TLS) or external")
+	case BackendProcess:
+		if t.Sentinels > 0 {
+			return fmt.Errorf("cluster: the process backend starts Sentinel topologies (%s) without AUTH or TLS for now: drop the password and --tls, or use --backend external", t)
+		}
+		if s.CAFile != "" || s.CertFile != "" || s.KeyFile != "" || s.ServerName != "" {
+			return fmt.Errorf("cluster: the process backend makes its own TLS certificates for the run: drop --tls-ca, --tls-cert, --tls-key and --tls-server-name (they go with --backend external)")
+		}
+	}
+	return nil
+}
+
+// Security returns the AUTH and TLS every client of the cluster's Redis
+// servers must use: Options.Security, with, on the process backend with
+// TLS, the CA and client certificate generated for the run.
+func (c *Cluster) Security() Security { return c.opts.Security }
 
 // resolve applies defaults and checks binaries and the clock shim.
 func (o *Options) resolve(t Topology) error {

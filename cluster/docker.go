@@ -354,7 +354,7 @@ func (b *dockerBackend) waitReady(ctx context.Context, n *Node, dn *dockerNode) 
 	deadline := time.Now().Add(dockerReadyTimeout)
 	var lastErr error
 	for i := 0; ; i++ {
-		info, err := rawInfo(ctx, addr, 200*time.Millisecond)
+		info, err := rawInfo(ctx, addr, 200*time.Millisecond, Security{})
 		if err == nil {
 			return info, nil
 		}

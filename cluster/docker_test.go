@@ -121,13 +121,13 @@ func TestDockerSingleFaults(t *testing.T) {
 	if err := n.Isolate(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rawInfo(ctx, n.Addr(), 300*time.Millisecond); err == nil {
+	if _, err := rawInfo(ctx, n.Addr(), 300*time.Millisecond, Security{}); err == nil {
 		t.Fatal("isolated node still answers")
 	}
 	if err := n.Isolate(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rawInfo(ctx, n.Addr(), time.Second); err != nil {
+	if _, err := rawInfo(ctx, n.Addr(), time.Second, Security{}); err != nil {
 		t.Fatalf("reconnected node does not answer: %v", err)
 	}
 	if err := n.SetClockOffset(time.Second); !errors.Is(err, ErrUnsupported) {

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,9 +127,12 @@ func (c *Cluster) startExternal(ctx context.Context) error {
 			return nil, fmt.Errorf("cluster: external backend: address %q: %v (want host:port)", addr, err)
 		}
 		n := &Node{c: c, name: name, sentinel: sentinel, dir: c.dir, host: h, port: p, fixed: true, everStarted: true}
-		info, err := rawInfo(ctx, n.Addr(), ReadyTimeout)
+		info, err := rawInfo(ctx, n.Addr(), ReadyTimeout, c.opts.Security)
 		if err != nil {
-			return nil, fmt.Errorf("%w: cluster: external %s at %s does not answer PING: %v (is it up, reachable from here, without a password?)", ErrEnvironment, name, addr, err)
+			if e := c.opts.Security.explainSecurityError(addr, err); errors.Is(e, ErrEnvironment) {
+				return nil, fmt.Errorf("cluster: external %s: %w", name, e)
+			}
+			return nil, fmt.Errorf("%w: cluster: external %s at %s does not answer PING: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", ErrEnvironment, name, addr, c.opts.Security.Redact(err.Error()))
 		}
 		n.version = info["redis_version"]
 		return n, nil
@@ -173,8 +178,8 @@ func (n *Node) PauseFor(ctx context.Context, d time.Duration) error {
 	}
 	n.op.Lock()
 	defer n.op.Unlock()
-	rc := redis.NewClient(&redis.Options{Addr: n.Addr(), DialTimeout: time.Second, ReadTimeout: d + 5*time.Second,
-		WriteTimeout: time.Second, MaxRetries: -1, PoolSize: 1, DisableIdentity: true})
+	rc := redis.NewClient(n.c.opts.Security.Apply(&redis.Options{Addr: n.Addr(), DialTimeout: time.Second, ReadTimeout: d + 5*time.Second,
+		WriteTimeout: time.Second, MaxRetries: -1, PoolSize: 1, DisableIdentity: true}))
 	defer rc.Close()
 	sec := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d+5*time.Second)
@@ -217,21 +222,70 @@ func globEscape(s string) string {
 }
 
 // keyClient is a one-connection client with no retries for the key scans.
-func keyClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: ReadyTimeout, ReadTimeout: ReadyTimeout, WriteTimeout: ReadyTimeout,
-		MaxRetries: -1, PoolSize: 1, DisableIdentity: true, Protocol: 2, ContextTimeoutEnabled: true})
+func keyClient(addr string, sec Security) *redis.Client {
+	return redis.NewClient(sec.Apply(&redis.Options{Addr: addr, DialTimeout: ReadyTimeout, ReadTimeout: ReadyTimeout, WriteTimeout: ReadyTimeout,
+		MaxRetries: -1, DialerRetries: 1, PoolSize: 1, DisableIdentity: true, Protocol: 2, ContextTimeoutEnabled: true}))
+}
+
+// tlsHandshakeTimeout bounds probeTLS's handshake: a plain Redis port
+// answers a TLS ClientHello with nothing (it waits for a line), so only a
+// timeout tells it apart.
+const tlsHandshakeTimeout = 2 * time.Second
+
+// probeTLS checks, with TLS on, that addr completes a TLS handshake within
+// tlsHandshakeTimeout; a server that connects but does not is taken for
+// a plain port (one line with the fix, wrapping ErrEnvironment).
+func probeTLS(ctx context.Context, addr string, sec Security) error {
+	if !sec.TLS {
+		return nil
+	}
+	cfg, err := sec.TLSConfig()
+	if err != nil {
+		return err
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+	defer cancel()
+	raw, err := (&net.Dialer{}).DialContext(hctx, "tcp", addr)
+	if err != nil {
+		return unreachable(addr, "a TCP connect", sec, err)
+	}
+	defer raw.Close()
+	if err := tls.Client(raw, cfg).HandshakeContext(hctx); err != nil {
+		if hctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("%w: cluster: external server %s does not speak TLS (no handshake within %v: a plain port?): drop --tls, or give the server's tls-port", ErrEnvironment, addr, tlsHandshakeTimeout)
+		}
+		return unreachable(addr, "a TLS handshake", sec, err)
+	}
+	return nil
+}
+
+// unreachable is the error of an external server at addr that failed
+// cmd (what lockbench asked): the security explanation when the failure
+// is a password or certificate, else one line with the fix; it wraps
+// ErrEnvironment and never quotes the password.
+func unreachable(addr, cmd string, sec Security, err error) error {
+	if e := sec.explainSecurityError(addr, err); errors.Is(e, ErrEnvironment) {
+		return fmt.Errorf("cluster: external server: %w", e)
+	}
+	return fmt.Errorf("%w: cluster: external server %s does not answer %s: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", ErrEnvironment, addr, cmd, sec.Redact(err.Error()))
 }
 
 // RunID returns the run_id of the server at addr (INFO server): the same
 // for every address that reaches the same server process. A server that
 // does not answer gives an error wrapping ErrEnvironment that names addr.
 // ctx bounds the call.
-func RunID(ctx context.Context, addr string) (string, error) {
-	rc := keyClient(addr)
+func RunID(ctx context.Context, addr string, sec Security) (string, error) {
+	if err := probeTLS(ctx, addr, sec); err != nil {
+		return "", err
+	}
+	rc := keyClient(addr, sec)
 	defer rc.Close()
 	info, err := rc.Info(ctx, "server").Result()
 	if err != nil {
-		return "", fmt.Errorf("%w: cluster: external server %s does not answer INFO server: %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, err)
+		return "", unreachable(addr, "INFO server", sec, err)
 	}
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
@@ -246,14 +300,14 @@ func RunID(ctx context.Context, addr string) (string, error) {
 // first batch with a match: nil when the server holds none. A server that
 // does not answer gives an error wrapping ErrEnvironment that names addr.
 // ctx bounds the scan.
-func KeysUnder(ctx context.Context, addr, prefix string) (*StaleKeys, error) {
-	rc := keyClient(addr)
+func KeysUnder(ctx context.Context, addr, prefix string, sec Security) (*StaleKeys, error) {
+	rc := keyClient(addr, sec)
 	defer rc.Close()
 	var cursor uint64
 	for {
 		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
 		if err != nil {
-			return nil, fmt.Errorf("%w: cluster: external server %s does not answer SCAN (the check for keys under %q): %v (is it up, reachable from here, without a password?)", ErrEnvironment, addr, prefix, err)
+			return nil, unreachable(addr, fmt.Sprintf("SCAN (the check for keys under %q)", prefix), sec, err)
 		}
 		if len(keys) > 0 {
 			slices.Sort(keys)
@@ -269,8 +323,8 @@ func KeysUnder(ctx context.Context, addr, prefix string) (*StaleKeys, error) {
 // (SCAN MATCH prefix* and UNLINK) and returns how many it deleted. A
 // replica's READONLY refusal ends it without an error (the primary's
 // deletions replicate). ctx bounds it.
-func DeleteKeysUnder(ctx context.Context, addr, prefix string) (int, error) {
-	rc := keyClient(addr)
+func DeleteKeysUnder(ctx context.Context, addr, prefix string, sec Security) (int, error) {
+	rc := keyClient(addr, sec)
 	defer rc.Close()
 	var cursor uint64
 	n := 0
@@ -302,15 +356,15 @@ func DeleteKeysUnder(ctx context.Context, addr, prefix string) (int, error) {
 // lockbench runs on the server's host). A refusal gives an error wrapping
 // ErrEnvironment that names the server and the fix; other features need no
 // probe.
-func ProbeFaultCommands(ctx context.Context, addr string, need []Feature) error {
+func ProbeFaultCommands(ctx context.Context, addr string, need []Feature, sec Security) error {
 	if !slices.Contains(need, FeaturePause) {
 		return nil
 	}
-	rc := keyClient(addr)
+	rc := keyClient(addr, sec)
 	defer rc.Close()
 	if err := rc.Do(ctx, "DEBUG", "SLEEP", "0").Err(); err != nil {
 		return fmt.Errorf("%w: cluster: external server %s refuses DEBUG SLEEP, through which the scenario pauses it (%s): set enable-debug-command yes (or local, when lockbench runs on that host) in its config and restart it, or choose a scenario without pause",
-			ErrEnvironment, addr, firstLine(err))
+			ErrEnvironment, addr, sec.Redact(firstLine(err)))
 	}
 	return nil
 }

@@ -98,6 +98,10 @@ func (n *Node) Port() int {
 	return n.port
 }
 
+// Security returns the AUTH and TLS a client of the node must use (the
+// cluster's, see Cluster.Security).
+func (n *Node) Security() Security { return n.c.opts.Security }
+
 // Dir returns the node's own folder (data, AOF, log, clock offset file;
 // an etcd member's or ZooKeeper server's data in its "data" subfolder).
 func (n *Node) Dir() string { return n.dir }
@@ -357,6 +361,11 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 	if n.replicaOf != nil {
 		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(n.replicaOf.Port()))
 	}
+	// Later arguments win: TLS replaces --port with --port 0 --tls-port.
+	args = append(args, o.Security.tlsArgs(port)...)
+	if o.Security.Password != "" {
+		args = append(args, "-") // the password comes on stdin (startOn)
+	}
 	return o.RedisServer, args, nil
 }
 
@@ -436,6 +445,11 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = out, out
+	if !n.sentinel && n.member == nil {
+		if conf := n.c.opts.Security.authConfig(); conf != "" {
+			cmd.Stdin = strings.NewReader(conf)
+		}
+	}
 	cmd.Env = os.Environ()
 	if n.shimmed() {
 		cmd.Env = append(cmd.Env, "LD_PRELOAD="+n.c.opts.ClockShim, clockEnv+"="+n.offsetFile())
@@ -524,7 +538,7 @@ func (n *Node) waitReady(ctx context.Context, p *process, port int) (map[string]
 			if _, err = n.memberUp(ctx, addr, 200*time.Millisecond); err == nil {
 				return map[string]string{}, nil
 			}
-		} else if info, err = rawInfo(ctx, addr, 200*time.Millisecond); err == nil {
+		} else if info, err = rawInfo(ctx, addr, 200*time.Millisecond, n.c.opts.Security); err == nil {
 			if info["process_id"] == pid {
 				return info, nil
 			}

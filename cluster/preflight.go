@@ -36,7 +36,7 @@ func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Top
 	if prefix == "" {
 		prefix = "lb:"
 	}
-	return CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys)
+	return CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security)
 }
 
 // CheckExternal checks the external servers addrs: that each answers, that
@@ -46,12 +46,12 @@ func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Top
 // earlier run or another program would read as a stale lock, a deadlock;
 // errs.ErrUsage; not checked when shared) and that each accepts the Redis
 // commands the features need (ProbeFaultCommands, e.g. DEBUG SLEEP for a
-// pause). An unreachable server or a refused command gives an error
+// pause). sec is the AUTH and TLS of the connections. An unreachable server or a refused command gives an error
 // wrapping ErrEnvironment (exit 3). Each error names the server and the fix.
-func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Feature, shared bool) error {
+func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Feature, shared bool, sec Security) error {
 	seen := map[string]string{} // run_id → the address first giving it
 	for _, a := range addrs {
-		id, err := RunID(ctx, a)
+		id, err := RunID(ctx, a, sec)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Fe
 		seen[id] = a
 	}
 	for _, a := range addrs {
-		k, err := KeysUnder(ctx, a, prefix)
+		k, err := KeysUnder(ctx, a, prefix, sec)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Fe
 		}
 	}
 	for _, a := range addrs {
-		if err := ProbeFaultCommands(ctx, a, need); err != nil {
+		if err := ProbeFaultCommands(ctx, a, need, sec); err != nil {
 			return err
 		}
 	}
@@ -91,11 +91,11 @@ func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Fe
 // external run (best effort, bounded by a few seconds even after ctx is
 // cancelled: an interrupted run cleans up too). A key it could not delete
 // is found by the next run's CheckExternal, which names it.
-func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string) {
+func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string, sec Security) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	for _, a := range addrs {
-		DeleteKeysUnder(dctx, a, prefix)
+		DeleteKeysUnder(dctx, a, prefix, sec)
 	}
 }
 

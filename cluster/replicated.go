@@ -34,8 +34,8 @@ const syncTimeout = 10 * time.Second
 // newClient returns a go-redis client for addr tuned for fault injection:
 // short timeouts, one dial attempt, no command retries (NOTES: the defaults
 // retry a failed dial 5 times and hide "refused" for ~1 s).
-func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+func newClient(addr string, sec Security) *redis.Client {
+	return redis.NewClient(sec.Apply(&redis.Options{
 		Addr:            addr,
 		DialTimeout:     time.Second,
 		ReadTimeout:     2 * time.Second,
@@ -44,12 +44,12 @@ func newClient(addr string) *redis.Client {
 		DialerRetries:   1,
 		PoolSize:        1,
 		DisableIdentity: true,
-	})
+	}))
 }
 
 // do runs one command on the node with a fresh short-lived client.
 func (n *Node) do(ctx context.Context, args ...any) (any, error) {
-	rc := newClient(n.Addr())
+	rc := newClient(n.Addr(), n.c.opts.Security)
 	defer rc.Close()
 	return rc.Do(ctx, args...).Result()
 }
@@ -126,7 +126,7 @@ func poll(ctx context.Context, timeout time.Duration, what string, f func() (boo
 // Info returns the fields of INFO section (e.g. "replication", "server")
 // of a running node.
 func (n *Node) Info(ctx context.Context, section string) (map[string]string, error) {
-	rc := newClient(n.Addr())
+	rc := newClient(n.Addr(), n.c.opts.Security)
 	defer rc.Close()
 	s, err := rc.Info(ctx, section).Result()
 	if err != nil {

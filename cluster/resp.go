@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +16,16 @@ import (
 // rawInfo connects to addr, sends PING and then INFO server over raw RESP
 // (no client library, no retries) and returns the INFO fields. It fails if
 // the server does not answer +PONG (e.g. -LOADING while an AOF loads).
-// Each call is bounded by ctx and by perTry.
-func rawInfo(ctx context.Context, addr string, perTry time.Duration) (map[string]string, error) {
+// Each call is bounded by ctx and by perTry. With sec it speaks TLS and
+// sends AUTH first (an -ERR reply to AUTH is the error).
+func rawInfo(ctx context.Context, addr string, perTry time.Duration, sec Security) (map[string]string, error) {
 	d := net.Dialer{Timeout: perTry}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	conn := raw
+	defer func() { conn.Close() }()
 	deadline := time.Now().Add(perTry)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
@@ -30,10 +33,36 @@ func rawInfo(ctx context.Context, addr string, perTry time.Duration) (map[string
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
+	if sec.TLS {
+		cfg, err := sec.TLSConfig()
+		if err != nil {
+			return nil, err
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(raw, cfg)
+		conn = tc
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r := bufio.NewReader(conn)
+	if sec.Password != "" {
+		if _, err := io.WriteString(conn, respCommand(authArgs(sec)...)); err != nil {
+			return nil, err
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		if line = strings.TrimSpace(line); line != "+OK" {
+			return nil, fmt.Errorf("AUTH answered %q", strings.TrimPrefix(line, "-"))
+		}
+	}
 	if _, err := io.WriteString(conn, "PING\r\n*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
 		return nil, err
 	}
-	r := bufio.NewReader(conn)
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return nil, err
@@ -58,6 +87,24 @@ func rawInfo(ctx context.Context, addr string, perTry time.Duration) (map[string
 		return nil, err
 	}
 	return parseInfo(string(body)), nil
+}
+
+// authArgs is the AUTH command of sec: AUTH [username] password.
+func authArgs(sec Security) []string {
+	if sec.Username != "" {
+		return []string{"AUTH", sec.Username, sec.Password}
+	}
+	return []string{"AUTH", sec.Password}
+}
+
+// respCommand encodes args as a RESP array of bulk strings.
+func respCommand(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
 }
 
 // parseInfo splits an INFO reply into its "field:value" pairs.

@@ -57,6 +57,10 @@ type ExecOptions struct {
 	// per adapter process, removed when the adapter ends well.
 	Log     io.Writer
 	LogName string
+	// Env are extra environment entries ("NAME=value") every adapter
+	// process gets beside lockbench's own environment: the servers' AUTH
+	// and TLS (cluster.Security.Environ; docs/protocol.md).
+	Env []string
 }
 
 // execCache holds the strategies Lookup built, by name: Lookup starts an
@@ -219,6 +223,19 @@ func WithAdapterLog(st Strategy, w io.Writer, name string) Strategy {
 	return &c
 }
 
+// WithAdapterEnv returns st with env added to the environment of every
+// adapter process it starts (see ExecOptions.Env); st itself when it is
+// not an exec: strategy or env is empty.
+func WithAdapterEnv(st Strategy, env []string) Strategy {
+	s, ok := st.(*execStrategy)
+	if !ok || len(env) == 0 {
+		return st
+	}
+	c := *s
+	c.opts.Env = append(append([]string(nil), s.opts.Env...), env...)
+	return &c
+}
+
 // execStrategy runs each client's lock in an adapter process.
 type execStrategy struct {
 	name    string // as looked up: "exec:..."
@@ -279,7 +296,7 @@ func serverOf(s string) Server {
 
 func (s *execStrategy) processOptions(owner string) adapter.Options {
 	o := adapter.Options{Command: s.command, Log: s.opts.Log, LogName: s.opts.LogName, MaxLog: s.opts.MaxLog,
-		HelloTimeout: s.opts.HelloTimeout, Grace: s.opts.Grace, ExitTimeout: s.opts.ExitTimeout}
+		HelloTimeout: s.opts.HelloTimeout, Grace: s.opts.Grace, ExitTimeout: s.opts.ExitTimeout, Env: s.opts.Env}
 	if owner != "" {
 		o.LogPrefix = owner + " "
 	}

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"github.com/lockbench/lockbench/cluster"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -111,10 +113,11 @@ func ReadCommandStats(ctx context.Context, c *redis.Client) (NodeCalls, error) {
 // CommandCalls takes a ReadCommandStats snapshot of each address with a
 // client that sends only INFO (RESP2, no HELLO, no CLIENT SETINFO). An
 // address that does not answer within timeout gives an error naming it.
-func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration) ([]NodeCalls, error) {
+// sec is the servers' AUTH and TLS.
+func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration, sec cluster.Security) ([]NodeCalls, error) {
 	out := make([]NodeCalls, len(addrs))
 	for i, a := range addrs {
-		c := InfoClient(a, timeout)
+		c := InfoClient(a, timeout, sec)
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		n, err := ReadCommandStats(cctx, c)
 		cancel()
@@ -129,10 +132,11 @@ func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration) ([
 
 // InfoClient is a go-redis client for INFO snapshots of addr: RESP2, no
 // HELLO, no CLIENT SETINFO, no retries, one connection, timeout on dials,
-// reads and writes; it adds no lock command to the counts.
-func InfoClient(addr string, timeout time.Duration) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
-		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, ContextTimeoutEnabled: true})
+// reads and writes, with AUTH and TLS from sec; it adds no lock command to
+// the counts.
+func InfoClient(addr string, timeout time.Duration, sec cluster.Security) *redis.Client {
+	return redis.NewClient(sec.Apply(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, ContextTimeoutEnabled: true}))
 }
 
 // CommandsBetween is the number of lock commands the servers executed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 )
@@ -31,6 +32,8 @@ import (
 type Dialer struct {
 	// Timeout bounds each dial, read and write (Config.OpTimeout).
 	Timeout time.Duration
+	// Security is the servers' AUTH and TLS (zero: plain).
+	Security cluster.Security
 	// Cmds counts the lock commands sent (CountHook); nil: not counted.
 	Cmds *atomic.Int64
 	// PoolSize overrides nodePoolSize when > 0.
@@ -65,7 +68,7 @@ func (d Dialer) Options(addr string) *redis.Options {
 	if d.Unchecked {
 		o.Dialer = dialUnchecked
 	}
-	return o
+	return d.Security.Apply(o)
 }
 
 // Nodes returns one client per address.
@@ -83,10 +86,10 @@ func (d Dialer) Nodes(addrs []string) []redis.UniversalClient {
 
 // Sentinel returns a client of the primary that the Sentinels name master.
 func (d Dialer) Sentinel(master string, sentinels []string) redis.UniversalClient {
-	c := redis.NewFailoverClient(&redis.FailoverOptions{
+	c := redis.NewFailoverClient(d.Security.ApplyFailover(&redis.FailoverOptions{
 		MasterName: master, SentinelAddrs: sentinels, PoolSize: 4, MaxRetries: -1, ContextTimeoutEnabled: true,
 		DialTimeout: d.Timeout, ReadTimeout: d.Timeout, WriteTimeout: d.Timeout,
-	})
+	}))
 	if d.Cmds != nil {
 		c.AddHook(CountHook{d.Cmds})
 	}

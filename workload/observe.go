@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/cluster"
+
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -33,6 +35,8 @@ type ObserverConfig struct {
 	// Nodes are the servers to read, each through a direct connection.
 	// Required.
 	Nodes []ObservedNode
+	// Security is the servers' AUTH and TLS (zero: plain).
+	Security cluster.Security
 	// Keys are the lock keys to read (Config.Key(0..Keys-1)). Required.
 	Keys []string
 	// TTL is the run's lock TTL; the defaults below follow it. Required.
@@ -144,7 +148,7 @@ func StartObserver(ctx context.Context, cfg ObserverConfig) (*Observer, error) {
 	for i, k := range cfg.Keys {
 		o.index[k] = i
 	}
-	d := Dialer{Timeout: cfg.Timeout}
+	d := Dialer{Timeout: cfg.Timeout, Security: cfg.Security}
 	for _, n := range cfg.Nodes {
 		opt := d.Options(n.Addr)
 		// RESP2 without HELLO or CLIENT SETINFO: the observer adds no

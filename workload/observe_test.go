@@ -43,7 +43,7 @@ func TestObserverReadsServerState(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 
-	before, err := CommandCalls(ctx, []string{addr}, time.Second)
+	before, err := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestObserverReadsServerState(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	o.Stop(ctx)
 	o.Stop(ctx) // a second Stop does nothing
-	after, err := CommandCalls(ctx, []string{addr}, time.Second)
+	after, err := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func BenchmarkObserverCost(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					before, _ := CommandCalls(ctx, []string{addr}, time.Second)
+					before, _ := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 					if on {
 						keys := make([]string, wc.Keys)
 						for k := range keys {
@@ -194,7 +194,7 @@ func BenchmarkObserverCost(b *testing.B) {
 					if on {
 						k = 1
 						o.Stop(ctx)
-						after, _ := CommandCalls(ctx, []string{addr}, time.Second)
+						after, _ := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 						all, _ := CommandsBetween(before, after)
 						own := o.Commands()[addr]
 						ownCmds += float64(own)

@@ -37,6 +37,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/redislog"
@@ -73,7 +74,7 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	s := &server{st: st, opts: o, in: bufio.NewScanner(os.Stdin), out: os.Stdout,
+	s := &server{st: st, sec: cluster.SecurityFromEnv(), opts: o, in: bufio.NewScanner(os.Stdin), out: os.Stdout,
 		clients: map[string]*client{}, inflight: map[int64]*request{}}
 	s.in.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	if err := s.serve(); err != nil {
@@ -107,6 +108,7 @@ func (o options) valid(st impl.Strategy) error {
 // requests in flight, by id.
 type server struct {
 	st    impl.Strategy
+	sec   cluster.Security // the servers' AUTH and TLS, from the environment
 	opts  options
 	in    *bufio.Scanner
 	out   io.Writer
@@ -320,11 +322,12 @@ func (s *server) init(m adapter.Message) (adapter.Message, error) {
 	}
 	c := &client{owner: m.Owner, leases: map[string]*held{}}
 	for _, a := range m.Endpoints {
-		c.nodes = append(c.nodes, redis.NewClient(&redis.Options{
+		// AUTH and TLS come through the environment (docs/protocol.md).
+		c.nodes = append(c.nodes, redis.NewClient(s.sec.Apply(&redis.Options{
 			Addr: a, PoolSize: nodePoolSize, MaxRetries: -1, ContextTimeoutEnabled: true,
 			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
 			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
-		}))
+		})))
 	}
 	l, err := s.st.New(impl.Config{Nodes: c.nodes, Endpoints: m.Endpoints, TTL: time.Duration(m.TTLMs) * time.Millisecond,
 		Owner: m.Owner, Hook: s.hook})

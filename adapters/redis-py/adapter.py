@@ -25,6 +25,15 @@ hello = dict(type="hello", protocol=2, name="redis-py", version=redis.__version_
 send(**hello, **({"threads": threads, "shared_lock": shared} if threads > 1 else {}))
 clients, shared_locks = {}, {}
 
+def security():  # AUTH and TLS from lockbench's environment (docs/protocol.md)
+    e, kw = os.environ, {}
+    if e.get("LOCKBENCH_REDIS_USERNAME"): kw["username"] = e["LOCKBENCH_REDIS_USERNAME"]
+    if e.get("LOCKBENCH_REDIS_PASSWORD"): kw["password"] = e["LOCKBENCH_REDIS_PASSWORD"]
+    if e.get("LOCKBENCH_TLS"):
+        kw.update(ssl=True, ssl_ca_certs=e.get("LOCKBENCH_TLS_CA"), ssl_certfile=e.get("LOCKBENCH_TLS_CERT"),
+                  ssl_keyfile=e.get("LOCKBENCH_TLS_KEY"), ssl_check_hostname=False)
+    return kw
+
 def whose(c, key):  # why a release or extend found the lock not ours: the key is gone, or another's
     try: return "taken" if c["redis"].exists(key) else "expired"
     except redis.exceptions.RedisError: return "unknown"
@@ -34,7 +43,7 @@ def serve(c, m):  # one request of logical client c
     try:
         if "redis" not in c:  # redis-py sets timeouts per client; lockbench's calls share one deadline
             t = max(m.get("deadline_ms", 0), 1) / 1000  # (omitted when 0)
-            c["redis"] = redis.Redis(c["host"], c["port"], socket_timeout=t, socket_connect_timeout=t)
+            c["redis"] = redis.Redis(c["host"], c["port"], socket_timeout=t, socket_connect_timeout=t, **security())
         if m["type"] == "acquire":
             lock = c["redis"].lock(m["key"], timeout=c["ttl"], thread_local=not shared)
             lock = shared_locks.setdefault(m["key"], lock) if shared else lock

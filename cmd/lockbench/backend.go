@@ -21,6 +21,11 @@ type backendFlags struct {
 	addrs, sentinelAddrs                  []string
 	etcdEndpoints, zkServers              []string
 	allowDestructive, sharedKeys          bool
+	// AUTH and TLS (cluster.Security): the password only through the
+	// name of a variable or a file.
+	user, passwordEnv, passwordFile       string
+	tls                                   bool
+	tlsCA, tlsCert, tlsKey, tlsServerName string
 }
 
 // add registers the flags on fl.
@@ -34,6 +39,14 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
 	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
 	fl.BoolVar(&b.sharedKeys, "shared-keys", false, "external backend: several lockbench processes contend on these keys at once: do not refuse keys already under --key-prefix, do not delete them after the run")
+	fl.StringVar(&b.user, "redis-user", "", "ACL user of AUTH (default: Redis's default user); the process backend starts its servers with this user")
+	fl.StringVar(&b.passwordEnv, "redis-password-env", "", "name of the environment variable holding the Redis password (never the password itself); the process backend starts its servers requiring it")
+	fl.StringVar(&b.passwordFile, "redis-password-file", "", "file whose first line is the Redis password (instead of --redis-password-env)")
+	fl.BoolVar(&b.tls, "tls", false, "connect to Redis over TLS; the process backend starts its servers with TLS on certificates made for the run")
+	fl.StringVar(&b.tlsCA, "tls-ca", "", "external backend with --tls: PEM file of the CA the servers' certificates chain to (default: the system's roots)")
+	fl.StringVar(&b.tlsCert, "tls-cert", "", "external backend with --tls: client certificate (PEM), with --tls-key")
+	fl.StringVar(&b.tlsKey, "tls-key", "", "external backend with --tls: the client certificate's key (PEM)")
+	fl.StringVar(&b.tlsServerName, "tls-server-name", "", "external backend with --tls: the name the servers' certificates carry (default: each address's host)")
 	fl.StringVar(&b.keyPrefix, "key-prefix", "lb:", "prefix of every key lockbench writes (lock keys PREFIXkN, fencing counters PREFIXkN:fence)")
 }
 
@@ -82,6 +95,11 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 		return o, "", fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", errs.ErrUsage, name)
 	}
 	o.Image = ""
+	sec, err := b.security(name)
+	if err != nil {
+		return o, "", err
+	}
+	o.Security = sec
 	switch name {
 	case cluster.BackendDocker:
 		o.Image = b.image
@@ -90,6 +108,66 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 			SharedKeys: b.sharedKeys, EtcdEndpoints: b.etcdEndpoints, ZooKeeperServers: b.zkServers}
 	}
 	return o, note, nil
+}
+
+// security validates the AUTH and TLS flags for backend name into a
+// cluster.Security, reading the password from its variable or file.
+// Usage errors wrap errs.ErrUsage and never quote the password.
+func (b *backendFlags) security(name string) (cluster.Security, error) {
+	files := b.tlsCA != "" || b.tlsCert != "" || b.tlsKey != "" || b.tlsServerName != ""
+	if files && !b.tls {
+		return cluster.Security{}, fmt.Errorf("%w: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --tls", errs.ErrUsage)
+	}
+	if (b.tlsCert == "") != (b.tlsKey == "") {
+		return cluster.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)
+	}
+	pw, err := cluster.ReadPassword(b.passwordEnv, b.passwordFile)
+	if err != nil {
+		return cluster.Security{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	}
+	if b.user != "" && pw == "" {
+		return cluster.Security{}, fmt.Errorf("%w: --redis-user %s needs a password: give --redis-password-env or --redis-password-file", errs.ErrUsage, b.user)
+	}
+	sec := cluster.Security{Username: b.user, Password: pw, TLS: b.tls, CAFile: b.tlsCA, CertFile: b.tlsCert, KeyFile: b.tlsKey, ServerName: b.tlsServerName}
+	switch {
+	case b.passwordEnv != "":
+		sec.PasswordFlag = "--redis-password-env " + quote(b.passwordEnv)
+	case b.passwordFile != "":
+		sec.PasswordFlag = "--redis-password-file " + quote(b.passwordFile)
+	}
+	if !sec.Enabled() {
+		return sec, nil
+	}
+	switch name {
+	case cluster.BackendDocker:
+		return sec, fmt.Errorf("%w: the docker backend starts its servers without AUTH or TLS: use --backend process (which starts them with a password and TLS) or --backend external", errs.ErrUsage)
+	case cluster.BackendProcess:
+		if files {
+			return sec, fmt.Errorf("%w: the process backend makes its own TLS certificates for the run: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --backend external", errs.ErrUsage)
+		}
+	}
+	return sec, nil
+}
+
+// securityArgs are the AUTH and TLS flags of a reproduce command: the
+// password only by where it comes from.
+func securityArgs(s cluster.Security) string {
+	var b strings.Builder
+	if s.Username != "" {
+		fmt.Fprintf(&b, " --redis-user %s", quote(s.Username))
+	}
+	if s.PasswordFlag != "" {
+		b.WriteString(" " + s.PasswordFlag)
+	}
+	if s.TLS {
+		b.WriteString(" --tls")
+		for _, f := range []struct{ flag, v string }{{"--tls-ca", s.CAFile}, {"--tls-cert", s.CertFile}, {"--tls-key", s.KeyFile}, {"--tls-server-name", s.ServerName}} {
+			if f.v != "" {
+				fmt.Fprintf(&b, " %s %s", f.flag, quote(f.v))
+			}
+		}
+	}
+	return b.String()
 }
 
 // trimAddrs returns addrs with the spaces around each address removed

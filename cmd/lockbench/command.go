@@ -83,6 +83,11 @@ func backendArgs(o cluster.Options, prefix string) string {
 			b.WriteString(" " + cluster.SharedKeysFlag)
 		}
 	}
+	sec := o.Security
+	if o.Backend != cluster.BackendExternal {
+		sec.CAFile, sec.CertFile, sec.KeyFile, sec.ServerName = "", "", "", "" // made for the run
+	}
+	b.WriteString(securityArgs(sec))
 	if prefix != "" && prefix != "lb:" {
 		fmt.Fprintf(&b, " --key-prefix %s", quote(prefix))
 	}

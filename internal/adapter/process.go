@@ -121,6 +121,9 @@ type Options struct {
 	// closing its stdin, and again after SIGTERM, before SIGKILL.
 	// Default: 1 s.
 	ExitTimeout time.Duration
+	// Env are extra environment entries ("NAME=value") the adapter gets
+	// beside lockbench's own environment (later entries win).
+	Env []string
 	// OnLost, if set, is told of every lost event: the logical client it
 	// names (protocol 2's client field; "" when it names none), key and
 	// token. It runs on the goroutine that reads the adapter's stdout and
@@ -228,6 +231,9 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	p.stdin, p.stdout, p.stderr = inW, outR, errR
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = o.Dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p.cmd = cmd

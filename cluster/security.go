@@ -1,0 +1,424 @@
+package cluster
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Security is how lockbench authenticates to Redis servers and encrypts
+// its connections to them: an ACL user and password (AUTH), and TLS with a
+// CA, a client certificate and key, and a server name. The zero value is
+// a plain, unauthenticated connection, as before.
+//
+// The password is a secret: lockbench reads it from an environment
+// variable or a file (never a flag value, which lands in shell history),
+// and Security never prints it: String, GoString and MarshalJSON redact
+// it, and the errors of this package never quote it. On the process
+// backend the servers receive it on their standard input (redis-server's
+// `-` config argument), never on their command line or in a file.
+type Security struct {
+	// Username is the ACL user (AUTH username password); "" is Redis's
+	// "default" user (AUTH password).
+	Username string
+	// Password is the user's password; "" sends no AUTH.
+	Password string
+	// PasswordFlag is where the password came from as lockbench's flags
+	// say it (e.g. "--redis-password-env LB_PW"), for a reproduce
+	// command; never the password.
+	PasswordFlag string
+	// TLS turns TLS on for every connection to a Redis server or
+	// Sentinel. On the process backend the servers listen with TLS only
+	// (--tls-port, --port 0) on certificates generated for the run, and
+	// CAFile, CertFile and KeyFile must be empty (they are filled by
+	// Start: see Cluster.Security).
+	TLS bool
+	// CAFile is a PEM file of the CA certificates the servers' certificates
+	// must chain to; "" trusts the system's roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate and its key (PEM),
+	// for servers that demand one (tls-auth-clients yes); both or neither.
+	CertFile, KeyFile string
+	// ServerName is the name the servers' certificates must carry; "" is
+	// the host of each address dialled.
+	ServerName string
+
+	cfg *tls.Config // built by load from the files above
+}
+
+// redacted stands for the password wherever Security is printed.
+const redacted = "[redacted]"
+
+// Enabled reports whether s asks for AUTH or TLS.
+func (s Security) Enabled() bool { return s.Password != "" || s.Username != "" || s.TLS }
+
+// String describes s without its password, e.g. "user app, password
+// [redacted], TLS (CA ca.pem, client certificate c.pem)".
+func (s Security) String() string {
+	var parts []string
+	if s.Username != "" {
+		parts = append(parts, "user "+s.Username)
+	}
+	if s.Password != "" {
+		parts = append(parts, "password "+redacted)
+	}
+	if s.TLS {
+		var t []string
+		if s.CAFile != "" {
+			t = append(t, "CA "+s.CAFile)
+		}
+		if s.CertFile != "" {
+			t = append(t, "client certificate "+s.CertFile)
+		}
+		if s.ServerName != "" {
+			t = append(t, "server name "+s.ServerName)
+		}
+		if len(t) > 0 {
+			parts = append(parts, "TLS ("+strings.Join(t, ", ")+")")
+		} else {
+			parts = append(parts, "TLS")
+		}
+	}
+	if len(parts) == 0 {
+		return "plain"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// GoString is String, so that %#v redacts the password too.
+func (s Security) GoString() string { return "cluster.Security{" + s.String() + "}" }
+
+// MarshalJSON writes s without its password (a results file or log that
+// marshals Options never holds it).
+func (s Security) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("%q", s.String())), nil
+}
+
+// load builds the TLS configuration from the files (once); errors name
+// the file and wrap ErrEnvironment.
+func (s *Security) load() error {
+	if !s.TLS || s.cfg != nil {
+		return nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.ServerName}
+	if s.CAFile != "" {
+		pem, err := os.ReadFile(s.CAFile)
+		if err != nil {
+			return fmt.Errorf("%w: TLS CA file: %v (give a readable PEM file in --tls-ca)", ErrEnvironment, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%w: TLS CA file %s holds no PEM certificate (give the CA's certificate in --tls-ca)", ErrEnvironment, s.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (s.CertFile == "") != (s.KeyFile == "") {
+		return fmt.Errorf("TLS: give both a client certificate and its key (--tls-cert and --tls-key), or neither")
+	}
+	if s.CertFile != "" {
+		c, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+		if err != nil {
+			return fmt.Errorf("%w: TLS client certificate %s and key %s: %v (give a matching PEM pair in --tls-cert and --tls-key)", ErrEnvironment, s.CertFile, s.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// TLSConfig returns the TLS configuration of s (a copy; nil without TLS).
+// It reads the files on first use; errors wrap ErrEnvironment.
+func (s *Security) TLSConfig() (*tls.Config, error) {
+	if !s.TLS {
+		return nil, nil
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s.cfg.Clone(), nil
+}
+
+// Apply sets o's Username, Password and TLSConfig from s and returns o. A
+// TLS configuration that cannot be loaded leaves TLSConfig nil (the dial
+// then fails against a TLS port); Start loads it first and reports such
+// errors.
+func (s Security) Apply(o *redis.Options) *redis.Options {
+	o.Username, o.Password = s.Username, s.Password
+	if s.TLS {
+		o.TLSConfig, _ = (&s).TLSConfig()
+	}
+	return o
+}
+
+// ApplyFailover is Apply for a Sentinel client: the same user, password
+// and TLS for the primary and the Sentinels.
+func (s Security) ApplyFailover(o *redis.FailoverOptions) *redis.FailoverOptions {
+	o.Username, o.Password = s.Username, s.Password
+	o.SentinelUsername, o.SentinelPassword = s.Username, s.Password
+	if s.TLS {
+		o.TLSConfig, _ = (&s).TLSConfig()
+	}
+	return o
+}
+
+// Environment variables through which adapters (exec: strategies) get
+// the Security of a run: set only when used, the password only in the
+// child's environment (docs/protocol.md).
+const (
+	EnvUsername   = "LOCKBENCH_REDIS_USERNAME"
+	EnvPassword   = "LOCKBENCH_REDIS_PASSWORD"
+	EnvTLS        = "LOCKBENCH_TLS"
+	EnvCAFile     = "LOCKBENCH_TLS_CA"
+	EnvCertFile   = "LOCKBENCH_TLS_CERT"
+	EnvKeyFile    = "LOCKBENCH_TLS_KEY"
+	EnvServerName = "LOCKBENCH_TLS_SERVER_NAME"
+)
+
+// SecurityFromEnv reads the Security an adapter process was given through
+// the environment (Environ's variables); the zero Security when none is
+// set.
+func SecurityFromEnv() Security {
+	return Security{
+		Username: os.Getenv(EnvUsername), Password: os.Getenv(EnvPassword),
+		TLS:    os.Getenv(EnvTLS) != "",
+		CAFile: os.Getenv(EnvCAFile), CertFile: os.Getenv(EnvCertFile), KeyFile: os.Getenv(EnvKeyFile),
+		ServerName: os.Getenv(EnvServerName),
+	}
+}
+
+// Environ returns the environment entries ("NAME=value") that pass s to an
+// adapter process: none for the zero value.
+func (s Security) Environ() []string {
+	var env []string
+	add := func(k, v string) {
+		if v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	add(EnvUsername, s.Username)
+	add(EnvPassword, s.Password)
+	if s.TLS {
+		add(EnvTLS, "1")
+		add(EnvCAFile, s.CAFile)
+		add(EnvCertFile, s.CertFile)
+		add(EnvKeyFile, s.KeyFile)
+		add(EnvServerName, s.ServerName)
+	}
+	return env
+}
+
+// Redact returns text with every occurrence of s's password replaced by
+// [redacted] (for text that may quote a server's or adapter's output).
+func (s Security) Redact(text string) string {
+	if s.Password == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, s.Password, redacted)
+}
+
+// ReadPassword returns the password named by exactly one of env (an
+// environment variable's name) and file (a file whose first line is the
+// password; a trailing newline is dropped). Neither: "". The error names
+// the variable or file, never the value.
+func ReadPassword(env, file string) (string, error) {
+	switch {
+	case env != "" && file != "":
+		return "", errors.New("give the password in one place: --redis-password-env or --redis-password-file, not both")
+	case env != "":
+		v, ok := os.LookupEnv(env)
+		if !ok || v == "" {
+			return "", fmt.Errorf("--redis-password-env %s: the environment variable %s is not set or empty (export it, or give --redis-password-file)", env, env)
+		}
+		return v, nil
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return "", fmt.Errorf("--redis-password-file: %v (give a readable file holding the password on its first line)", err)
+		}
+		defer f.Close()
+		line, err := bufio.NewReader(f).ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if err == nil || errors.Is(err, io.EOF) {
+				return "", fmt.Errorf("--redis-password-file %s: the first line is empty (write the password on it)", file)
+			}
+			return "", fmt.Errorf("--redis-password-file %s: %v", file, err)
+		}
+		return line, nil
+	}
+	return "", nil
+}
+
+// authConfig returns the redis-server configuration lines that make a
+// process-backend server require s's password (and a replica send it to
+// its primary), for the server's standard input: the password never
+// appears on a command line or in a file. Empty without a password.
+func (s Security) authConfig() string {
+	if s.Password == "" {
+		return ""
+	}
+	var lines []string
+	if s.Username != "" {
+		lines = append(lines, "user default off",
+			fmt.Sprintf("user %s on >%s ~* &* +@all", s.Username, s.Password),
+			"masteruser "+s.Username)
+	} else {
+		lines = append(lines, "requirepass "+s.Password)
+	}
+	lines = append(lines, "masterauth "+s.Password)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// tlsArgs returns the redis-server arguments that make a process-backend
+// server listen with TLS only on port (the plain port closed), demand a
+// client certificate its CA signed, and replicate over TLS. None without
+// TLS.
+func (s Security) tlsArgs(port int) []string {
+	if !s.TLS {
+		return nil
+	}
+	return []string{
+		"--port", "0",
+		"--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", s.serverCert(),
+		"--tls-key-file", s.serverKey(),
+		"--tls-ca-cert-file", s.CAFile,
+		"--tls-auth-clients", "yes",
+		"--tls-replication", "yes",
+	}
+}
+
+// serverCert and serverKey are the server's certificate and key that
+// generateCerts writes beside the client's.
+func (s Security) serverCert() string { return filepath.Join(filepath.Dir(s.CAFile), "server.pem") }
+func (s Security) serverKey() string  { return filepath.Join(filepath.Dir(s.CAFile), "server.key") }
+
+// generateCerts makes, in dir/tls, a CA and, signed by it, a server and a
+// client certificate (ECDSA P-256, valid for a day, the server's for
+// 127.0.0.1 and localhost) for a process-backend run with TLS, and points
+// s's CAFile, CertFile and KeyFile at them.
+func (s *Security) generateCerts(dir string) error {
+	d := filepath.Join(dir, "tls")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return fmt.Errorf("cluster: make TLS folder: %w", err)
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("cluster: generate CA key: %w", err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lockbench test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return fmt.Errorf("cluster: make CA certificate: %w", err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return fmt.Errorf("cluster: parse CA certificate: %w", err)
+	}
+	if err := writePEM(filepath.Join(d, "ca.pem"), "CERTIFICATE", caDER); err != nil {
+		return err
+	}
+	leaf := func(name string, serial int64, usage []x509.ExtKeyUsage) error {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return fmt.Errorf("cluster: generate %s key: %w", name, err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "lockbench " + name},
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return fmt.Errorf("cluster: make %s certificate: %w", name, err)
+		}
+		kb, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return fmt.Errorf("cluster: encode %s key: %w", name, err)
+		}
+		if err := writePEM(filepath.Join(d, name+".pem"), "CERTIFICATE", der); err != nil {
+			return err
+		}
+		return writePEM(filepath.Join(d, name+".key"), "EC PRIVATE KEY", kb)
+	}
+	// A replica presents the server certificate as its client certificate.
+	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	if err := leaf("server", 2, both); err != nil {
+		return err
+	}
+	if err := leaf("client", 3, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}); err != nil {
+		return err
+	}
+	s.CAFile, s.CertFile, s.KeyFile = filepath.Join(d, "ca.pem"), filepath.Join(d, "client.pem"), filepath.Join(d, "client.key")
+	s.cfg = nil
+	return nil
+}
+
+// writePEM writes one PEM block to path, readable by the owner only.
+func writePEM(path, typ string, der []byte) error {
+	b := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("cluster: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// explainSecurityError turns a failed connection to addr under s into one
+// line naming the server and the fix (wrong password, untrusted
+// certificate, TLS against a plain port or plain against a TLS port),
+// wrapping ErrEnvironment; other errors come back as they are. It never
+// quotes the password.
+func (s Security) explainSecurityError(addr string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := s.Redact(err.Error())
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
+		return fmt.Errorf("%w: %s refuses the password (WRONGPASS): check --redis-user and the password in --redis-password-env/--redis-password-file", ErrEnvironment, addr)
+	case strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "Authentication required"):
+		return fmt.Errorf("%w: %s requires a password (NOAUTH): give it with --redis-password-env or --redis-password-file (and --redis-user for an ACL user)", ErrEnvironment, addr)
+	case strings.Contains(msg, "without any password configured") || strings.Contains(msg, "AUTH <password> called without"):
+		return fmt.Errorf("%w: %s has no password set but one was given: drop --redis-password-env/--redis-password-file, or set requirepass on the server", ErrEnvironment, addr)
+	case errors.As(err, &unknownAuth) || strings.Contains(msg, "certificate signed by unknown authority"):
+		return fmt.Errorf("%w: %s presents a certificate not signed by a trusted CA: give the CA's certificate in --tls-ca", ErrEnvironment, addr)
+	case errors.As(err, &hostErr) || strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "doesn't contain any IP SANs"):
+		return fmt.Errorf("%w: %s presents a certificate for another name (%s): give the name it carries in --tls-server-name", ErrEnvironment, addr, msg)
+	case errors.As(err, &recordErr) || strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Errorf("%w: %s does not speak TLS (a plain port): drop --tls, or give the server's tls-port", ErrEnvironment, addr)
+	case s.TLS && (strings.Contains(msg, "bad certificate") || strings.Contains(msg, "certificate required")):
+		return fmt.Errorf("%w: %s refuses the client certificate: give one its tls-ca-cert-file trusts in --tls-cert and --tls-key", ErrEnvironment, addr)
+	case !s.TLS && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset")):
+		return fmt.Errorf("%w: %s closed the connection at once (a TLS port?): add --tls (and --tls-ca), or give the server's plain port", ErrEnvironment, addr)
+	}
+	if msg != err.Error() {
+		return errors.New(msg)
+	}
+	return err
+}

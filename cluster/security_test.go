@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// plantedSecret is the password the security tests start servers with and
+// then look for in every error and file they can see.
+const plantedSecret = "pl4nted-S3CRET-7f3a"
+
+// TestSecurityProcessBackend starts real servers that require a password
+// (an ACL user, and the default user) and TLS with a client certificate,
+// and checks that a client with the cluster's Security gets through, and
+// that a plain client, a wrong password and a client without the CA each
+// fail with one line naming the server and the fix, never the password.
+func TestSecurityProcessBackend(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		topo Topology
+		sec  Security
+	}{
+		{"acl-user-tls-replicated", Topology{Kind: Replicated, Replicas: 1}, Security{Username: "app", Password: plantedSecret, TLS: true}},
+		{"requirepass-plain", Topology{Kind: Single}, Security{Password: plantedSecret}},
+		{"tls-only", Topology{Kind: Single}, Security{TLS: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startT(t, tc.topo, Options{Security: tc.sec})
+			ctx := ctxT(t)
+			sec := c.Security()
+			if tc.sec.TLS && (sec.CAFile == "" || sec.CertFile == "") {
+				t.Fatalf("Security() = %v; want generated TLS files", sec)
+			}
+			rc := redis.NewClient(sec.Apply(&redis.Options{Addr: c.Nodes()[0].Addr(), MaxRetries: -1}))
+			defer rc.Close()
+			if err := rc.Set(ctx, "lb:k0", "v", 0).Err(); err != nil {
+				t.Fatalf("SET with the cluster's Security: %v", err)
+			}
+			if tc.topo.Kind == Replicated {
+				if err := c.WaitReplicated(ctx); err != nil {
+					t.Fatalf("replication with AUTH and TLS: %v", err)
+				}
+			}
+			// Wrong ways in: each fails, with a message naming the fix.
+			wrong := []struct {
+				name string
+				sec  Security
+				want string
+			}{
+				{"plain", Security{}, ""},
+			}
+			if tc.sec.Password != "" {
+				w := sec
+				w.Password = "not-the-password"
+				wrong = append(wrong, struct {
+					name string
+					sec  Security
+					want string
+				}{"wrong password", w, "refuses the password"})
+			}
+			if tc.sec.TLS {
+				w := sec
+				w.CAFile, w.cfg = "", nil
+				wrong = append(wrong, struct {
+					name string
+					sec  Security
+					want string
+				}{"untrusted CA", w, "--tls-ca"})
+			}
+			addr := c.Nodes()[0].Addr()
+			for _, w := range wrong {
+				_, err := rawInfo(ctx, addr, ReadyTimeout, w.sec)
+				if err == nil {
+					t.Fatalf("%s: rawInfo succeeded", w.name)
+				}
+				e := w.sec.explainSecurityError(addr, err)
+				msg := e.Error()
+				if strings.Contains(msg, plantedSecret) || strings.Contains(msg, "\n") {
+					t.Errorf("%s: error quotes the password or spans lines: %q", w.name, msg)
+				}
+				if w.want != "" && (!strings.Contains(msg, w.want) || !strings.Contains(msg, addr) || !errors.Is(e, ErrEnvironment)) {
+					t.Errorf("%s: error %q; want ErrEnvironment naming %s and %q", w.name, msg, addr, w.want)
+				}
+			}
+			// The password is in no file of the cluster's folder, nor in
+			// the servers' command lines.
+			assertNoSecret(t, c.Dir())
+			for _, n := range c.Nodes() {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID()))
+				if strings.Contains(string(b), plantedSecret) {
+					t.Errorf("%s's command line holds the password", n.Name())
+				}
+			}
+		})
+	}
+}
+
+// assertNoSecret fails the test for every file under dir that holds
+// plantedSecret.
+func assertNoSecret(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), plantedSecret) {
+			t.Errorf("%s holds the planted password", p)
+		}
+		return nil
+	})
+}
+
+// TestSecurityNeverPrinted: String, %#v, %+v on Options and JSON redact
+// the password; Environ carries it only under its variable.
+func TestSecurityNeverPrinted(t *testing.T) {
+	s := Security{Username: "app", Password: plantedSecret, TLS: true, CAFile: "ca.pem"}
+	o := Options{Security: s}
+	for _, out := range []string{s.String(), fmt.Sprintf("%v", s), fmt.Sprintf("%#v", s), fmt.Sprintf("%+v", o)} {
+		if strings.Contains(out, plantedSecret) {
+			t.Errorf("printed form holds the password: %s", out)
+		}
+	}
+	b, err := s.MarshalJSON()
+	if err != nil || strings.Contains(string(b), plantedSecret) {
+		t.Errorf("MarshalJSON = %s, %v", b, err)
+	}
+	env := strings.Join(s.Environ(), "\n")
+	if !strings.Contains(env, EnvPassword+"="+plantedSecret) || !strings.Contains(env, EnvCAFile+"=ca.pem") {
+		t.Errorf("Environ = %q", env)
+	}
+}
+
+// TestReadPassword: from a variable or a file, never both; errors name
+// the source, not the value.
+func TestReadPassword(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "pw")
+	os.WriteFile(f, []byte(plantedSecret+"\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	t.Setenv("LB_TEST_PW", plantedSecret)
+	for _, tc := range []struct {
+		env, file, want, err string
+	}{
+		{"LB_TEST_PW", "", plantedSecret, ""},
+		{"", f, plantedSecret, ""},
+		{"", "", "", ""},
+		{"LB_TEST_PW", f, "", "not both"},
+		{"LB_TEST_UNSET", "", "", "LB_TEST_UNSET"},
+		{"", empty, "", "first line is empty"},
+		{"", filepath.Join(dir, "missing"), "", "--redis-password-file"},
+	} {
+		got, err := ReadPassword(tc.env, tc.file)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("ReadPassword(%q, %q) = %q, %v; want %q, error with %q", tc.env, tc.file, got, err, tc.want, tc.err)
+		}
+		if err != nil && strings.Contains(err.Error(), plantedSecret) {
+			t.Errorf("error quotes the password: %v", err)
+		}
+	}
+}
+
+// TestSecurityRefusals: the docker backend, Sentinels on the process
+// backend, and TLS files given to the process backend are refused before
+// anything starts.
+func TestSecurityRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		topo Topology
+		want string
+	}{
+		{Options{Backend: BackendDocker, Security: Security{Password: "x"}}, Topology{Kind: Single}, "docker backend"},
+		{Options{Security: Security{TLS: true}}, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, "Sentinel"},
+		{Options{Security: Security{TLS: true, CAFile: "ca.pem"}}, Topology{Kind: Single}, "makes its own TLS certificates"},
+		{Options{Backend: BackendExternal, Security: Security{TLS: true, CertFile: "c.pem"}}, Topology{Kind: Single}, "both"},
+	} {
+		_, err := Start(context.Background(), tc.topo, tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Start(%s, %v) = %v; want an error with %q", tc.topo, tc.o.Security, err, tc.want)
+		}
+	}
+}
