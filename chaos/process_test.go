@@ -299,7 +299,8 @@ func TestNodesDownKillsForReal(t *testing.T) {
 // TestProcessScenariosApply checks which strategies each scenario applies to
 // and the setup it asks for: the Redis process scenarios are n/a, with a
 // reason, for the locks on etcd and ZooKeeper, the consensus ones (leader-kill,
-// leader-pause, quorum-loss) for the Redis locks.
+// leader-pause, quorum-loss) for the Redis locks, held-key-retaken for the
+// locks that do not renew.
 func TestProcessScenariosApply(t *testing.T) {
 	for _, sc := range append(processScenarios(), consensusScenarios()...) {
 		for _, name := range impl.Names() {
@@ -321,7 +322,8 @@ func TestProcessScenariosApply(t *testing.T) {
 			}
 			q := in.Claims.Quorum
 			redlockOnly := strings.HasPrefix(sc.Name, "redlock-")
-			if ok != (q || !redlockOnly) {
+			renewalOnly := sc.Name == "held-key-retaken"
+			if ok != ((q || !redlockOnly) && (in.Claims.Renewal || !renewalOnly)) {
 				t.Errorf("%s applies to %s: %v (%s)", sc.Name, name, ok, why)
 			}
 			s := sc.SetupFor(in)
