@@ -784,6 +784,7 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 	out.SetWindows(ops, ex.counter)
 	out.Envelope = envelopeOf(r.st, w.TTL, out.Noise, len(out.Faults) > 0)
 	validate.Stalled(&out, r.rep, r.exp, stats.MaxOverrun, w.TTL)
+	validate.BusyPartialOrphans(&out, r.rep, r.exp)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && out.Outcome() == results.OutcomeUnexpected {
 		out.Error = fmt.Sprintf("a client stalled for %v (TTL %v) inside a hold (a critical section overran its planned wait, or the first read came late after the grant) with no fault to explain it: the machine was too busy for this run's verdict to mean anything; rerun with fewer clients (--clients) or a longer TTL (--ttl)", lag.Round(time.Millisecond), w.TTL)
 		return out, fmt.Errorf("%s/%s seed %d: %w: %s", r.s.Strategy, r.s.Scenario, r.s.Seed, ErrOverloaded, out.Error)

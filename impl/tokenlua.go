@@ -79,12 +79,18 @@ func extendToken(ctx context.Context, strategy string, node redis.Scripter, leas
 
 // acquireToken runs SET key token NX PX ttl for a fresh token. Its
 // errors carry the token tried (TriedToken): ErrNotAcquired with reason
-// taken, an unknown outcome with netReason's.
+// taken; ErrNotAcquired with reason unavailable when the command never
+// reached the server (notSent); else an unknown outcome with netReason's.
 func acquireToken(ctx context.Context, strategy string, cfg Config, node redis.UniversalClient, t *tokens, key string) (*Lease, error) {
 	start := cfg.Now()
 	token := t.next()
 	ok, err := setNXPX(ctx, node, key, token, cfg.TTL)
 	switch {
+	case notSent(err):
+		// The command provably never reached the server (a refused dial, a
+		// closed client, no free connection): a certain "no", as Redlock
+		// counts such a node (tally), not an unknown outcome.
+		return nil, WithToken(WithReason(fmt.Errorf("%s: acquire %q: %w: %w", strategy, key, ErrNotAcquired, err), ReasonUnavailable), token)
 	case err != nil:
 		return nil, WithToken(WithReason(fmt.Errorf("%s: acquire %q: %w", strategy, key, err), netReason(err)), token)
 	case !ok:

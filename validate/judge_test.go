@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"github.com/lockbench/lockbench/internal/noise"
 	"math"
 	"reflect"
 	"strings"
@@ -270,6 +271,54 @@ func TestStalled(t *testing.T) {
 			}
 			if tt.changed && (r.Verdict.Exclusion != "inconclusive" || !strings.Contains(r.Missing["exclusion"].What, "stalled 105ms")) {
 				t.Errorf("verdict %+v, missing %+v", r.Verdict, r.Missing)
+			}
+		})
+	}
+}
+
+// TestBusyPartialOrphans: partial orphans of a quorum lock on a busy
+// machine are inconclusive (the cleanup may have missed its budget because
+// the harness ran late); a quorum orphan, or a quiet machine, stays a
+// violation.
+func TestBusyPartialOrphans(t *testing.T) {
+	const ms = 1_000_000
+	ops := []history.Operation{
+		{Client: 0, Kind: history.Acquire, Depth: 1, Hold: 1, Invoke: 12 * ms, Complete: 13 * ms, Result: history.OK},
+	}
+	report := func(quorum bool) checker.Report {
+		w := checker.OrphanWitness{Key: "lb:k0", Token: "t1", Nodes: []string{"n4", "n5"}, Quorum: quorum}
+		return checker.Report{
+			Exclusion: checker.Result{Status: checker.OK}, Resource: checker.Result{Status: checker.OK},
+			Liveness: checker.Result{Status: checker.OK}, Fencing: checker.Result{Status: checker.Skipped}, Reentrancy: checker.Result{Status: checker.Skipped},
+			Orphans: checker.Result{Status: checker.Violated, Violations: 1, Message: "1 orphan",
+				Witnesses: checker.Witnesses{Orphans: []checker.OrphanWitness{w}, Total: checker.WitnessCounts{Orphans: 1}}},
+		}
+	}
+	exp := Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}
+	tests := []struct {
+		name    string
+		busy    bool
+		quorum  bool
+		changed bool
+		outcome string
+	}{
+		{"busy, partial", true, false, true, results.OutcomeInconclusive},
+		{"busy, quorum", true, true, false, results.OutcomeUnexpected},
+		{"quiet, partial", false, false, false, results.OutcomeUnexpected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := report(tt.quorum)
+			r := results.Run{Config: results.RunConfig{Clients: 2}, Noise: &noise.Summary{Busy: tt.busy}}
+			Fill(&r, ops, rep, exp, "out")
+			if got := BusyPartialOrphans(&r, rep, exp); got != tt.changed {
+				t.Errorf("BusyPartialOrphans = %v, want %v", got, tt.changed)
+			}
+			if r.Outcome() != tt.outcome {
+				t.Errorf("outcome %s, want %s (unexpected %q, inconclusive %q)", r.Outcome(), tt.outcome, r.Unexpected, r.Inconclusive)
+			}
+			if tt.changed && !strings.Contains(r.Missing["orphans"].What, "busy machine") {
+				t.Errorf("missing %+v", r.Missing)
 			}
 		})
 	}
