@@ -35,6 +35,20 @@ type HostClock struct {
 	// NoAfter is true when the history has no measurement after the run
 	// (its drift is unknown and not counted).
 	NoAfter bool
+	// WallAheadNs is how far the host's wall clock ran ahead of the
+	// server's (ns; negative: behind): its history's start as wall-clock
+	// time (Header.Started) minus the server's time at history time 0
+	// (OffsetNs), to within UncertaintyNs plus the microsecond of
+	// Started's own reading. A merge of histories by wall clock
+	// (Started plus their times) would misplace the host by this much;
+	// CrossHost does not use it. Valid only when WallKnown.
+	WallAheadNs int64
+	// WallKnown is false when the header's Started is missing or not RFC
+	// 3339 (a history from another tool).
+	WallKnown bool
+	// InjectedSkewNs is the clock skew injected for testing
+	// (Header.ClockSkewNs, lockbench run --clock-skew), in ns; 0: none.
+	InjectedSkewNs int64
 }
 
 // CrossOverlap is a proven overlap of two holds of one key by clients on
@@ -128,10 +142,16 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 			return res, fmt.Errorf("cross-host check: %s is %s/%s at TTL %d ms, %s is %s/%s at TTL %d ms: give the histories of one run's hosts",
 				hh.Name, h.Strategy, h.Scenario, h.TTLMs, hosts[0].Name, h0.Strategy, h0.Scenario, h0.TTLMs)
 		}
-		if h.Clock == nil {
-			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external measure their clock against the server; rerun them there", hh.Name)
+		if h.Clock == nil && h.ClockError != "" {
+			return res, fmt.Errorf("cross-host check: %s has no clock measurement: the run could not measure it (%s)", hh.Name, h.ClockError)
 		}
-		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond)}
+		if h.Clock == nil {
+			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external against Redis measure their clock against the server; rerun them there", hh.Name)
+		}
+		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs}
+		if st, err := time.Parse(time.RFC3339Nano, h.Started); err == nil {
+			c.WallAheadNs, c.WallKnown = st.UnixNano()-h.Clock.OffsetNs, true
+		}
 		if a := h.ClockAfter; a != nil {
 			c.DriftNs = a.OffsetNs - h.Clock.OffsetNs
 			c.UncertaintyNs = max(c.UncertaintyNs, a.HalfRTTNs+int64(time.Microsecond)) + abs64(c.DriftNs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestWriteLoadRoundTrip(t *testing.T) {
@@ -86,6 +87,21 @@ func TestClock(t *testing.T) {
 	}
 	if c.At(c.Start()) != 0 {
 		t.Error("At(Start) != 0")
+	}
+	for _, skew := range []time.Duration{0, 50 * time.Millisecond} {
+		c := NewSkewedClock(skew)
+		if got := c.At(c.Start()); got != int64(skew) {
+			t.Errorf("skew %v: At(Start) = %d, want %d", skew, got, int64(skew))
+		}
+		if got := c.At(c.Start().Add(time.Second)); got != int64(time.Second+skew) {
+			t.Errorf("skew %v: At(Start+1s) = %d, want %d", skew, got, int64(time.Second+skew))
+		}
+		if now := c.Now(); now < int64(skew) || c.Skew() != skew {
+			t.Errorf("skew %v: Now() = %d below the skew, or Skew() = %v", skew, now, c.Skew())
+		}
+		if c.At(time.Time{}) != 0 {
+			t.Errorf("skew %v: At(zero time) != 0 (0 means no validity deadline)", skew)
+		}
 	}
 	var ids IDs
 	if ids.NextHold() != 1 || ids.NextHold() != 2 || ids.NextStream() != 0 {

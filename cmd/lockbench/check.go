@@ -185,7 +185,7 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 			if c.NoAfter {
 				drift = "drift not measured (no clock in the end line)"
 			}
-			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift)
+			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s%s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift, wallNote(c))
 		}
 		fmt.Fprintf(w, "  cross-host %-12s %s\n", res.Status, res.Message)
 		for _, o := range res.Overlaps[:min(len(res.Overlaps), 5)] {
@@ -201,4 +201,23 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 		return fmt.Errorf("%w: %s", errInconclusive, res.Why)
 	}
 	return nil
+}
+
+// wallNote says how far a host's wall clock ran ahead of the server's
+// (checker.HostClock.WallAheadNs) and the skew injected for testing, e.g.
+// "; wall clock 50.1ms ahead of the server's (injected --clock-skew
+// 50ms)"; "" when its history has no wall-clock start.
+func wallNote(c checker.HostClock) string {
+	if !c.WallKnown {
+		return ""
+	}
+	d, how := time.Duration(c.WallAheadNs), "ahead of"
+	if d < 0 {
+		d, how = -d, "behind"
+	}
+	note := fmt.Sprintf("; wall clock %v %s the server's", d.Round(10*time.Microsecond), how)
+	if c.InjectedSkewNs != 0 {
+		note += fmt.Sprintf(" (injected --clock-skew %v)", time.Duration(c.InjectedSkewNs))
+	}
+	return note
 }
