@@ -490,7 +490,7 @@ func (r *run) connect(ctx context.Context) error {
 		TTLMs: w.TTL.Milliseconds(), OpTimeoutMs: w.OpTimeout.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
 		Renewal: r.info.Claims.Renewal, Nodes: len(r.nodes),
 		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated, Schedule: r.scheduleJSON(),
-		ClockSkewNs: int64(s.ClockSkew),
+		ClockSkewNs: int64(s.ClockSkew), SharedKeys: r.c.Backend() == cluster.BackendExternal && s.Cluster.External.SharedKeys,
 	}
 	if r.measuresClock() {
 		// Before the first operation: the history's clock against the
@@ -676,6 +676,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	var ex executed
 	stats, err := workload.Run(ctx, w, r.env)
 	ex.stats = stats
+	r.hw.SetMaxStall(stats.MaxOverrun) // for checks of the history alone (lockbench check H1 H2)
 	ex.counter, ex.noise = stopCounter(), machine.Stop()
 	if !r.countsCommands() {
 		// lockbench's counter saw none of the lock's commands, and 0

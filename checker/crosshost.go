@@ -49,6 +49,9 @@ type HostClock struct {
 	// InjectedSkewNs is the clock skew injected for testing
 	// (Header.ClockSkewNs, lockbench run --clock-skew), in ns; 0: none.
 	InjectedSkewNs int64
+	// MaxStallNs is the largest delay the host's harness itself added
+	// inside a hold (Header.MaxStallNs, from the end line), in ns.
+	MaxStallNs int64
 }
 
 // CrossOverlap is a proven overlap of two holds of one key by clients on
@@ -94,6 +97,13 @@ type CrossHostResult struct {
 	// followed one another within a TTL: the evidence that an overlap
 	// would have been seen.
 	Chances int
+	// Stalled, when set, names the host whose harness stalled a client
+	// inside a hold by more than TTL/2 with no fault to explain it (its
+	// machine ran it late: Header.MaxStallNs): an overlap may then be
+	// that machine's, not the lock's, as a run judges its own verdicts
+	// (lockbench check treats an overlap where exclusion must hold as
+	// inconclusive). "" when no host stalled so long.
+	Stalled string
 }
 
 // MinCrossChances is the fewest Chances for which CrossHost calls an
@@ -113,6 +123,10 @@ const MinCrossChances = 10
 // possible intervals (widened by u) intersect but whose certain ones do
 // not is undecided, counted, and not a violation. Overlaps within one
 // host are left to that host's own check (lockbench check of its file).
+//
+// A host whose harness stalled a client inside a hold by more than TTL/2
+// is named in Stalled (the result is not changed: whether that makes an
+// overlap inconclusive depends on what the run expects).
 //
 // The result is inconclusive when the widest uncertainty, twice over, is
 // at least TTL/2 (overlaps at the lock's own time scale could not be
@@ -134,7 +148,7 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 		uncertainty      int64
 	}
 	byKey := map[string][]span{}
-	var maxU int64
+	var maxU, stalled int64
 	base := int64(0)
 	for i, hh := range hosts {
 		h := hh.Header
@@ -148,7 +162,13 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 		if h.Clock == nil {
 			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external against Redis measure their clock against the server; rerun them there", hh.Name)
 		}
-		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs}
+		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs,
+			MaxStallNs: h.MaxStallNs}
+		if ttl := h.TTLMs * int64(time.Millisecond); h.MaxStallNs > ttl/2 && (res.Stalled == "" || h.MaxStallNs > stalled) {
+			stalled = h.MaxStallNs
+			res.Stalled = fmt.Sprintf("on %s a client stalled %v (TTL %v) inside a hold with no fault to explain it: that machine ran the harness late, so an overlap may be the machine's, not the lock's; rerun on quieter machines, or with fewer --clients or a longer --ttl",
+				hh.Name, time.Duration(h.MaxStallNs).Round(time.Millisecond), time.Duration(ttl))
+		}
 		if st, err := time.Parse(time.RFC3339Nano, h.Started); err == nil {
 			c.WallAheadNs, c.WallKnown = st.UnixNano()-h.Clock.OffsetNs, true
 		}

@@ -154,3 +154,32 @@ func TestCrossHostWallClock(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossHostStalled: a host whose harness stalled a client inside a
+// hold by more than TTL/2 (its end line's max_stall_ns) is named in
+// Stalled, the longest such; the status is left as found.
+func TestCrossHostStalled(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		stalls [2]time.Duration // A's, B's; TTL 100 ms
+		want   string
+	}{
+		{"no stall", [2]time.Duration{0, 0}, ""},
+		{"stall within TTL/2", [2]time.Duration{50 * time.Millisecond, 10 * time.Millisecond}, ""},
+		{"B stalled past TTL/2", [2]time.Duration{10 * time.Millisecond, 88 * time.Millisecond}, "on B a client stalled 88ms (TTL 100ms)"},
+		{"both: the longer named", [2]time.Duration{135 * time.Millisecond, 88 * time.Millisecond}, "on A a client stalled 135ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := host("A", 1000, 1000, 0.2, append(handoffs(0, 12), [2]float64{300, 360})...)
+			b := host("B", 970, 970, 0.2, append(handoffs(40, 12), [2]float64{330, 370})...)
+			a.Header.MaxStallNs, b.Header.MaxStallNs = int64(tt.stalls[0]), int64(tt.stalls[1])
+			res, err := CrossHost([]HostHistory{a, b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != Violated || (tt.want == "") != (res.Stalled == "") || !strings.Contains(res.Stalled, tt.want) {
+				t.Errorf("status %s, stalled %q; want violated and %q", res.Status, res.Stalled, tt.want)
+			}
+		})
+	}
+}

@@ -263,6 +263,19 @@ type Header struct {
 	// server (lockbench on the external backend) has no Clock: the
 	// measurement's error, e.g. an ACL that refuses TIME. "" otherwise.
 	ClockError string `json:"clock_error,omitempty"`
+	// SharedKeys is true when other client hosts' lockbench processes
+	// used the same keys at the same time (lockbench on the external
+	// backend with --shared-keys): the servers' state may hold tokens
+	// no operation of this history wrote, so the checks that read it
+	// (orphans, reasons) do not take such a token for this history's.
+	SharedKeys bool `json:"shared_keys,omitempty"`
+	// MaxStallNs is not part of the header line: Parse sets it from the
+	// end line, which carries the largest delay the harness itself added
+	// inside a hold during the run (ns; workload.Stats.MaxOverrun: the
+	// machine ran the harness late, not a fault). A run judges its own
+	// verdicts by it; a cross-host check (lockbench check H1 H2) of
+	// several hosts' histories has only this. 0: none, or not recorded.
+	MaxStallNs int64 `json:"-"`
 }
 
 // ClockSync is one measurement of a history's clock against a server's:
@@ -293,6 +306,9 @@ type endLine struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// Clock is the clock measurement taken after the run (Header.ClockAfter).
 	Clock *ClockSync `json:"clock,omitempty"`
+	// MaxStallNs is the harness's own largest delay inside a hold
+	// (Header.MaxStallNs).
+	MaxStallNs int64 `json:"max_stall_ns,omitempty"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's

@@ -97,5 +97,7 @@ for h in "a $rca" "b $rcb"; do
 done
 
 # 3. Both histories on the server's timeline.
-set -x
-"$bin" check "$out"/host-a/histories/*.jsonl "$out"/host-b/histories/*.jsonl
+echo "+ $bin check $out/host-a/histories/*.jsonl $out/host-b/histories/*.jsonl" >&2
+rc=0
+"$bin" check "$out"/host-a/histories/*.jsonl "$out"/host-b/histories/*.jsonl || rc=$?
+exit "$rc"
