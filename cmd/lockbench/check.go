@@ -196,7 +196,7 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s%s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift, wallNote(c))
 		}
 		fmt.Fprintf(w, "  cross-host %-12s %s\n", res.Status, res.Message)
-		if res.Stalled != "" {
+		if res.Stalled != "" && res.Total > 0 {
 			fmt.Fprintf(w, "  note: %s\n", res.Stalled)
 		}
 		for _, o := range res.Overlaps[:min(len(res.Overlaps), 5)] {
