@@ -104,6 +104,12 @@ type Spec struct {
 	// strategy, scenario and seed keep a history each: a profile's time
 	// scales tag theirs with the TTL asked ("ttl5s"). "": no tag.
 	HistoryTag string
+	// ClockSkew, when set, skews the run's history clock by this much
+	// (history.NewSkewedClock; lockbench run --clock-skew): every time the
+	// history records is ClockSkew later, as on a client host whose clock
+	// runs ahead. For testing the cross-host check (checker.CrossHost);
+	// the history's header records it. 0: none.
+	ClockSkew time.Duration
 }
 
 // Resolved returns the spec's strategy, scenario, the scenario's setup for
@@ -478,13 +484,25 @@ func (r *run) startCluster(ctx context.Context) error {
 // through the proxies, or through Sentinel), counting commands.
 func (r *run) connect(ctx context.Context) error {
 	s, w := r.s, r.w
-	r.clock = history.NewClock()
-	hw, err := history.Create(r.histPath, history.Header{
+	r.clock = history.NewSkewedClock(s.ClockSkew)
+	hdr := history.Header{
 		Strategy: s.Strategy, Scenario: s.Scenario, Seed: s.Seed, Clients: w.Clients, Keys: w.Keys,
 		TTLMs: w.TTL.Milliseconds(), OpTimeoutMs: w.OpTimeout.Milliseconds(), Fencing: string(w.Fencing), Reentrant: r.info.Claims.Reentrant,
 		Renewal: r.info.Claims.Renewal, Nodes: len(r.nodes),
 		Started: r.clock.Start().UTC().Format(time.RFC3339Nano), NotGated: r.notGated, Schedule: r.scheduleJSON(),
-	})
+		ClockSkewNs: int64(s.ClockSkew), SharedKeys: r.c.Backend() == cluster.BackendExternal && s.Cluster.External.SharedKeys,
+	}
+	if r.measuresClock() {
+		// Before the first operation: the history's clock against the
+		// server's, so that several client hosts' histories can be put on
+		// one timeline (lockbench check H1 H2 ...).
+		if c, err := r.measureClock(ctx); err != nil {
+			hdr.ClockError = err.Error()
+		} else {
+			hdr.Clock = &c
+		}
+	}
+	hw, err := history.Create(r.histPath, hdr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 	}
@@ -545,6 +563,29 @@ func (r *run) connect(ctx context.Context) error {
 		r.env.Endpoints = func(int) []string { return addrs }
 	}
 	return nil
+}
+
+// measuresClock reports whether the run measures its history's clock
+// against its lock server's (Redis TIME): on the external backend, where
+// several client hosts may share the servers (--shared-keys), for a lock
+// on Redis (etcd and ZooKeeper have no TIME; their histories carry no
+// clock).
+func (r *run) measuresClock() bool {
+	return r.c != nil && r.c.Backend() == cluster.BackendExternal && r.redis() && len(r.nodes) > 0
+}
+
+// measureClock measures the history's clock against the first node the
+// strategy talks to (cluster.MeasureServerClock, directly, never through
+// the scenario's proxies); every host of a cross-host run lists the same
+// servers in the same order, so all measure against one server's clock.
+// ctx bounds it.
+func (r *run) measureClock(ctx context.Context) (history.ClockSync, error) {
+	addr := r.nodes[0].Addr()
+	m, err := cluster.MeasureServerClock(ctx, addr, r.c.Security(), r.clock.Now)
+	if err != nil {
+		return history.ClockSync{}, err
+	}
+	return history.ClockSync{Server: "redis " + addr + " TIME", OffsetNs: m.OffsetNs, HalfRTTNs: m.HalfRTTNs}, nil
 }
 
 // scheduleJSON is the run's fault schedule as compact JSON for the
@@ -635,6 +676,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	var ex executed
 	stats, err := workload.Run(ctx, w, r.env)
 	ex.stats = stats
+	r.hw.SetMaxStall(stats.MaxOverrun) // for checks of the history alone (lockbench check H1 H2)
 	ex.counter, ex.noise = stopCounter(), machine.Stop()
 	if !r.countsCommands() {
 		// lockbench's counter saw none of the lock's commands, and 0
@@ -681,6 +723,15 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	if err := workload.Probe(ctx, w, r.env); err != nil {
 		return ex, err
+	}
+	if r.measuresClock() {
+		// After the last operation: the drift of the offset over the run
+		// widens the cross-host check's uncertainty (checker.CrossHost).
+		// A failure leaves the end line without a clock, which the check
+		// says (drift not measured).
+		if c, err := r.measureClock(ctx); err == nil {
+			r.hw.SetClockAfter(c)
+		}
 	}
 	if err := r.hw.Close(); err != nil {
 		return ex, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)

@@ -35,6 +35,23 @@ type HostClock struct {
 	// NoAfter is true when the history has no measurement after the run
 	// (its drift is unknown and not counted).
 	NoAfter bool
+	// WallAheadNs is how far the host's wall clock ran ahead of the
+	// server's (ns; negative: behind): its history's start as wall-clock
+	// time (Header.Started) minus the server's time at history time 0
+	// (OffsetNs), to within UncertaintyNs plus the microsecond of
+	// Started's own reading. A merge of histories by wall clock
+	// (Started plus their times) would misplace the host by this much;
+	// CrossHost does not use it. Valid only when WallKnown.
+	WallAheadNs int64
+	// WallKnown is false when the header's Started is missing or not RFC
+	// 3339 (a history from another tool).
+	WallKnown bool
+	// InjectedSkewNs is the clock skew injected for testing
+	// (Header.ClockSkewNs, lockbench run --clock-skew), in ns; 0: none.
+	InjectedSkewNs int64
+	// MaxStallNs is the largest delay the host's harness itself added
+	// inside a hold (Header.MaxStallNs, from the end line), in ns.
+	MaxStallNs int64
 }
 
 // CrossOverlap is a proven overlap of two holds of one key by clients on
@@ -80,6 +97,13 @@ type CrossHostResult struct {
 	// followed one another within a TTL: the evidence that an overlap
 	// would have been seen.
 	Chances int
+	// Stalled, when set, names the host whose harness stalled a client
+	// inside a hold by more than TTL/2 with no fault to explain it (its
+	// machine ran it late: Header.MaxStallNs): an overlap may then be
+	// that machine's, not the lock's, as a run judges its own verdicts
+	// (lockbench check treats an overlap where exclusion must hold as
+	// inconclusive). "" when no host stalled so long.
+	Stalled string
 }
 
 // MinCrossChances is the fewest Chances for which CrossHost calls an
@@ -99,6 +123,10 @@ const MinCrossChances = 10
 // possible intervals (widened by u) intersect but whose certain ones do
 // not is undecided, counted, and not a violation. Overlaps within one
 // host are left to that host's own check (lockbench check of its file).
+//
+// A host whose harness stalled a client inside a hold by more than TTL/2
+// is named in Stalled (the result is not changed: whether that makes an
+// overlap inconclusive depends on what the run expects).
 //
 // The result is inconclusive when the widest uncertainty, twice over, is
 // at least TTL/2 (overlaps at the lock's own time scale could not be
@@ -120,7 +148,7 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 		uncertainty      int64
 	}
 	byKey := map[string][]span{}
-	var maxU int64
+	var maxU, stalled int64
 	base := int64(0)
 	for i, hh := range hosts {
 		h := hh.Header
@@ -128,10 +156,22 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 			return res, fmt.Errorf("cross-host check: %s is %s/%s at TTL %d ms, %s is %s/%s at TTL %d ms: give the histories of one run's hosts",
 				hh.Name, h.Strategy, h.Scenario, h.TTLMs, hosts[0].Name, h0.Strategy, h0.Scenario, h0.TTLMs)
 		}
-		if h.Clock == nil {
-			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external measure their clock against the server; rerun them there", hh.Name)
+		if h.Clock == nil && h.ClockError != "" {
+			return res, fmt.Errorf("cross-host check: %s has no clock measurement: the run could not measure it (%s)", hh.Name, h.ClockError)
 		}
-		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond)}
+		if h.Clock == nil {
+			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external against Redis measure their clock against the server; rerun them there", hh.Name)
+		}
+		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs,
+			MaxStallNs: h.MaxStallNs}
+		if ttl := h.TTLMs * int64(time.Millisecond); h.MaxStallNs > ttl/2 && (res.Stalled == "" || h.MaxStallNs > stalled) {
+			stalled = h.MaxStallNs
+			res.Stalled = fmt.Sprintf("on %s a client stalled %v (TTL %v) inside a hold with no fault to explain it: that machine ran the harness late, so an overlap may be the machine's, not the lock's; rerun on quieter machines, or with fewer --clients or a longer --ttl",
+				hh.Name, time.Duration(h.MaxStallNs).Round(time.Millisecond), time.Duration(ttl))
+		}
+		if st, err := time.Parse(time.RFC3339Nano, h.Started); err == nil {
+			c.WallAheadNs, c.WallKnown = st.UnixNano()-h.Clock.OffsetNs, true
+		}
 		if a := h.ClockAfter; a != nil {
 			c.DriftNs = a.OffsetNs - h.Clock.OffsetNs
 			c.UncertaintyNs = max(c.UncertaintyNs, a.HalfRTTNs+int64(time.Microsecond)) + abs64(c.DriftNs)

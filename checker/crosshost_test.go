@@ -89,6 +89,8 @@ func TestCrossHost(t *testing.T) {
 func TestCrossHostRefuses(t *testing.T) {
 	noClock := host("B", 0, -1, 0, handoffs(0, 2)...)
 	noClock.Header.Clock = nil
+	failed := host("D", 0, -1, 0, handoffs(0, 2)...)
+	failed.Header.Clock, failed.Header.ClockError = nil, "cluster: 127.0.0.1:6379: TIME (...): NOPERM"
 	other := host("C", 0, -1, 0, handoffs(0, 2)...)
 	other.Header.Scenario = "baseline"
 	for _, tt := range []struct {
@@ -98,9 +100,86 @@ func TestCrossHostRefuses(t *testing.T) {
 		{[]HostHistory{host("A", 0, -1, 0)}, "at least two hosts"},
 		{[]HostHistory{host("A", 0, -1, 0), noClock}, "B has no clock measurement"},
 		{[]HostHistory{host("A", 0, -1, 0), other}, "C is token-lua/baseline"},
+		{[]HostHistory{host("A", 0, -1, 0), failed}, "D has no clock measurement: the run could not measure it (cluster: 127.0.0.1:6379: TIME (...): NOPERM)"},
 	} {
 		if _, err := CrossHost(tt.hosts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("error %v, want %q", err, tt.want)
 		}
+	}
+}
+
+// TestCrossHostWallClock: each host's wall clock against the server's is
+// its Started minus the server's time at its history's zero (the offset):
+// a host whose history was skewed by --clock-skew 50ms, or whose wall
+// clock runs 50 ms ahead, shows 50 ms; the injected skew is carried; a
+// Started that is no RFC 3339 time leaves it unknown. The verdict does not
+// depend on it.
+func TestCrossHostWallClock(t *testing.T) {
+	start := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name     string
+		started  string
+		offset   time.Time // the server's time at history time 0
+		injected time.Duration
+		want     time.Duration
+		known    bool
+	}{
+		{"same clock", start.Format(time.RFC3339Nano), start, 0, 0, true},
+		{"history skewed 50 ms", start.Format(time.RFC3339Nano), start.Add(-50 * time.Millisecond), 50 * time.Millisecond, 50 * time.Millisecond, true},
+		{"wall clock 50 ms ahead", start.Add(50 * time.Millisecond).Format(time.RFC3339Nano), start, 0, 50 * time.Millisecond, true},
+		{"wall clock 20 ms behind", start.Add(-20 * time.Millisecond).Format(time.RFC3339Nano), start, 0, -20 * time.Millisecond, true},
+		{"no started", "", start, 0, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := host("A", 1000, 1000, 0.2, handoffs(0, 12)...)
+			b := host("B", 970, 970, 0.2, handoffs(40, 12)...)
+			b.Header.Started, b.Header.ClockSkewNs = tt.started, int64(tt.injected)
+			b.Header.Clock.OffsetNs, b.Header.ClockAfter.OffsetNs = tt.offset.UnixNano(), tt.offset.UnixNano()
+			// A on the same server timeline as before: B's offset moved by
+			// d, so A's moves too.
+			d := tt.offset.UnixNano() - int64(970*time.Millisecond)
+			a.Header.Clock.OffsetNs += d
+			a.Header.ClockAfter.OffsetNs += d
+			res, err := CrossHost([]HostHistory{a, b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Hosts[1]
+			if c.WallKnown != tt.known || (tt.known && c.WallAheadNs != int64(tt.want)) || c.InjectedSkewNs != int64(tt.injected) {
+				t.Errorf("wall ahead %v (known %v), injected %v; want %v (known %v), %v", time.Duration(c.WallAheadNs), c.WallKnown, time.Duration(c.InjectedSkewNs), tt.want, tt.known, tt.injected)
+			}
+			if res.Status != OK {
+				t.Errorf("status %s (%s); the wall clock must not change the verdict", res.Status, res.Message)
+			}
+		})
+	}
+}
+
+// TestCrossHostStalled: a host whose harness stalled a client inside a
+// hold by more than TTL/2 (its end line's max_stall_ns) is named in
+// Stalled, the longest such; the status is left as found.
+func TestCrossHostStalled(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		stalls [2]time.Duration // A's, B's; TTL 100 ms
+		want   string
+	}{
+		{"no stall", [2]time.Duration{0, 0}, ""},
+		{"stall within TTL/2", [2]time.Duration{50 * time.Millisecond, 10 * time.Millisecond}, ""},
+		{"B stalled past TTL/2", [2]time.Duration{10 * time.Millisecond, 88 * time.Millisecond}, "on B a client stalled 88ms (TTL 100ms)"},
+		{"both: the longer named", [2]time.Duration{135 * time.Millisecond, 88 * time.Millisecond}, "on A a client stalled 135ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := host("A", 1000, 1000, 0.2, append(handoffs(0, 12), [2]float64{300, 360})...)
+			b := host("B", 970, 970, 0.2, append(handoffs(40, 12), [2]float64{330, 370})...)
+			a.Header.MaxStallNs, b.Header.MaxStallNs = int64(tt.stalls[0]), int64(tt.stalls[1])
+			res, err := CrossHost([]HostHistory{a, b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != Violated || (tt.want == "") != (res.Stalled == "") || !strings.Contains(res.Stalled, tt.want) {
+				t.Errorf("status %s, stalled %q; want violated and %q", res.Status, res.Stalled, tt.want)
+			}
+		})
 	}
 }

@@ -115,8 +115,10 @@ type ReasonFigures struct {
 // order. Reasons unavailable, cancelled and unknown are not judged: the
 // observer reads state, not reachability.
 //
-// Skipped when no release or extend states expired or taken, or the
-// history holds no observations. The figures count the calls judged (an
+// Skipped when no release or extend states expired or taken, when the
+// history holds no observations, or with shared keys (Header.SharedKeys:
+// other hosts' acquires and releases, which could explain any state, are
+// not in the history). The figures count the calls judged (an
 // evidence rule of validate asks for enough of them).
 func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) {
 	type reach struct {
@@ -140,6 +142,9 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 	}
 	if len(stated) == 0 {
 		return Result{Status: Skipped, Message: "no release or extend failed stating expired or taken"}, ReasonFigures{}
+	}
+	if h.SharedKeys {
+		return Result{Status: Skipped, Message: fmt.Sprintf("%d releases or extends stated expired or taken, not judged: with shared keys other hosts' clients acquire and release the keys out of this history's sight", len(stated))}, ReasonFigures{}
 	}
 	_, rounds := observations(ops, h.Nodes)
 	if len(rounds) == 0 {

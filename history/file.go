@@ -50,6 +50,8 @@ type Writer struct {
 	incomplete atomic.Pointer[string]
 	// clockAfter is set by SetClockAfter and written in the end line.
 	clockAfter atomic.Pointer[ClockSync]
+	// maxStall is set by SetMaxStall and written in the end line (ns).
+	maxStall atomic.Int64
 
 	errMu sync.Mutex
 	err   error // first write error (guarded by errMu)
@@ -271,6 +273,11 @@ func (w *Writer) MarkIncomplete(why string) { w.incomplete.Store(&why) }
 // Close.
 func (w *Writer) SetClockAfter(c ClockSync) { w.clockAfter.Store(&c) }
 
+// SetMaxStall records the largest delay the harness itself added inside a
+// hold during the run (workload.Stats.MaxOverrun), written in the end
+// line; Parse returns it as Header.MaxStallNs. Call it before Close.
+func (w *Writer) SetMaxStall(d time.Duration) { w.maxStall.Store(int64(d)) }
+
 // Close waits until every queued operation is written, then closes the
 // file. It returns the first write error, if any. Calling it again returns
 // the same error.
@@ -289,6 +296,7 @@ func (w *Writer) Close() error {
 				e.Incomplete = *why
 			}
 			e.Clock = w.clockAfter.Load()
+			e.MaxStallNs = w.maxStall.Load()
 			end, _ := json.Marshal(e)
 			if _, err := w.f.Write(append(end, '\n')); err != nil {
 				w.setErr(fmt.Errorf("history: write the end line: %w", err))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestWriteLoadRoundTrip(t *testing.T) {
@@ -86,6 +87,21 @@ func TestClock(t *testing.T) {
 	}
 	if c.At(c.Start()) != 0 {
 		t.Error("At(Start) != 0")
+	}
+	for _, skew := range []time.Duration{0, 50 * time.Millisecond} {
+		c := NewSkewedClock(skew)
+		if got := c.At(c.Start()); got != int64(skew) {
+			t.Errorf("skew %v: At(Start) = %d, want %d", skew, got, int64(skew))
+		}
+		if got := c.At(c.Start().Add(time.Second)); got != int64(time.Second+skew) {
+			t.Errorf("skew %v: At(Start+1s) = %d, want %d", skew, got, int64(time.Second+skew))
+		}
+		if now := c.Now(); now < int64(skew) || c.Skew() != skew {
+			t.Errorf("skew %v: Now() = %d below the skew, or Skew() = %v", skew, now, c.Skew())
+		}
+		if c.At(time.Time{}) != 0 {
+			t.Errorf("skew %v: At(zero time) != 0 (0 means no validity deadline)", skew)
+		}
 	}
 	var ids IDs
 	if ids.NextHold() != 1 || ids.NextHold() != 2 || ids.NextStream() != 0 {
@@ -230,5 +246,49 @@ func TestInterruptedInEndLine(t *testing.T) {
 	h, ops, err := Load(path)
 	if err != nil || len(ops) != 1 || !h.Interrupted {
 		t.Errorf("Load: %d operations, interrupted %v, err %v; want 1, true, nil", len(ops), h.Interrupted, err)
+	}
+}
+
+// TestClockFieldsRoundTrip: the cross-host fields survive the file: the
+// header's clock, injected skew, clock error and shared keys, and the end
+// line's clock and largest harness stall, which Load returns in the
+// Header (ClockAfter, MaxStallNs); a history without them reads as before.
+func TestClockFieldsRoundTrip(t *testing.T) {
+	before := &ClockSync{Server: "redis 127.0.0.1:6379 TIME", OffsetNs: 1_796_000_000_000_000_000, HalfRTTNs: 9000}
+	after := ClockSync{Server: "redis 127.0.0.1:6379 TIME", OffsetNs: 1_796_000_000_000_001_000, HalfRTTNs: 7000}
+	for _, tt := range []struct {
+		name  string
+		h     Header
+		after *ClockSync
+		stall time.Duration
+	}{
+		{"none", Header{Strategy: "token-lua", Scenario: "baseline", TTLMs: 100}, nil, 0},
+		{"all", Header{Strategy: "token-lua", Scenario: "gc-pause", TTLMs: 100, Clock: before, ClockSkewNs: int64(50 * time.Millisecond), SharedKeys: true}, &after, 88 * time.Millisecond},
+		{"clock error", Header{Strategy: "token-lua", Scenario: "baseline", TTLMs: 100, ClockError: "cluster: 127.0.0.1:6379: TIME: NOPERM"}, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "h.jsonl")
+			w, err := Create(path, tt.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.after != nil {
+				w.SetClockAfter(*tt.after)
+			}
+			w.SetMaxStall(tt.stall)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h, _, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (h.Clock == nil) != (tt.h.Clock == nil) || h.Clock != nil && *h.Clock != *tt.h.Clock ||
+				(h.ClockAfter == nil) != (tt.after == nil) || h.ClockAfter != nil && *h.ClockAfter != *tt.after ||
+				h.ClockSkewNs != tt.h.ClockSkewNs || h.ClockError != tt.h.ClockError || h.SharedKeys != tt.h.SharedKeys || h.MaxStallNs != int64(tt.stall) {
+				t.Errorf("loaded clock %+v after %+v skew %d error %q shared %v stall %d; wrote %+v after %+v stall %v",
+					h.Clock, h.ClockAfter, h.ClockSkewNs, h.ClockError, h.SharedKeys, h.MaxStallNs, tt.h, tt.after, tt.stall)
+			}
+		})
 	}
 }

@@ -250,6 +250,32 @@ type Header struct {
 	// ClockAfter is not part of the header line: Parse sets it from the
 	// end line, which carries the same measurement taken after the run.
 	ClockAfter *ClockSync `json:"-"`
+	// ClockSkewNs is a clock skew injected for testing (lockbench run
+	// --clock-skew; NewSkewedClock), in ns: every time in this history
+	// (operations, fault windows, the clock measurements' own readings)
+	// is this much later than the time since the run started, as on a
+	// host whose clock runs ahead. Checks within the history are
+	// unaffected (they compare its times with each other); a cross-host
+	// check places it by Clock, which was measured with the same skewed
+	// clock. 0: none injected.
+	ClockSkewNs int64 `json:"clock_skew_ns,omitempty"`
+	// ClockError says why a run that measures its clock against the
+	// server (lockbench on the external backend) has no Clock: the
+	// measurement's error, e.g. an ACL that refuses TIME. "" otherwise.
+	ClockError string `json:"clock_error,omitempty"`
+	// SharedKeys is true when other client hosts' lockbench processes
+	// used the same keys at the same time (lockbench on the external
+	// backend with --shared-keys): the servers' state may hold tokens
+	// no operation of this history wrote, so the checks that read it
+	// (orphans, reasons) do not take such a token for this history's.
+	SharedKeys bool `json:"shared_keys,omitempty"`
+	// MaxStallNs is not part of the header line: Parse sets it from the
+	// end line, which carries the largest delay the harness itself added
+	// inside a hold during the run (ns; workload.Stats.MaxOverrun: the
+	// machine ran the harness late, not a fault). A run judges its own
+	// verdicts by it; a cross-host check (lockbench check H1 H2) of
+	// several hosts' histories has only this. 0: none, or not recorded.
+	MaxStallNs int64 `json:"-"`
 }
 
 // ClockSync is one measurement of a history's clock against a server's:
@@ -280,6 +306,9 @@ type endLine struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// Clock is the clock measurement taken after the run (Header.ClockAfter).
 	Clock *ClockSync `json:"clock,omitempty"`
+	// MaxStallNs is the harness's own largest delay inside a hold
+	// (Header.MaxStallNs).
+	MaxStallNs int64 `json:"max_stall_ns,omitempty"`
 }
 
 // Clock stamps operations with nanoseconds since the run started, from Go's
@@ -287,25 +316,40 @@ type endLine struct {
 // concurrent use.
 type Clock struct {
 	start time.Time
+	// skew is added to every reading (NewSkewedClock); 0 for NewClock.
+	skew time.Duration
 }
 
 // NewClock returns a Clock whose zero is now.
 func NewClock() *Clock { return &Clock{start: time.Now()} }
 
-// Now returns nanoseconds since the clock's start.
-func (c *Clock) Now() int64 { return int64(time.Since(c.start)) }
+// NewSkewedClock returns a Clock that reads skew more than NewClock would:
+// every time it stamps is skew later than the time since now, as on a
+// host whose clock runs skew ahead (lockbench run --clock-skew, for
+// testing the cross-host check: a merge by wall clock, Header.Started
+// plus the history's times, misplaces such a history by skew, while its
+// clock measured against the server, Header.Clock, places it right).
+// Differences between its readings are those of NewClock's.
+func NewSkewedClock(skew time.Duration) *Clock { return &Clock{start: time.Now(), skew: skew} }
 
-// At converts an absolute time to nanoseconds since the clock's start; a zero
-// time gives 0.
+// Now returns nanoseconds since the clock's start, plus its skew.
+func (c *Clock) Now() int64 { return int64(time.Since(c.start) + c.skew) }
+
+// At converts an absolute time to nanoseconds since the clock's start,
+// plus its skew, as Now would have read it then; a zero time gives 0.
 func (c *Clock) At(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return int64(t.Sub(c.start))
+	return int64(t.Sub(c.start) + c.skew)
 }
 
-// Start returns the clock's zero as an absolute time.
+// Start returns the instant the clock started, as an absolute time (the
+// machine's); Now read Skew then.
 func (c *Clock) Start() time.Time { return c.start }
+
+// Skew returns the clock's injected skew (NewSkewedClock); 0 for NewClock.
+func (c *Clock) Skew() time.Duration { return c.skew }
 
 // IDs hands out unique hold ids and porcupine stream ids for one run. It is
 // safe for concurrent use.

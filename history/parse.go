@@ -84,7 +84,7 @@ func parseBytes(data []byte, readErr error) (Header, []Operation, error) {
 		}
 		if p.ended {
 			ended = p.end.EndOperations
-			h.Interrupted, h.Incomplete, h.ClockAfter = p.end.Interrupted, p.end.Incomplete, p.end.Clock
+			h.Interrupted, h.Incomplete, h.ClockAfter, h.MaxStallNs = p.end.Interrupted, p.end.Incomplete, p.end.Clock, p.end.MaxStallNs
 		}
 		read += p.n
 	}

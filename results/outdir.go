@@ -202,7 +202,8 @@ func ReplaceEarlier(dir string, notef func(format string, args ...any)) error {
 
 // InterruptedHistories returns the lockbench histories in dir/histories
 // (*.jsonl files) whose last line is the end line of an interrupted run,
-// {"end_operations":N,"interrupted":true}. Only each file's last line is
+// {"end_operations":N,"interrupted":true} (with the run's clock
+// measurement and largest stall when it has them). Only each file's last line is
 // read; nothing else is returned.
 func InterruptedHistories(dir string) []string {
 	paths, _ := filepath.Glob(filepath.Join(dir, "histories", "*.jsonl"))
@@ -218,7 +219,7 @@ func InterruptedHistories(dir string) []string {
 // interruptedEnd reports whether the last line of the file at path (of
 // size bytes) is an end line saying the run was interrupted.
 func interruptedEnd(path string, size int64) bool {
-	const tail = 256 // an end line is about 50 bytes
+	const tail = 1024 // an end line is about 50 bytes, up to ~300 with its clock (history.ClockSync) and stall
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -235,8 +236,15 @@ func interruptedEnd(path string, size int64) bool {
 		return false // the last line is longer than any end line
 	}
 	var end map[string]json.RawMessage
-	if json.Unmarshal(buf[i+1:], &end) != nil || len(end) != 2 {
-		return false
+	if json.Unmarshal(buf[i+1:], &end) != nil || end["end_operations"] == nil {
+		return false // an operation line, or no end line
+	}
+	for k := range end {
+		switch k {
+		case "end_operations", "interrupted", "incomplete", "clock", "max_stall_ns": // history's end line
+		default:
+			return false // not lockbench's end line
+		}
 	}
 	var n int64
 	var interrupted bool

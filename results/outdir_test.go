@@ -116,7 +116,8 @@ func TestOutDirErrorFile(t *testing.T) {
 }
 
 // TestReplaceEarlierInterruptedHistories: ReplaceEarlier removes the
-// histories whose end line says interrupted, and nothing else.
+// histories whose end line says interrupted (also one carrying the run's
+// clock measurement and largest stall), and nothing else.
 func TestReplaceEarlierInterruptedHistories(t *testing.T) {
 	dir := t.TempDir()
 	hd := filepath.Join(dir, "histories")
@@ -125,6 +126,7 @@ func TestReplaceEarlierInterruptedHistories(t *testing.T) {
 	}
 	files := map[string]string{
 		"stale.jsonl":       "{\"strategy\":\"x\"}\n{\"client\":1}\n{\"end_operations\":1,\"interrupted\":true}\n",
+		"clocked.jsonl":     "{\"strategy\":\"x\"}\n{\"client\":1}\n{\"end_operations\":1,\"interrupted\":true,\"clock\":{\"server\":\"redis 10.0.0.5:6379 TIME\",\"offset_ns\":1796496793482761236,\"half_rtt_ns\":6332},\"max_stall_ns\":67000000}\n",
 		"whole.jsonl":       "{\"strategy\":\"x\"}\n{\"client\":1}\n{\"end_operations\":1}\n",
 		"cut.jsonl":         "{\"strategy\":\"x\"}\n{\"client\":1,\"interrupted\":true}\n",
 		"mine.txt":          "{\"end_operations\":1,\"interrupted\":true}\n",
@@ -142,11 +144,12 @@ func TestReplaceEarlierInterruptedHistories(t *testing.T) {
 	}
 	for name := range files {
 		_, err := os.Stat(filepath.Join(hd, name))
-		if gone := errors.Is(err, fs.ErrNotExist); gone != (name == "stale.jsonl") {
-			t.Errorf("%s: removed %v, want %v", name, gone, name == "stale.jsonl")
+		stale := name == "stale.jsonl" || name == "clocked.jsonl"
+		if gone := errors.Is(err, fs.ErrNotExist); gone != stale {
+			t.Errorf("%s: removed %v, want %v", name, gone, stale)
 		}
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "1 history file(s) of interrupted runs") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "2 history file(s) of interrupted runs") {
 		t.Errorf("notes %q, want one naming the interrupted history", notes)
 	}
 }

@@ -59,7 +59,12 @@ against the server before and after the run. They are checked for overlaps
 across hosts: each host's operations on the server's timeline, each hold
 shrunk by its host's clock uncertainty, so that only an overlap the clocks
 prove is reported; the uncertainty is named against the TTL (too wide:
-inconclusive). docs/history-format.md#several-client-hosts has the rules.`,
+inconclusive). An overlap where exclusion must hold from hosts one of
+which stalled a client inside a hold by more than TTL/2 (its machine ran
+the harness late) is inconclusive too, as a run judges its own. Each
+host's wall clock against the server's is printed. docs/design.md
+(several client hosts) and docs/history-format.md#several-client-hosts
+have the rules.`,
 		Example: "  lockbench check lockbench-out/bench/histories/token-lua-gc-pause-1.jsonl",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -158,7 +163,10 @@ func loadHistory(path string) (history.Header, []history.Operation, error) {
 // reported only when the clocks prove it) and returns the gate: errUnexpected when it
 // contradicts the run's expected exclusion (must hold: an overlap; must
 // break: none found), errInconclusive when it lacked evidence for a gated
-// expectation. Each host's own checks are lockbench check of its file.
+// expectation or when an overlap where exclusion must hold came from a
+// run whose harness stalled a client inside a hold by more than TTL/2
+// (CrossHostResult.Stalled: as a run judges its own). Each host's own
+// checks are lockbench check of its file.
 func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 	var hosts []checker.HostHistory
 	for _, p := range paths {
@@ -185,14 +193,19 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 			if c.NoAfter {
 				drift = "drift not measured (no clock in the end line)"
 			}
-			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift)
+			fmt.Fprintf(w, "  host %s: offset %d ns, uncertainty ±%v, %s%s\n", c.Name, c.OffsetNs, time.Duration(c.UncertaintyNs), drift, wallNote(c))
 		}
 		fmt.Fprintf(w, "  cross-host %-12s %s\n", res.Status, res.Message)
+		if res.Stalled != "" && res.Total > 0 {
+			fmt.Fprintf(w, "  note: %s\n", res.Stalled)
+		}
 		for _, o := range res.Overlaps[:min(len(res.Overlaps), 5)] {
 			fmt.Fprintf(w, "    key %s: %s client %d hold %d and %s client %d hold %d, %v on the server's clock\n", o.Key, o.HostA, o.ClientA, o.HoldA, o.HostB, o.ClientB, o.HoldB, time.Duration(o.OverlapLenNs))
 		}
 	}
 	switch {
+	case exp.Exclusion == validate.Hold && res.Status == checker.Violated && res.Stalled != "":
+		return fmt.Errorf("%w: exclusion must hold across hosts, and %d overlaps were proven, but %s", errInconclusive, res.Total, res.Stalled)
 	case exp.Exclusion == validate.Hold && res.Status == checker.Violated:
 		return fmt.Errorf("%w: exclusion must hold across hosts: %s", errUnexpected, res.Message)
 	case exp.Exclusion == validate.Break && res.Status == checker.OK:
@@ -201,4 +214,23 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 		return fmt.Errorf("%w: %s", errInconclusive, res.Why)
 	}
 	return nil
+}
+
+// wallNote says how far a host's wall clock ran ahead of the server's
+// (checker.HostClock.WallAheadNs) and the skew injected for testing, e.g.
+// "; wall clock 50.1ms ahead of the server's (injected --clock-skew
+// 50ms)"; "" when its history has no wall-clock start.
+func wallNote(c checker.HostClock) string {
+	if !c.WallKnown {
+		return ""
+	}
+	d, how := time.Duration(c.WallAheadNs), "ahead of"
+	if d < 0 {
+		d, how = -d, "behind"
+	}
+	note := fmt.Sprintf("; wall clock %v %s the server's", d.Round(10*time.Microsecond), how)
+	if c.InjectedSkewNs != 0 {
+		note += fmt.Sprintf(" (injected --clock-skew %v)", time.Duration(c.InjectedSkewNs))
+	}
+	return note
 }

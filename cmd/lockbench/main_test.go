@@ -74,6 +74,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--strategy", "token-lua", "--cs-tail", "2"}, "--cs-tail 2"},
 		{[]string{"run", "--strategy", "token-lua", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "--strategy", "token-lua", "--clients", "100000"}, "give 1 to 10000 clients (--clients)"},
+		{[]string{"run", "--strategy", "token-lua", "--backend", "process", "--clock-skew", "50ms"}, "--clock-skew goes with --backend external"},
+		{[]string{"run", "--strategy", "token-lua", "--backend", "external", "--redis-addrs", "127.0.0.1:1", "--clock-skew", "-50ms"}, "give the other lockbench --clock-skew 50ms"},
 		{[]string{"bench", "--profile", "huge"}, `unknown profile "huge" (valid: ci, full, cost, adapters, consensus-seeds, verdicts-sweep)`},
 		{[]string{"check", "/no/such/file.jsonl"}, "/no/such/file.jsonl does not exist"},
 		{[]string{"report", "/no/such/dir"}, "/no/such/dir does not exist"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -38,6 +39,8 @@ type runFlags struct {
 	seed                         int64
 	be                           backendFlags
 	repeat                       int
+	// clockSkew is --clock-skew: the history clock's injected skew.
+	clockSkew time.Duration
 	// backendNote is what --backend auto picked and why (set by spec).
 	backendNote string
 }
@@ -93,6 +96,7 @@ written).`,
 	fl.IntVar(&f.repeat, "repeat", 1, "runs with seeds --seed, --seed+1, ...; the report shows the median and min–max")
 	fl.StringVar(&f.out, "out", "lockbench-out/run", "results folder")
 	f.be.add(fl)
+	fl.DurationVar(&f.clockSkew, "clock-skew", 0, "external backend, for testing cross-host checks: record every time in the history this much later, as a client host whose clock runs ahead would (the history's header says so; its clock measured against the server places it right)")
 	libraryFlags(c)
 	o.addFlags(c, false)
 	return c
@@ -426,6 +430,9 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	f.backendNote = note
 	s.Cluster, s.Workload.KeyPrefix = o, f.be.keyPrefix
+	if s.ClockSkew, err = clockSkew(f.clockSkew, o.Backend); err != nil {
+		return bench.Spec{}, err
+	}
 	if err := chaos.CheckServers(o, s.Strategy, s.Scenario, "a --strategy that needs fewer"); err != nil {
 		return bench.Spec{}, err
 	}
@@ -434,6 +441,29 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 	}
 	s.Command = commandLine(os.Args[1:])
 	return s, nil
+}
+
+// maxClockSkew is the largest --clock-skew: NTP keeps real hosts within
+// milliseconds, and a skew beyond the run's own length tests nothing more.
+const maxClockSkew = time.Hour
+
+// clockSkew checks --clock-skew d for a run on backend: only on the
+// external backend (the only one whose histories carry a clock measured
+// against the server, which a cross-host check needs), not negative (a
+// host behind is the other host ahead: skew that one), at most
+// maxClockSkew. Errors wrap errs.ErrUsage.
+func clockSkew(d time.Duration, backend string) (time.Duration, error) {
+	switch {
+	case d == 0:
+		return 0, nil
+	case d < 0:
+		return 0, fmt.Errorf("%w: --clock-skew %v is negative: a host whose clock runs behind is the other host's running ahead; give the other lockbench --clock-skew %v", errs.ErrUsage, d, -d)
+	case d > maxClockSkew:
+		return 0, fmt.Errorf("%w: --clock-skew %v: want at most %v", errs.ErrUsage, d, maxClockSkew)
+	case backend != cluster.BackendExternal:
+		return 0, fmt.Errorf("%w: --clock-skew goes with --backend external: only there does a history carry its clock measured against the server, which a cross-host check (lockbench check H1 H2) needs", errs.ErrUsage)
+	}
+	return d, nil
 }
 
 // checkValues refuses flag values that are impossible on their own or
