@@ -59,6 +59,9 @@ func TestDeclaredClaims(t *testing.T) {
 		if in.Claims != tt.want || in.Nodes != 1 || in.Policy != (impl.Policy{HonourLost: tt.want.Renewal}) {
 			t.Errorf("%q: claims %+v, nodes %d, policy %+v; want %+v, 1 node", tt.args, in.Claims, in.Nodes, in.Policy, tt.want)
 		}
+		if !in.ClientClock.Steppable { // Python reads its clocks through libc: client-clock-step applies
+			t.Errorf("%q: the clock shim cannot step a Python adapter's clock: %s", tt.args, in.ClientClock.Why)
+		}
 	}
 }
 
@@ -102,6 +105,9 @@ func TestVerdicts(t *testing.T) {
 				}
 			}
 		}
+		// An adapter's clock stepped back (not in the ci profile: adapters
+		// only): the plain Lock checks nothing, a renewed one is kept.
+		cells = append(cells, cell{plain, "client-clock-step", "violated"}, cell{renew, "client-clock-step", "ok"})
 	}
 	for _, tt := range cells {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
