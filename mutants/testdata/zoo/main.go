@@ -48,7 +48,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "zoo: the Python adapter %s: not found (run from the repository's root or give --python)\n", f[1])
 			os.Exit(2)
 		}
-		*py = f[0] + " " + abs
+		*py = f[0] + " '" + abs + "'" // quoted: lockbench splits the command as a shell would
 	}
 	p.Python = *py
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
