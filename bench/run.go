@@ -523,6 +523,20 @@ func (r *run) connect(ctx context.Context) error {
 		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
 		st = impl.WithAdapterEnv(st, r.c.Security().Environ())
+		if r.setup.ClientClock {
+			// Each adapter process gets the clock shim and an offset
+			// file of its own, in a folder removed when the run ends.
+			shim, err := cluster.ClockShim(ctx)
+			if err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", "lockbench-client-clock-")
+			if err != nil {
+				return fmt.Errorf("%w: client clock offsets: %v", cluster.ErrEnvironment, err)
+			}
+			r.atClose(func() { os.RemoveAll(dir) })
+			st = impl.WithAdapterClock(st, shim, dir)
+		}
 	}
 	dial := workload.NewDialer(w, &r.cmds)
 	dial.Security = r.c.Security()

@@ -15,10 +15,11 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// clockScenarios are the server clock faults: clock jumps while a lock
-// is held, on any strategy and in Kleppmann's Redlock counter-example.
+// clockScenarios are the clock faults: server clock jumps while a lock is
+// held, on any strategy and in Kleppmann's Redlock counter-example, and a
+// client adapter's clock stepped back (clientclock.go).
 func clockScenarios() []Scenario {
-	return []Scenario{ClockJump(), RedlockClockJump()}
+	return []Scenario{ClockJump(), RedlockClockJump(), ClientClockStep()}
 }
 
 // jumpsPerRun is how many clock jumps clock-jump and redlock-clock-jump

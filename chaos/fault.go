@@ -50,7 +50,7 @@ func Faults() []Fault {
 		&clientPause{}, &slowCS{}, &clientCrash{}, &cancelCall{},
 		&linkCut{}, &linkBlackhole{}, &linkLatency{}, &linkMove{}, &lostReply{}, &slowReply{},
 		&replicationCut{}, &promotion{}, &sentinelFailover{},
-		&clockJump{},
+		&clockJump{}, &clientClockStep{},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/impl"
 )
 
 // clockJump moves a node's wall clock forward by step, on top of its
@@ -103,3 +104,39 @@ func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// clientClockStep steps the wall clock of one client's adapter process
+// (impl.ClockStepper: the clock-offset preload, Setup.ClientClock) by
+// step from the offset in force: a clock that NTP or an operator steps,
+// or a virtual machine's after a migration. Only the process's realtime
+// clocks move, never its monotonic clock, so a lock that counts its lease
+// on a monotonic clock does not notice, and one that counts it on the
+// wall clock does. Heal leaves the offset: a stepped clock keeps running
+// at the normal rate. Evidence: the offset file read back and the preload
+// mapped into the process, e.g. "client 3's adapter stepped -400ms: pid
+// 4242 wall clock offset 0s → -400ms (offset file reads -400000000 ns;
+// clock shim mapped)".
+type clientClockStep struct {
+	clock   impl.ClockStepper
+	client  int
+	process impl.ClientProcess
+	step    time.Duration
+	// offset is the process's offset after Inject.
+	offset time.Duration
+}
+
+func (*clientClockStep) Name() string             { return "client-clock-step" }
+func (*clientClockStep) Needs() []cluster.Feature { return nil }
+
+// Inject steps the process's clock and checks the new offset is in force.
+func (s *clientClockStep) Inject(context.Context) (string, error) {
+	d, ev, err := s.clock.StepClock(s.step)
+	if err != nil {
+		return "", fmt.Errorf("client %d: %w", s.client, err)
+	}
+	s.offset = d
+	return fmt.Sprintf("client %d's adapter stepped %+v: %s%s", s.client, s.step, ev, sharedNote(s.process, "step with it")), nil
+}
+
+// Heal has nothing to undo (see clientClockStep).
+func (*clientClockStep) Heal(context.Context) (string, error) { return "", nil }

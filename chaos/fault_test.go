@@ -91,6 +91,7 @@ func TestScenarioRequires(t *testing.T) {
 		{"lost-reply-reentrant", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"clock-jump", []cluster.Feature{clock}, []cluster.Feature{clock}},
 		{"redlock-clock-jump", []cluster.Feature{clock, proxies}, []cluster.Feature{clock, proxies}},
+		{"client-clock-step", nil, nil},
 		{"random", []cluster.Feature{kill, pause, clock, proxies}, []cluster.Feature{kill, pause, clock, proxies}},
 	}
 	if len(cases) != len(All()) {

@@ -168,6 +168,7 @@ func NotScheduled() map[string]string {
 		"rolling-restart":   "a schedule composes it: node-restart steps on different nodes (target node), each at the holder's renewal (on renew)",
 		"slow-reply":        "played by its scenario (slow-node) only: a schedule step for it, placed at any acquire or extend, is not written yet",
 		"cancel":            "played by its scenario (cancel) only: a schedule step for it, placed at any acquire, release or extend, is not written yet",
+		"client-clock-step": "played by its scenario (client-clock-step) only, on adapters whose clock the shim reaches: a schedule step for it (target holder, sized in TTLs) is not written yet",
 	}
 }
 

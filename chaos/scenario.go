@@ -34,7 +34,7 @@ const (
 	Process     Kind = "process"     // server-side: Redis processes killed, restarted, paused
 	Replication Kind = "replication" // server-side: replica promotion, Sentinel failover
 	Network     Kind = "network"     // server-side: partitions and latency through proxies
-	Clock       Kind = "clock"       // server-side: the server's wall clock jumps
+	Clock       Kind = "clock"       // a wall clock jumps: a server's, or a client adapter's
 	Mixed       Kind = "mixed"       // several kinds, seeded
 )
 

@@ -24,6 +24,13 @@ type Setup struct {
 	// ClockShim starts the nodes with the clock-offset preload, so
 	// Node.SetClockOffset works.
 	ClockShim bool
+	// ClientClock starts every adapter process of an exec: strategy with
+	// the clock-offset preload and an offset file of its own
+	// (impl.WithAdapterClock), so the nemesis can step the wall clock
+	// that process reads (its workload.Event.Process is then an
+	// impl.ClockStepper). No effect on strategies inside lockbench's
+	// process.
+	ClientClock bool
 	// Proxies routes every (client, node) link through its own TCP proxy
 	// (Env.Links), so the nemesis can cut off or slow one client from one
 	// node, or move a node's address (failover). The harness's probe gets

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/errs"
 )
@@ -61,6 +63,16 @@ type ExecOptions struct {
 	// process gets beside lockbench's own environment: the servers' AUTH
 	// and TLS (cluster.Security.Environ; docs/protocol.md).
 	Env []string
+	// ClockShim, when set, is the path of the clock-offset preload
+	// (cluster.BuildClockShim) every adapter process is started with
+	// (LD_PRELOAD, ahead of any the environment has), each with an offset
+	// file of its own in ClockDir (cluster.ClockOffsetEnv), so a fault can
+	// step the wall clock that process reads (ClockStepper). "": none.
+	ClockShim string
+	// ClockDir is the folder of the offset files, with ClockShim; it must
+	// exist. Each process's file is named after its first client's owner
+	// (or its group, with threads): one folder per run.
+	ClockDir string
 }
 
 // execCache holds the strategies Lookup built, by name: Lookup starts an
@@ -126,6 +138,7 @@ func newExec(ctx context.Context, name string, o ExecOptions) (*execStrategy, er
 		return nil, fatal(err)
 	}
 	s.hello = p.Hello()
+	s.clock.Steppable, s.clock.Why = cluster.ClockReach(p.Pid())
 	p.Close()
 	return s, nil
 }
@@ -236,12 +249,30 @@ func WithAdapterEnv(st Strategy, env []string) Strategy {
 	return &c
 }
 
+// WithAdapterClock returns st with every adapter process it starts
+// preloaded with the clock shim at shim, its offset file in dir (see
+// ExecOptions.ClockShim), so a fault can step its wall clock
+// (ClockStepper); st itself when it is not an exec: strategy or shim is
+// "".
+func WithAdapterClock(st Strategy, shim, dir string) Strategy {
+	s, ok := st.(*execStrategy)
+	if !ok || shim == "" {
+		return st
+	}
+	c := *s
+	c.opts.ClockShim, c.opts.ClockDir = shim, dir
+	return &c
+}
+
 // execStrategy runs each client's lock in an adapter process.
 type execStrategy struct {
 	name    string // as looked up: "exec:..."
 	command string // the adapter's command line
 	hello   adapter.Hello
-	opts    ExecOptions
+	// clock is whether the clock shim reaches the adapter's programs, as
+	// found in the process that answered the lookup's hello.
+	clock ClockReach
+	opts  ExecOptions
 	// pool shares the processes of one run among its logical clients
 	// (threads above 1); nil outside a run (ForRun).
 	pool *procPool
@@ -282,7 +313,7 @@ func (s *execStrategy) Info() Info {
 		Claims: Claims{AtomicAcquire: c.AtomicAcquire, TokenRelease: c.TokenRelease, Renewal: c.Renewal,
 			Reentrant: c.Reentrant, Quorum: c.Quorum, Fencing: c.Fencing, Validity: c.Validity},
 		Policy: Policy{CheckValidity: h.Policy.CheckValidity, HonourLost: h.Policy.HonourLost, AskLock: h.Policy.AskLock},
-		Nodes:  h.Nodes, Server: serverOf(h.Server), CrashPoint: crash,
+		Nodes:  h.Nodes, Server: serverOf(h.Server), CrashPoint: crash, ClientClock: s.clock,
 	}
 }
 
@@ -333,6 +364,13 @@ type execProc struct {
 	refs    int
 	pool    *procPool // nil: not shared
 	group   int
+
+	// clockFile is the process's clock offset file when it runs with the
+	// clock shim (ExecOptions.ClockShim), else ""; clockErr is set when
+	// the shim is not mapped into it (checked once it said hello).
+	clockFile string
+	clockErr  error
+	clockMu   sync.Mutex // one step at a time
 }
 
 // onLost routes a lost event to the Locker of the logical client it
@@ -424,10 +462,25 @@ func (ep *execProc) start(s *execStrategy, prefix string) {
 	if s.hello.Claims.Renewal && !s.hello.Extend {
 		o.OnLost = ep.onLost
 	}
+	if s.opts.ClockShim != "" {
+		ep.clockFile = filepath.Join(s.opts.ClockDir, "clock-offset-"+fileSafe(prefix))
+		if err := cluster.WriteClockOffset(ep.clockFile, 0); err != nil {
+			ep.err = fmt.Errorf("impl: adapter %q: %w", s.command, err)
+			return
+		}
+		preload := s.opts.ClockShim
+		if prev := os.Getenv("LD_PRELOAD"); prev != "" {
+			preload += " " + prev
+		}
+		o.Env = append(slices.Clone(o.Env), "LD_PRELOAD="+preload, cluster.ClockOffsetEnv+"="+ep.clockFile)
+	}
 	p, err := adapter.Start(context.Background(), o)
 	if err != nil {
 		ep.err = fatal(err)
 		return
+	}
+	if ep.clockFile != "" {
+		ep.clockErr = cluster.CheckPreloaded(p.Pid(), s.opts.ClockShim)
 	}
 	if h := p.Hello(); !sameHello(h, s.hello) {
 		p.Close()
@@ -720,6 +773,66 @@ func (l *execLocker) Dead() bool { return l.proc.Killed() }
 
 // Pid returns the adapter process's id.
 func (l *execLocker) Pid() int { return l.proc.Pid() }
+
+// StepClock moves the wall clock of the Locker's adapter process (every
+// logical client it serves) by step from its offset file's offset
+// (ClockStepper): it writes the file, reads it back and checks the
+// preload is mapped.
+func (l *execLocker) StepClock(step time.Duration) (time.Duration, string, error) {
+	ep, pid := l.ep, l.proc.Pid()
+	fail := func(err error) (time.Duration, string, error) {
+		return 0, "", fmt.Errorf("%s: adapter pid %d: %w", l.s.hello.Name, pid, err)
+	}
+	switch {
+	case ep.clockFile == "":
+		return fail(errors.New("started without the clock shim (WithAdapterClock)"))
+	case ep.clockErr != nil:
+		return fail(ep.clockErr)
+	}
+	ep.clockMu.Lock()
+	defer ep.clockMu.Unlock()
+	was, err := cluster.ReadClockOffset(ep.clockFile)
+	if err != nil {
+		return fail(err)
+	}
+	d := was + step
+	if err := cluster.WriteClockOffset(ep.clockFile, d); err != nil {
+		return fail(err)
+	}
+	back, err := cluster.ReadClockOffset(ep.clockFile)
+	if err != nil {
+		return fail(err)
+	}
+	if back != d {
+		return fail(fmt.Errorf("its clock offset file reads %d ns after %d ns was written", back, d))
+	}
+	if err := cluster.CheckPreloaded(pid, l.s.opts.ClockShim); err != nil {
+		return fail(err)
+	}
+	return d, fmt.Sprintf("pid %d wall clock offset %v → %v (offset file reads %d ns; clock shim mapped)", pid, was, d, back), nil
+}
+
+// ClockSeen returns the offset the adapter process last applied to a read
+// of its wall clock after a change (ClockStepper); false when none, or
+// when it runs without the clock shim.
+func (l *execLocker) ClockSeen() (time.Duration, bool) {
+	if l.ep.clockFile == "" {
+		return 0, false
+	}
+	d, ok, err := cluster.ClockSeen(l.ep.clockFile)
+	return d, ok && err == nil
+}
+
+// fileSafe makes s usable as a file name: every byte that is not a
+// letter, a digit, '-', '_' or '.' becomes '_'.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return r
+		}
+		return '_'
+	}, s)
+}
 
 // Shared reports how many logical clients the Locker's process serves (1
 // unless the adapter declares threads and the run shares its processes).

@@ -56,6 +56,28 @@ type ClientProcess interface {
 	Kill() error
 }
 
+// ClockStepper is implemented by a ClientProcess started with the
+// clock-offset preload (WithAdapterClock): a fault can step the wall
+// clock that process reads (CLOCK_REALTIME and CLOCK_REALTIME_COARSE,
+// gettimeofday, time; its monotonic clock is never moved). With protocol
+// 2's threads, every logical client of the process sees the step.
+type ClockStepper interface {
+	// StepClock moves the process's wall clock by step (negative: back)
+	// from the offset now in force, from its next read on, and returns the
+	// new offset from real time and its evidence: the offset file read
+	// back and the preload mapped into the process, e.g. "pid 4242 wall
+	// clock offset -400ms (offset file reads -400000000 ns; clock shim
+	// mapped)". Errors: the process was started without the preload, it
+	// is not mapped into the process (a statically linked program), or
+	// the offset file could not be written or read back the offset.
+	StepClock(step time.Duration) (offset time.Duration, evidence string, err error)
+	// ClockSeen returns the offset the process last applied to a read of
+	// its wall clock after an offset change (cluster.ClockSeen); ok is
+	// false when it has applied none (it reads no wall clock, or not
+	// through libc).
+	ClockSeen() (d time.Duration, ok bool)
+}
+
 // RunScoped is implemented by a Strategy whose Lockers of one run share
 // state: an exec strategy whose adapter serves several logical clients per
 // process (protocol 2's threads). The workload calls ForRun once per run
@@ -144,6 +166,27 @@ type Info struct {
 	// strategy declares none: the client dies inside its critical section,
 	// right after its resource read.
 	CrashPoint Point
+	// ClientClock says whether a fault can step the wall clock the
+	// strategy's clients read (the client-clock-step scenario). The zero
+	// value (not steppable, no reason) is a strategy inside lockbench's Go
+	// process; an exec: strategy says what its adapter's processes allow.
+	ClientClock ClockReach
+}
+
+// ClockReach says whether lockbench can step the wall clock a lock's
+// client reads: only a client in an adapter process of its own whose
+// programs read their clocks through libc (clock_gettime, gettimeofday,
+// time), which the clock-offset preload intercepts (cluster.ClockReach).
+type ClockReach struct {
+	// Steppable is true when the client's wall clock can be stepped: an
+	// adapter process started with the preload (ExecOptions.ClockShim)
+	// then implements ClockStepper.
+	Steppable bool
+	// Why says why the clock cannot be stepped, e.g. "pid 42
+	// (/usr/bin/adapter) is a Go program (go1.26.1): ..."; "" when it
+	// can, and for a strategy inside lockbench's process (the scenario
+	// gives that reason).
+	Why string
 }
 
 // Server is the kind of server a strategy's lock lives on. It selects the

@@ -12,6 +12,10 @@
 //	lockbench-mutant --lock token-lua --bug none              # the correct lock
 //	lockbench-mutant --lock token-lua --bug release-no-token  # one mutant of it
 //
+// A lock whose bugs need a program that reads its clocks through libc
+// (Lock.Python: client-clock-step cannot step a Go program's clock) is
+// served the same way by testdata/pyadapter/adapter.py.
+//
 // A mutant declares the claims of the lock it derives from, so lockbench
 // gates it with the expectations those claims predict: it is killed when
 // its cell exits 1 (an unexpected verdict), and the unmutated lock, its
@@ -43,6 +47,11 @@ type Lock struct {
 	// every TTL/3); a lock with renewal and without Extend renews itself
 	// and says `lost` when its renewal fails.
 	Extend bool
+	// Python is true when the zoo's Python adapter (testdata/pyadapter,
+	// Programs.Python) serves the lock instead of the Go one: its bugs
+	// need a program that reads its clocks through libc, as Python does
+	// and Go never does, so that client-clock-step can step its clock.
+	Python bool
 }
 
 // Cell is a run of lockbench that kills a mutant: a scenario, the flags
@@ -118,6 +127,8 @@ var Locks = []Lock{
 		Summary: "Redlock: SET NX PX on 5 nodes in parallel (per-node timeout TTL/10), ok on 3 with validity TTL − elapsed − (TTL·0.01 + 2 ms) counted from the call's start, else compare-and-delete on every node"},
 	{Name: "redlock-renew", Nodes: 5, Extend: true, Claims: []string{"atomic_acquire", "token_release", "renewal", "quorum", "validity"},
 		Summary: "redlock plus extend (lockbench asks every TTL/3): Lua compare-and-PEXPIRE on 5 nodes in parallel, ok on 3, fail when 3 can no longer say yes, else unknown"},
+	{Name: "local-validity", Nodes: 1, Python: true, Claims: []string{"atomic_acquire", "token_release", "validity"},
+		Summary: "in Python: token-lua whose validity the lock keeps itself, TTL − (TTL·0.01 + 2 ms) from the call's start on a monotonic clock (time.monotonic()), and answers check from without a round trip; its policy asks the lock before each write (ask_lock, no check_validity)"},
 }
 
 // Zoo is every mutant, in the order the table shows them.
@@ -237,6 +248,11 @@ var Zoo = []Mutant{
 		Does:  "a refused acquire is tried again at once, until the call's deadline: tens of commands per grant",
 		Kills: []Cell{{Scenario: "baseline", Args: []string{"--repeat", "4", "--clients", "8", "--duration", "2s"}, Seeds: []int64{1}, Diff: true}},
 		Needs: "commands per grant counted on the servers for an adapter; lockbench diff against the unmutated twin: a cost regression beyond --max-regression (Mann-Whitney U on the runs); the twin against itself passes"},
+	{Name: "validity-wall-clock", Lock: "local-validity",
+		Class: "a validity counted on the wall clock instead of a monotonic clock",
+		Does:  "the acquire's elapsed time and the deadline its check answers from are counted on time.time(): a clock stepped back keeps the lease valid that much longer",
+		Kills: []Cell{{Scenario: "client-clock-step", Args: singleArgs, Seeds: seeds3}},
+		Needs: "client-clock-step (the holder's adapter clock stepped back 2×TTL right after its read, the holder kept until another client was granted and released the key); the lock's own check before the write (ask_lock) says valid; exclusion"},
 }
 
 // renewalArgs is the workload of the renewal cells: TTL 300 ms, critical

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/mutants"
 )
@@ -47,7 +48,12 @@ var programs = sync.OnceValues(func() (mutants.Programs, error) {
 		return mutants.Programs{}, err
 	}
 	builtIn = dir
-	p := mutants.Programs{Lockbench: filepath.Join(dir, "lockbench"), Adapter: filepath.Join(dir, "lockbench-mutant"), Out: filepath.Join(dir, "out")}
+	py, err := filepath.Abs(pyAdapter)
+	if err != nil {
+		return mutants.Programs{}, err
+	}
+	p := mutants.Programs{Lockbench: filepath.Join(dir, "lockbench"), Adapter: filepath.Join(dir, "lockbench-mutant"), Out: filepath.Join(dir, "out"),
+		Python: python + " " + py}
 	for _, b := range [][2]string{{p.Lockbench, "../cmd/lockbench"}, {p.Adapter, "./testdata/adapter"}} {
 		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			return p, &buildError{b[1], err, out}
@@ -55,6 +61,10 @@ var programs = sync.OnceValues(func() (mutants.Programs, error) {
 	}
 	return p, nil
 })
+
+// python is the interpreter of the zoo's Python adapter (Debian's, which
+// python3-redis is for), and pyAdapter its script.
+const python, pyAdapter = "/usr/bin/python3", "testdata/pyadapter/adapter.py"
 
 type buildError struct {
 	pkg string
@@ -144,6 +154,7 @@ func TestAdapterMarksEveryMutant(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("the adapter's sources: %v", err)
 	}
+	files = append(files, pyAdapter)
 	marked := map[string]bool{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -156,12 +167,12 @@ func TestAdapterMarksEveryMutant(t *testing.T) {
 	}
 	for _, m := range mutants.Zoo {
 		if !marked[m.Name] {
-			t.Errorf("mutant %s: no block marked \"MUTANT %s:\" in testdata/adapter", m.Name, m.Name)
+			t.Errorf("mutant %s: no block marked \"MUTANT %s:\" in testdata/adapter or %s", m.Name, m.Name, pyAdapter)
 		}
 		delete(marked, m.Name)
 	}
 	for name := range marked {
-		t.Errorf("testdata/adapter marks a mutant %s that the zoo's table does not list", name)
+		t.Errorf("the zoo's adapters mark a mutant %s that the zoo's table does not list", name)
 	}
 }
 
@@ -175,7 +186,8 @@ func TestHello(t *testing.T) {
 	}
 	for _, l := range mutants.Locks {
 		for _, bug := range append([]string{"none"}, mutants.Bugs(l.Name)...) {
-			out, err := exec.Command(p.Adapter, "--lock", l.Name, "--bug", bug).Output() // stdin is empty: hello, then exit
+			argv := append(strings.Fields(p.AdapterFor(l.Name)), "--lock", l.Name, "--bug", bug)
+			out, err := exec.Command(argv[0], argv[1:]...).Output() // stdin is empty: hello, then exit
 			if err != nil {
 				t.Fatalf("--lock %s --bug %s: %v", l.Name, bug, err)
 			}
@@ -206,6 +218,10 @@ func TestHello(t *testing.T) {
 	cmd := exec.Command(p.Adapter, "--lock", "token-lua", "--bug", "extend-releases-all")
 	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
 		t.Errorf("a bug of another lock: %v, want exit 2", err)
+	}
+	cmd = exec.Command(p.Adapter, "--lock", "local-validity", "--bug", "none")
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
+		t.Errorf("the Go adapter asked for a lock of the Python adapter: %v, want exit 2", err)
 	}
 }
 
@@ -289,7 +305,8 @@ func exitName(code int) string {
 // reproduce is the command line that runs the cell by hand from the
 // repository's root.
 func reproduce(m mutants.Mutant, c mutants.Cell, seed int64) string {
-	return "lockbench run --strategy '" + mutants.Strategy("bin/lockbench-mutant", m.Lock, m.Name) + "' --scenario " + c.Scenario +
+	adapter := mutants.Programs{Adapter: "bin/lockbench-mutant", Python: python + " mutants/" + pyAdapter}.AdapterFor(m.Lock)
+	return "lockbench run --strategy '" + mutants.Strategy(adapter, m.Lock, m.Name) + "' --scenario " + c.Scenario +
 		" --seed " + strconv.FormatInt(seed, 10) + " " + strings.Join(c.Args, " ")
 }
 
@@ -477,5 +494,97 @@ func TestDiffKillsRetryStorm(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(b), "commands per") {
 		t.Errorf("diff of the twin against retry-without-backoff: %v, output:\n%s\nwant exit 1 naming commands per grant", err, b)
+	}
+}
+
+// TestClockStepReachesPython is what client-clock-step rests on, in a
+// second or two: the zoo's Python adapter started with the clock shim
+// preloaded (as lockbench starts it for that scenario), its offset file
+// stepped back 2×TTL after a grant. Past the TTL, the correct
+// local-validity lock's check (time.monotonic) says not valid and its
+// validity-wall-clock mutant's (time.time) says valid; only the mutant's
+// process read its wall clock at the new offset (the shim's ".seen"
+// file), and the shim's reach is what lockbench finds for a Python
+// process.
+func TestClockStepReachesPython(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	p, err := programs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, err := cluster.BuildClockShim(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 300 * time.Millisecond
+	for _, tt := range []struct {
+		bug   string
+		valid bool // the check's answer past the TTL, after the step
+	}{
+		{"none", false},
+		{"validity-wall-clock", true},
+	} {
+		t.Run(tt.bug, func(t *testing.T) {
+			addr, _ := startRedis(t)
+			off := filepath.Join(t.TempDir(), "clock-offset")
+			if err := cluster.WriteClockOffset(off, 0); err != nil {
+				t.Fatal(err)
+			}
+			argv := append(strings.Fields(p.Python), "--lock", "local-validity", "--bug", tt.bug)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+shim, cluster.ClockOffsetEnv+"="+off)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatalf("%s: %v (install python3-redis: scripts/deps.sh)", p.Python, err)
+			}
+			defer func() { in.Close(); cmd.Wait() }()
+			a := adapterConn{in: in, lines: make(chan map[string]any, 16)}
+			go func() {
+				sc := bufio.NewScanner(out)
+				for sc.Scan() {
+					var m map[string]any
+					if json.Unmarshal(sc.Bytes(), &m) == nil {
+						a.lines <- m
+					}
+				}
+			}()
+			select {
+			case h := <-a.lines:
+				if h["check"] != true {
+					t.Fatalf("hello %v: want check", h)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: no hello within 10 s (install python3-redis: scripts/deps.sh)", p.Python)
+			}
+			if err := cluster.CheckPreloaded(cmd.Process.Pid, shim); err != nil {
+				t.Fatal(err)
+			}
+			if ok, why := cluster.ClockReach(cmd.Process.Pid); !ok {
+				t.Errorf("ClockReach of a Python adapter: %s", why)
+			}
+			a.send(t, map[string]any{"type": "init", "id": 1, "endpoints": []string{addr}, "ttl_ms": ttl.Milliseconds(), "owner": "c0"})
+			a.reply(t, 1, 5*time.Second)
+			a.send(t, map[string]any{"type": "acquire", "id": 2, "key": "k", "deadline_ms": 2000})
+			r := a.reply(t, 2, 5*time.Second)
+			if r["type"] != "ok" || r["validity_ms"] == nil {
+				t.Fatalf("acquire: %v, want ok with a validity", r)
+			}
+			if err := cluster.WriteClockOffset(off, -2*ttl); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(ttl + 50*time.Millisecond) // past the TTL: the key is gone
+			a.send(t, map[string]any{"type": "check", "id": 3, "key": "k", "token": r["token"], "deadline_ms": 2000})
+			if c := a.reply(t, 3, 5*time.Second); c["type"] != "ok" || c["valid"] != tt.valid {
+				t.Errorf("check past the TTL after a step back of 2×TTL: %v, want valid %v", c, tt.valid)
+			}
+			seen, ok, err := cluster.ClockSeen(off)
+			if err != nil || ok != tt.valid || (ok && seen != -2*ttl) {
+				t.Errorf("the shim's .seen file: %v, %v, %v; want the step seen (%v) only by the wall-clock mutant", seen, ok, err, -2*ttl)
+			}
+		})
 	}
 }

@@ -29,6 +29,12 @@ type Programs struct {
 	Lockbench string
 	// Adapter is the zoo's adapter binary (testdata/adapter).
 	Adapter string
+	// Python is the command that runs the zoo's Python adapter, for the
+	// locks it serves (Lock.Python), e.g. "/usr/bin/python3
+	// /src/lockbench/mutants/testdata/pyadapter/adapter.py" (the
+	// interpreter Debian's python3-redis is for); "": those locks' cells
+	// cannot run (exit 2).
+	Python string
 	// Dir is the folder lockbench runs in ("": the current one).
 	Dir string
 	// Out is the folder under which each run writes its results.
@@ -44,6 +50,15 @@ type Programs struct {
 // lock) of lock through adapter.
 func Strategy(adapter, lock, bug string) string {
 	return "exec:" + adapter + " --lock " + lock + " --bug " + bug
+}
+
+// AdapterFor returns the adapter command that serves lock: p.Python for a
+// lock of the Python adapter (Lock.Python), else p.Adapter.
+func (p Programs) AdapterFor(lock string) string {
+	if l, err := LookupLock(lock); err == nil && l.Python {
+		return p.Python
+	}
+	return p.Adapter
 }
 
 // args are the `lockbench run` arguments of one run of cell with seed;
@@ -79,7 +94,8 @@ func RunOne(ctx context.Context, p Programs, lock, bug string, c Cell, seed int6
 	for r.Attempts < attempts {
 		r.Attempts++
 		r.Out = filepath.Join(p.Out, fmt.Sprintf("%s-%s-%s-%d", lock, bug, c.Scenario, seed))
-		args := c.args(Strategy(p.Adapter, lock, bug), Strategy(p.Adapter, lock, "none"), seed, r.Out)
+		adapter := p.AdapterFor(lock)
+		args := c.args(Strategy(adapter, lock, bug), Strategy(adapter, lock, "none"), seed, r.Out)
 		cmd := exec.CommandContext(ctx, p.Lockbench, args...)
 		cmd.Dir = p.Dir
 		var out bytes.Buffer

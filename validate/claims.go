@@ -43,6 +43,7 @@ func renewsAndHonoursLost(in impl.Info) bool {
 	return in.Claims.Renewal && in.Policy.HonourLost
 }
 func checksValidity(in impl.Info) bool   { return in.Policy.CheckValidity }
+func asksLock(in impl.Info) bool         { return in.Policy.AskLock }
 func reentrant(in impl.Info) bool        { return in.Claims.Reentrant }
 func fences(in impl.Info) bool           { return in.Claims.Fencing }
 func quorum(in impl.Info) bool           { return in.Claims.Quorum }
@@ -188,6 +189,21 @@ var claimRules = []claimRule{
 	{[]string{"redlock-clock-jump"}, quorum, setBroken,
 		"A holds n1-n3, n3's clock jumps and B takes n3-n5 inside A's validity: two quorums (Kleppmann 2016)", false},
 
+	// client-clock-step: the adapter's wall clock steps back 2×TTL and the
+	// holder is kept past its key's expiry, so the hold itself is long-cs's
+	// (what stops a lock there stops it here); the step adds a lock that
+	// keeps its own lease time on the wall clock, which only a check the
+	// lock answers itself (ask_lock) consults: lockbench's validity check
+	// runs on lockbench's clock from a duration, so the step cannot reach it.
+	{[]string{"client-clock-step"}, nil, setBroken,
+		"its adapter's wall clock steps back 2×TTL and it is kept in its critical section until another client was granted and released the key (its own key expired meanwhile): a lock that neither renews nor checks its lease writes over that owner, clock or not", false},
+	{[]string{"client-clock-step"}, renews, setSafe,
+		"renewal keeps the lease while the client, still running, is kept past the TTL; a renewal paced by a monotonic clock (what timers and sleeps use) does not notice the step, and one paced by the wall clock stalls, loses the key and fails the renewal-liveness check", false},
+	{[]string{"client-clock-step"}, checksValidity, setSafe,
+		"lockbench checks the validity on its own clock, from the duration the acquire stated (validity_ms), which the adapter's clock cannot move: past the TTL the client stops", false},
+	{[]string{"client-clock-step"}, asksLock, setSafe,
+		"the client asks the lock before its write: a lock that asks its server sees the key gone, and one that keeps its lease's validity itself must count it on a monotonic clock, which a wall-clock step does not move (a validity is elapsed time, and a wall clock can step: NTP, an operator, a migrated virtual machine); a lock that counts it on the wall clock says valid after the step back and writes over the next owner", false},
+
 	{[]string{"lost-reply"}, nil, setSafe,
 		"the acquire ran but its reply was lost: a correct lock reports the outcome unknown (or cleans up after a failed vote), and the key it set is an orphan that expires by its TTL", false},
 	{[]string{"lost-reply"}, nonAtomicAcquire, func(e *Expectation) { e.Liveness = AtRisk },
@@ -240,7 +256,7 @@ var claimRules = []claimRule{
 	// Last: fencing saves the resource whenever exclusion breaks because
 	// an owner writes late, as long as the counter survives (not after a
 	// restart or a failover, see above).
-	{[]string{"long-cs", "gc-pause", "partition-holder", "partition-blackhole", "clock-jump", "node-restart"}, fences, fencedResource,
+	{[]string{"long-cs", "gc-pause", "partition-holder", "partition-blackhole", "clock-jump", "node-restart", "client-clock-step"}, fences, fencedResource,
 		"each grant carries a fencing token: the resource refuses the late owner's write", true},
 }
 

@@ -78,9 +78,12 @@ func TestClaimsMatchRows(t *testing.T) {
 // of each shape the protocol allows (single node, quorum), so an adapter
 // gets an expectation wherever the scenario applies.
 func TestClaimsCoverScenarios(t *testing.T) {
+	// Adapters whose wall clock the shim reaches, so client-clock-step
+	// applies too.
+	steppable := impl.ClockReach{Steppable: true}
 	shapes := []impl.Info{
-		{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}},
-		{Nodes: 5, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, Policy: impl.Policy{CheckValidity: true}},
+		{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}, ClientClock: steppable},
+		{Nodes: 5, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, Policy: impl.Policy{CheckValidity: true}, ClientClock: steppable},
 	}
 	for _, sc := range chaos.All() {
 		for _, in := range shapes {
@@ -101,6 +104,7 @@ func TestFromClaims(t *testing.T) {
 	valid := impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, Policy: impl.Policy{CheckValidity: true}}
 	fenced := impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Fencing: true}}
 	split := impl.Info{Nodes: 1, CrashPoint: "after-set"}
+	asks := impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, Policy: impl.Policy{AskLock: true}}
 	for _, tt := range []struct {
 		name     string
 		in       impl.Info
@@ -115,6 +119,10 @@ func TestFromClaims(t *testing.T) {
 		{"fencing: gc-pause leaves the resource safe", fenced, "gc-pause", "must-break", Hold},
 		{"key and TTL apart: crash-between deadlocks", split, "crash-between", "must-break", Hold},
 		{"token release: a paused node is safe", plain, "node-pause", "must-hold", Hold},
+		{"nothing checked: a client clock step breaks as a long critical section", plain, "client-clock-step", "must-break", Break},
+		{"the lock asked before the write: a client clock step must not fool it", asks, "client-clock-step", "must-hold", Hold},
+		{"validity checked by lockbench: a client clock step cannot reach it", valid, "client-clock-step", "must-hold", Hold},
+		{"fencing: a client clock step leaves the resource safe", fenced, "client-clock-step", "must-break", Hold},
 	} {
 		e, ok := FromClaims(tt.in, tt.scenario)
 		if !ok || e.Summary() != tt.want || e.Resource != tt.resource || !strings.HasPrefix(e.Reason, "from its claims: ") {

@@ -339,6 +339,26 @@ func TestCrashPoint(t *testing.T) {
 	}
 }
 
+// TestClockNotSteppable: lockbench finds that a Go adapter's clock cannot
+// be stepped (Go reads it through the vDSO, not libc), so
+// client-clock-step is n/a for it, naming the program and why.
+func TestClockNotSteppable(t *testing.T) {
+	bin := build(t)
+	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy token-lua", impl.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := chaos.Lookup("client-clock-step")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := st.Info()
+	ok, why := sc.AppliesTo(in)
+	if in.ClientClock.Steppable || ok || !strings.Contains(why, "is a Go program") || !strings.Contains(why, filepath.Base(bin)) {
+		t.Errorf("client-clock-step on the Go adapter: applies %v, %q (clock %+v); want n/a naming the program as a Go program", ok, why, in.ClientClock)
+	}
+}
+
 // TestPauseStopsRenewal: watchdog served by this adapter renews in the
 // adapter's own goroutine; Pause stops the whole process (state T), so the
 // key expires and, after Resume, the adapter reports the lease lost.

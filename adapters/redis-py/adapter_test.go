@@ -59,21 +59,26 @@ func TestDeclaredClaims(t *testing.T) {
 		if in.Claims != tt.want || in.Nodes != 1 || in.Policy != (impl.Policy{HonourLost: tt.want.Renewal}) {
 			t.Errorf("%q: claims %+v, nodes %d, policy %+v; want %+v, 1 node", tt.args, in.Claims, in.Nodes, in.Policy, tt.want)
 		}
+		if !in.ClientClock.Steppable { // Python reads its clocks through libc: client-clock-step applies
+			t.Errorf("%q: the clock shim cannot step a Python adapter's clock: %s", tt.args, in.ClientClock.Why)
+		}
 	}
 }
 
 // FullEnv names the environment variable that makes TestVerdicts run
 // redis-py's Lock, plain and with --renew, under every scenario of the ci
-// profile (the chooser's cells; ~2 min on 2 cores). Unset: the two runs
+// profile (the chooser's cells; ~2 min on 2 cores). Unset: the three runs
 // that prove the protocol's faults on a Python adapter (~10 s).
 const FullEnv = "LOCKBENCH_ADAPTER_SWEEP"
 
 // TestVerdicts runs redis-py's Lock under the faults its claims decide
 // and judges each run against the expectation those claims predict
 // (validate.FromClaims): nothing may contradict it; a run short of
-// evidence is logged. By default two runs: gc-pause (SIGSTOP of the
+// evidence is logged. By default three runs: gc-pause (SIGSTOP of the
 // Python process) must break the plain Lock, as token-lua; long-cs must
-// hold with --renew (extend requests keep the lease, as watchdog).
+// hold with --renew (extend requests keep the lease, as watchdog);
+// client-clock-step (the Python process's wall clock stepped back through
+// the clock shim) must break the plain Lock, which checks nothing.
 func TestVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
@@ -89,7 +94,7 @@ func TestVerdicts(t *testing.T) {
 		command, scenario string
 		exclusion         checker.Status
 	}
-	cells := []cell{{plain, "gc-pause", "violated"}, {renew, "long-cs", "ok"}}
+	cells := []cell{{plain, "gc-pause", "violated"}, {renew, "long-cs", "ok"}, {plain, "client-clock-step", "violated"}}
 	// Six Python clients start in a second or two on a busy machine; the
 	// sweep runs the chooser's workload (16 clients).
 	w := workload.Config{Clients: 6, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
@@ -102,6 +107,9 @@ func TestVerdicts(t *testing.T) {
 				}
 			}
 		}
+		// An adapter's clock stepped back (not in the ci profile: adapters
+		// only): the plain Lock checks nothing, a renewed one is kept.
+		cells = append(cells, cell{plain, "client-clock-step", "violated"}, cell{renew, "client-clock-step", "ok"})
 	}
 	for _, tt := range cells {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

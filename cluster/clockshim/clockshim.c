@@ -15,6 +15,14 @@
  * only every few ms) and keeps the last value it parsed when the file is
  * missing or malformed. Without the variable the offset is 0.
  *
+ * The shim also says which offset the process really used: when a read of
+ * a realtime clock picks up a new offset from the file, it writes that
+ * offset (same format) to the file's name plus ".seen" (write + rename).
+ * lockbench reads it back as evidence that a step reached the process's
+ * own view of the time (an adapter that never reads its wall clock, or
+ * reads it without libc, never writes it). The constructor's first read
+ * writes nothing.
+ *
  * Why not libfaketime: on Debian's redis-server (linked with jemalloc)
  * libfaketime recurses: its hooks call dlsym, dlsym may allocate, jemalloc's
  * initialisation reads the clock, which enters the hook again. This shim
@@ -43,6 +51,9 @@ static clock_gettime_fn real_clock_gettime; /* set once by the constructor */
 static char offset_path[4096];              /* "" = no offset file */
 static int64_t offset_ns;                   /* atomic: current offset */
 static int64_t next_read_ns;                /* atomic: monotonic time of the next re-read */
+static char seen_path[4096];                /* offset_path + ".seen" */
+static char seen_tmp[4096];                 /* offset_path + ".seen.tmp" */
+static int64_t seen_ns;                     /* atomic: the offset last written to seen_path */
 
 /* raw_clock_gettime reads a clock without the hook. */
 static int raw_clock_gettime(clockid_t clk, struct timespec *ts) {
@@ -69,8 +80,35 @@ static int parse_ns(const char *s, int64_t *out) {
     return 0;
 }
 
-/* read_offset re-reads the offset file; keeps the old value on any failure. */
-static void read_offset(void) {
+/* format_ns writes v as decimal text and a newline into buf (at least 24
+ * bytes); returns the length. */
+static int format_ns(int64_t v, char *buf) {
+    char tmp[24];
+    int n = 0, len = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) buf[len++] = '-';
+    while (n) buf[len++] = tmp[--n];
+    buf[len++] = '\n';
+    return len;
+}
+
+/* write_seen records v as the offset the process used (see the header). */
+static void write_seen(int64_t v) {
+    char buf[32];
+    int n = format_ns(v, buf);
+    long fd = syscall(SYS_openat, AT_FDCWD, seen_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    long w = syscall(SYS_write, fd, buf, n);
+    syscall(SYS_close, fd);
+    if (w == n)
+        syscall(SYS_renameat, AT_FDCWD, seen_tmp, AT_FDCWD, seen_path);
+}
+
+/* read_offset re-reads the offset file; keeps the old value on any
+ * failure. With ack set (a realtime clock read is about to use it), a new
+ * value is also written to the ".seen" file. */
+static void read_offset(int ack) {
     char buf[64];
     long fd = syscall(SYS_openat, AT_FDCWD, offset_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
@@ -79,8 +117,14 @@ static void read_offset(void) {
     if (n <= 0) return;
     buf[n] = 0;
     int64_t v;
-    if (parse_ns(buf, &v) == 0)
-        __atomic_store_n(&offset_ns, v, __ATOMIC_RELAXED);
+    if (parse_ns(buf, &v) != 0) return;
+    __atomic_store_n(&offset_ns, v, __ATOMIC_RELAXED);
+    if (!ack) {
+        __atomic_store_n(&seen_ns, v, __ATOMIC_RELAXED);
+        return;
+    }
+    if (seen_path[0] && __atomic_exchange_n(&seen_ns, v, __ATOMIC_RELAXED) != v)
+        write_seen(v);
 }
 
 /* current_offset returns the offset, re-reading the file when due. */
@@ -93,7 +137,7 @@ static int64_t current_offset(void) {
         if (now >= due &&
             __atomic_compare_exchange_n(&next_read_ns, &due, now + REREAD_NS, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            read_offset();
+            read_offset(1);
     }
     return __atomic_load_n(&offset_ns, __ATOMIC_RELAXED);
 }
@@ -109,9 +153,16 @@ static void shift(struct timespec *ts, int64_t off) {
 
 __attribute__((constructor)) static void clockshim_init(void) {
     const char *p = getenv(ENV_NAME); /* getenv does not allocate */
-    if (p && strlen(p) < sizeof offset_path) {
-        memcpy(offset_path, p, strlen(p) + 1);
-        read_offset();
+    size_t n = p ? strlen(p) : 0;
+    if (p && n < sizeof offset_path) {
+        memcpy(offset_path, p, n + 1);
+        if (n + sizeof ".seen.tmp" <= sizeof seen_tmp) {
+            memcpy(seen_path, p, n);
+            memcpy(seen_path + n, ".seen", sizeof ".seen");
+            memcpy(seen_tmp, p, n);
+            memcpy(seen_tmp + n, ".seen.tmp", sizeof ".seen.tmp");
+        }
+        read_offset(0);
     }
     /* dlsym may allocate, and the allocator may read the clock: until the
      * store below, hooks take the syscall path, so there is no recursion. */

@@ -94,6 +94,9 @@ func main() {
 	if err == nil {
 		_, err = mutants.Lookup(*lockName, *bugName)
 	}
+	if err == nil && lock.Python {
+		err = fmt.Errorf("--lock %s is served by the zoo's Python adapter (python3 mutants/testdata/pyadapter/adapter.py)", lock.Name)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench-mutant:", err)
 		os.Exit(2)
@@ -119,7 +122,9 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func lockNames() string {
 	var names []string
 	for _, l := range mutants.Locks {
-		names = append(names, l.Name)
+		if !l.Python {
+			names = append(names, l.Name)
+		}
 	}
 	return strings.Join(names, ", ")
 }

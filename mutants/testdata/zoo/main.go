@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ func main() {
 	var p mutants.Programs
 	flag.StringVar(&p.Lockbench, "lockbench", "bin/lockbench", "the lockbench binary")
 	flag.StringVar(&p.Adapter, "adapter", "bin/lockbench-mutant", "the zoo's adapter binary (go build -o bin/lockbench-mutant ./mutants/testdata/adapter)")
+	py := flag.String("python", "/usr/bin/python3 mutants/testdata/pyadapter/adapter.py", "the command of the zoo's Python adapter (its script path relative to the working folder is made absolute)")
 	flag.StringVar(&p.Out, "out", "lockbench-out/mutants", "results folder (one folder per run)")
 	only := flag.String("only", "", "comma-separated mutants to run (default: all)")
 	ready := flag.Bool("ready", false, "run only the cells that kill with what lockbench has (no Awaits)")
@@ -40,6 +42,15 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if f := strings.Fields(*py); len(f) == 2 {
+		abs, err := filepath.Abs(f[1])
+		if _, serr := os.Stat(abs); err != nil || serr != nil {
+			fmt.Fprintf(os.Stderr, "zoo: the Python adapter %s: not found (run from the repository's root or give --python)\n", f[1])
+			os.Exit(2)
+		}
+		*py = f[0] + " '" + abs + "'" // quoted: lockbench splits the command as a shell would
+	}
+	p.Python = *py
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var names []string
