@@ -538,7 +538,7 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 		on   bool
 		name string
 	}{{c.AtomicAcquire, "atomic-acquire"}, {c.TokenRelease, "token-release"}, {c.Renewal, "renewal"},
-		{c.Reentrant, "reentrant"}, {c.Quorum, "quorum"}, {c.Fencing, "fencing"}, {c.Validity, "validity"}} {
+		{c.Reentrant, "reentrant"}, {c.Quorum, "quorum"}, {c.Fencing, "fencing"}, {c.Validity, "validity"}, {c.ReplicaAck, "replica-ack"}} {
 		if x.on {
 			claims = append(claims, x.name)
 		}
