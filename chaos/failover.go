@@ -38,6 +38,12 @@ const (
 	// comes at the run's first release (after one critical section,
 	// TTL/20) and another client is granted ~2.2-3.2 s later.
 	SentinelMinDuration = 4 * time.Second
+	// SentinelWaitMinDuration is the shortest sentinel-failover run of a
+	// lock that waits for a replica: the hold (TTL/4), the struck client
+	// kept until 0.9×TTL after its grant, and then a few seconds of
+	// grants, so that the run has the holds its checks need (at
+	// SentinelMinDuration one run had 3).
+	SentinelWaitMinDuration = 8 * time.Second
 )
 
 // FailoverLostWrite loses a fresh lock at a failover. Single-node
@@ -80,10 +86,13 @@ const (
 // nothing there); then the link is healed and the key's first grant after
 // is struck. The replica promoted is the one that acknowledged that
 // grant, so the key is still held on the new primary. The failover is the
-// second window, from the kill to the struck client's cap; the new
-// primary has no replica left, so the lock must grant nothing there
-// either. Heal restarts the killed primary as a replica of the new one,
-// so that the probe can be granted again.
+// second window, from the kill until the clients reach the new primary:
+// the killed primary restarts empty and rejoins as a replica of the new
+// one before that (a primary without a replica grants such a lock
+// nothing, which would keep it safe whatever became of the key), so that
+// another client could be granted the key there unless the struck grant
+// survived; the lock must grant nothing in the window. Its TTL is at
+// least waitTTL, for the failover to end inside the struck lease.
 func FailoverLostWrite() Scenario {
 	return Scenario{Name: "failover-lost-write", Kind: Replication, OnReplicas: true,
 		Faults:  []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
@@ -99,11 +108,12 @@ func FailoverLostWrite() Scenario {
 			// 400 ms run with no strike in a full make test). A lock that
 			// waits for a replica also needs the hold, a fresh link and a
 			// grant on it before the run ends.
-			d := 800 * time.Millisecond
+			s := Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true, MinDuration: 800 * time.Millisecond}
 			if in.Claims.ReplicaAck {
-				d = waitMinDuration
+				s.TTL, s.MinDuration = waitTTL, waitMinDuration
+				s.TTLWhy = "the failover (kill, promotion, the old primary rejoining as a replica, links moved) must end inside the struck lease, with time left for other clients to meet the key"
 			}
-			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true, MinDuration: d}
+			return s
 		},
 		New: func(env Env) Nemesis { return newFailover(env, false, false) },
 	}
@@ -155,9 +165,13 @@ func SentinelFailover() Scenario {
 			}
 			return true, ""
 		}),
-		Setup: func(impl.Info) Setup {
+		Setup: func(in impl.Info) Setup {
+			d := SentinelMinDuration
+			if in.Claims.ReplicaAck {
+				d = SentinelWaitMinDuration
+			}
 			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, Sentinel: true,
-				TTL: SentinelTTL, MinDuration: SentinelMinDuration,
+				TTL: SentinelTTL, MinDuration: d,
 				TTLWhy: "Sentinel takes ~2.2 s to promote the replica, and the struck client must still be inside its lease then"}
 		},
 		New: func(env Env) Nemesis { return newFailover(env, true, false) },
@@ -225,10 +239,14 @@ const (
 	// (before holdFor's end less two WAIT timeouts, so that they were
 	// answered inside it) before the link heals.
 	holdAttempts = 4
+	// waitTTL is the shortest lock TTL of a failover-lost-write run of
+	// such a lock: its failover also restarts the old primary and syncs
+	// it (measured: a promotion alone took ~150 ms on a loaded machine).
+	waitTTL = 500 * time.Millisecond
 	// waitMinDuration is the shortest failover-lost-write run of such a
-	// lock: the cut at 20% of the run, the hold, a fresh link and a grant
-	// on it must come before the run ends.
-	waitMinDuration = 1200 * time.Millisecond
+	// lock at waitTTL: the cut at 20% of the run, the hold, a fresh link
+	// and a grant on it must come before the run ends.
+	waitMinDuration = 2 * time.Second
 )
 
 // holdFor is the shortest hold of replication of a lock that waits for a
@@ -291,6 +309,11 @@ type failover struct {
 	attempts []int64 // wait: when the acquires invoked since the cut were, ns since run start
 	unheld   bool    // wait: the hold has ended and a fresh link was asked for
 	unheldNs int64   // wait: when the hold ended, ns since run start
+	// failedOver and others (wait): the strike's failover is done, and
+	// how many acquires of the struck key other clients invoked since,
+	// while the struck client held it.
+	failedOver bool
+	others     int
 }
 
 func newFailover(env Env, sentinel, bare bool) *failover {
@@ -413,7 +436,7 @@ func (f *failover) At(ctx context.Context, ev workload.Event) error {
 	switch ev.Point {
 	case workload.PointBeforeAcquire:
 		if f.wait {
-			f.attempt()
+			f.attempt(ev)
 		}
 	case workload.PointReleased:
 		token := ""
@@ -495,15 +518,19 @@ func (f *failover) cut(ctx context.Context, key, token string) error {
 }
 
 // attempt notes an acquire invoked while a lock that waits for a replica
-// has its replication held back, and ends the hold once it has lasted
+// has its replication held back (after the strike's failover: counts the
+// struck key's acquires by other clients), and ends the hold once it has lasted
 // holdFor and holdAttempts acquires were invoked two WAIT timeouts before
 // now (so they were answered inside it): it records the hold as a window
 // of its own and asks Run for a fresh link, after which the key's next
 // grant is struck.
-func (f *failover) attempt() {
+func (f *failover) attempt(ev workload.Event) {
 	now := f.env.Clock.Now()
 	wt := int64(2 * impl.DefaultWaitTimeout(f.env.TTL))
 	f.mu.Lock()
+	if f.failedOver && ev.Key == f.cutKey && ev.Client != f.race.struck() {
+		f.others++
+	}
 	if !f.armed || f.unheld || f.struck {
 		f.mu.Unlock()
 		return
@@ -695,6 +722,12 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		notes = append(notes, fmt.Sprintf("the failover ended %v after the struck client's acquire, past its %v lease: a break here shows the failover's loss only as far as the held client outlived its lease", past.Round(time.Millisecond), env.TTL))
 	}
 	b, other := f.race.waitOther(ctx)
+	if f.wait {
+		f.mu.Lock()
+		n := f.others
+		f.mu.Unlock()
+		notes = append(notes, fmt.Sprintf("%d acquires of %s by other clients were invoked between the end of the failover and client %d's release", n, ev.Key, ev.Client))
+	}
 	if other {
 		notes = append(notes, fmt.Sprintf("client %d held until client %d, granted %s on the new primary, had read the resource, %v after its acquire; client %d's write waited for client %d's read",
 			ev.Client, b, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond), b, ev.Client))
@@ -738,6 +771,22 @@ func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, e
 		if s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token); err == nil {
 			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, f.replica.Name(), s))
 		}
+	}
+	if f.wait {
+		// A primary without a replica grants a lock that waits for one
+		// nothing, which would keep the lock whatever the failover did
+		// to the key: the old primary comes back as a replica of the new
+		// one before the clients reach it, so that another client could
+		// be granted the key unless the struck grant survived.
+		if err := f.rejoin(ctx); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("%s restarted empty and rejoined as a replica of %s (synced): the new primary can acknowledge grants", f.primary.Name(), f.replica.Name()))
+		f.mu.Lock()
+		f.failedOver = true
+		f.mu.Unlock()
+	}
+	if !f.sentinel {
 		mv := &linkMove{links: env.Links, node: f.node, to: f.replica}
 		f.mu.Lock()
 		f.move = mv
@@ -781,6 +830,9 @@ func (f *failover) Heal(ctx context.Context) error {
 			errs = append(errs, f.rejoin(ctx))
 		}
 		return errors.Join(errs...)
+	}
+	if fo != nil && f.wait {
+		return nil // the strike's rejoin brought the old primary back
 	}
 	// Said in the words readers look for; the landing says it to code:
 	// without a strike the run says nothing about the lock.
