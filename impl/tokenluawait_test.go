@@ -50,11 +50,15 @@ func TestTokenLuaWait(t *testing.T) {
 	t.Cleanup(func() { c.Stop() })
 	nodes := clients(t, c) // primary, replica
 	primary, replica := nodes[0], nodes[1]
-	const wait = 20 * time.Millisecond
-	cfg := impl.Config{Nodes: nodes[:1], TTL: 2 * time.Second, Owner: "a", WaitTimeout: wait}
+	// a and b wait long enough for a replica on a loaded machine; short
+	// gives up within the hold of replication.
+	const wait, long, held = 50 * time.Millisecond, 5 * time.Second, time.Second
+	cfg := impl.Config{Nodes: nodes[:1], TTL: 10 * time.Second, Owner: "a", WaitTimeout: long}
 	a := newLocker(t, st, cfg)
 	cfg.Owner = "b"
 	b := newLocker(t, st, cfg)
+	cfg.Owner, cfg.WaitTimeout = "s", wait
+	short := newLocker(t, st, cfg)
 	on := func(node redis.UniversalClient, key string) string {
 		v, err := node.Get(ctx, key).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
@@ -64,10 +68,10 @@ func TestTokenLuaWait(t *testing.T) {
 	}
 	hold := func(t *testing.T) {
 		t.Helper()
-		if err := c.Nodes()[1].HoldReplication(ctx, 400*time.Millisecond); err != nil {
+		if err := c.Nodes()[1].HoldReplication(ctx, held); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { time.Sleep(450 * time.Millisecond) }) // the pause ends by itself
+		t.Cleanup(func() { time.Sleep(held + 50*time.Millisecond) }) // the pause ends by itself
 	}
 
 	t.Run("acknowledged", func(t *testing.T) {
@@ -97,7 +101,7 @@ func TestTokenLuaWait(t *testing.T) {
 	t.Run("held back: acquire refused", func(t *testing.T) {
 		hold(t)
 		start := time.Now()
-		_, err := a.Acquire(ctx, "k2")
+		_, err := short.Acquire(ctx, "k2")
 		took := time.Since(start)
 		if !errors.Is(err, impl.ErrNotAcquired) || impl.Reason(err) != impl.ReasonUnavailable || impl.TriedToken(err) == "" {
 			t.Fatalf("a.Acquire with replication held back: %v (reason %q), want not acquired, unavailable, with its token", err, impl.Reason(err))
@@ -116,7 +120,7 @@ func TestTokenLuaWait(t *testing.T) {
 			t.Fatalf("a.Acquire: %v", err)
 		}
 		hold(t)
-		_, err = a.Release(ctx, la)
+		_, err = short.Release(ctx, la) // a release needs the lease, not its Locker
 		if err == nil || !unknown(err) || impl.Reason(err) != impl.ReasonUnavailable {
 			t.Errorf("a.Release with replication held back: %v (reason %q), want an unknown outcome, unavailable", err, impl.Reason(err))
 		}
