@@ -10,7 +10,7 @@ PROFILE ?= ci
 ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test seeds verdicts-sweep build deps deps-test vet clean perf docker-image etcd adapters mutants
+.PHONY: bench test seeds wait-seeds verdicts-sweep build deps deps-test vet clean perf docker-image etcd adapters mutants
 
 bench: deps build
 	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 20 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
@@ -38,6 +38,15 @@ test: deps-test vet
 # (TestConsensusTimeScales): about an hour more.
 seeds: deps-test
 	LOCKBENCH_SEEDS=20 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 150m -run 'TestVerdictMatrix|TestConsensusTimeScales' ./bench/
+
+# make wait-seeds: the verdict rows of token-lua-wait (a primary with
+# replicas, WAIT 1) beside token-lua's failover rows, WAIT_SEEDS seeds
+# each (default 3): not part of make test, whose one token-lua-wait run is
+# TestTokenLuaWaitShort (a failover run lasts 2-12 s here): about 5
+# minutes on 2 cores.
+WAIT_SEEDS ?= 3
+wait-seeds: deps-test
+	LOCKBENCH_WAIT=$(WAIT_SEEDS) GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 60m -run 'TestVerdictMatrix/^(token-lua-wait_|token-lua_(failover-lost-write|sentinel-failover)$$)' ./bench/
 
 # make verdicts-sweep: every verdict row at three time scales (Redis TTL
 # 100 ms, 1 s, 5 s; etcd and ZooKeeper 1 s, 5 s, 15 s), one seed a pass

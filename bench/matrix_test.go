@@ -45,10 +45,14 @@ func named() map[string]bool {
 }
 
 // seedsFor is 5 for named pairs and 1 for the rest of the matrix;
-// LOCKBENCH_SEEDS=N sets every pair to N (`make seeds`: 20).
+// LOCKBENCH_SEEDS=N sets every pair to N (`make seeds`: 20), and
+// LOCKBENCH_WAIT=N the pairs of waitPair to N (`make wait-seeds`: 3).
 func seedsFor(pair string) int {
 	if v, err := strconv.Atoi(os.Getenv("LOCKBENCH_SEEDS")); err == nil && v > 0 {
 		return v
+	}
+	if n := waitSeeds(); n > 0 && waitPair(pair) {
+		return n
 	}
 	if named()[pair] {
 		return 5
@@ -75,6 +79,11 @@ func TestVerdictMatrix(t *testing.T) {
 		if p.Summary() == "at-risk" || onConsensus(p.Strategy) {
 			// The etcd and ZooKeeper pairs run seconds each on a shared
 			// cluster: TestConsensusVerdicts and the consensus-seeds profile.
+			continue
+		}
+		if waitsForReplicas(p.Strategy) && waitSeeds() == 0 && os.Getenv("LOCKBENCH_SEEDS") == "" {
+			// Seconds each: LOCKBENCH_WAIT (make wait-seeds);
+			// TestTokenLuaWaitShort is make test's one run.
 			continue
 		}
 		t.Run(strings.ReplaceAll(pair, "/", "_"), func(t *testing.T) {
@@ -126,6 +135,35 @@ func TestVerdictMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitSeeds is LOCKBENCH_WAIT's seed count, 0 when unset: the pairs of
+// a lock that waits for replicas run only when it (or LOCKBENCH_SEEDS) is
+// set, as their failover runs last 3 to 12 s each (make wait-seeds).
+func waitSeeds() int {
+	v, err := strconv.Atoi(os.Getenv("LOCKBENCH_WAIT"))
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// waitPair reports whether pair (strategy/scenario) belongs to the WAIT
+// comparison: any pair of a lock that waits for replicas, and token-lua's
+// failover pairs beside them.
+func waitPair(pair string) bool {
+	strategy, scenario, _ := strings.Cut(pair, "/")
+	if waitsForReplicas(strategy) {
+		return true
+	}
+	return strategy == "token-lua" && (scenario == "failover-lost-write" || scenario == "sentinel-failover")
+}
+
+// waitsForReplicas reports whether strategy's lock waits for replicas
+// (impl.Info.Replicas).
+func waitsForReplicas(strategy string) bool {
+	st, err := impl.Lookup(strategy)
+	return err == nil && st.Info().Replicas > 0
 }
 
 // onConsensus reports whether strategy's lock lives on etcd or ZooKeeper.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,9 +18,11 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// failoverScenarios are the replication faults: replica promotion with a lost write, Sentinel failover.
+// failoverScenarios are the replication faults: replica promotion with a
+// lost write, Sentinel failover, and the promotion of the replica that did
+// not acknowledge a grant.
 func failoverScenarios() []Scenario {
-	return []Scenario{FailoverLostWrite(), FailoverBareQuorum(), SentinelFailover()}
+	return []Scenario{FailoverLostWrite(), FailoverBareQuorum(), SentinelFailover(), FailoverOtherReplica()}
 }
 
 // Timings of the sentinel-failover scenario. Sentinel promotes a replica
@@ -35,6 +38,12 @@ const (
 	// comes at the run's first release (after one critical section,
 	// TTL/20) and another client is granted ~2.2-3.2 s later.
 	SentinelMinDuration = 4 * time.Second
+	// SentinelWaitMinDuration is the shortest sentinel-failover run of a
+	// lock that waits for a replica: the hold (TTL/4), the struck client
+	// kept until 0.9×TTL after its grant, and then a few seconds of
+	// grants, so that the run has the holds its checks need (at
+	// SentinelMinDuration one run had 3).
+	SentinelWaitMinDuration = 8 * time.Second
 )
 
 // FailoverLostWrite loses a fresh lock at a failover. Single-node
@@ -69,11 +78,26 @@ const (
 // holder's key for up to a TTL; a paused replica cannot be read to check;
 // and the replica applies the held stream when the pause ends unless it is
 // promoted at that very moment (measured), which Sentinel never does.
+//
+// A lock that waits for a replica (impl.Claims.ReplicaAck: WAIT) is
+// granted nothing while the link is cut, so for it the cut becomes a
+// window of its own that holds replication back (at least holdFor and
+// until holdAttempts acquires were invoked in it; the lock must grant
+// nothing there); then the link is healed and the key's first grant after
+// is struck. The replica promoted is the one that acknowledged that
+// grant, so the key is still held on the new primary. The failover is the
+// second window, from the kill until the clients reach the new primary:
+// the killed primary restarts empty and rejoins as a replica of the new
+// one before that (a primary without a replica grants such a lock
+// nothing, which would keep it safe whatever became of the key), so that
+// another client could be granted the key there unless the struck grant
+// survived; the lock must grant nothing in the window. Its TTL is at
+// least waitTTL, for the failover to end inside the struck lease.
 func FailoverLostWrite() Scenario {
-	return Scenario{Name: "failover-lost-write", Kind: Replication,
+	return Scenario{Name: "failover-lost-write", Kind: Replication, OnReplicas: true,
 		Faults:  []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
 		Applies: redisOnly(naFailover, nil),
-		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so)",
+		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so; a lock that waits for a replica: replication held back, then healed, and a grant the replica acknowledged is struck)",
 		Setup: func(in impl.Info) Setup {
 			if quorum(in) {
 				return Setup{Topology: cluster.Topology{Kind: cluster.Independent, Nodes: nodesOf(in) + 1}, Proxies: true, ProxyNode: failingNode + 1, TTL: quorumTTL,
@@ -81,8 +105,15 @@ func FailoverLostWrite() Scenario {
 			}
 			// At least 800 ms: under load a clean cut (a release that leaves
 			// the replica without the key) can take a few tries (seen: one
-			// 400 ms run with no strike in a full make test).
-			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true, MinDuration: 800 * time.Millisecond}
+			// 400 ms run with no strike in a full make test). A lock that
+			// waits for a replica also needs the hold, a fresh link and a
+			// grant on it before the run ends.
+			s := Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1}, Proxies: true, MinDuration: 800 * time.Millisecond}
+			if in.Claims.ReplicaAck {
+				s.TTL, s.MinDuration = waitTTL, waitMinDuration
+				s.TTLWhy = "the failover (kill, promotion, the old primary rejoining as a replica, links moved) must end inside the struck lease, with time left for other clients to meet the key"
+			}
+			return s
 		},
 		New: func(env Env) Nemesis { return newFailover(env, false, false) },
 	}
@@ -120,25 +151,75 @@ func FailoverBareQuorum() Scenario {
 // client, held at its grant as in FailoverLostWrite (at most 0.9×TTL after
 // its acquire), is still inside its lease when the next holder is granted
 // the key on the new primary. The run's liveness figures give the
-// unavailability and the recovery time (fault to next grant).
+// unavailability and the recovery time (fault to next grant). A lock
+// that waits for a replica meets the cut as in FailoverLostWrite: a hold
+// in which it must grant nothing, a healed link, and a strike on a grant
+// the replica Sentinel promotes has acknowledged.
 func SentinelFailover() Scenario {
-	return Scenario{Name: "sentinel-failover", Kind: Replication,
+	return Scenario{Name: "sentinel-failover", Kind: Replication, OnReplicas: true,
 		Faults:  []Fault{&sentinelFailover{}, &replicationCut{}},
-		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL ≥ 4 s so the struck client is still inside its lease",
+		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL ≥ 4 s so the struck client is still inside its lease (a lock that waits for a replica: replication held back, then healed, and a grant the replica acknowledged is struck)",
 		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if quorum(in) {
 				return false, "a quorum lock runs on independent primaries without replication: there is nothing for Sentinel to fail over"
 			}
 			return true, ""
 		}),
-		Setup: func(impl.Info) Setup {
+		Setup: func(in impl.Info) Setup {
+			d := SentinelMinDuration
+			if in.Claims.ReplicaAck {
+				d = SentinelWaitMinDuration
+			}
 			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, Sentinel: true,
-				TTL: SentinelTTL, MinDuration: SentinelMinDuration,
+				TTL: SentinelTTL, MinDuration: d,
 				TTLWhy: "Sentinel takes ~2.2 s to promote the replica, and the struck client must still be inside its lease then"}
 		},
 		New: func(env Env) Nemesis { return newFailover(env, true, false) },
 	}
 }
+
+// FailoverOtherReplica is what WAIT does not buy: a primary with two
+// replicas, n2 replicating directly and n3 through a proxy whose link is
+// cut at a release that leaves n3 without the key (as in
+// FailoverLostWrite). The key's next grant is struck once n2 holds it
+// and n3 does not: a lock that waits for one replica (WAIT 1) was
+// granted on n2's acknowledgement. The primary is SIGKILLed, n3, the
+// replica that did not acknowledge, is promoted, n2 is re-pointed at it
+// (as Sentinel reconfigures the other replicas; its offset runs past
+// n3's, so it resyncs in full and drops the grant) and the clients'
+// links move to n3. Another client is granted the key there, n2
+// acknowledging it, while the struck client still holds its lease (race
+// orders their reads and writes as in FailoverLostWrite). Sentinel
+// itself prefers the replica with the largest offset, so this is the
+// case of a replica-priority that favours n3, of n2 lost too, or of an
+// operator's choice. It applies to locks that wait for a replica only: a
+// lock that does not loses its fresh grant at any failover
+// (FailoverLostWrite).
+func FailoverOtherReplica() Scenario {
+	return Scenario{Name: "failover-other-replica", Kind: Replication, OnReplicas: true,
+		Faults: []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
+			if !in.Claims.ReplicaAck {
+				return false, "strikes a grant one replica acknowledged (WAIT) and promotes the other: a lock that does not wait for a replica loses its fresh grant at any failover (failover-lost-write is its case)"
+			}
+			return true, ""
+		}),
+		Summary: "a lock that waits for a replica, on a primary with two: replication to n3 is cut, a grant n2 acknowledged (WAIT 1) is struck: the primary is killed, n3 promoted, n2 re-pointed at it (a full resync drops the grant) and clients moved: the acknowledged lock is gone",
+		Setup: func(impl.Info) Setup {
+			return Setup{Topology: cluster.Topology{Kind: cluster.Replicated, Replicas: 2}, Proxies: true,
+				TTL: otherReplicaTTL, MinDuration: otherReplicaMinDuration,
+				TTLWhy: "the failover includes a full resync of the acknowledging replica from the promoted one, and the struck client must still be inside its lease when another client is granted after it"}
+		},
+		New: func(env Env) Nemesis { return newFailoverOf(env, false, false, true) },
+	}
+}
+
+// Timings of failover-other-replica: its failover adds a full resync of
+// one replica to a promotion, which takes tens of ms on a loaded machine.
+const (
+	otherReplicaTTL         = 500 * time.Millisecond
+	otherReplicaMinDuration = 1600 * time.Millisecond
+)
 
 // naFailover is why the failover scenarios do not apply to etcd and
 // ZooKeeper locks.
@@ -151,6 +232,29 @@ const naFailover = "fails a Redis primary over to an asynchronous replica; etcd 
 // without a single grant; 20 ms is enough.
 const quorumTTL = 200 * time.Millisecond
 
+// Timings of a lock that waits for a replica (impl.Claims.ReplicaAck)
+// under failover-lost-write and sentinel-failover.
+const (
+	// holdAttempts is how many acquires the hold must see invoked
+	// (before holdFor's end less two WAIT timeouts, so that they were
+	// answered inside it) before the link heals.
+	holdAttempts = 4
+	// waitTTL is the shortest lock TTL of a failover-lost-write run of
+	// such a lock: its failover also restarts the old primary and syncs
+	// it (measured: a promotion alone took ~150 ms on a loaded machine).
+	waitTTL = 500 * time.Millisecond
+	// waitMinDuration is the shortest failover-lost-write run of such a
+	// lock at waitTTL: the cut at 20% of the run, the hold, a fresh link
+	// and a grant on it must come before the run ends.
+	waitMinDuration = 2 * time.Second
+)
+
+// holdFor is the shortest hold of replication of a lock that waits for a
+// replica: TTL/4, and at least three of its WAIT timeouts.
+func holdFor(ttl time.Duration) time.Duration {
+	return max(ttl/4, 3*impl.DefaultWaitTimeout(ttl))
+}
+
 // failingNode is the index of the node of a quorum strategy that fails
 // over in failover-lost-write (n1); only its links go through proxies.
 const failingNode = 0
@@ -158,15 +262,25 @@ const failingNode = 0
 // nodesOf is the node count of a strategy (at least 1).
 func nodesOf(in impl.Info) int { return max(in.Nodes, 1) }
 
-// failover is the nemesis of both scenarios: Run routes replication
-// through a proxy, At cuts it at a release (replicationCut) and strikes a
-// later grant (promotion and linkMove, or sentinelFailover).
+// failover is the nemesis of the failover scenarios: Run routes
+// replication through a proxy, At cuts it at a release (replicationCut)
+// and strikes a later grant (promotion and linkMove, or
+// sentinelFailover).
 type failover struct {
 	env      Env
 	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links
 	quorum   bool // one node of the strategy's N fails over
 	bare     bool // quorum: strike a grant on exactly a quorum, not on more
-	race     *race
+	// wait: the lock waits for a replica (impl.Claims.ReplicaAck), so
+	// the cut holds replication back (refusing its grants) until the
+	// link heals, and the first grant after is struck.
+	wait bool
+	// other: failover-other-replica; acker replicates directly and
+	// acknowledges grants, replica (cut) is promoted and acker re-pointed
+	// at it.
+	other bool
+	acker *cluster.Node
+	race  *race
 
 	nodes    []*cluster.Node // the strategy's nodes, in link order
 	node     int             // index in nodes of the node that fails over
@@ -192,11 +306,26 @@ type failover struct {
 	failover Fault          // the strike's promotion or sentinelFailover, once it began
 	move     *linkMove      // the strike's move of the clients' links (no Sentinel)
 	clients  map[*cluster.Node]*redis.Client
+	attempts []int64 // wait: when the acquires invoked since the cut were, ns since run start
+	unheld   bool    // wait: the hold has ended and a fresh link was asked for
+	unheldNs int64   // wait: when the hold ended, ns since run start
+	// failedOver and others (wait): the strike's failover is done, and
+	// how many acquires of the struck key other clients invoked since,
+	// while the struck client held it.
+	failedOver bool
+	others     int
 }
 
 func newFailover(env Env, sentinel, bare bool) *failover {
-	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), bare: bare, race: newRace(),
+	return newFailoverOf(env, sentinel, bare, false)
+}
+
+// newFailoverOf is newFailover, for failover-other-replica when other is
+// set.
+func newFailoverOf(env Env, sentinel, bare, other bool) *failover {
+	f := &failover{env: env, sentinel: sentinel, quorum: quorum(env.Info), bare: bare, other: other, race: newRace(),
 		relink: make(chan struct{}, 1), clients: map[*cluster.Node]*redis.Client{}}
+	f.wait = env.Info.Claims.ReplicaAck && !other && !f.quorum
 	all := env.Cluster.Nodes()
 	n := min(nodesOf(env.Info), len(all))
 	f.nodes = all[:n]
@@ -204,6 +333,8 @@ func newFailover(env Env, sentinel, bare bool) *failover {
 	case f.quorum && len(all) > n:
 		f.node = failingNode
 		f.primary, f.replica = all[f.node], all[n]
+	case other && len(all) > 2:
+		f.primary, f.acker, f.replica = all[0], all[1], all[2]
 	case len(all) > 1:
 		f.primary, f.replica = all[0], all[1]
 	}
@@ -225,6 +356,8 @@ func (f *failover) name() string {
 		return "sentinel-failover"
 	case f.bare:
 		return "failover-bare-quorum"
+	case f.other:
+		return "failover-other-replica"
 	}
 	return "failover-lost-write"
 }
@@ -301,6 +434,10 @@ func (f *failover) At(ctx context.Context, ev workload.Event) error {
 	}
 	var err error
 	switch ev.Point {
+	case workload.PointBeforeAcquire:
+		if f.wait {
+			f.attempt(ev)
+		}
 	case workload.PointReleased:
 		token := ""
 		if ev.Lease != nil {
@@ -380,9 +517,56 @@ func (f *failover) cut(ctx context.Context, key, token string) error {
 	return nil
 }
 
+// attempt notes an acquire invoked while a lock that waits for a replica
+// has its replication held back (after the strike's failover: counts the
+// struck key's acquires by other clients), and ends the hold once it has lasted
+// holdFor and holdAttempts acquires were invoked two WAIT timeouts before
+// now (so they were answered inside it): it records the hold as a window
+// of its own and asks Run for a fresh link, after which the key's next
+// grant is struck.
+func (f *failover) attempt(ev workload.Event) {
+	now := f.env.Clock.Now()
+	wt := int64(2 * impl.DefaultWaitTimeout(f.env.TTL))
+	f.mu.Lock()
+	if f.failedOver && ev.Key == f.cutKey && ev.Client != f.race.struck() {
+		f.others++
+	}
+	if !f.armed || f.unheld || f.struck {
+		f.mu.Unlock()
+		return
+	}
+	f.attempts = append(f.attempts, now)
+	answered := 0
+	for _, t := range f.attempts {
+		if t <= now-wt {
+			answered++
+		}
+	}
+	if now-f.cutNs < int64(holdFor(f.env.TTL)) || answered < holdAttempts {
+		f.mu.Unlock()
+		return
+	}
+	f.unheld, f.unheldNs, f.ready = true, now, false
+	cutNs, n := f.cutNs, len(f.attempts)
+	f.mu.Unlock()
+	recordWindow(f.env, cutNs, now, "", f.holdNote(cutNs, now, n))
+	select {
+	case f.relink <- struct{}{}:
+	default:
+	}
+}
+
+// holdNote is the note of the hold's window, from the cut at cutNs to
+// end (ns since run start), with n acquires invoked in it.
+func (f *failover) holdNote(cutNs, end int64, n int) string {
+	return fmt.Sprintf("%s: replication held back: link %s→%s cut at %.1f ms for %.1f ms, %d acquires invoked meanwhile; a lock that waits for a replica cannot be granted while none acknowledges (WAIT %v)",
+		f.name(), f.primary.Name(), f.replica.Name(), float64(cutNs)/1e6, float64(end-cutNs)/1e6, n, impl.DefaultWaitTimeout(f.env.TTL))
+}
+
 // claim reports whether a grant of key may be checked as the one to
 // strike, and marks the check busy. A grant of a key whose cut is being
-// checked makes that cut dirty.
+// checked makes that cut dirty. A lock that waits for a replica is struck
+// only once the hold ended and the fresh link is in sync.
 func (f *failover) claim(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -392,18 +576,34 @@ func (f *failover) claim(key string) bool {
 	if f.busy || f.struck || !f.armed || key != f.cutKey {
 		return false
 	}
+	if f.wait && (!f.unheld || !f.ready) {
+		return false
+	}
 	f.busy = true
 	return true
 }
 
-// candidate reports whether the grant ev is lost at the failover: the
-// replica holds no live copy of its key (read on the replica); for quorum
-// strategies also the holder holds the failing node and keeps a majority
-// after losing it (bare: holds exactly a quorum, so it keeps none).
+// candidate reports whether the grant ev is the one to strike: lost at
+// the failover, the replica holding no live copy of its key (read on the
+// replica); for quorum strategies also the holder holds the failing node
+// and keeps a majority after losing it (bare: holds exactly a quorum, so
+// it keeps none). A lock that waits for a replica: the replica to be
+// promoted holds it (it acknowledged the grant); failover-other-replica:
+// the replica to be promoted holds no copy and the other one holds it.
 func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, error) {
 	s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token)
-	if err != nil || s != holderNone {
+	if err != nil {
 		return false, err
+	}
+	if f.wait {
+		return s == holderIt, nil
+	}
+	if s != holderNone {
+		return false, nil
+	}
+	if f.other {
+		a, err := f.holderOn(ctx, f.acker, ev.Key, ev.Lease.Token)
+		return a == holderIt, err
 	}
 	if !f.quorum {
 		return true, nil
@@ -447,9 +647,28 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 	env := f.env
 	capA := ev.Lease.Start.Add(time.Duration(f.capShare * float64(env.TTL)))
 	f.race.start(ev.Client, ev.Key, capA, env.TTL/4)
+	start := f.cutNs
 	notes := []string{
 		fmt.Sprintf("replication link %s→%s cut at %.1f ms", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6),
 		fmt.Sprintf("client %d granted %s (hold %d) on %s after the cut; %s on %s", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderNone, f.replica.Name()),
+	}
+	switch {
+	case f.wait:
+		// The hold was a window of its own; this one starts at the kill,
+		// after the struck grant.
+		start = env.Clock.Now()
+		f.mu.Lock()
+		healed := f.unheldNs
+		f.mu.Unlock()
+		notes = []string{
+			fmt.Sprintf("replication link %s→%s cut at %.1f ms and healed at %.1f ms (the hold: its own window)", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6, float64(healed)/1e6),
+			fmt.Sprintf("client %d granted %s (hold %d) on %s after the link healed; %s on %s: the replica acknowledged the grant (WAIT)", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderIt, f.replica.Name()),
+		}
+	case f.other:
+		notes = []string{
+			fmt.Sprintf("replication link %s→%s cut at %.1f ms; %s replicates %s directly", f.primary.Name(), f.replica.Name(), float64(f.cutNs)/1e6, f.acker.Name(), f.primary.Name()),
+			fmt.Sprintf("client %d granted %s (hold %d) on %s after the cut; %s on %s, which acknowledged the grant (WAIT); %s on %s", ev.Client, ev.Key, ev.Hold, f.primary.Name(), holderIt, f.acker.Name(), holderNone, f.replica.Name()),
+		}
 	}
 	type outcome struct {
 		notes []string
@@ -503,6 +722,12 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		notes = append(notes, fmt.Sprintf("the failover ended %v after the struck client's acquire, past its %v lease: a break here shows the failover's loss only as far as the held client outlived its lease", past.Round(time.Millisecond), env.TTL))
 	}
 	b, other := f.race.waitOther(ctx)
+	if f.wait {
+		f.mu.Lock()
+		n := f.others
+		f.mu.Unlock()
+		notes = append(notes, fmt.Sprintf("%d acquires of %s by other clients were invoked between the end of the failover and client %d's release", n, ev.Key, ev.Client))
+	}
 	if other {
 		notes = append(notes, fmt.Sprintf("client %d held until client %d, granted %s on the new primary, had read the resource, %v after its acquire; client %d's write waited for client %d's read",
 			ev.Client, b, ev.Key, time.Since(ev.Lease.Start).Round(time.Millisecond), b, ev.Client))
@@ -510,7 +735,7 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 		notes = append(notes, fmt.Sprintf("client %d held until its cap (%.2f×TTL after its acquire): no other client was granted %s and read the resource by then",
 			ev.Client, f.capShare, ev.Key))
 	}
-	recordWindow(env, f.cutNs, end, landing(other), f.name()+": "+strings.Join(notes, "; "))
+	recordWindow(env, start, end, landing(other), f.name()+": "+strings.Join(notes, "; "))
 	return nil
 }
 
@@ -522,7 +747,11 @@ func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, e
 	var notes []string
 	var fo Fault = &sentinelFailover{cluster: env.Cluster, primary: f.primary}
 	if !f.sentinel {
-		fo = &promotion{primary: f.primary, replica: f.replica}
+		p := &promotion{primary: f.primary, replica: f.replica}
+		if f.other {
+			p.others = []*cluster.Node{f.acker}
+		}
+		fo = p
 	}
 	f.mu.Lock()
 	f.failover = fo
@@ -532,11 +761,32 @@ func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, e
 		return nil, err
 	}
 	notes = append(notes, evidence)
+	if f.sentinel && f.wait {
+		if s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token); err == nil {
+			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, f.replica.Name(), s))
+		}
+	}
 	if !f.sentinel {
 		// Nobody reaches the new primary before the links move.
 		if s, err := f.holderOn(ctx, f.replica, ev.Key, ev.Lease.Token); err == nil {
 			notes = append(notes, fmt.Sprintf("%s on new primary %s: %s", ev.Key, f.replica.Name(), s))
 		}
+	}
+	if f.wait {
+		// A primary without a replica grants a lock that waits for one
+		// nothing, which would keep the lock whatever the failover did
+		// to the key: the old primary comes back as a replica of the new
+		// one before the clients reach it, so that another client could
+		// be granted the key unless the struck grant survived.
+		if err := f.rejoin(ctx); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("%s restarted empty and rejoined as a replica of %s (synced): the new primary can acknowledge grants", f.primary.Name(), f.replica.Name()))
+		f.mu.Lock()
+		f.failedOver = true
+		f.mu.Unlock()
+	}
+	if !f.sentinel {
 		mv := &linkMove{links: env.Links, node: f.node, to: f.replica}
 		f.mu.Lock()
 		f.move = mv
@@ -576,15 +826,55 @@ func (f *failover) Heal(ctx context.Context) error {
 			_, err := heal(ctx, mv)
 			errs = append(errs, err)
 		}
+		if f.wait {
+			errs = append(errs, f.rejoin(ctx))
+		}
 		return errors.Join(errs...)
+	}
+	if fo != nil && f.wait {
+		return nil // the strike's rejoin brought the old primary back
 	}
 	// Said in the words readers look for; the landing says it to code:
 	// without a strike the run says nothing about the lock.
 	t := f.env.Clock.Now()
-	recordWindow(f.env, t, t, history.Missed, fmt.Sprintf("%s: the fault never landed: no release left the replica without the key before the run ended (%d cuts of the replication link tried)", f.name(), cuts))
+	why := fmt.Sprintf("no release left the replica without the key before the run ended (%d cuts of the replication link tried)", cuts)
+	if f.wait {
+		f.mu.Lock()
+		armed, unheld, cutNs, n, key := f.armed, f.unheld, f.cutNs, len(f.attempts), f.cutKey
+		f.mu.Unlock()
+		switch {
+		case unheld:
+			why = fmt.Sprintf("replication was held back and healed, but no grant of %s came on the fresh link before the run ended", key)
+		case armed:
+			// The hold was in force until now: its window.
+			recordWindow(f.env, cutNs, t, "", f.holdNote(cutNs, t, n))
+			why = fmt.Sprintf("replication was still held back when the run ended (%d acquires invoked in the hold), so no grant came to strike", n)
+		}
+	}
+	recordWindow(f.env, t, t, history.Missed, fmt.Sprintf("%s: the fault never landed: %s", f.name(), why))
 	if link != nil {
 		_, err := heal(ctx, &replicationCut{link: link, primary: f.primary, replica: f.replica})
 		return err
+	}
+	return nil
+}
+
+// rejoin restarts the killed primary, empty, as a replica of the new one
+// and waits until it is in sync, as it rejoins in a deployment (Sentinel
+// re-points a returning primary): a lock that waits for a replica is
+// granted nothing by a primary without one, so without it the probe would
+// find the lock unavailable for good.
+func (f *failover) rejoin(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, faultTimeout)
+	defer cancel()
+	if err := f.primary.Restart(ctx, 0); err != nil {
+		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
+	}
+	if err := f.primary.ReplicaOf(ctx, f.replica); err != nil {
+		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
+	}
+	if err := waitSynced(ctx, f.primary, strconv.Itoa(f.replica.Port())); err != nil {
+		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
 	}
 	return nil
 }

@@ -76,6 +76,13 @@ func (r *race) at(ctx context.Context, ev workload.Event) error {
 	return nil
 }
 
+// struck returns A, -1 until start named it.
+func (r *race) struck() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.a
+}
+
 // waitOther holds A until B has read or A's cap passes (or ctx ends). It
 // returns B and whether B had read.
 func (r *race) waitOther(ctx context.Context) (int, bool) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,16 +54,22 @@ func (c *replicationCut) Heal(ctx context.Context) (string, error) {
 const promoteTimeout = 5 * time.Second
 
 // promotion is a manual failover: the primary is SIGKILLed and its
-// replica promoted (REPLICAOF NO ONE). Writes the replica had not received
-// are lost. Clients still point at the dead primary: a linkMove moves
-// them. Heal completes a promotion Inject did not make. Evidence: "n1 pid
-// 42 SIGKILLed (gone: no live pid 42 in /proc); n2 promoted (role
-// master)".
+// replica promoted (REPLICAOF NO ONE); the other replicas, if any, are
+// re-pointed at it (REPLICAOF, as Sentinel reconfigures them) and synced.
+// Writes the promoted replica had not received are lost, also on the
+// others: their offsets run past the new primary's history, so they
+// resync in full from it. Clients still point at the dead primary: a
+// linkMove moves them. Heal completes a promotion Inject did not make.
+// Evidence: "n1 pid 42 SIGKILLed (gone: no live pid 42 in /proc); n2
+// promoted (role master)" and, per other replica, "n3 replicates n2
+// (synced)".
 type promotion struct {
 	primary, replica *cluster.Node
+	others           []*cluster.Node
 
 	mu       sync.Mutex
 	promoted bool
+	moved    bool // the others replicate the promoted replica
 }
 
 func (*promotion) Name() string { return "replica-promotion" }
@@ -78,7 +86,36 @@ func (p *promotion) Inject(ctx context.Context) (string, error) {
 	if err := p.promote(ctx); err != nil {
 		return killed, err
 	}
-	return fmt.Sprintf("%s; %s promoted (role %s)", killed, p.replica.Name(), role(ctx, p.replica)), nil
+	ev := fmt.Sprintf("%s; %s promoted (role %s)", killed, p.replica.Name(), role(ctx, p.replica))
+	moved, err := p.repoint(ctx)
+	if moved != "" {
+		ev += "; " + moved
+	}
+	return ev, err
+}
+
+// repoint makes every other replica replicate the promoted one, once, and
+// waits until each is in sync (a full resync when it had received writes
+// the promoted one had not). It returns the evidence.
+func (p *promotion) repoint(ctx context.Context) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.moved || len(p.others) == 0 {
+		return "", nil
+	}
+	var ev []string
+	port := strconv.Itoa(p.replica.Port())
+	for _, o := range p.others {
+		if err := o.ReplicaOf(ctx, p.replica); err != nil {
+			return strings.Join(ev, "; "), err
+		}
+		if err := waitSynced(ctx, o, port); err != nil {
+			return strings.Join(ev, "; "), err
+		}
+		ev = append(ev, fmt.Sprintf("%s replicates %s (synced)", o.Name(), p.replica.Name()))
+	}
+	p.moved = true
+	return strings.Join(ev, "; "), nil
 }
 
 // promote runs REPLICAOF NO ONE on the replica once.
@@ -97,7 +134,8 @@ func (p *promotion) promote(ctx context.Context) error {
 	return nil
 }
 
-// Heal promotes the replica if the primary is down and Inject did not.
+// Heal promotes the replica (and re-points the others) if the primary is
+// down and Inject did not.
 func (p *promotion) Heal(ctx context.Context) (string, error) {
 	if p.primary == nil || p.primary.Running() {
 		return "", nil
@@ -105,7 +143,12 @@ func (p *promotion) Heal(ctx context.Context) (string, error) {
 	if err := p.promote(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s is the primary (role %s)", p.replica.Name(), role(ctx, p.replica)), nil
+	ev := fmt.Sprintf("%s is the primary (role %s)", p.replica.Name(), role(ctx, p.replica))
+	moved, err := p.repoint(ctx)
+	if moved != "" {
+		ev += "; " + moved
+	}
+	return ev, err
 }
 
 // sentinelWait bounds the wait for the Sentinels' promotion.

@@ -80,6 +80,7 @@ func TestScenarioRequires(t *testing.T) {
 		{"failover-lost-write", []cluster.Feature{kill, redis, repl, proxies}, []cluster.Feature{kill, redis, repl, proxies}},
 		{"failover-bare-quorum", []cluster.Feature{kill, redis, repl, proxies}, []cluster.Feature{kill, redis, repl, proxies}},
 		{"sentinel-failover", []cluster.Feature{kill, repl}, []cluster.Feature{kill, repl}},
+		{"failover-other-replica", []cluster.Feature{kill, redis, repl, proxies}, []cluster.Feature{kill, redis, repl, proxies}},
 		{"partition-holder", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"partition-blackhole", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"latency", []cluster.Feature{proxies}, []cluster.Feature{proxies}},

@@ -300,7 +300,8 @@ func TestNodesDownKillsForReal(t *testing.T) {
 // and the setup it asks for: the Redis process scenarios are n/a, with a
 // reason, for the locks on etcd and ZooKeeper, the consensus ones (leader-kill,
 // leader-pause, quorum-loss) for the Redis locks, held-key-retaken for the
-// locks that do not renew.
+// locks that do not renew, and none of them for a lock that waits for
+// replicas (they are not OnReplicas).
 func TestProcessScenariosApply(t *testing.T) {
 	for _, sc := range append(processScenarios(), consensusScenarios()...) {
 		for _, name := range impl.Names() {
@@ -317,6 +318,12 @@ func TestProcessScenariosApply(t *testing.T) {
 			if onConsensus(in) || consensusScenario {
 				if ok != (onConsensus(in) && consensusScenario) {
 					t.Errorf("%s applies to %s (server %s): %v (%s)", sc.Name, name, in.Server, ok, why)
+				}
+				continue
+			}
+			if in.Replicas > 0 {
+				if ok || why != naOnReplicas {
+					t.Errorf("%s applies to %s, which waits for replicas: %v (%s)", sc.Name, name, ok, why)
 				}
 				continue
 			}

@@ -60,6 +60,11 @@ type Scenario struct {
 	Setup func(in impl.Info) Setup
 	// New builds the nemesis of one run.
 	New func(env Env) Nemesis
+	// OnReplicas declares that the scenario was written, and its outcome
+	// measured, for a lock that waits for replicas (impl.Info.Replicas >
+	// 0, on a primary with replicas): such a lock runs only the scenarios
+	// that declare it (see AppliesTo).
+	OnReplicas bool
 	// KeepsLeases declares that the scenario's faults take no lease from
 	// a renewing holder that keeps running (its reach): a slow critical
 	// section, where the renewal must go on. The renewal-liveness check
@@ -68,8 +73,13 @@ type Scenario struct {
 	KeepsLeases bool
 }
 
-// AppliesTo reports whether s applies to a strategy, with the reason if not.
+// AppliesTo reports whether s applies to a strategy, with the reason if
+// not. A lock that waits for replicas (impl.Info.Replicas > 0) runs only
+// the scenarios marked OnReplicas.
 func (s Scenario) AppliesTo(in impl.Info) (bool, string) {
+	if in.Replicas > 0 && !s.OnReplicas {
+		return false, naOnReplicas
+	}
 	if s.Applies == nil {
 		return true, ""
 	}
@@ -117,6 +127,10 @@ func SupportedOn(in impl.Info, have []cluster.Feature) []string {
 	}
 	return out
 }
+
+// naOnReplicas is why a scenario not marked OnReplicas does not run a
+// lock that waits for replicas.
+const naOnReplicas = "not run for a lock that waits for replicas (WAIT): its fault acts on the lock's one node (its process, links or clock) as if that node were alone, and on a primary with replicas it would also have to say what becomes of the replicas; the baseline, the client faults and the failover scenarios are written for it"
 
 // onConsensus reports whether a strategy's lock lives on etcd or
 // ZooKeeper (Info.Server) rather than on Redis.
@@ -317,6 +331,6 @@ func (quiet) Heal(context.Context) error { return nil }
 
 // Baseline runs the workload without faults.
 func Baseline() Scenario {
-	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL",
+	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL", OnReplicas: true,
 		New: func(Env) Nemesis { return quiet{} }}
 }

@@ -10,13 +10,17 @@ import (
 )
 
 // StrategyTopology returns the cluster topology a strategy (its Info)
-// needs on its own: its server kind and node count.
+// needs on its own: its server kind and node count, and a primary with
+// Info.Replicas replicas for a lock that waits for them.
 func StrategyTopology(info impl.Info) cluster.Topology {
 	switch info.Server {
 	case impl.ServerEtcd:
 		return cluster.Topology{Kind: cluster.Etcd, Nodes: info.Nodes}
 	case impl.ServerZooKeeper:
 		return cluster.Topology{Kind: cluster.ZooKeeper, Nodes: info.Nodes}
+	}
+	if info.Replicas > 0 {
+		return cluster.Topology{Kind: cluster.Replicated, Replicas: info.Replicas}
 	}
 	if info.Nodes > 1 {
 		return cluster.Topology{Kind: cluster.Independent, Nodes: info.Nodes}

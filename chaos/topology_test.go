@@ -50,3 +50,39 @@ func TestTooFewServers(t *testing.T) {
 		t.Errorf("CheckServers(redlock on 1 server) = %v", err)
 	}
 }
+
+// TestWaitLockScenarios: a lock that waits for replicas (token-lua-wait)
+// runs on a primary with one replica by default, and only the scenarios
+// marked OnReplicas apply to it; failover-other-replica applies to no
+// lock that does not wait for a replica, and runs on two replicas.
+func TestWaitLockScenarios(t *testing.T) {
+	st, err := impl.Lookup("token-lua-wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := st.Info()
+	if got := StrategyTopology(in); got.String() != "replicated:1" {
+		t.Errorf("StrategyTopology(token-lua-wait) = %s, want replicated:1", got)
+	}
+	want := map[string]string{"baseline": "replicated:1", "long-cs": "replicated:1", "gc-pause": "replicated:1", "crash-between": "replicated:1",
+		"failover-lost-write": "replicated:1", "sentinel-failover": "replicated:1+sentinel", "failover-other-replica": "replicated:2"}
+	for _, sc := range All() {
+		ok, why := sc.AppliesTo(in)
+		topo, listed := want[sc.Name]
+		if ok != listed || (!ok && why == "") {
+			t.Errorf("%s applies to token-lua-wait: %v (%s), want %v", sc.Name, ok, why, listed)
+		}
+		if ok && sc.TopologyFor(in).String() != topo {
+			t.Errorf("%s runs token-lua-wait on %s, want %s", sc.Name, sc.TopologyFor(in), topo)
+		}
+	}
+	other, err := Lookup("failover-other-replica")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range impl.All() {
+		if ok, why := other.AppliesTo(st.Info()); ok != st.Info().Claims.ReplicaAck || (!ok && why == "") {
+			t.Errorf("failover-other-replica applies to %s: %v (%s)", st.Name(), ok, why)
+		}
+	}
+}

@@ -67,6 +67,9 @@ func (c Config) withDefaults() Config {
 	if c.RenewEvery == 0 {
 		c.RenewEvery = c.TTL / defaultRenewDiv
 	}
+	if c.WaitTimeout == 0 {
+		c.WaitTimeout = DefaultWaitTimeout(c.TTL)
+	}
 	return c
 }
 
@@ -82,8 +85,8 @@ func (c Config) validate(strategy string, nodes int) error {
 		return fmt.Errorf("%s: config: TTL %v is below 1ms", strategy, c.TTL)
 	case c.Owner == "":
 		return fmt.Errorf("%s: config: empty Owner", strategy)
-	case c.DriftFactor < 0 || c.NodeTimeout < 0 || c.RenewEvery < 0:
-		return fmt.Errorf("%s: config: negative DriftFactor, NodeTimeout or RenewEvery", strategy)
+	case c.DriftFactor < 0 || c.NodeTimeout < 0 || c.RenewEvery < 0 || c.WaitTimeout < 0:
+		return fmt.Errorf("%s: config: negative DriftFactor, NodeTimeout, RenewEvery or WaitTimeout", strategy)
 	}
 	for i, n := range c.Nodes {
 		if n == nil {

@@ -12,13 +12,15 @@ import (
 	"github.com/lockbench/lockbench/impl"
 )
 
-// onRedis returns the strategies of impl.All whose locks live on Redis
-// (Info.Server ServerRedis): the ones the Redis tests here cover; the
-// etcd and ZooKeeper strategies have their own (consensus_test.go).
+// onRedis returns the strategies of impl.All whose locks live on
+// independent Redis nodes (Info.Server ServerRedis, no Info.Replicas):
+// the ones the Redis tests here cover; the etcd and ZooKeeper strategies
+// have their own (consensus_test.go), and so do the ones that wait for
+// replicas (tokenluawait_test.go).
 func onRedis() []impl.Strategy {
 	var out []impl.Strategy
 	for _, s := range impl.All() {
-		if s.Info().Server == impl.ServerRedis {
+		if s.Info().Server == impl.ServerRedis && s.Info().Replicas == 0 {
 			out = append(out, s)
 		}
 	}

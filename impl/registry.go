@@ -13,6 +13,7 @@ func All() []Strategy {
 		naive{},
 		setNXPXStrategy{},
 		tokenLua{},
+		tokenLuaWait{},
 		watchdog{},
 		reentrant{},
 		redlock{},

@@ -119,6 +119,10 @@ type Claims struct {
 	Quorum        bool // acquires on N independent nodes and needs a majority
 	Fencing       bool // each grant carries a strictly increasing fencing token
 	Validity      bool // the lease carries a validity deadline the client can check
+	// ReplicaAck: a grant (and a release) counts only once Info.Replicas
+	// replicas of the primary have acknowledged it (Redis WAIT); a grant
+	// no replica confirms in time is taken back and refused.
+	ReplicaAck bool
 }
 
 // Policy is how a client uses its lease inside the critical section. The
@@ -156,6 +160,12 @@ type Info struct {
 	// Nodes is how many independent servers the strategy needs by
 	// default: 1, or 5 for quorum strategies.
 	Nodes int
+	// Replicas is how many replicas the strategy's one primary needs
+	// (Claims.ReplicaAck: the count WAIT waits for); the harness then runs
+	// it on a primary with that many replicas (cluster topology
+	// "replicated:N") wherever a scenario sets no topology of its own.
+	// 0: none (a lock on its Nodes alone).
+	Replicas int
 	// Server is the kind of server the strategy's lock lives on; the zero
 	// value is ServerRedis.
 	Server Server
@@ -311,6 +321,11 @@ type Config struct {
 	NodeTimeout time.Duration
 	// RenewEvery is the watchdog's renewal period. Default: TTL/3.
 	RenewEvery time.Duration
+	// WaitTimeout is how long a strategy that waits for replicas
+	// (Claims.ReplicaAck) lets WAIT block for their acknowledgement of a
+	// grant or a release before it gives up. Default: DefaultWaitTimeout
+	// of the TTL (TTL/10, between 5 ms and 100 ms).
+	WaitTimeout time.Duration
 	// CallContext, if set, gives the context of each extend lockbench
 	// itself sends (see PointExtend), called with the renewal's context
 	// right after the Hook at PointExtend: it returns the call's context

@@ -49,6 +49,7 @@ func fences(in impl.Info) bool           { return in.Claims.Fencing }
 func quorum(in impl.Info) bool           { return in.Claims.Quorum }
 func singleNode(in impl.Info) bool       { return !in.Claims.Quorum }
 func tokenRelease(in impl.Info) bool     { return in.Claims.TokenRelease }
+func replicaAck(in impl.Info) bool       { return in.Claims.ReplicaAck }
 func noTokenRelease(in impl.Info) bool   { return !in.Claims.TokenRelease }
 func nonAtomicAcquire(in impl.Info) bool { return !in.Claims.AtomicAcquire }
 func singleNodeRenews(in impl.Info) bool { return !in.Claims.Quorum && in.Claims.Renewal }
@@ -129,6 +130,10 @@ var claimRules = []claimRule{
 		"the holder's renewal on the promoted replica fails and its Lost may stop it before its write", false},
 	{[]string{"failover-lost-write", "sentinel-failover"}, singleNodeFences, func(e *Expectation) { e.Fencing = Break },
 		"the promoted replica never saw the fence counter's last INCR either: tokens go back, so fencing cannot save the resource", false},
+	{[]string{"failover-lost-write", "sentinel-failover"}, replicaAck, func(e *Expectation) { setSafe(e); e.DuringFaults = NotGranting },
+		"a grant counts only once a replica acknowledged it (WAIT): while replication is held back nothing is granted, and the grant struck once it heals is on the replica then promoted, so the holder keeps the lock", false},
+	{[]string{"failover-other-replica"}, nil, setBroken,
+		"one replica acknowledged the grant (WAIT), the other is promoted and the first re-pointed at it: the grant is gone, and another client is granted the key inside the holder's lease", false},
 	{[]string{"failover-lost-write"}, quorum, setSafe,
 		"one node of five fails over and loses the grant of a holder on four or more nodes: the other nodes of the quorum still hold it", false},
 	{[]string{"failover-bare-quorum"}, quorum, setBroken,

@@ -44,6 +44,20 @@ const (
 	bareQuorumFailover         = "A holds exactly n1-n3 (split votes under contention often leave a bare quorum); n1 fails over to a replica that never saw the grant, so A keeps 2 of 5 and B takes n1, n4 and n5 well inside A's validity: two quorums, and A's validity check passes (Kleppmann 2016: a lost key breaks a bare quorum, as node-restart shows; measured at 16 clients, seeds 1-10: every landed strike broke, redlock in 5, redsync in 3, the other seeds inconclusive)"
 )
 
+// A lock that waits for a replica (token-lua-wait: WAIT 1 after its SET
+// and after its release, on a primary with replicas) under the failover
+// scenarios. The redis.io WAIT page says what it buys and what not: a
+// write a replica acknowledged survives a failover that promotes that
+// replica (Sentinel and Redis Cluster try to promote the best one), but
+// WAIT does not make Redis strongly consistent, and an acknowledged
+// write can still be lost. Each reason below was seen in runs (see
+// docs/verdicts.md for the counts).
+const (
+	waitHeldBack = "while the replication link is cut no replica acknowledges, so every acquire is refused: the one whose SET took waits out WAIT's timeout, deletes its key again and says unavailable, and the others, meeting that key meanwhile, are refused as taken; the hold, the first fault window, must grant nothing (measured: none in 6 of 6 runs): availability drops, safety does not"
+	waitKeeps    = "once the link heals, the grant struck is one the replica acknowledged, and that replica is promoted: the key is still the holder's on the new primary (the window's note reads it there), the killed primary rejoins as its replica, and the other clients' acquires are refused as taken until the holder releases: the lock survives the failover that token-lua's grant, made during the cut, does not (redis.io WAIT: a write a replica acknowledged survives the promotion of that replica)"
+	waitOther    = "WAIT 1 was satisfied by n2 while replication to n3 was cut; n3, the replica that never saw the grant, is promoted and n2 re-pointed at it (a full resync drops the grant n2 acknowledged): another client is granted the key, n2 acknowledging, inside the holder's lease and both write. WAIT narrows the failover window only as far as the replica promoted is one that acknowledged (redis.io WAIT: an acknowledged write can still be lost; Sentinel prefers the replica with the largest offset, but replica-priority, an operator or a second fault can pick another)"
+)
+
 // Clock jumps and the random mix on quorum locks (clock-jump, random).
 //
 // Measured: with 8 contending clients, split votes often leave a holder

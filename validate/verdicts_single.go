@@ -79,5 +79,16 @@ func singleNodeVerdicts() map[string][]row {
 			{"lost-reply-release", safe(releaseRan)},
 			{"cancel", safe(cancelIgnored)},
 		},
+		// token-lua-wait runs on a primary with replicas, and only the
+		// scenarios written for one (chaos.Scenario.OnReplicas).
+		"token-lua-wait": {
+			{"baseline", safe("no fault: SET NX PX grants one owner at a time, and the replica acknowledges each grant and release in time (WAIT 1)")},
+			{"long-cs", broken("the key expires mid-CS and nothing renews or checks it: waiting for a replica does not lengthen the lease; the slow owner writes over the next one")},
+			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the primary and its replica alike, another owner enters, the paused one writes on wake")},
+			{"crash-between", safe("the holder dies inside its CS; the key expires after the TTL, on the primary and its replica")},
+			{"failover-lost-write", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting, Reason: waitHeldBack + "; " + waitKeeps}},
+			{"sentinel-failover", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting, Reason: waitHeldBack + "; " + waitKeeps + "; Sentinel promotes the only replica, ~2.3 s after the kill, inside the 4 s lease"}},
+			{"failover-other-replica", broken(waitOther)},
+		},
 	}
 }

@@ -56,7 +56,11 @@ func newListCmd() *cobra.Command {
 				if pol == "" {
 					pol = "checks nothing"
 				}
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", st.Name(), st.Info().Nodes, strings.Join(in.Claims, ","), pol, in.Summary)
+				nodes := fmt.Sprint(st.Info().Nodes)
+				if r := st.Info().Replicas; r > 0 {
+					nodes += fmt.Sprintf("+%d replica", r) // a primary with replicas: replicated:R
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", st.Name(), nodes, strings.Join(in.Claims, ","), pol, in.Summary)
 			}
 			fmt.Fprintln(w, "\nSCENARIO\tKIND\tWHAT")
 			for _, s := range chaos.All() {
