@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // CapacityPoint is one client count of a strategy's capacity curve
@@ -209,90 +210,110 @@ func (c Capacity) cmdsText() string {
 }
 
 // costRow is one strategy's row of the like-for-like cost table
-// (costTable): each figure as text beside its lower bound.
+// (costTable): each figure of its CostRow as text beside its bound.
 type costRow struct {
 	Strategy string
+	// Timing is the critical section and think time of the runs behind
+	// the row, e.g. "fixed(5ms), no think time".
+	Timing string
 	// RTTsPerHold and HoldP50Ms are the overhead per hold (granting call +
 	// release) in its 1-client cost runs, in round trips (bound 2) and in
 	// ms; HoldBoundMs is its bound, two round trips measured in the same
 	// runs (Run.RoundTripMs), e.g. "≥ 0.2".
 	RTTsPerHold, HoldP50Ms, HoldBoundMs string
+	// Cmds is the client and server commands per grant in the 1-client
+	// cost runs, e.g. "2 client, 3 server".
+	Cmds string
 	// HandoffP50Ms and HandoffP99Ms are the handoff under contention (its
 	// baseline runs); HandoffBoundMs one round trip measured in them.
 	HandoffP50Ms, HandoffP99Ms, HandoffBoundMs string
-	// Peak, Knee, Cmds and Curve describe its capacity curve
-	// (Capacity.peakText, kneeText, cmdsText, curveText); "—" without one.
-	Peak, Knee, Cmds, Curve string
+	// Peak, PeakBound, Knee, PeakCmds and Curve describe its capacity
+	// curve (Capacity.peakText; the bound CostRow.PeakBoundGrantsPerS as
+	// "≤ N"; kneeText, cmdsText, curveText); "—" without one.
+	Peak, PeakBound, Knee, PeakCmds, Curve string
 }
 
-// costTable returns the like-for-like cost table: for each strategy of
-// strategies (in that order) with an uncontended cost run or a run of
-// costScenario, its overhead and handoff (ms figures marked BUSY when a run
-// was measured on a busy machine) beside their bounds, and its capacity
-// curve. nil when no strategy has any.
-func costTable(runs, cost []Run, strategies []string) []costRow {
-	caps := CapacityOf(cost)
+// costTable returns the like-for-like cost table of f (CostTableOf) as
+// text, its rows in the order of strategies (the chooser's), then any
+// other strategy's: ms figures and grants/s are marked BUSY when a run was
+// measured on a busy machine, round trips and commands are not. nil when
+// no strategy has any.
+func costTable(f *File, strategies []string) []costRow {
+	rows := CostTableOf(f)
+	slices.SortStableFunc(rows, func(a, b CostRow) int {
+		return cmp.Compare(rank(strategies, a.Strategy), rank(strategies, b.Strategy))
+	})
+	caps := CapacityOf(f.Cost)
 	var out []costRow
-	for _, st := range strategies {
-		var one, base []Run
-		for _, r := range cost {
-			if r.Strategy == st && r.Config.Clients == 1 && r.Error == "" {
-				one = append(one, r)
+	for _, r := range rows {
+		busy := func(b bool, e Estimate) string {
+			if b && e.N > 0 {
+				return "BUSY: " + e.String()
 			}
+			return e.String()
 		}
-		for _, r := range runs {
-			if r.Strategy == st && r.Scenario == costScenario && r.Error == "" {
-				base = append(base, r)
+		row := costRow{Strategy: r.Strategy,
+			Timing:         timingText(r.CS, r.ThinkMs),
+			RTTsPerHold:    r.RTTsPerHold.String(),
+			HoldP50Ms:      busy(r.OverheadBusy, r.HoldP50Ms),
+			HoldBoundMs:    boundText(r.HoldBoundMs, "≥ "),
+			Cmds:           cmdsPair(r.ClientCmdsPerGrant, r.ServerCmdsPerGrant),
+			HandoffP50Ms:   busy(r.HandoffBusy, r.HandoffP50Ms),
+			HandoffP99Ms:   busy(r.HandoffBusy, r.HandoffP99Ms),
+			HandoffBoundMs: boundText(r.HandoffBoundMs, "≥ "),
+			Peak:           "—", PeakBound: boundText(r.PeakBoundGrantsPerS, "≤ "), Knee: "—", PeakCmds: "—", Curve: "—",
+		}
+		for _, c := range caps {
+			if c.Strategy == r.Strategy && len(c.Points) > 0 {
+				row.Peak, row.Knee, row.PeakCmds, row.Curve = c.peakText(), c.kneeText(), c.cmdsText(), c.curveText()
 			}
-		}
-		var c Capacity
-		for _, x := range caps {
-			if x.Strategy == st {
-				c = x
-			}
-		}
-		if len(one)+len(base)+len(c.Points) == 0 {
-			continue
-		}
-		row := costRow{Strategy: st,
-			RTTsPerHold:    EstimateOf(SamplesOf(one, FigureRTTsPerHold)).String(),
-			HoldP50Ms:      busyMark(one, EstimateOf(SamplesOf(one, FigureHoldP50Ms))),
-			HoldBoundMs:    boundText(one, 2),
-			HandoffP50Ms:   busyMark(base, EstimateOf(SamplesOf(base, FigureHandoffP50Ms))),
-			HandoffP99Ms:   busyMark(base, EstimateOf(SamplesOf(base, FigureHandoffP99Ms))),
-			HandoffBoundMs: boundText(base, 1),
-			Peak:           c.peakText(), Knee: c.kneeText(), Cmds: c.cmdsText(), Curve: c.curveText(),
-		}
-		if len(c.Points) == 0 {
-			row.Cmds, row.Curve = "—", "—"
 		}
 		out = append(out, row)
 	}
 	return out
 }
 
-// busyMark writes e, with "BUSY: " in front when a run of runs was
-// measured on a busy machine.
-func busyMark(runs []Run, e Estimate) string {
-	for _, r := range runs {
-		if r.Busy() && e.N > 0 {
-			return "BUSY: " + e.String()
-		}
+// rank is the position of s in order, len(order) when absent.
+func rank(order []string, s string) int {
+	if i := slices.Index(order, s); i >= 0 {
+		return i
 	}
-	return e.String()
+	return len(order)
 }
 
-// boundText writes n round trips of the median round-trip time of runs
-// (Run.RoundTripMs) in ms, e.g. "≥ 0.2"; "—" when no run measured one.
-func boundText(runs []Run, n float64) string {
-	var rtts []float64
-	for _, r := range runs {
-		if rtt := r.RoundTripMs(); rtt > 0 {
-			rtts = append(rtts, rtt)
-		}
+// timingText writes a critical section and think time, e.g. "fixed(5ms),
+// no think time"; "—" when unknown.
+func timingText(cs string, thinkMs float64) string {
+	switch {
+	case cs == "":
+		return "—"
+	case thinkMs == 0:
+		return cs + ", no think time"
 	}
-	if len(rtts) == 0 {
+	return cs + ", think " + formatNum(thinkMs) + " ms"
+}
+
+// cmdsPair writes client and server commands per grant, e.g. "2 client,
+// 3 server"; "not reported" when neither is known.
+func cmdsPair(client, server float64) string {
+	var parts []string
+	if client > 0 {
+		parts = append(parts, formatNum(client)+" client")
+	}
+	if server > 0 {
+		parts = append(parts, formatNum(server)+" server")
+	}
+	if len(parts) == 0 {
+		return "not reported"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// boundText writes a bound v after prefix, e.g. "≥ 0.2"; "—" when v is 0
+// (not measured).
+func boundText(v float64, prefix string) string {
+	if v <= 0 {
 		return "—"
 	}
-	return "≥ " + formatNum(n*SpreadOf(rtts).Median)
+	return prefix + formatNum(v)
 }

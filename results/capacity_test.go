@@ -82,9 +82,14 @@ func TestCapacityPeakMarks(t *testing.T) {
 func TestCostTable(t *testing.T) {
 	f := sampleFile()
 	f.Cost = append(f.Cost, capacityRun("token-lua", 4, 600))
-	rows := costTable(f.Runs, f.Cost, []string{"token-lua", "no-such"})
-	if len(rows) != 1 {
-		t.Fatalf("costTable = %+v, want one row", rows)
+	rows := costTable(f, []string{"token-lua", "no-such"})
+	if len(rows) == 0 || rows[0].Strategy != "token-lua" {
+		t.Fatalf("costTable = %+v, want token-lua first", rows)
+	}
+	for _, r := range rows {
+		if r.Strategy == "no-such" {
+			t.Errorf("costTable has a row for a strategy that did not run: %+v", r)
+		}
 	}
 	r := rows[0]
 	for _, c := range []struct{ name, got, want string }{

@@ -568,7 +568,7 @@ func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []
 				capacity = &capacities[i]
 			}
 		}
-		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, costScenario}]), perf, hasPerf, capacity)
+		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, CostScenario}]), perf, hasPerf, capacity)
 		if hasPerf && perf.Seeds > perf.Errors {
 			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
 		}
@@ -803,11 +803,7 @@ func contentionNotes(runs []Run) []string {
 	return notes
 }
 
-// costScenario is the scenario whose runs are the cost cells the chooser's
-// figures come from (bench.CostScenario).
-const costScenario = "baseline"
-
-// likeForLike says whether the cost cells (the runs of costScenario) of
+// likeForLike says whether the cost cells (the runs of CostScenario) of
 // every strategy ran the same critical section and think time, whatever
 // their TTL, e.g. "Like for like: every strategy's cost cells ran critical
 // section fixed(5ms) and no think time (TTL 100 ms; etcd-mutex, zk-lock at
@@ -824,7 +820,7 @@ func likeForLike(runs []Run) string {
 	ttls := map[float64][]string{}
 	var ttlOrder []float64
 	for _, r := range runs {
-		if r.Scenario != costScenario {
+		if r.Scenario != CostScenario {
 			continue
 		}
 		t := timing{r.Config.CSMs, r.Config.ThinkMs}
@@ -858,7 +854,7 @@ func likeForLike(runs []Run) string {
 		return "NOT like for like: the cost cells ran different critical sections or think times (" + strings.Join(parts, "; ") + "): their throughput and latency compare the timing, not the locks."
 	}
 	t := order[0]
-	s := fmt.Sprintf("Like for like: every strategy's cost cells (%s) ran critical section %s and %s", costScenario, t.cs, thinkText(t.think))
+	s := fmt.Sprintf("Like for like: every strategy's cost cells (%s) ran critical section %s and %s", CostScenario, t.cs, thinkText(t.think))
 	if len(ttlOrder) > 1 {
 		// The most common TTL first, the others named.
 		slices.SortStableFunc(ttlOrder, func(a, b float64) int { return len(ttls[b]) - len(ttls[a]) })

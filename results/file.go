@@ -42,7 +42,8 @@ var ErrCorrupt = errors.New("results: corrupt file")
 // run has any (Run.Windows). Each file
 // is written to a temporary name and renamed, so a reader never sees half
 // a file. A zero f.SchemaVersion is written as SchemaVersion (f itself is
-// not modified); any other version than SchemaVersion is refused with an error
+// not modified); its CostTable is computed from its runs (CostTableOf);
+// any other version than SchemaVersion is refused with an error
 // wrapping ErrSchemaVersion. Other errors come from the file system.
 func Write(dir string, f *File) error {
 	if f == nil {
@@ -57,6 +58,7 @@ func Write(dir string, f *File) error {
 		return fmt.Errorf("%w: cannot write schema_version %d, this lockbench writes %d",
 			ErrSchemaVersion, out.SchemaVersion, SchemaVersion)
 	}
+	out.CostTable = CostTableOf(&out)
 	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: encode: %w", err)

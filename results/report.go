@@ -598,7 +598,7 @@ func buildView(f *File, plots []PlotRef) view {
 	for _, r := range v.Chooser {
 		order = append(order, r.Strategy)
 	}
-	v.CostTable = costTable(f.Runs, f.Cost, order)
+	v.CostTable = costTable(f, order)
 	for _, s := range v.Summaries {
 		if s.Busy > 0 {
 			v.BusyPairs++

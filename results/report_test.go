@@ -339,20 +339,22 @@ func TestReportObservedSafety(t *testing.T) {
 		summaries[2],
 		"With 1 key all clients contend for the same lock",
 		"Cost (baseline: 8 clients, 1 key, TTL 100 ms)",
-		"| group | strategy | baseline | pause-holder | overhead round trips/hold (bound 2) | overhead p50 ms | handoff p50 ms (bound 1 round trip) | client cmds/grant | peak capacity grants/s (a key per client) |",
+		"| group | strategy | overhead round trips/hold (bound 2) | overhead p50 ms | handoff p50 ms (bound 1 round trip) | client cmds/grant | peak capacity grants/s (a key per client) | baseline | pause-holder |",
 		// Overhead from the uncontended cost run, handoff (busy) and commands from the baseline;
 		// no capacity curve from one client count.
-		"| Redis single-node | **token-lua** | safe | broken: lost updates | 2.25 [2.00, 2.50] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) | — |",
-		"|  | **set-nx-px** | safe | broken: lost updates | — | — | — | 11.0 [10.7, 11.3] (n=6) | — |",
-		"| strategy | overhead round trips/hold (bound 2) | overhead p50 ms | bound ms | handoff p50 ms | handoff p99 ms | bound ms | peak capacity grants/s | knee | cmds/grant at peak | grants/s by clients |",
+		"| Redis single-node | **token-lua** | 2.25 [2.00, 2.50] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) | — | safe | broken: lost updates |",
+		"|  | **set-nx-px** | — | — | — | 11.0 [10.7, 11.3] (n=6) | — | safe | broken: lost updates |",
+		"| strategy | critical section | overhead round trips/hold | bound | overhead p50 ms | bound ms | cmds/grant (1 client) | handoff p50 ms | handoff p99 ms | bound ms | peak capacity grants/s | bound grants/s | knee | cmds/grant at peak | grants/s by clients |",
+		"| token-lua | fixed(5ms), no think time | 2.25 [2.00, 2.50] (n=6) | ≥ 2 | 0.225 [0.2, 0.25] (n=6) | ≥ 0.2 |",
 		// fenced ran no baseline: its cost comes from its first pair without faults, named.
-		"| fenced | **fenced** | n/a | resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost | (pause-holder: 8 clients, 1 key, TTL 100 ms) — |",
+		"| fenced | **fenced** | (pause-holder: 8 clients, 1 key, TTL 100 ms) — |",
 		"- need exclusion with no faults (baseline): token-lua, set-nx-px; at risk (depends on timing): \\<script\\>alert(1)\\</script\\>",
 		"- need exclusion under pause-holder (pause-holder): no strategy keeps exclusion; only fencing protects the resource: fenced",
 	})
 	wantIn(t, "index.html", html, []string{
 		`<tr class="group"><th colspan="8">fenced</th></tr>`,
-		`<tr><th>fenced</th><td class="none">n/a</td><td class="resource-safe">resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost</td><td class="num">(pause-holder: 8 clients, 1 key, TTL 100 ms) —</td>`,
+		`<tr><th>fenced</th><td class="num">(pause-holder: 8 clients, 1 key, TTL 100 ms) —</td>`,
+		`<td class="num">—</td><td class="none">n/a</td><td class="resource-safe">resource safe: exclusion broken; fencing rejected 2 stale writes, no update lost</td></tr>`,
 		`<td class="broken">broken: lost updates</td>`,
 		`<td class="safe">safe</td>`,
 		`<td class="at-risk">at risk: broke in 0 of 1 seeds</td>`,

@@ -107,6 +107,10 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 	}
 	want := *f
 	want.SchemaVersion = SchemaVersion
+	want.CostTable = CostTableOf(f)
+	if len(want.CostTable) == 0 {
+		t.Error("Write wrote no cost table for a file with baseline and cost runs")
+	}
 	if !reflect.DeepEqual(got, &want) {
 		t.Errorf("round trip differs:\n got %+v\nwant %+v", got, &want)
 	}

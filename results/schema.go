@@ -68,6 +68,11 @@ type File struct {
 	// (a hold's lock calls in ms and in round trips); not in the verdict
 	// matrix, not gated.
 	Cost []Run `json:"cost,omitempty"`
+	// CostTable is what each lock costs, like for like: one row per
+	// strategy with cost runs or runs of CostScenario, each figure beside
+	// its bound (CostTableOf). Write computes it from Runs and Cost, so it
+	// always agrees with them; a reader may recompute it.
+	CostTable []CostRow `json:"cost_table,omitempty"`
 	// Sections are sections a command above the bench adds to the
 	// report, shown first (lockbench diff's differences, worst first);
 	// absent for a bench or a run.

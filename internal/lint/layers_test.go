@@ -59,6 +59,7 @@ var layers = map[string]int{
 	"adapters/redis-py":    11,
 	"scripts/dockerimage":  11,
 	"scripts/verdictsweep": 11,
+	"scripts/costagree":    11,
 	"internal/lint":        11,
 	"mutants":              11,
 	// Seeded synthetic histories (benchmarks, lockbench perf).
