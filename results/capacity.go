@@ -217,9 +217,9 @@ type costRow struct {
 	// the row, e.g. "fixed(5ms), no think time".
 	Timing string
 	// RTTsPerHold and HoldP50Ms are the overhead per hold (granting call +
-	// release) in its 1-client cost runs, in round trips (bound 2) and in
-	// ms; HoldBoundMs is its bound, two round trips measured in the same
-	// runs (Run.RoundTripMs), e.g. "≥ 0.2".
+	// release) in its 1-client cost runs, in round trips (2: two PING-like calls) and in
+	// ms; HoldBoundMs is its bound, two of the fastest round trips measured
+	// in the same runs (CostRow.HoldBoundMs), e.g. "≥ 0.2".
 	RTTsPerHold, HoldP50Ms, HoldBoundMs string
 	// Cmds is the client and server commands per grant in the 1-client
 	// cost runs, e.g. "2 client, 3 server".

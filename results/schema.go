@@ -417,6 +417,47 @@ func (r Run) RoundTripMs() float64 {
 	return 0
 }
 
+// FloorRoundTripMs is the fastest round-trip time lockbench measured to
+// the run's servers, in ms: per server the smaller p50 of the PINGs
+// before the run (back to back on one connection: Noise.RTTBefore) and
+// of those during it (Noise.RTTDuring), the median over the servers; 0
+// when none was measured. No call to a server returns sooner, so n of
+// them bound a lock's calls from below (CostRow.HoldBoundMs); it is
+// usually below RoundTripMs, whose sparse PINGs pay a wake-up each.
+func (r Run) FloorRoundTripMs() float64 {
+	if r.Noise == nil {
+		return 0
+	}
+	floor := map[string]float64{}
+	var order []string
+	for _, rtts := range [][]noise.RTT{r.Noise.RTTBefore, r.Noise.RTTDuring} {
+		for _, x := range rtts {
+			if x.N == 0 {
+				continue
+			}
+			if v, ok := floor[x.Server]; !ok || x.P50Ms < v {
+				if !ok {
+					order = append(order, x.Server)
+				}
+				floor[x.Server] = x.P50Ms
+			}
+		}
+	}
+	p50 := make([]float64, 0, len(order))
+	for _, s := range order {
+		p50 = append(p50, floor[s])
+	}
+	if len(p50) == 0 {
+		return 0
+	}
+	slices.Sort(p50)
+	n := len(p50)
+	if n%2 == 1 {
+		return p50[n/2]
+	}
+	return (p50[n/2-1] + p50[n/2]) / 2
+}
+
 // Busy reports whether the run's figures were taken on a busy machine
 // (Noise.Busy).
 func (r Run) Busy() bool { return r.Noise != nil && r.Noise.Busy }
