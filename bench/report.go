@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Report draws the plots of a results file from its runs and their saved
@@ -172,7 +173,7 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 	pts := map[string][]plots.XY{}
 	for key, rs := range runs {
 		pt := plots.XY{X: float64(key.clients)}
-		if e := results.EstimateOf(results.SamplesOf(rs, results.FigureGrantsPerS)); e.N > 0 {
+		if e := stats.EstimateOf(results.SamplesOf(rs, results.FigureGrantsPerS)); e.N > 0 {
 			pt.Y = e.Median
 			if e.Bounded() {
 				pt.Low, pt.High = e.Low, e.High
@@ -182,7 +183,7 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 			for _, r := range rs {
 				vs = append(vs, r.ThroughputPerS)
 			}
-			pt.Y = results.SpreadOf(vs).Median
+			pt.Y = stats.SpreadOf(vs).Median
 		}
 		pts[key.strategy] = append(pts[key.strategy], pt)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	lbstats "github.com/lockbench/lockbench/stats"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/chaos"
@@ -772,11 +774,11 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 		out.ServerCommandsPerAttempt = float64(ex.serverCmds) / float64(attempts)
 	}
 	var err error
-	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
+	out.AcquireLatencyMs, err = lbstats.Percentiles(stats.LatenciesMs)
 	if err != nil {
 		return out, err
 	}
-	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = lbstats.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
 	noiseSum := ex.noise

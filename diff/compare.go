@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Classes of a figure: what a worse B means.
@@ -37,7 +38,7 @@ const (
 const (
 	TestFisher       = "Fisher's exact test, one-sided"
 	TestMannWhitney  = "Mann-Whitney U (benchmath)"
-	fisherNeedsAlpha = results.Alpha
+	fisherNeedsAlpha = stats.Alpha
 )
 
 // Finding is one figure of one scenario compared between A and B.
@@ -119,7 +120,7 @@ func (r Report) Failed() bool { return r.Gated > 0 }
 // out.
 func Compare(o Options, a, b []results.Run) Report {
 	na, nb := Names(o)
-	rep := Report{A: na, B: nb, Scenarios: o.Scenarios, Runs: max(o.Repeat, 1), Alpha: results.Alpha, MaxRegression: o.MaxRegression}
+	rep := Report{A: na, B: nb, Scenarios: o.Scenarios, Runs: max(o.Repeat, 1), Alpha: stats.Alpha, MaxRegression: o.MaxRegression}
 	a, b = completed(a), completed(b)
 	rep.RunsA, rep.RunsB = len(a), len(b)
 	busy := 0
@@ -258,10 +259,10 @@ func compareScenario(sc string, a, b []results.Run, maxReg float64) []Finding {
 		worse, better := FisherGreater(ka, len(a), kb, len(b)), FisherGreater(kb, len(b), ka, len(a))
 		f.P = worse
 		switch {
-		case Below(worse, results.Alpha):
+		case Below(worse, stats.Alpha):
 			f.Significant, f.Worse, f.Gated = true, true, true
 			f.Verdict = fmt.Sprintf("B worse: %s in %d of %d runs against %d of %d (p=%.4f)", c.name, kb, len(b), ka, len(a), worse)
-		case Below(better, results.Alpha):
+		case Below(better, stats.Alpha):
 			f.P, f.Significant, f.Better = better, true, true
 			f.Verdict = fmt.Sprintf("B better: %d of %d runs against %d of %d (p=%.4f)", kb, len(b), ka, len(a), better)
 		default:
@@ -336,7 +337,7 @@ func noDifference(ka, na, kb, nb int, p float64) string {
 	if ka == 0 && kb > 0 {
 		rate = float64(kb) / float64(nb)
 	}
-	need := RunsToShow(rate, results.Alpha, DefaultPower)
+	need := RunsToShow(rate, stats.Alpha, DefaultPower)
 	return fmt.Sprintf("no difference shown at %d runs (p=%.3f); a rate of %.0f%% against none needs %d runs a side to show (80%% power)", n, p, 100*rate, need)
 }
 
@@ -441,8 +442,8 @@ func finite(vs []float64) []float64 {
 // A median is 0 at any size) and, for a figure in time, when no run was
 // measured on a busy machine.
 func compareMetric(sc string, m metric, sa, sb []float64, maxReg float64, busy bool) Finding {
-	ea, eb := results.EstimateOf(sa), results.EstimateOf(sb)
-	t := results.CompareSamples(sa, sb)
+	ea, eb := stats.EstimateOf(sa), stats.EstimateOf(sb)
+	t := stats.CompareSamples(sa, sb)
 	f := Finding{Scenario: sc, Figure: m.name + " (per " + m.per + ")", Class: m.class, Test: TestMannWhitney, P: t.P,
 		A: ea.String(), B: eb.String(), Significant: t.Significant, Note: t.Note}
 	if ea.N > 0 && eb.N > 0 && ea.Median != 0 {
@@ -460,7 +461,7 @@ func compareMetric(sc string, m metric, sa, sb []float64, maxReg float64, busy b
 	f.Better = !f.Worse && eb.Median != ea.Median
 	change := fmt.Sprintf("%+.1f%%", 100*f.Relative)
 	if ea.Median == 0 {
-		change = fmt.Sprintf("from 0 to %s", results.FormatNum(eb.Median))
+		change = fmt.Sprintf("from 0 to %s", stats.FormatNum(eb.Median))
 	}
 	switch {
 	case f.Better:

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // barFigure says where a bar chart's figure comes from.
@@ -202,7 +203,7 @@ func collectBars(runs []results.Run, fig barFigure) barChart {
 // when they have no value.
 func barOf(rs []results.Run, fig barFigure) (bar, bool) {
 	if fig.window != "" {
-		if e := results.EstimateOf(results.SamplesOf(rs, fig.window)); e.N > 0 {
+		if e := stats.EstimateOf(results.SamplesOf(rs, fig.window)); e.N > 0 {
 			b := bar{median: e.Median, windows: true, n: e.N}
 			if e.Bounded() {
 				b.low, b.high, b.interval = e.Low, e.High, true
@@ -219,7 +220,7 @@ func barOf(rs []results.Run, fig barFigure) (bar, bool) {
 	if len(vs) == 0 {
 		return bar{}, false
 	}
-	return bar{median: results.SpreadOf(vs).Median, n: len(vs)}, true
+	return bar{median: stats.SpreadOf(vs).Median, n: len(vs)}, true
 }
 
 // noGrant reports whether no completed run of the pair granted the lock.
@@ -595,7 +596,7 @@ func (s intervals) YError(i int) (float64, float64) { return s[i].y - s[i].low, 
 // percentileNames and percentileOf list the latency figures LatencyPercentiles draws.
 var percentileNames = [...]string{"p50", "p90", "p99", "p99.9", "max"}
 
-func percentileOf(l results.Latency, i int) float64 {
+func percentileOf(l stats.Latency, i int) float64 {
 	return [...]float64{l.P50, l.P90, l.P99, l.P999, l.Max}[i]
 }
 
@@ -669,7 +670,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 		for k := range percentileNames {
 			i := k
 			if fig, ok := windowed[i]; ok {
-				if e := results.EstimateOf(results.SamplesOf(byStrategy[n], fig)); e.N > 0 && e.Median > 0 {
+				if e := stats.EstimateOf(results.SamplesOf(byStrategy[n], fig)); e.N > 0 && e.Median > 0 {
 					anyWindows = true
 					ln.pts = append(ln.pts, plotter.XY{X: float64(i) + dx, Y: e.Median})
 					see(e.Median)
@@ -685,7 +686,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 			if len(perStrategy[n][i]) == 0 {
 				continue
 			}
-			v := results.SpreadOf(perStrategy[n][i]).Median
+			v := stats.SpreadOf(perStrategy[n][i]).Median
 			ln.pts = append(ln.pts, plotter.XY{X: float64(i) + dx, Y: v})
 			see(v)
 		}

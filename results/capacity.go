@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/stats"
 )
 
 // CapacityPoint is one client count of a strategy's capacity curve
@@ -18,7 +20,7 @@ type CapacityPoint struct {
 	// GrantsPerS is grants per second: the median with its 95% interval
 	// over the time windows of the point's runs (Estimate); runs without
 	// windows give the median of their whole-run rate, without interval.
-	GrantsPerS Estimate
+	GrantsPerS stats.Estimate
 	// ServerCmdsPerGrant is the median over the point's runs of the
 	// commands the servers executed per grant (Run.RoundTripsPerGrant:
 	// INFO commandstats, Lua's inner commands included); 0 when no run
@@ -95,7 +97,7 @@ func CapacityOf(cost []Run) []Capacity {
 
 // capacityPoint is the point of runs, all at clients clients.
 func capacityPoint(clients int, runs []Run) CapacityPoint {
-	p := CapacityPoint{Clients: clients, GrantsPerS: EstimateOf(SamplesOf(runs, FigureGrantsPerS))}
+	p := CapacityPoint{Clients: clients, GrantsPerS: stats.EstimateOf(SamplesOf(runs, FigureGrantsPerS))}
 	var rates, server, client []float64
 	for _, r := range runs {
 		rates = append(rates, r.ThroughputPerS)
@@ -108,13 +110,13 @@ func capacityPoint(clients int, runs []Run) CapacityPoint {
 		p.Busy = p.Busy || r.Busy()
 	}
 	if p.GrantsPerS.N == 0 {
-		p.GrantsPerS = Estimate{Median: SpreadOf(rates).Median, Low: math.Inf(-1), High: math.Inf(1), N: len(rates)}
+		p.GrantsPerS = stats.Estimate{Median: stats.SpreadOf(rates).Median, Low: math.Inf(-1), High: math.Inf(1), N: len(rates)}
 	}
 	if len(server) > 0 {
-		p.ServerCmdsPerGrant = SpreadOf(server).Median
+		p.ServerCmdsPerGrant = stats.SpreadOf(server).Median
 	}
 	if len(client) > 0 {
-		p.ClientCmdsPerGrant = SpreadOf(client).Median
+		p.ClientCmdsPerGrant = stats.SpreadOf(client).Median
 	}
 	return p
 }
@@ -246,7 +248,7 @@ func costTable(f *File, strategies []string) []costRow {
 	caps := CapacityOf(f.Cost)
 	var out []costRow
 	for _, r := range rows {
-		busy := func(b bool, e Estimate) string {
+		busy := func(b bool, e stats.Estimate) string {
 			if b && e.N > 0 {
 				return "BUSY: " + e.String()
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // This file derives the chooser table, the first thing a report shows:
@@ -498,9 +499,9 @@ func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf b
 			busy = busy || r.Busy()
 		}
 	}
-	rtts, hold := EstimateOf(SamplesOf(one, FigureRTTsPerHold)), EstimateOf(SamplesOf(one, FigureHoldP50Ms))
-	handoff := EstimateOf(SamplesOf(base, FigureHandoffP50Ms))
-	var cmds Estimate
+	rtts, hold := stats.EstimateOf(SamplesOf(one, FigureRTTsPerHold)), stats.EstimateOf(SamplesOf(one, FigureHoldP50Ms))
+	handoff := stats.EstimateOf(SamplesOf(base, FigureHandoffP50Ms))
+	var cmds stats.Estimate
 	if hasPerf && perf.Seeds > perf.Errors {
 		cmds = perf.Cost.CommandsPerGrant
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // DefaultMaxRegression is the relative performance change Compare flags by
@@ -72,16 +73,16 @@ type Finding struct {
 // medians ((new−old)/old; 0 when either side has no sample or OLD's median
 // is 0) and the significance test between the two samples.
 type Change struct {
-	Old      Estimate     `json:"old"`
-	New      Estimate     `json:"new"`
-	Relative float64      `json:"relative"`
-	Test     Significance `json:"test"`
+	Old      stats.Estimate     `json:"old"`
+	New      stats.Estimate     `json:"new"`
+	Relative float64            `json:"relative"`
+	Test     stats.Significance `json:"test"`
 }
 
 // changeOf compares a figure's samples over two sets of runs of one cell.
 func changeOf(oldRuns, newRuns []Run, figure string) Change {
 	o, n := SamplesOf(oldRuns, figure), SamplesOf(newRuns, figure)
-	c := Change{Old: EstimateOf(o), New: EstimateOf(n), Test: CompareSamples(o, n)}
+	c := Change{Old: stats.EstimateOf(o), New: stats.EstimateOf(n), Test: stats.CompareSamples(o, n)}
 	if c.Old.N > 0 && c.New.N > 0 && c.Old.Median != 0 {
 		c.Relative = (c.New.Median - c.Old.Median) / c.Old.Median
 	}

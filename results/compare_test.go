@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 func TestParseRegression(t *testing.T) {
@@ -52,10 +53,10 @@ func abs(x float64) float64 {
 // TestBeyond covers the threshold's edges: exactly at the threshold is
 // not beyond, just past it is; improvements never are.
 func TestBeyond(t *testing.T) {
-	one := func(v float64) Estimate { return Estimate{Median: v, Low: v, High: v, N: 6} }
+	one := func(v float64) stats.Estimate { return stats.Estimate{Median: v, Low: v, High: v, N: 6} }
 	tests := []struct {
 		name          string
-		old, new      Estimate
+		old, new      stats.Estimate
 		thr           float64
 		higherIsWorse bool
 		want          bool
@@ -70,8 +71,8 @@ func TestBeyond(t *testing.T) {
 		{"threshold 0 flags any worsening", one(100), one(99.99), 0, false, true},
 		{"threshold 0, equal", one(100), one(100), 0, false, false},
 		{"old median 0", one(0), one(50), 0.1, true, false},
-		{"no old values", Estimate{}, one(50), 0.1, false, false},
-		{"no new values", one(50), Estimate{}, 0.1, false, false},
+		{"no old values", stats.Estimate{}, one(50), 0.1, false, false},
+		{"no new values", one(50), stats.Estimate{}, 0.1, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,13 +110,13 @@ func compareFile(repeats int) *File {
 		f.Runs = append(f.Runs,
 			Run{Strategy: "token-lua", Scenario: "baseline", Seed: seed, Expected: "must-hold", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
-				Grants:         5000, AcquireLatencyMs: Latency{Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         5000, AcquireLatencyMs: stats.Latency{Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "token-lua", Scenario: "gc-pause", Seed: seed, Expected: "must-break", AsExpected: true, Verdict: bad,
 				ExpectedChecks: map[string]string{"exclusion": "break", "resource": "break", "liveness": "hold"},
-				Grants:         1500, AcquireLatencyMs: Latency{Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         1500, AcquireLatencyMs: stats.Latency{Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 			Run{Strategy: "watchdog", Scenario: "random", Seed: seed, Expected: "at-risk", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "at-risk", "resource": "at-risk", "liveness": "hold"},
-				Grants:         2500, AcquireLatencyMs: Latency{Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         2500, AcquireLatencyMs: stats.Latency{Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
 		)
 		n := len(f.Runs)
 		setPerf(&f.Runs[n-3], 1000, 10)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/stats"
 )
 
 // RTTsPerHoldReference is what the overhead in round trips per hold
@@ -44,14 +46,14 @@ type CostRow struct {
 	// release call, 1 client on 1 key: nobody waits) in round trips of
 	// RoundTripMs (FigureRTTsPerHold), over the windows of its 1-client
 	// cost runs; RTTsPerHoldReference (2) is what two PING-like calls read.
-	RTTsPerHold Estimate `json:"rtts_per_hold"`
+	RTTsPerHold stats.Estimate `json:"rtts_per_hold"`
 	// HoldP50Ms and HoldP99Ms are the same overhead in ms
 	// (FigureHoldP50Ms, FigureHoldP99Ms); HoldBoundMs its lower bound, two
 	// of the fastest round trips (2 × FloorRoundTripMs: an acquire and a
 	// release each need one; 0 when no round trip was measured).
-	HoldP50Ms   Estimate `json:"hold_p50_ms"`
-	HoldP99Ms   Estimate `json:"hold_p99_ms"`
-	HoldBoundMs float64  `json:"hold_bound_ms"`
+	HoldP50Ms   stats.Estimate `json:"hold_p50_ms"`
+	HoldP99Ms   stats.Estimate `json:"hold_p99_ms"`
+	HoldBoundMs float64        `json:"hold_bound_ms"`
 	// ClientCmdsPerGrant is the median over its 1-client cost runs of the
 	// commands the clients sent per grant (Run.ClientCommandsPerGrant),
 	// ServerCmdsPerGrant of the commands the servers executed per grant
@@ -68,9 +70,9 @@ type CostRow struct {
 	// release completes needs one. A waiter whose request already waits at
 	// the server behind the release can be granted sooner, so for a
 	// polling lock the bound is a reference, not a floor.
-	HandoffP50Ms   Estimate `json:"handoff_p50_ms"`
-	HandoffP99Ms   Estimate `json:"handoff_p99_ms"`
-	HandoffBoundMs float64  `json:"handoff_bound_ms"`
+	HandoffP50Ms   stats.Estimate `json:"handoff_p50_ms"`
+	HandoffP99Ms   stats.Estimate `json:"handoff_p99_ms"`
+	HandoffBoundMs float64        `json:"handoff_bound_ms"`
 	// PeakGrantsPerS is the highest point of its capacity curve
 	// (Capacity.Peak: grants/s with a key per client), at PeakClients
 	// clients; PeakBoundGrantsPerS its upper bound, PeakClients × 1000 /
@@ -79,11 +81,11 @@ type CostRow struct {
 	// of the fewest clients measured (0 when the peak is that point);
 	// KneeClients the knee's client count (0: not reached). All zero
 	// without cost runs at several client counts.
-	PeakGrantsPerS      Estimate `json:"peak_grants_per_s"`
-	PeakClients         int      `json:"peak_clients"`
-	PeakBoundGrantsPerS float64  `json:"peak_bound_grants_per_s"`
-	PeakShareOfLinear   float64  `json:"peak_share_of_linear"`
-	KneeClients         int      `json:"knee_clients"`
+	PeakGrantsPerS      stats.Estimate `json:"peak_grants_per_s"`
+	PeakClients         int            `json:"peak_clients"`
+	PeakBoundGrantsPerS float64        `json:"peak_bound_grants_per_s"`
+	PeakShareOfLinear   float64        `json:"peak_share_of_linear"`
+	KneeClients         int            `json:"knee_clients"`
 	// OverheadBusy is true when a 1-client cost run was measured on a
 	// busy machine (Run.Busy), HandoffBusy when a run of the cost
 	// scenario was, PeakBusy when a run of the peak was: their ms and
@@ -131,11 +133,11 @@ func CostTableOf(f *File) []CostRow {
 			continue
 		}
 		row := CostRow{Strategy: st,
-			RTTsPerHold:    EstimateOf(SamplesOf(one, FigureRTTsPerHold)),
-			HoldP50Ms:      EstimateOf(SamplesOf(one, FigureHoldP50Ms)),
-			HoldP99Ms:      EstimateOf(SamplesOf(one, FigureHoldP99Ms)),
-			HandoffP50Ms:   EstimateOf(SamplesOf(base, FigureHandoffP50Ms)),
-			HandoffP99Ms:   EstimateOf(SamplesOf(base, FigureHandoffP99Ms)),
+			RTTsPerHold:    stats.EstimateOf(SamplesOf(one, FigureRTTsPerHold)),
+			HoldP50Ms:      stats.EstimateOf(SamplesOf(one, FigureHoldP50Ms)),
+			HoldP99Ms:      stats.EstimateOf(SamplesOf(one, FigureHoldP99Ms)),
+			HandoffP50Ms:   stats.EstimateOf(SamplesOf(base, FigureHandoffP50Ms)),
+			HandoffP99Ms:   stats.EstimateOf(SamplesOf(base, FigureHandoffP99Ms)),
 			HandoffBoundMs: medianFloorRoundTrip(base),
 		}
 		row.CS, row.ThinkMs = timingOf(all)
@@ -189,7 +191,7 @@ const CostScenario = "baseline"
 func timingOf(runs []Run) (string, float64) {
 	var seen []string
 	for _, r := range runs {
-		s := r.Config.CSMs + " think " + FormatNum(r.Config.ThinkMs) + " ms"
+		s := r.Config.CSMs + " think " + stats.FormatNum(r.Config.ThinkMs) + " ms"
 		if !slices.Contains(seen, s) {
 			seen = append(seen, s)
 		}
@@ -250,5 +252,5 @@ func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	return SpreadOf(xs).Median
+	return stats.SpreadOf(xs).Median
 }

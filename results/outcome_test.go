@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // TestOutcomeOf: the --json summary counts runs, names each unexpected run
@@ -112,7 +113,7 @@ func sampleReportFile() *File {
 			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
 			Verdict:        Verdict{Exclusion: verdict, Resource: verdict, Liveness: "ok"},
 			Grants:         int(tput), ThroughputPerS: tput, RoundTripsPerGrant: 3.2, ClientCommandsPerGrant: 2.4,
-			AcquireLatencyMs: Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
+			AcquireLatencyMs: stats.Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
 			Config:           RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000},
 			History:          "histories/" + strategy + "-" + scenario + "-1.jsonl",
 			Command:          "lockbench run --strategy " + strategy + " --scenario " + scenario,

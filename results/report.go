@@ -17,6 +17,7 @@ import (
 	texttemplate "text/template"
 
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 //go:embed templates/report.md.tmpl templates/details.md.tmpl templates/index.html.tmpl
@@ -244,7 +245,7 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 				row.Cells = append(row.Cells, "—") // not measured (e.g. no command count)
 				continue
 			}
-			row.Cells = append(row.Cells, CompareSamples(ref, other).String())
+			row.Cells = append(row.Cells, stats.CompareSamples(ref, other).String())
 		}
 		t.Rows = append(t.Rows, row)
 		if len(by[st]) < MinGateSeeds {
@@ -713,31 +714,12 @@ func viewFuncs() map[string]any {
 	}
 }
 
-// formatNum writes v with three significant digits or fewer, without an exponent.
-// FormatNum writes a figure as the reports do: 3 significant digits,
-// "—" for NaN or infinities.
-func FormatNum(v float64) string { return formatNum(v) }
-
-func formatNum(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case v == 0:
-		return "0"
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
+// formatNum writes v as the reports do (stats.FormatNum).
+func formatNum(v float64) string { return stats.FormatNum(v) }
 
 // formatSpread writes "median (min–max)", only the median when there is no
 // range, and "—" when there are no values.
-func formatSpread(s Spread) string {
+func formatSpread(s stats.Spread) string {
 	if s.N == 0 {
 		return "—"
 	}
@@ -749,7 +731,7 @@ func formatSpread(s Spread) string {
 
 // formatCountSpread is formatSpread for counts: whole numbers without
 // decimals (a median of an even number of runs may end in .5).
-func formatCountSpread(s Spread) string {
+func formatCountSpread(s stats.Spread) string {
 	if s.N == 0 {
 		return "—"
 	}
@@ -771,7 +753,7 @@ func formatShare(v float64) string {
 }
 
 // formatSpreadShare is formatSpread for shares in 0..1, written as percentages.
-func formatSpreadShare(s Spread) string {
+func formatSpreadShare(s stats.Spread) string {
 	if s.N == 0 {
 		return "—"
 	}

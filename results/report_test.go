@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/stats"
 )
 
 var codeSpan = regexp.MustCompile("`+[^`]*`+")
@@ -308,7 +310,7 @@ func TestReportObservedSafety(t *testing.T) {
 	for i := range f.Runs {
 		if f.Runs[i].Strategy == "token-lua" && f.Runs[i].Scenario == "baseline" {
 			f.Runs[i].RoundTripsPerGrant = 4
-			f.Runs[i].GrantCallMs = Latency{P50: 0.25, Samples: 10}
+			f.Runs[i].GrantCallMs = stats.Latency{P50: 0.25, Samples: 10}
 		}
 		if f.Runs[i].Scenario == "pause-holder" {
 			f.Runs[i].ScenarioKind = "process"
@@ -379,12 +381,12 @@ func wantIn(t *testing.T, name, text string, wants []string) {
 
 func TestFormatCountSpread(t *testing.T) {
 	for _, tt := range []struct {
-		s    Spread
+		s    stats.Spread
 		want string
 	}{
-		{Spread{}, "—"},
-		{Spread{N: 1, Median: 16, Min: 16, Max: 16}, "16"},
-		{Spread{N: 2, Median: 1234.5, Min: 1200, Max: 1269}, "1234.5 (1200–1269)"},
+		{stats.Spread{}, "—"},
+		{stats.Spread{N: 1, Median: 16, Min: 16, Max: 16}, "16"},
+		{stats.Spread{N: 2, Median: 1234.5, Min: 1200, Max: 1269}, "1234.5 (1200–1269)"},
 	} {
 		if got := formatCountSpread(tt.s); got != tt.want {
 			t.Errorf("formatCountSpread(%+v) = %q, want %q", tt.s, got, tt.want)

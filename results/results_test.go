@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // sampleFile is a small bench: two strategies over two scenarios, three seeds
@@ -25,7 +26,7 @@ func sampleFile() *File {
 			Verdict:        v, AsExpected: asExpected,
 			Grants: int(tput * 5), ThroughputPerS: tput,
 			Acquires:         map[string]int{"ok": int(tput * 5), "fail": 3, "info": 1},
-			AcquireLatencyMs: Latency{P50: 1.5, P90: 3, P99: tput / 100, Max: 42, Samples: 100},
+			AcquireLatencyMs: stats.Latency{P50: 1.5, P90: 3, P99: tput / 100, Max: 42, Samples: 100},
 			Liveness:         LivenessFigures{LongestUnavailableMs: 120, RecoveryMs: -1, FailedShare: 0.25, InfoShare: 0.01},
 			Config:           RunConfig{Clients: 8, Keys: 1, TTLMs: 100, DurationMs: 5000, CSMs: "fixed(5ms)", Retry: "exponential:2ms:20ms", Topology: "single"},
 			Checks:           map[string]string{"exclusion": "no overlap", "resource": "linearizable"},
@@ -260,7 +261,7 @@ func TestJainIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := JainIndex(tt.in)
+			got, err := stats.JainIndex(tt.in)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -279,21 +280,21 @@ func TestPercentiles(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      []float64
-		want    Latency
+		want    stats.Latency
 		wantErr bool
 	}{
-		{"empty", nil, Latency{}, false},
-		{"one", []float64{7}, Latency{P50: 7, P90: 7, P99: 7, P999: 7, Max: 7, Samples: 1}, false},
+		{"empty", nil, stats.Latency{}, false},
+		{"one", []float64{7}, stats.Latency{P50: 7, P90: 7, P99: 7, P999: 7, Max: 7, Samples: 1}, false},
 		// Linear interpolation: rank = p/100·(n−1) over 1..100.
-		{"1..100", oneTo100, Latency{P50: 50.5, P90: 90.1, P99: 99.01, P999: 99.901, Max: 100, Samples: 100}, false},
-		{"two", []float64{10, 20}, Latency{P50: 15, P90: 19, P99: 19.9, P999: 19.99, Max: 20, Samples: 2}, false},
-		{"NaN", []float64{1, math.NaN()}, Latency{}, true},
-		{"negative", []float64{1, -1}, Latency{}, true},
-		{"infinite", []float64{math.Inf(1)}, Latency{}, true},
+		{"1..100", oneTo100, stats.Latency{P50: 50.5, P90: 90.1, P99: 99.01, P999: 99.901, Max: 100, Samples: 100}, false},
+		{"two", []float64{10, 20}, stats.Latency{P50: 15, P90: 19, P99: 19.9, P999: 19.99, Max: 20, Samples: 2}, false},
+		{"NaN", []float64{1, math.NaN()}, stats.Latency{}, true},
+		{"negative", []float64{1, -1}, stats.Latency{}, true},
+		{"infinite", []float64{math.Inf(1)}, stats.Latency{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Percentiles(tt.in)
+			got, err := stats.Percentiles(tt.in)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
@@ -309,16 +310,16 @@ func TestPercentiles(t *testing.T) {
 func TestSpreadOf(t *testing.T) {
 	tests := []struct {
 		in   []float64
-		want Spread
+		want stats.Spread
 	}{
-		{nil, Spread{}},
-		{[]float64{3}, Spread{3, 3, 3, 1}},
-		{[]float64{5, 1, 3}, Spread{3, 1, 5, 3}},
-		{[]float64{4, 1, 2, 10}, Spread{3, 1, 10, 4}},
-		{[]float64{math.NaN(), 2}, Spread{2, 2, 2, 1}},
+		{nil, stats.Spread{}},
+		{[]float64{3}, stats.Spread{Median: 3, Min: 3, Max: 3, N: 1}},
+		{[]float64{5, 1, 3}, stats.Spread{Median: 3, Min: 1, Max: 5, N: 3}},
+		{[]float64{4, 1, 2, 10}, stats.Spread{Median: 3, Min: 1, Max: 10, N: 4}},
+		{[]float64{math.NaN(), 2}, stats.Spread{Median: 2, Min: 2, Max: 2, N: 1}},
 	}
 	for _, tt := range tests {
-		if got := SpreadOf(tt.in); got != tt.want {
+		if got := stats.SpreadOf(tt.in); got != tt.want {
 			t.Errorf("SpreadOf(%v) = %+v, want %+v", tt.in, got, tt.want)
 		}
 	}
@@ -346,10 +347,10 @@ func TestSummarize(t *testing.T) {
 	if tl.Seeds != 4 || tl.AsExpected != 3 || tl.Errors != 1 {
 		t.Errorf("token-lua/baseline seeds/as-expected/errors = %d/%d/%d, want 4/3/1", tl.Seeds, tl.AsExpected, tl.Errors)
 	}
-	if want := (Spread{Median: 1000, Min: 900, Max: 1200, N: 3}); tl.ThroughputPerS != want {
+	if want := (stats.Spread{Median: 1000, Min: 900, Max: 1200, N: 3}); tl.ThroughputPerS != want {
 		t.Errorf("throughput = %+v, want %+v", tl.ThroughputPerS, want)
 	}
-	if want := (Spread{Median: 10, Min: 9, Max: 12, N: 3}); tl.P99Ms != want {
+	if want := (stats.Spread{Median: 10, Min: 9, Max: 12, N: 3}); tl.P99Ms != want {
 		t.Errorf("p99 = %+v, want %+v", tl.P99Ms, want)
 	}
 	if tl.Observed[ObservedHeld] != 3 || tl.Observed[ObservedError] != 1 {
@@ -386,22 +387,22 @@ func TestObserved(t *testing.T) {
 func TestSummarizeRepeats(t *testing.T) {
 	run := func(seed int64, tput, p999, fair float64, grants, lost int) Run {
 		return Run{Strategy: "s", Scenario: "c", Seed: seed, Grants: grants, ThroughputPerS: tput, Fairness: fair,
-			AcquireLatencyMs: Latency{P50: 1, P90: 2, P99: 3, P999: p999, Max: 9, Samples: grants},
+			AcquireLatencyMs: stats.Latency{P50: 1, P90: 2, P99: 3, P999: p999, Max: 9, Samples: grants},
 			Errors:           ErrorBreakdown{NotAcquired: 10 * lost, Lost: lost, ExpiredOnRelease: 2 * lost, Info: lost + 1}}
 	}
 	got := Summarize([]Run{run(1, 100, 4, 0.9, 50, 1), run(2, 120, 8, 0.5, 60, 3), run(3, 0, 0, 0, 0, 2)})[0]
 	for _, c := range []struct {
 		name      string
-		got, want Spread
+		got, want stats.Spread
 	}{
-		{"throughput", got.ThroughputPerS, Spread{100, 0, 120, 3}},
-		{"p99.9", got.P999Ms, Spread{6, 4, 8, 2}},
-		{"p90", got.P90Ms, Spread{2, 2, 2, 2}},
-		{"fairness", got.Fairness, Spread{0.7, 0.5, 0.9, 2}},
-		{"not acquired", got.NotAcquired, Spread{20, 10, 30, 3}},
-		{"lost", got.Lost, Spread{2, 1, 3, 3}},
-		{"expired on release", got.ExpiredOnRelease, Spread{4, 2, 6, 3}},
-		{"info", got.InfoOps, Spread{3, 2, 4, 3}},
+		{"throughput", got.ThroughputPerS, stats.Spread{Median: 100, Min: 0, Max: 120, N: 3}},
+		{"p99.9", got.P999Ms, stats.Spread{Median: 6, Min: 4, Max: 8, N: 2}},
+		{"p90", got.P90Ms, stats.Spread{Median: 2, Min: 2, Max: 2, N: 2}},
+		{"fairness", got.Fairness, stats.Spread{Median: 0.7, Min: 0.5, Max: 0.9, N: 2}},
+		{"not acquired", got.NotAcquired, stats.Spread{Median: 20, Min: 10, Max: 30, N: 3}},
+		{"lost", got.Lost, stats.Spread{Median: 2, Min: 1, Max: 3, N: 3}},
+		{"expired on release", got.ExpiredOnRelease, stats.Spread{Median: 4, Min: 2, Max: 6, N: 3}},
+		{"info", got.InfoOps, stats.Spread{Median: 3, Min: 2, Max: 4, N: 3}},
 	} {
 		if math.Abs(c.got.Median-c.want.Median) > 1e-9 || c.got.Min != c.want.Min || c.got.Max != c.want.Max || c.got.N != c.want.N {
 			t.Errorf("%s = %+v, want %+v", c.name, c.got, c.want)

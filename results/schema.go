@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // SchemaVersion is the version of results.json written by this package.
@@ -285,13 +286,13 @@ type Run struct {
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	// AcquireLatencyMs are percentiles of successful acquire latency, in ms,
 	// including retries (from the first attempt to the grant).
-	AcquireLatencyMs Latency `json:"acquire_latency_ms"`
+	AcquireLatencyMs stats.Latency `json:"acquire_latency_ms"`
 	// GrantCallMs are percentiles, in ms, of the granting acquire call
 	// alone (invoke to complete of the attempt that was granted, without
 	// the failed attempts and backoff before it): what one acquire costs
 	// the client, where AcquireLatencyMs is mostly the wait for the lock
 	// when clients contend for a key.
-	GrantCallMs Latency `json:"grant_call_ms"`
+	GrantCallMs stats.Latency `json:"grant_call_ms"`
 	// RoundTripsPerGrant is the Redis commands the servers executed per
 	// successful acquire (0 if unknown), from INFO commandstats deltas
 	// (calls + rejected_calls) taken on every node before and after the
@@ -594,18 +595,6 @@ type ErrorBreakdown struct {
 	// depth) whose outcome is unknown (result info: a timeout or connection
 	// error).
 	Info int `json:"info"`
-}
-
-// Latency holds percentiles in milliseconds.
-type Latency struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	// P999 is the 99.9th percentile.
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-	// Samples is how many latencies went in.
-	Samples int `json:"samples"`
 }
 
 // LivenessFigures describe availability during the run.

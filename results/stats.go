@@ -1,107 +1,10 @@
 package results
 
 import (
-	"fmt"
-	"math"
-	"slices"
-
-	"github.com/montanaflynn/stats"
-
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
-
-// Percentiles returns the 50th, 90th, 99th and 99.9th percentiles, the maximum and the
-// count of samplesMs (latencies in milliseconds; the result is in
-// milliseconds too). Percentiles use linear interpolation between the two
-// closest ranks (rank = p/100·(n−1), Hyndman and Fan's type 7), as
-// github.com/montanaflynn/stats computes them. An empty input gives the zero
-// Latency and no error; a negative, NaN or infinite sample gives an error
-// naming its index.
-func Percentiles(samplesMs []float64) (Latency, error) {
-	if len(samplesMs) == 0 {
-		return Latency{}, nil
-	}
-	for i, v := range samplesMs {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return Latency{}, fmt.Errorf("results: percentiles: sample %d is %v ms, want a finite latency ≥ 0", i, v)
-		}
-	}
-	// Sorted once here: stats.Percentile sorts a copy of its input at
-	// every call, which costs nothing more on sorted input (pdqsort
-	// finds it sorted in one pass); the values are the same.
-	data := stats.Float64Data(slices.Sorted(slices.Values(samplesMs)))
-	var l Latency
-	for _, q := range []struct {
-		p   float64
-		dst *float64
-	}{{50, &l.P50}, {90, &l.P90}, {99, &l.P99}, {99.9, &l.P999}} {
-		v, err := data.Percentile(q.p)
-		if err != nil {
-			return Latency{}, fmt.Errorf("results: percentile %v: %w", q.p, err)
-		}
-		*q.dst = v
-	}
-	maxV, err := data.Max()
-	if err != nil {
-		return Latency{}, fmt.Errorf("results: max: %w", err)
-	}
-	l.Max = maxV
-	l.Samples = len(samplesMs)
-	return l, nil
-}
-
-// JainIndex returns Jain's fairness index of xs, (Σx)²/(n·Σx²) (Jain, Chiu
-// and Hawe, "A Quantitative Measure of Fairness and Discrimination for
-// Resource Allocation in Shared Computer Systems", DEC-TR-301, 1984): 1 when
-// every x is equal, 1/n when one x holds everything. No values, or values
-// that are all zero, give 0 (nothing was shared). Negative values are an
-// error naming their index.
-func JainIndex(xs []float64) (float64, error) {
-	var sum, sq float64
-	for i, x := range xs {
-		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("results: fairness: value %d is %v, want a finite count ≥ 0", i, x)
-		}
-		sum += x
-		sq += x * x
-	}
-	if sq == 0 {
-		return 0, nil
-	}
-	return sum * sum / (float64(len(xs)) * sq), nil
-}
-
-// Spread is a statistic over repeats (seeds) of one measurement: the median
-// and the range. Its unit is the measurement's. N is how many values went in;
-// with N == 0 every field is zero.
-type Spread struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	N      int     `json:"n"`
-}
-
-// SpreadOf returns the median, minimum and maximum of values (the median of an
-// even count is the mean of the two middle values). NaN values are skipped;
-// no values give the zero Spread.
-func SpreadOf(values []float64) Spread {
-	vs := make([]float64, 0, len(values))
-	for _, v := range values {
-		if !math.IsNaN(v) {
-			vs = append(vs, v)
-		}
-	}
-	if len(vs) == 0 {
-		return Spread{}
-	}
-	data := stats.Float64Data(vs)
-	// Errors are impossible here: the input is non-empty.
-	med, _ := data.Median()
-	lo, _ := data.Min()
-	hi, _ := data.Max()
-	return Spread{Median: med, Min: lo, Max: hi, N: len(vs)}
-}
 
 // Summary aggregates the repeats (seeds) of one (strategy, scenario) pair.
 // Performance spreads are over runs that completed (Error empty); counts are
@@ -134,36 +37,36 @@ type Summary struct {
 	// Violations is the total of Run.Violations over all seeds.
 	Violations int `json:"violations"`
 	// ThroughputPerS is grants per second.
-	ThroughputPerS Spread `json:"throughput_per_s"`
+	ThroughputPerS stats.Spread `json:"throughput_per_s"`
 	// P50Ms, P90Ms, P99Ms, P999Ms and MaxMs are spreads of the runs' acquire
 	// latency percentiles, in ms (runs without latency samples are left out).
-	P50Ms  Spread `json:"p50_ms"`
-	P90Ms  Spread `json:"p90_ms"`
-	P99Ms  Spread `json:"p99_ms"`
-	P999Ms Spread `json:"p999_ms"`
-	MaxMs  Spread `json:"max_ms"`
+	P50Ms  stats.Spread `json:"p50_ms"`
+	P90Ms  stats.Spread `json:"p90_ms"`
+	P99Ms  stats.Spread `json:"p99_ms"`
+	P999Ms stats.Spread `json:"p999_ms"`
+	MaxMs  stats.Spread `json:"max_ms"`
 	// GrantCallP50Ms is the spread of the runs' granting-call p50
 	// (Run.GrantCallMs), in ms (runs without samples are left out).
-	GrantCallP50Ms Spread `json:"grant_call_p50_ms"`
+	GrantCallP50Ms stats.Spread `json:"grant_call_p50_ms"`
 	// Fairness is Jain's index over grants per client (runs without a grant
 	// are left out).
-	Fairness Spread `json:"fairness"`
+	Fairness stats.Spread `json:"fairness"`
 	// NotAcquired, Lost, ExpiredOnRelease and InfoOps are spreads of the
 	// runs' ErrorBreakdown counts.
-	NotAcquired      Spread `json:"not_acquired"`
-	Lost             Spread `json:"lost"`
-	ExpiredOnRelease Spread `json:"expired_on_release"`
-	InfoOps          Spread `json:"info_ops"`
+	NotAcquired      stats.Spread `json:"not_acquired"`
+	Lost             stats.Spread `json:"lost"`
+	ExpiredOnRelease stats.Spread `json:"expired_on_release"`
+	InfoOps          stats.Spread `json:"info_ops"`
 	// RoundTripsPerGrant is Redis commands per grant (runs reporting 0, unknown, are left out).
-	RoundTripsPerGrant Spread `json:"round_trips_per_grant"`
+	RoundTripsPerGrant stats.Spread `json:"round_trips_per_grant"`
 	// Grants is successful outermost acquires per run.
-	Grants Spread `json:"grants"`
+	Grants stats.Spread `json:"grants"`
 	// FailedShare and InfoShare are shares (0..1) of acquire attempts that
 	// failed or had an unknown outcome.
-	FailedShare Spread `json:"failed_share"`
-	InfoShare   Spread `json:"info_share"`
+	FailedShare stats.Spread `json:"failed_share"`
+	InfoShare   stats.Spread `json:"info_share"`
 	// LongestUnavailableMs is the longest time a key could not be acquired, in ms.
-	LongestUnavailableMs Spread `json:"longest_unavailable_ms"`
+	LongestUnavailableMs stats.Spread `json:"longest_unavailable_ms"`
 	// Cost holds the cost figures over the windows of the pair's completed
 	// runs (every seed's windows pooled; never windows of another
 	// scenario): median, 95% interval and sample count.
@@ -176,12 +79,12 @@ type Summary struct {
 	// mean machine noise (Noise): cores used by other processes, share
 	// of CPU time stolen, runnable tasks (runs without noise figures are
 	// left out).
-	OtherCPUCores Spread `json:"other_cpu_cores"`
-	StealShare    Spread `json:"steal_share"`
-	RunQueue      Spread `json:"run_queue"`
+	OtherCPUCores stats.Spread `json:"other_cpu_cores"`
+	StealShare    stats.Spread `json:"steal_share"`
+	RunQueue      stats.Spread `json:"run_queue"`
 	// RTTP99Ms is the spread of the runs' largest round-trip p99 to a
 	// server before the run, in ms.
-	RTTP99Ms Spread `json:"rtt_p99_ms"`
+	RTTP99Ms stats.Spread `json:"rtt_p99_ms"`
 	// NotComparable is how many completed runs were outside the
 	// strategy's working envelope (Run.NotComparable); EnvelopeWhy is
 	// the first such run's reason.
@@ -193,27 +96,27 @@ type Summary struct {
 // Estimate over the windows of its runs (Run.Samples).
 type Cost struct {
 	// GrantsPerS is grants per second.
-	GrantsPerS Estimate `json:"grants_per_s"`
+	GrantsPerS stats.Estimate `json:"grants_per_s"`
 	// AcquireP50Ms and AcquireP99Ms are acquire latency percentiles, in ms.
-	AcquireP50Ms Estimate `json:"acquire_p50_ms"`
-	AcquireP99Ms Estimate `json:"acquire_p99_ms"`
+	AcquireP50Ms stats.Estimate `json:"acquire_p50_ms"`
+	AcquireP99Ms stats.Estimate `json:"acquire_p99_ms"`
 	// CommandsPerGrant is the Redis commands the clients sent per grant.
-	CommandsPerGrant Estimate `json:"commands_per_grant"`
+	CommandsPerGrant stats.Estimate `json:"commands_per_grant"`
 }
 
 // CostOf returns the cost figures over the windows of runs (the runs of
 // one pair; runs that could not complete give no samples).
 func CostOf(runs []Run) Cost {
 	return Cost{
-		GrantsPerS:       EstimateOf(SamplesOf(runs, FigureGrantsPerS)),
-		AcquireP50Ms:     EstimateOf(SamplesOf(runs, FigureAcquireP50Ms)),
-		AcquireP99Ms:     EstimateOf(SamplesOf(runs, FigureAcquireP99Ms)),
-		CommandsPerGrant: EstimateOf(SamplesOf(runs, FigureCommandsPerGrant)),
+		GrantsPerS:       stats.EstimateOf(SamplesOf(runs, FigureGrantsPerS)),
+		AcquireP50Ms:     stats.EstimateOf(SamplesOf(runs, FigureAcquireP50Ms)),
+		AcquireP99Ms:     stats.EstimateOf(SamplesOf(runs, FigureAcquireP99Ms)),
+		CommandsPerGrant: stats.EstimateOf(SamplesOf(runs, FigureCommandsPerGrant)),
 	}
 }
 
 // Of returns the Estimate of a figure (one of Figures); zero for others.
-func (c Cost) Of(figure string) Estimate {
+func (c Cost) Of(figure string) stats.Estimate {
 	switch figure {
 	case FigureGrantsPerS:
 		return c.GrantsPerS
@@ -224,7 +127,7 @@ func (c Cost) Of(figure string) Estimate {
 	case FigureCommandsPerGrant:
 		return c.CommandsPerGrant
 	}
-	return Estimate{}
+	return stats.Estimate{}
 }
 
 // Outcomes of a run as Observed reports them.
@@ -367,26 +270,26 @@ func summarize(rs []Run) Summary {
 		}
 	}
 	s.Cost = CostOf(rs)
-	s.OtherCPUCores = SpreadOf(other)
-	s.StealShare = SpreadOf(steal)
-	s.RunQueue = SpreadOf(runq)
-	s.RTTP99Ms = SpreadOf(rtt)
-	s.GrantCallP50Ms = SpreadOf(call50)
-	s.ThroughputPerS = SpreadOf(tput)
-	s.P50Ms = SpreadOf(p50)
-	s.P90Ms = SpreadOf(p90)
-	s.P99Ms = SpreadOf(p99)
-	s.P999Ms = SpreadOf(p999)
-	s.Fairness = SpreadOf(fair)
-	s.NotAcquired = SpreadOf(notAcq)
-	s.Lost = SpreadOf(lost)
-	s.ExpiredOnRelease = SpreadOf(expired)
-	s.InfoOps = SpreadOf(infoOps)
-	s.MaxMs = SpreadOf(maxL)
-	s.RoundTripsPerGrant = SpreadOf(rt)
-	s.Grants = SpreadOf(grants)
-	s.FailedShare = SpreadOf(failed)
-	s.InfoShare = SpreadOf(info)
-	s.LongestUnavailableMs = SpreadOf(unavail)
+	s.OtherCPUCores = stats.SpreadOf(other)
+	s.StealShare = stats.SpreadOf(steal)
+	s.RunQueue = stats.SpreadOf(runq)
+	s.RTTP99Ms = stats.SpreadOf(rtt)
+	s.GrantCallP50Ms = stats.SpreadOf(call50)
+	s.ThroughputPerS = stats.SpreadOf(tput)
+	s.P50Ms = stats.SpreadOf(p50)
+	s.P90Ms = stats.SpreadOf(p90)
+	s.P99Ms = stats.SpreadOf(p99)
+	s.P999Ms = stats.SpreadOf(p999)
+	s.Fairness = stats.SpreadOf(fair)
+	s.NotAcquired = stats.SpreadOf(notAcq)
+	s.Lost = stats.SpreadOf(lost)
+	s.ExpiredOnRelease = stats.SpreadOf(expired)
+	s.InfoOps = stats.SpreadOf(infoOps)
+	s.MaxMs = stats.SpreadOf(maxL)
+	s.RoundTripsPerGrant = stats.SpreadOf(rt)
+	s.Grants = stats.SpreadOf(grants)
+	s.FailedShare = stats.SpreadOf(failed)
+	s.InfoShare = stats.SpreadOf(info)
+	s.LongestUnavailableMs = stats.SpreadOf(unavail)
 	return s
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // WindowsPerRun is how many equal time windows a run is cut into for its
@@ -139,7 +140,7 @@ func WindowsOf(ops []history.Operation, n int, counter []CounterSample) []Window
 		if w.Grants == 0 {
 			continue
 		}
-		if l, err := Percentiles(lat); err == nil {
+		if l, err := stats.Percentiles(lat); err == nil {
 			w.AcquireP50Ms, w.AcquireP99Ms = &l.P50, &l.P99
 		}
 		c0, ok0 := counterAt(counter, w.StartMs)
@@ -164,7 +165,7 @@ func timedPercentiles(xs []checker.Timed, from, to int64, last bool) (p50, p99 *
 	if len(vs) == 0 {
 		return nil, nil
 	}
-	l, err := Percentiles(vs)
+	l, err := stats.Percentiles(vs)
 	if err != nil {
 		return nil, nil
 	}

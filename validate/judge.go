@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Fill judges a checked history: it sets out's expectation (Expected,
@@ -358,10 +359,10 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), OpTimeoutMs: float64(h.OpTimeoutMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
 	var err error
-	if out.AcquireLatencyMs, err = results.Percentiles(checker.AcquireLatencies(ops)); err != nil {
+	if out.AcquireLatencyMs, err = stats.Percentiles(checker.AcquireLatencies(ops)); err != nil {
 		return err
 	}
-	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = stats.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return err
 	}
 	out.SetWindows(ops, nil) // the command counter is not in the history
@@ -381,7 +382,7 @@ func availabilityOf(ops []history.Operation, budget time.Duration) []results.Ava
 			a.GrantsPerS = float64(a.Grants) / (float64(w.Span) / 1e9)
 		}
 		if len(w.GrantCallsMs) > 0 {
-			if l, err := results.Percentiles(w.GrantCallsMs); err == nil {
+			if l, err := stats.Percentiles(w.GrantCallsMs); err == nil {
 				p50, p99 := l.P50, l.P99
 				a.GrantCallP50Ms, a.GrantCallP99Ms = &p50, &p99
 			}
@@ -409,7 +410,7 @@ func faults(ops []history.Operation) []results.Fault {
 func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
 	o := checker.Outcomes(ops, clients)
 	// JainIndex fails only on negative or non-finite values; counts are neither.
-	fair, _ := results.JainIndex(o.GrantsPerClient)
+	fair, _ := stats.JainIndex(o.GrantsPerClient)
 	return fair, results.ErrorBreakdown{NotAcquired: o.NotAcquired, Lost: o.Lost, ExpiredOnRelease: o.ExpiredOnRelease, Info: o.Info}
 }
 

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 func main() {
@@ -128,7 +129,7 @@ func write(w io.Writer, old, new []results.CostRow, limit float64) int {
 					disagree++
 				}
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", o.Strategy, fg.name, results.FormatNum(a), results.FormatNum(b), change, verdict)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", o.Strategy, fg.name, stats.FormatNum(a), stats.FormatNum(b), change, verdict)
 		}
 	}
 	return disagree

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // TestWrite checks which differences count: counts beyond the limit or
@@ -13,8 +14,8 @@ import (
 // time figures never.
 func TestWrite(t *testing.T) {
 	row := func(st string, rtts, client, handoff float64) results.CostRow {
-		return results.CostRow{Strategy: st, RTTsPerHold: results.Estimate{Median: rtts, N: 6},
-			ClientCmdsPerGrant: client, HandoffP50Ms: results.Estimate{Median: handoff, N: 6}}
+		return results.CostRow{Strategy: st, RTTsPerHold: stats.Estimate{Median: rtts, N: 6},
+			ClientCmdsPerGrant: client, HandoffP50Ms: stats.Estimate{Median: handoff, N: 6}}
 	}
 	tests := []struct {
 		name     string

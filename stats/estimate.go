@@ -1,4 +1,4 @@
-package results
+package stats
 
 import (
 	"encoding/json"
@@ -62,9 +62,9 @@ func (e Estimate) String() string {
 	case e.N == 0:
 		return "—"
 	case !e.Bounded():
-		return fmt.Sprintf("%s [no interval: n < %d] (n=%d)", formatNum(e.Median), MinIntervalSamples, e.N)
+		return fmt.Sprintf("%s [no interval: n < %d] (n=%d)", FormatNum(e.Median), MinIntervalSamples, e.N)
 	}
-	return fmt.Sprintf("%s [%s, %s] (n=%d)", formatNum(e.Median), formatNum(e.Low), formatNum(e.High), e.N)
+	return fmt.Sprintf("%s [%s, %s] (n=%d)", FormatNum(e.Median), FormatNum(e.Low), FormatNum(e.High), e.N)
 }
 
 // estimateJSON is Estimate as written in results.json: an unbounded end of
