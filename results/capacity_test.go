@@ -7,16 +7,6 @@ import (
 	"github.com/lockbench/lockbench/internal/noise"
 )
 
-// capacityRun is an uncontended cost run of strategy at clients clients
-// whose 6 windows all granted rate grants/s.
-func capacityRun(strategy string, clients int, rate float64) Run {
-	r := Run{Strategy: strategy, Scenario: "baseline", Config: RunConfig{Clients: clients, Keys: clients}, ThroughputPerS: rate, RoundTripsPerGrant: 4, ClientCommandsPerGrant: 2}
-	for j := range 6 {
-		r.Windows = append(r.Windows, Window{StartMs: float64(j), EndMs: float64(j + 1), GrantsPerS: rate + float64(j)})
-	}
-	return r
-}
-
 // TestCapacityOf checks the peak and the knee of capacity curves: the
 // knee is the fewest clients reaching 90% of the peak, and none when only
 // the last point does (still rising) or one point was measured.

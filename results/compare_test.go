@@ -83,22 +83,6 @@ func TestBeyond(t *testing.T) {
 	}
 }
 
-// jitter spreads a run's window values ±2.5% around their centre, the
-// spread of a quiet machine.
-var jitter = []float64{-0.025, 0.01, -0.01, 0.025, 0, 0.005}
-
-// setPerf gives a run WindowsPerRun windows around grants/s tput and
-// acquire p99 p99 (p50 p99/4, 11 commands per grant), spread by jitter.
-func setPerf(r *Run, tput, p99 float64) {
-	r.ThroughputPerS, r.AcquireLatencyMs.P99 = tput, p99
-	r.Windows = nil
-	for i, j := range jitter {
-		p50, p, c := p99/4*(1+j), p99*(1+j), 11*(1+j)
-		r.Windows = append(r.Windows, Window{StartMs: float64(i) * 100, EndMs: float64(i+1) * 100, Grants: int(tput / 10),
-			GrantsPerS: tput * (1 + j), AcquireP50Ms: &p50, AcquireP99Ms: &p, CommandsPerGrant: &c})
-	}
-}
-
 // compareFile is a small bench: a must-hold cell, a must-break canary and
 // an at-risk cell, with repeats seeds each.
 func compareFile(repeats int) *File {
