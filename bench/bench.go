@@ -13,8 +13,10 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -281,11 +283,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, slices.Concat(specs, sweep, costs)); err != nil {
 		return nil, err
 	}
-	if err := results.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
+	if err := outdir.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, results.OutDirError(o.OutDir, err)
+		return nil, outdir.OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
@@ -520,11 +522,11 @@ func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 // finish stamps the end time and writes results.json, the plots and the report.
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := results.Write(dir, f); err != nil {
-		return results.OutputError(dir, err, results.OutputFix)
+	if err := figures.Write(dir, f); err != nil {
+		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
 	if err := Report(dir, f); err != nil {
-		return results.OutputError(dir, err, results.OutputFix)
+		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
 	return nil
 }

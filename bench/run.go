@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/outdir"
 	lbstats "github.com/lockbench/lockbench/stats"
 
 	"github.com/redis/go-redis/v9"
@@ -454,7 +456,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
 	if err := os.MkdirAll(filepath.Dir(r.histPath), 0o755); err != nil {
-		return results.OutDirError(s.OutDir, err)
+		return outdir.OutDirError(s.OutDir, err)
 	}
 	r.nodes = c.Nodes()
 	if n := r.info.Nodes; n >= 1 && n < len(r.nodes) {
@@ -502,7 +504,7 @@ func (r *run) connect(ctx context.Context) error {
 		logPath := adapterLogName(r.histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
-			return results.OutDirError(s.OutDir, err)
+			return outdir.OutDirError(s.OutDir, err)
 		}
 		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
@@ -783,7 +785,7 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 	}
 	noiseSum := ex.noise
 	out.Noise = &noiseSum
-	out.SetWindows(ops, ex.counter)
+	figures.SetWindows(&out, ops, ex.counter)
 	out.Envelope = envelopeOf(r.st, w.TTL, out.Noise, len(out.Faults) > 0)
 	validate.Stalled(&out, r.rep, r.exp, stats.MaxOverrun, w.TTL)
 	if lag := stats.MaxOverrun; lag > w.TTL/2 && out.Outcome() == results.OutcomeUnexpected {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -57,7 +58,7 @@ type Finding struct {
 	// worse, or that B is better when Better).
 	Test string  `json:"test"`
 	P    float64 `json:"p"`
-	// Significant is P below results.Alpha; Worse and Better give the
+	// Significant is P below stats.Alpha; Worse and Better give the
 	// direction of a significant difference (B against A).
 	Significant bool `json:"significant"`
 	Worse       bool `json:"worse,omitempty"`
@@ -387,9 +388,9 @@ var metrics = []metric{
 			return perRun(rs, func(r results.Run) float64 { return orNaN(r.ServerCommandsPerAttempt) })
 		}},
 	{name: "grants/s per window", class: ClassCost, timed: true, per: "window",
-		samples: func(rs []results.Run) []float64 { return results.SamplesOf(rs, results.FigureGrantsPerS) }},
+		samples: func(rs []results.Run) []float64 { return figures.SamplesOf(rs, figures.FigureGrantsPerS) }},
 	{name: "acquire p99 per window (ms)", class: ClassCost, higherWorse: true, timed: true, per: "window",
-		samples: func(rs []results.Run) []float64 { return results.SamplesOf(rs, results.FigureAcquireP99Ms) }},
+		samples: func(rs []results.Run) []float64 { return figures.SamplesOf(rs, figures.FigureAcquireP99Ms) }},
 }
 
 func perRun(rs []results.Run, f func(results.Run) float64) []float64 {
@@ -437,7 +438,7 @@ func finite(vs []float64) []float64 {
 }
 
 // compareMetric tests one figure's samples (Mann-Whitney U at
-// results.Alpha): a significant change in the worse direction is gated
+// stats.Alpha): a significant change in the worse direction is gated
 // when it is beyond maxReg (relative to A's median; a safety figure whose
 // A median is 0 at any size) and, for a figure in time, when no run was
 // measured on a busy machine.

@@ -39,7 +39,7 @@ const DefaultCheckerOps = 1_000_000
 
 // Ratios are lockbench's three figures of its own cost against their
 // targets, each the median with its 95% interval over rounds
-// (results.Estimate: benchstat's distribution-free interval, which needs
+// (stats.Estimate: benchstat's distribution-free interval, which needs
 // 6 rounds or more). The client figures are ratios within each round, so
 // a machine whose load drifts between rounds moves both sides alike;
 // being CPU per command, not rates, they hardly move with other load.

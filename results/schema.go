@@ -1,9 +1,10 @@
-// Package results holds the versioned result schema (results.json), the
-// statistics (percentiles of a run's latencies with montanaflynn/stats;
-// medians, 95% intervals and Mann-Whitney U tests over the windows of runs
-// with golang.org/x/perf/benchmath), bench.txt in Go's benchmark format
-// (golang.org/x/perf/benchfmt) and the Markdown and HTML reports. It
-// reads and writes files only; it runs nothing.
+// Package results defines the versioned result schema (results.json:
+// File, Run and the types they hold), the files of a results folder by
+// name, and loading, writing and merging results.json. It computes no
+// figure and writes no report: package stats holds the statistics,
+// figures the cost samples, curves and table (and bench.txt), compare sets
+// two files side by side, outdir guards the output folder, and report
+// writes report.md, details.md and index.html.
 package results
 
 import (
@@ -70,8 +71,8 @@ type File struct {
 	// matrix, not gated.
 	Cost []Run `json:"cost,omitempty"`
 	// CostTable is what each lock costs, like for like: one row per
-	// strategy with cost runs or runs of CostScenario, each figure beside
-	// its bound (CostTableOf). Write computes it from Runs and Cost, so it
+	// strategy with cost runs or runs of the cost scenario (baseline), each figure beside
+	// its bound (figures.CostTableOf). figures.Write computes it from Runs and Cost, so it
 	// always agrees with them; a reader may recompute it.
 	CostTable []CostRow `json:"cost_table,omitempty"`
 	// Sections are sections a command above the bench adds to the
@@ -369,13 +370,13 @@ type Run struct {
 	// ClientCPU is the load generator's CPU busy during the run, in cores
 	// (getrusage; for redis-benchmark its child rusage); 0 when not measured.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
-	// Windows are the run's cost samples: WindowsPerRun equal time
-	// windows of its history (WindowsOf), each with its grants/s,
+	// Windows are the run's cost samples: figures.WindowsPerRun equal time
+	// windows of its history (figures.WindowsOf), each with its grants/s,
 	// acquire latency p50 and p99 and commands per grant. Reports and
-	// compare take medians and 95% intervals over them (Estimate).
+	// compare take medians and 95% intervals over them (stats.Estimate).
 	Windows []Window `json:"windows,omitempty"`
 	// CommandCounter is the clients' command counter at the windows'
-	// boundaries (CounterAtWindows: interpolated from samples taken
+	// boundaries (figures.CounterAtWindows: interpolated from samples taken
 	// every few ms during the run), from which each window's commands
 	// per grant follow.
 	CommandCounter []CounterSample `json:"command_counter,omitempty"`
@@ -394,7 +395,7 @@ type Run struct {
 // one's p50 (Noise.RTTDuring: a PING, or for etcd and ZooKeeper a
 // serializable read through the lock's client library, every 100 ms
 // under the run's load), else before the run (Noise.RTTBefore); 0 when
-// none was measured. It is the unit of FigureRTTsPerHold.
+// none was measured. It is the unit of figures.FigureRTTsPerHold.
 func (r Run) RoundTripMs() float64 {
 	if r.Noise == nil {
 		return 0
@@ -726,4 +727,12 @@ func (r Run) Contradictions() []string {
 		}
 	}
 	return out
+}
+
+// orNone returns s, or "none" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

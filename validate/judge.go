@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
@@ -336,7 +337,7 @@ func contractResults(rep checker.Report) []contractResult {
 // granting-call percentiles (ms), and the cost windows (without commands
 // per grant: the command counter is not in the history). A run measures
 // these itself, from its workload's own counts. The error is
-// results.Percentiles' (a latency that is not a finite number).
+// stats.Percentiles' (a latency that is not a finite number).
 func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
 	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
 	var first, last int64 = -1, 0
@@ -365,7 +366,7 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	if out.GrantCallMs, err = stats.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return err
 	}
-	out.SetWindows(ops, nil) // the command counter is not in the history
+	figures.SetWindows(out, ops, nil) // the command counter is not in the history
 	return nil
 }
 
@@ -406,7 +407,7 @@ func faults(ops []history.Operation) []results.Fault {
 // history (checker.Outcomes): clients is the run's client count, clients
 // that never got a grant count as zeros in the fairness index. The
 // definitions are results.Run.Fairness and results.ErrorBreakdown's; the
-// index is results.JainIndex.
+// index is stats.JainIndex.
 func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
 	o := checker.Outcomes(ops, clients)
 	// JainIndex fails only on negative or non-finite values; counts are neither.

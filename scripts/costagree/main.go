@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -47,7 +48,7 @@ func main() {
 		}
 		tables[i] = f.CostTable
 		if len(tables[i]) == 0 {
-			tables[i] = results.CostTableOf(f) // written before results.json carried the table
+			tables[i] = figures.CostTableOf(f) // written before results.json carried the table
 		}
 		if len(tables[i]) == 0 {
 			fmt.Fprintf(os.Stderr, "costagree: %s has no cost runs or baseline runs: run make bench PROFILE=cost\n", p)
@@ -84,7 +85,7 @@ type figure struct {
 	of    func(results.CostRow) float64
 }
 
-var figures = []figure{
+var costFigures = []figure{
 	{"rtts/hold", true, func(r results.CostRow) float64 { return r.RTTsPerHold.Median }},
 	{"client cmds/grant", true, func(r results.CostRow) float64 { return r.ClientCmdsPerGrant }},
 	{"server cmds/grant", true, func(r results.CostRow) float64 { return r.ServerCmdsPerGrant }},
@@ -113,7 +114,7 @@ func write(w io.Writer, old, new []results.CostRow, limit float64) int {
 			disagree++
 			continue
 		}
-		for _, fg := range figures {
+		for _, fg := range costFigures {
 			a, b := fg.of(o), fg.of(*n)
 			if a == 0 && b == 0 {
 				continue

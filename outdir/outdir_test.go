@@ -1,4 +1,4 @@
-package results
+package outdir
 
 import (
 	"errors"
@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestOutputErrorAdvice: the fix depends on the cause, the file is named
@@ -36,9 +38,9 @@ func TestOutputErrorAdvice(t *testing.T) {
 		{"in the way", wrap(syscall.ENOTDIR), false, []string{"move away what is in the way"}, []string{"free space"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			os.Remove(filepath.Join(dir, FileName))
+			os.Remove(filepath.Join(dir, results.FileName))
 			if tt.written {
-				if err := os.WriteFile(filepath.Join(dir, FileName), []byte("{}"), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, results.FileName), []byte("{}"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -54,8 +56,8 @@ func TestOutputErrorAdvice(t *testing.T) {
 					t.Errorf("message %q has %q", msg, w)
 				}
 			}
-			if n := strings.Count(msg, filepath.Join(dir, FileName)); n != 1 {
-				t.Errorf("message %q names %s %d times, want once", msg, FileName, n)
+			if n := strings.Count(msg, filepath.Join(dir, results.FileName)); n != 1 {
+				t.Errorf("message %q names %s %d times, want once", msg, results.FileName, n)
 			}
 			if strings.Contains(msg, ".results.json.12345") {
 				t.Errorf("message %q names the temporary file", msg)
@@ -155,11 +157,11 @@ func TestReplaceEarlierInterruptedHistories(t *testing.T) {
 // or report lockbench did not write is refused (exit 2) and kept.
 func TestReplaceEarlierRefusesForeignFiles(t *testing.T) {
 	for _, tt := range []struct{ name, text string }{
-		{FileName, `{"my":"data"}`},
-		{FileName, `not json`},
-		{FileName, `{"schema_version":3,"tool":"someone else"}`},
-		{ReportMarkdown, "# my notes\n"},
-		{ReportHTML, "<html></html>"},
+		{results.FileName, `{"my":"data"}`},
+		{results.FileName, `not json`},
+		{results.FileName, `{"schema_version":3,"tool":"someone else"}`},
+		{results.ReportMarkdown, "# my notes\n"},
+		{results.ReportHTML, "<html></html>"},
 	} {
 		dir := t.TempDir()
 		p := filepath.Join(dir, tt.name)
@@ -176,10 +178,10 @@ func TestReplaceEarlierRefusesForeignFiles(t *testing.T) {
 	}
 	// lockbench's own folder is replaced.
 	dir := t.TempDir()
-	if err := Write(dir, &File{Tool: "lockbench test", Profile: "ci"}); err != nil {
+	if err := figures.Write(dir, &results.File{Tool: "lockbench test", Profile: "ci"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ReportMarkdown), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ReportMarkdown), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var note string
@@ -189,7 +191,7 @@ func TestReplaceEarlierRefusesForeignFiles(t *testing.T) {
 	if !strings.Contains(note, "held an earlier bench (profile ci, started") {
 		t.Errorf("note %q, want it to name an earlier bench", note)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ReportMarkdown)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, results.ReportMarkdown)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("report.md of the earlier bench kept: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-package results
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // This file derives the chooser's recommendations, one line per need (a
@@ -61,7 +63,7 @@ type recommendation struct {
 // they alone share, when one does: see sharedClaim); those whose cell is
 // resource-safe were protected by fencing only; at-risk and inconclusive
 // cells are named apart and never recommended.
-func recommend(rows []chooserRow, scenarios []string, infos []StrategyInfo) []recommendation {
+func recommend(rows []chooserRow, scenarios []string, infos []results.StrategyInfo) []recommendation {
 	claims := map[string][]string{}
 	for _, in := range infos {
 		claims[in.Name] = in.Claims

@@ -1,4 +1,8 @@
-package results
+// Package outdir guards the output folder of a run or bench: it refuses a
+// folder holding files lockbench did not write, removes an earlier run's
+// files before a new one, finds histories an interrupted run left, and
+// turns file-system errors into one-line advice naming the fix.
+package outdir
 
 import (
 	"bytes"
@@ -9,11 +13,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/results"
 )
 
 // CheckOut checks a results folder given as --out before anything starts,
@@ -92,8 +98,8 @@ func OutputError(dir string, err error, fix string) error {
 	}
 	where, cause := pathAndCause(dir, err)
 	written := "nothing was written (no results.json, report.md, index.html or plots)"
-	if st, serr := os.Stat(filepath.Join(dir, FileName)); serr == nil && st.Mode().IsRegular() {
-		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", FileName)
+	if st, serr := os.Stat(filepath.Join(dir, results.FileName)); serr == nil && st.Mode().IsRegular() {
+		written = fmt.Sprintf("%s was written; the report (report.md, index.html, plots) was not, or only in part", results.FileName)
 	}
 	msg := fmt.Sprintf("cannot write the results into %s: %s%s: %s; %s", dir, where, cause, adv, written)
 	return errs.New(msg, err, ErrNotWritten)
@@ -290,4 +296,93 @@ func fileOnPath(dir string) string {
 			return ""
 		}
 	}
+}
+
+// NotWrittenByLockbench returns the path of a file in dir that a run
+// written there would overwrite although lockbench did not write it: a
+// results.json that is not lockbench's (not a JSON object with a
+// schema_version, or one whose tool is not lockbench), or a report.md,
+// details.md, index.html or bench.txt with no lockbench results.json
+// beside them. It returns ""
+// when there is none (dir missing or empty, or a lockbench results folder).
+func NotWrittenByLockbench(dir string) string {
+	res := filepath.Join(dir, results.FileName)
+	if st, err := os.Stat(res); err == nil && st.Mode().IsRegular() {
+		if !writtenByLockbench(res) {
+			return res
+		}
+		return ""
+	}
+	for _, name := range []string{results.ReportMarkdown, results.DetailsMarkdown, results.ReportHTML, results.BenchText} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// writtenByLockbench reports whether the file at path looks like a
+// results.json written by lockbench (any schema version): a JSON object
+// with a numeric schema_version and, if it names its tool, lockbench.
+func writtenByLockbench(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var head struct {
+		SchemaVersion *int    `json:"schema_version"`
+		Tool          *string `json:"tool"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.SchemaVersion == nil {
+		return false
+	}
+	return head.Tool == nil || *head.Tool == "" || strings.HasPrefix(*head.Tool, "lockbench")
+}
+
+// RemoveEarlier removes the run a results folder already holds, so that a
+// new run written there leaves no file of the old one beside its own: the
+// histories, adapter logs and porcupine visualisations that dir/results.json
+// lists (paths inside dir only), the plots (PNG and SVG in dir/plots),
+// report.md, details.md, index.html, bench.txt and results.json itself;
+// folders left empty are removed too.
+// Other files are left alone. It returns the File it found (nil, nil when
+// dir holds no results.json, or one that Load refuses, which the new run
+// overwrites anyway). A file that cannot be removed is an error naming it.
+func RemoveEarlier(dir string) (*results.File, error) {
+	f, err := results.Load(filepath.Join(dir, results.FileName))
+	if err != nil {
+		return nil, nil
+	}
+	var paths []string
+	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
+		if r.History == "" {
+			continue
+		}
+		resourceVis := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + "-resource.html"
+		adapterLog := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + ".adapter.log" // exec: strategies
+		for _, p := range []string{r.History, r.Visualization, resourceVis, adapterLog} {
+			if p != "" && filepath.IsLocal(p) {
+				paths = append(paths, filepath.Join(dir, p))
+			}
+		}
+	}
+	for _, pat := range []string{"*.png", "*.svg"} {
+		m, _ := filepath.Glob(filepath.Join(dir, results.PlotsFolder, pat))
+		paths = append(paths, m...)
+	}
+	paths = append(paths, filepath.Join(dir, results.ReportMarkdown), filepath.Join(dir, results.DetailsMarkdown), filepath.Join(dir, results.ReportHTML), filepath.Join(dir, results.BenchText), filepath.Join(dir, results.FileName))
+	folders := map[string]bool{filepath.Join(dir, results.PlotsFolder): true}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return f, fmt.Errorf("results: removing the earlier run's %s: %w", p, err)
+		}
+		folders[filepath.Dir(p)] = true
+	}
+	for d := range folders {
+		if d != filepath.Clean(dir) {
+			os.Remove(d) // only if empty
+		}
+	}
+	return f, nil
 }

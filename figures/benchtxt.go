@@ -1,4 +1,4 @@
-package results
+package figures
 
 import (
 	"bytes"
@@ -8,12 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/results"
 	"golang.org/x/perf/benchfmt"
 )
-
-// BenchText is the file, beside results.json, that holds the cost samples
-// in the Go benchmark text format, for benchstat.
-const BenchText = "bench.txt"
 
 // BenchTextPkg is the "pkg:" configuration line of bench.txt.
 const BenchTextPkg = "github.com/lockbench/lockbench"
@@ -26,7 +23,7 @@ const BenchTextPkg = "github.com/lockbench/lockbench"
 // other clients or another TTL are other benchmarks, so they are never
 // pooled. Characters the format does not allow in a name (white space) and
 // the key separators "/" and "=" inside a value become "_".
-func BenchName(r Run) string {
+func BenchName(r results.Run) string {
 	clean := strings.NewReplacer(" ", "_", "\t", "_", "\n", "_", "/", "_", "=", "_")
 	name := fmt.Sprintf("Lock/strategy=%s/scenario=%s/clients=%d/ttl=%sms",
 		clean.Replace(r.Strategy), clean.Replace(r.Scenario), r.Config.Clients, strconv.FormatFloat(r.Config.TTLMs, 'f', -1, 64))
@@ -61,7 +58,7 @@ var benchUnits = []struct {
 // time), so benchstat puts both in one table. Machine noise and working
 // envelope marks are not in the format: results.json and the report
 // carry them.
-func MarshalBenchText(f *File) ([]byte, error) {
+func MarshalBenchText(f *results.File) ([]byte, error) {
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
 	goos, goarch, _ := strings.Cut(f.Host.OS, "/")
@@ -74,7 +71,7 @@ func MarshalBenchText(f *File) ([]byte, error) {
 	for _, u := range benchUnits {
 		m := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"}, OrigUnit: u.unit, Value: u.better}
 		if err := w.Write(m); err != nil {
-			return nil, fmt.Errorf("results: %s: %w", BenchText, err)
+			return nil, fmt.Errorf("results: %s: %w", results.BenchText, err)
 		}
 	}
 	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
@@ -101,7 +98,7 @@ func MarshalBenchText(f *File) ([]byte, error) {
 				}
 			}
 			if err := w.Write(res); err != nil {
-				return nil, fmt.Errorf("results: %s: %w", BenchText, err)
+				return nil, fmt.Errorf("results: %s: %w", results.BenchText, err)
 			}
 		}
 	}
@@ -110,10 +107,14 @@ func MarshalBenchText(f *File) ([]byte, error) {
 
 // WriteBenchText writes MarshalBenchText(f) to dir/bench.txt (atomically,
 // as Write does).
-func WriteBenchText(dir string, f *File) error {
+func WriteBenchText(dir string, f *results.File) error {
 	data, err := MarshalBenchText(f)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, BenchText), data)
+	return writeAtomic(filepath.Join(dir, results.BenchText), data)
 }
+
+// CostCellName names an uncontended cost run's cell (File.Cost):
+// "uncontended-N" for N clients each on a key of its own.
+func CostCellName(r results.Run) string { return fmt.Sprintf("uncontended-%d", r.Config.Clients) }

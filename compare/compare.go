@@ -1,19 +1,20 @@
-package results
+// Package compare sets two results files side by side, cell by cell:
+// verdicts that changed, canaries lost, cells missing, and cost figures
+// tested for significance (lockbench compare); a gated finding fails.
+package compare
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/lockbench/lockbench/checker"
-	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -80,8 +81,8 @@ type Change struct {
 }
 
 // changeOf compares a figure's samples over two sets of runs of one cell.
-func changeOf(oldRuns, newRuns []Run, figure string) Change {
-	o, n := SamplesOf(oldRuns, figure), SamplesOf(newRuns, figure)
+func changeOf(oldRuns, newRuns []results.Run, figure string) Change {
+	o, n := figures.SamplesOf(oldRuns, figure), figures.SamplesOf(newRuns, figure)
 	c := Change{Old: stats.EstimateOf(o), New: stats.EstimateOf(n), Test: stats.CompareSamples(o, n)}
 	if c.Old.N > 0 && c.New.N > 0 && c.Old.Median != 0 {
 		c.Relative = (c.New.Median - c.Old.Median) / c.Old.Median
@@ -139,7 +140,7 @@ func (c Comparison) Failed() bool { return c.Gated > 0 }
 var checkNames = []string{"exclusion", "resource", "liveness", "fencing", "reentrancy", "orphans", "lost", "extends", "reasons"}
 
 // verdictOf returns a run's status for a named check.
-func verdictOf(r Run, check string) checker.Status {
+func verdictOf(r results.Run, check string) checker.Status {
 	switch check {
 	case "exclusion":
 		return r.Verdict.Exclusion
@@ -166,7 +167,7 @@ func verdictOf(r Run, check string) checker.Status {
 // expectOf returns the expectation of a check in the runs ("hold", "break"
 // or "at-risk"); a check without one (fencing, reentrancy: strategy
 // promises; the contract checks) is "hold".
-func expectOf(rs []Run, check string) string {
+func expectOf(rs []results.Run, check string) string {
 	for _, r := range rs {
 		if e := r.ExpectedChecks[check]; e != "" {
 			return e
@@ -200,7 +201,7 @@ const MinGateSeeds = 2
 // (Run.NotComparable): the note says which. Runs that could not complete
 // (Error set) are left out of every figure. Compare reads only its
 // arguments.
-func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) Comparison {
+func Compare(oldF, newF *results.File, oldName, newName string, maxRegression float64) Comparison {
 	c := Comparison{Old: oldName, New: newName, MaxRegression: maxRegression}
 	perfGated := true
 	oh, nh := oldF.Host, newF.Host
@@ -250,19 +251,19 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 				cc.compareExpected(ors, nrsOK)
 			}
 		}
-		cc.ThroughputPerS = changeOf(ors, nrsOK, FigureGrantsPerS)
-		cc.P50Ms = changeOf(ors, nrsOK, FigureAcquireP50Ms)
-		cc.P99Ms = changeOf(ors, nrsOK, FigureAcquireP99Ms)
-		cc.CommandsPerGrant = changeOf(ors, nrsOK, FigureCommandsPerGrant)
-		cc.RTTsPerHold = changeOf(ors, nrsOK, FigureRTTsPerHold)
-		cc.HoldP50Ms = changeOf(ors, nrsOK, FigureHoldP50Ms)
-		cc.HandoffP50Ms = changeOf(ors, nrsOK, FigureHandoffP50Ms)
+		cc.ThroughputPerS = changeOf(ors, nrsOK, figures.FigureGrantsPerS)
+		cc.P50Ms = changeOf(ors, nrsOK, figures.FigureAcquireP50Ms)
+		cc.P99Ms = changeOf(ors, nrsOK, figures.FigureAcquireP99Ms)
+		cc.CommandsPerGrant = changeOf(ors, nrsOK, figures.FigureCommandsPerGrant)
+		cc.RTTsPerHold = changeOf(ors, nrsOK, figures.FigureRTTsPerHold)
+		cc.HoldP50Ms = changeOf(ors, nrsOK, figures.FigureHoldP50Ms)
+		cc.HandoffP50Ms = changeOf(ors, nrsOK, figures.FigureHandoffP50Ms)
 		gated := perfGated
 		note := ""
 		switch {
 		case oldC.Clients != newC.Clients || oldC.TTLMs != newC.TTLMs:
 			gated = false
-			note = fmt.Sprintf(" (not gated: OLD ran %d clients, TTL %s ms; NEW %d clients, TTL %s ms)", oldC.Clients, formatNum(oldC.TTLMs), newC.Clients, formatNum(newC.TTLMs))
+			note = fmt.Sprintf(" (not gated: OLD ran %d clients, TTL %s ms; NEW %d clients, TTL %s ms)", oldC.Clients, stats.FormatNum(oldC.TTLMs), newC.Clients, stats.FormatNum(newC.TTLMs))
 		case !perfGated:
 			note = " (not gated: different hosts)"
 		case oldC.Busy > 0 || newC.Busy > 0:
@@ -313,9 +314,9 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 		newC := newSum[k]
 		nrs := completed(newCells[k])
 		cc := CellComparison{Strategy: k.strategy, Scenario: k.scenario, Expected: newC.Expected, NewObserved: observedText(newC),
-			ThroughputPerS: changeOf(nil, nrs, FigureGrantsPerS), P50Ms: changeOf(nil, nrs, FigureAcquireP50Ms),
-			P99Ms: changeOf(nil, nrs, FigureAcquireP99Ms), CommandsPerGrant: changeOf(nil, nrs, FigureCommandsPerGrant),
-			RTTsPerHold: changeOf(nil, nrs, FigureRTTsPerHold), HoldP50Ms: changeOf(nil, nrs, FigureHoldP50Ms), HandoffP50Ms: changeOf(nil, nrs, FigureHandoffP50Ms)}
+			ThroughputPerS: changeOf(nil, nrs, figures.FigureGrantsPerS), P50Ms: changeOf(nil, nrs, figures.FigureAcquireP50Ms),
+			P99Ms: changeOf(nil, nrs, figures.FigureAcquireP99Ms), CommandsPerGrant: changeOf(nil, nrs, figures.FigureCommandsPerGrant),
+			RTTsPerHold: changeOf(nil, nrs, figures.FigureRTTsPerHold), HoldP50Ms: changeOf(nil, nrs, figures.FigureHoldP50Ms), HandoffP50Ms: changeOf(nil, nrs, figures.FigureHandoffP50Ms)}
 		cc.add(Finding{Kind: FindingNewCell, Message: "cell only in NEW: nothing to compare it with"})
 		c.Cells = append(c.Cells, cc)
 	}
@@ -335,7 +336,7 @@ func Compare(oldF, newF *File, oldName, newName string, maxRegression float64) C
 // (config.library), the usage policy or the fencing mode (a --policy or
 // --fencing override on one side). One warning per kind of difference,
 // naming the first cell that shows it.
-func setupWarnings(oldF, newF *File) []string {
+func setupWarnings(oldF, newF *results.File) []string {
 	var out []string
 	if oldF.Profile != newF.Profile {
 		out = append(out, fmt.Sprintf("different profiles (OLD %s, NEW %s): the cells ran with different workloads; compare benches of the same profile", oldF.Profile, newF.Profile))
@@ -389,7 +390,7 @@ func setupWarnings(oldF, newF *File) []string {
 
 // setupOf returns a file's backend ("process" when none is recorded) and
 // Docker image: the bench config's, else its first run's.
-func setupOf(f *File) (backend, image string) {
+func setupOf(f *results.File) (backend, image string) {
 	backend, image = f.Config.Workload.Backend, f.Config.Workload.Image
 	if backend == "" && len(f.Runs) > 0 {
 		backend, image = f.Runs[0].Config.Backend, f.Runs[0].Config.Image
@@ -428,7 +429,7 @@ func (cc *CellComparison) add(f Finding) { cc.Findings = append(cc.Findings, f) 
 
 // compareCheck flags a new violation or a lost canary of one check; ors and
 // nrs are the completed runs, allOld and allNew every run (for expectations).
-func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []Run) {
+func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []results.Run) {
 	oe, ne := expectOf(allOld, check), expectOf(allNew, check)
 	oldAllOK, oldAllViolated := true, true
 	for _, r := range ors {
@@ -464,15 +465,15 @@ func (cc *CellComparison) compareCheck(check string, ors, nrs, allOld, allNew []
 // expected and some completed NEW run is unexpected (ors and nrs are not
 // empty); a NEW run that is inconclusive (Run.Outcome) contradicts
 // nothing.
-func (cc *CellComparison) compareExpected(ors, nrs []Run) {
+func (cc *CellComparison) compareExpected(ors, nrs []results.Run) {
 	for _, r := range ors {
 		if !r.AsExpected {
 			return
 		}
 	}
-	var bad []Run
+	var bad []results.Run
 	for _, r := range nrs {
-		if r.Outcome() == OutcomeUnexpected {
+		if r.Outcome() == results.OutcomeUnexpected {
 			bad = append(bad, r)
 		}
 	}
@@ -502,7 +503,7 @@ func Beyond(c Change, maxRegression float64, higherIsWorse bool) bool {
 }
 
 // busyNote gives the numbers of the busy side(s) of a cell.
-func busyNote(o, n Summary) string {
+func busyNote(o, n figures.Summary) string {
 	var parts []string
 	if o.Busy > 0 {
 		parts = append(parts, fmt.Sprintf("OLD %d of %d runs, %s", o.Busy, o.Seeds, o.BusyWhy))
@@ -534,21 +535,6 @@ func ParseRegression(s string) (float64, error) {
 		return 0, fmt.Errorf("--max-regression %q is ambiguous: write %s%% for a percentage or a fraction between 0 and 1", s, t)
 	}
 	return v, nil
-}
-
-// LoadPath loads a results.json given as the file itself or as the results
-// folder holding it; errors are Load's (a folder without results.json
-// gives a not-exist error naming the path).
-func LoadPath(path string) (*File, string, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, FileName)
-	}
-	f, err := Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		// The path once, not also in the open error's text.
-		return nil, path, errs.New(fmt.Sprintf("%s does not exist: give a results folder or its results.json", path), err)
-	}
-	return f, path, err
 }
 
 // WriteText writes the comparison as a table, one cell a line, followed by
@@ -604,22 +590,18 @@ func (c Comparison) WriteText(w io.Writer) error {
 // (File.Cost), each cost run as its own cell: its scenario named
 // CostCellName, so that compare sets it beside the same cell of the other
 // file and never pools it with the contended baseline.
-func withCostCells(f *File) []Run {
+func withCostCells(f *results.File) []results.Run {
 	out := slices.Clone(f.Runs)
 	for _, r := range f.Cost {
-		r.Scenario = CostCellName(r)
+		r.Scenario = figures.CostCellName(r)
 		out = append(out, r)
 	}
 	return out
 }
 
-// CostCellName names an uncontended cost run's cell (File.Cost):
-// "uncontended-N" for N clients each on a key of its own.
-func CostCellName(r Run) string { return fmt.Sprintf("uncontended-%d", r.Config.Clients) }
-
 // groupRuns groups runs by cell, keeping the order of first appearance.
-func groupRuns(runs []Run) (map[cellKey][]Run, []cellKey) {
-	m := map[cellKey][]Run{}
+func groupRuns(runs []results.Run) (map[cellKey][]results.Run, []cellKey) {
+	m := map[cellKey][]results.Run{}
 	var order []cellKey
 	for _, r := range runs {
 		k := cellKey{r.Strategy, r.Scenario}
@@ -633,23 +615,23 @@ func groupRuns(runs []Run) (map[cellKey][]Run, []cellKey) {
 
 type cellKey struct{ strategy, scenario string }
 
-func summaryByCell(runs []Run) map[cellKey]Summary {
-	m := map[cellKey]Summary{}
-	for _, s := range Summarize(runs) {
+func summaryByCell(runs []results.Run) map[cellKey]figures.Summary {
+	m := map[cellKey]figures.Summary{}
+	for _, s := range figures.Summarize(runs) {
 		m[cellKey{s.Strategy, s.Scenario}] = s
 	}
 	return m
 }
 
 // completed returns the runs without an Error.
-func completed(rs []Run) []Run {
-	return slices.DeleteFunc(slices.Clone(rs), func(r Run) bool { return r.Error != "" })
+func completed(rs []results.Run) []results.Run {
+	return slices.DeleteFunc(slices.Clone(rs), func(r results.Run) bool { return r.Error != "" })
 }
 
 // observedText counts a cell's runs by observed outcome: "held", "held 2, violated 1".
-func observedText(s Summary) string {
+func observedText(s figures.Summary) string {
 	var parts []string
-	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
+	for _, o := range []string{figures.ObservedHeld, figures.ObservedViolated, figures.ObservedInconclusive, figures.ObservedUnchecked, figures.ObservedError} {
 		switch n := s.Observed[o]; {
 		case n == 0:
 		case n == s.Seeds:
@@ -681,4 +663,17 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// formatShare writes a share in 0..1 as a percentage, e.g. "12.5%".
+func formatShare(v float64) string {
+	return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+}
+
+// plural writes n with word, adding an s unless n is 1, e.g. "2 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

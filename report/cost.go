@@ -1,153 +1,22 @@
-package results
+package report
 
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
-
-// CapacityPoint is one client count of a strategy's capacity curve
-// (CapacityOf): its uncontended cost runs (File.Cost) at that many
-// clients, each client on a key of its own, so nobody waits for the lock
-// and the lock service itself is what the clients load.
-type CapacityPoint struct {
-	// Clients is the number of clients, and of keys.
-	Clients int
-	// GrantsPerS is grants per second: the median with its 95% interval
-	// over the time windows of the point's runs (Estimate); runs without
-	// windows give the median of their whole-run rate, without interval.
-	GrantsPerS stats.Estimate
-	// ServerCmdsPerGrant is the median over the point's runs of the
-	// commands the servers executed per grant (Run.RoundTripsPerGrant:
-	// INFO commandstats, Lua's inner commands included); 0 when no run
-	// has it (etcd and ZooKeeper report no such count to lockbench, and a
-	// Redis node that restarted loses it).
-	ServerCmdsPerGrant float64
-	// ClientCmdsPerGrant is the median over the point's runs of the
-	// commands the clients sent per grant (Run.ClientCommandsPerGrant); 0
-	// when unknown (locks on etcd and ZooKeeper).
-	ClientCmdsPerGrant float64
-	// Busy is true when a run of the point was measured on a busy machine
-	// (Run.Busy): its grants/s then says more about the machine.
-	Busy bool
-}
-
-// Capacity is a strategy's throughput against the number of clients with
-// a key per client (no contention): its Points by increasing client
-// count, the Peak and the Knee, both indexes into Points.
-type Capacity struct {
-	// Strategy is the strategy's name.
-	Strategy string
-	// Points holds one point per client count, fewest clients first.
-	Points []CapacityPoint
-	// Peak is the index of the point with the highest median grants/s
-	// (the fewest clients on a tie).
-	Peak int
-	// Knee is the index of the fewest clients whose median grants/s
-	// reaches 90% of the peak's (kneeShare): where adding clients stops
-	// adding grants. -1 when no point before the last reaches it: the
-	// curve may still be rising at the most clients measured (or only one
-	// point was measured), so no knee was seen.
-	Knee int
-}
-
-// kneeShare is the share of the peak's grants/s at which the curve counts
-// as flat (Capacity.Knee).
-const kneeShare = 0.9
-
-// CapacityOf returns the capacity curve of every strategy among cost
-// (File.Cost: uncontended runs, a key per client), in order of each
-// strategy's first run; runs that could not complete (Error set) are left
-// out, and a strategy with none has no curve.
-func CapacityOf(cost []Run) []Capacity {
-	type key struct {
-		strategy string
-		clients  int
-	}
-	var order []string
-	byKey := map[key][]Run{}
-	for _, r := range cost {
-		if r.Error != "" {
-			continue
-		}
-		if !slices.Contains(order, r.Strategy) {
-			order = append(order, r.Strategy)
-		}
-		k := key{r.Strategy, r.Config.Clients}
-		byKey[k] = append(byKey[k], r)
-	}
-	var out []Capacity
-	for _, st := range order {
-		c := Capacity{Strategy: st}
-		for k, rs := range byKey {
-			if k.strategy == st {
-				c.Points = append(c.Points, capacityPoint(k.clients, rs))
-			}
-		}
-		slices.SortFunc(c.Points, func(a, b CapacityPoint) int { return cmp.Compare(a.Clients, b.Clients) })
-		c.Peak, c.Knee = peakAndKnee(c.Points)
-		out = append(out, c)
-	}
-	return out
-}
-
-// capacityPoint is the point of runs, all at clients clients.
-func capacityPoint(clients int, runs []Run) CapacityPoint {
-	p := CapacityPoint{Clients: clients, GrantsPerS: stats.EstimateOf(SamplesOf(runs, FigureGrantsPerS))}
-	var rates, server, client []float64
-	for _, r := range runs {
-		rates = append(rates, r.ThroughputPerS)
-		if r.RoundTripsPerGrant > 0 {
-			server = append(server, r.RoundTripsPerGrant)
-		}
-		if r.ClientCommandsPerGrant > 0 {
-			client = append(client, r.ClientCommandsPerGrant)
-		}
-		p.Busy = p.Busy || r.Busy()
-	}
-	if p.GrantsPerS.N == 0 {
-		p.GrantsPerS = stats.Estimate{Median: stats.SpreadOf(rates).Median, Low: math.Inf(-1), High: math.Inf(1), N: len(rates)}
-	}
-	if len(server) > 0 {
-		p.ServerCmdsPerGrant = stats.SpreadOf(server).Median
-	}
-	if len(client) > 0 {
-		p.ClientCmdsPerGrant = stats.SpreadOf(client).Median
-	}
-	return p
-}
-
-// peakAndKnee returns the indexes of the peak and the knee of points
-// (Capacity.Peak, Capacity.Knee); 0 and -1 without points.
-func peakAndKnee(points []CapacityPoint) (peak, knee int) {
-	if len(points) == 0 {
-		return 0, -1
-	}
-	for i, p := range points {
-		if p.GrantsPerS.Median > points[peak].GrantsPerS.Median {
-			peak = i
-		}
-	}
-	knee = -1
-	for i, p := range points[:len(points)-1] {
-		if p.GrantsPerS.Median >= kneeShare*points[peak].GrantsPerS.Median {
-			knee = i
-			break
-		}
-	}
-	return peak, knee
-}
 
 // peakText writes the peak of c, e.g. "2340 [2100, 2500] (n=6) at 64
 // clients, 23% of linear", its share of linear scaling from the fewest
 // clients measured (their grants/s per client × the peak's clients),
 // with "BUSY: " in front when a run of the peak was measured on a busy
 // machine; "—" without points.
-func (c Capacity) peakText() string {
+func peakText(c figures.Capacity) string {
 	if len(c.Points) == 0 {
 		return "—"
 	}
@@ -166,7 +35,7 @@ func (c Capacity) peakText() string {
 // kneeText writes the knee of c: "16 clients", or "not reached (rising at
 // 256 clients)" when no point before the last reaches 90% of the peak;
 // "—" without points.
-func (c Capacity) kneeText() string {
+func kneeText(c figures.Capacity) string {
 	switch {
 	case len(c.Points) == 0:
 		return "—"
@@ -179,7 +48,7 @@ func (c Capacity) kneeText() string {
 // curveText writes every point of c as "clients: median grants/s", e.g.
 // "1: 190, 4: 760, 16: 2900", each marked BUSY where measured on a busy
 // machine.
-func (c Capacity) curveText() string {
+func curveText(c figures.Capacity) string {
 	s := ""
 	for i, p := range c.Points {
 		if i > 0 {
@@ -195,7 +64,7 @@ func (c Capacity) curveText() string {
 
 // cmdsText writes the server and client commands per grant at the peak,
 // e.g. "4.00 server, 2.00 client", "—" when neither is known.
-func (c Capacity) cmdsText() string {
+func cmdsText(c figures.Capacity) string {
 	if len(c.Points) == 0 {
 		return "—"
 	}
@@ -240,12 +109,12 @@ type costRow struct {
 // other strategy's: ms figures and grants/s are marked BUSY when a run was
 // measured on a busy machine, round trips and commands are not. nil when
 // no strategy has any.
-func costTable(f *File, strategies []string) []costRow {
-	rows := CostTableOf(f)
-	slices.SortStableFunc(rows, func(a, b CostRow) int {
+func costTable(f *results.File, strategies []string) []costRow {
+	rows := figures.CostTableOf(f)
+	slices.SortStableFunc(rows, func(a, b results.CostRow) int {
 		return cmp.Compare(rank(strategies, a.Strategy), rank(strategies, b.Strategy))
 	})
-	caps := CapacityOf(f.Cost)
+	caps := figures.CapacityOf(f.Cost)
 	var out []costRow
 	for _, r := range rows {
 		busy := func(b bool, e stats.Estimate) string {
@@ -267,7 +136,7 @@ func costTable(f *File, strategies []string) []costRow {
 		}
 		for _, c := range caps {
 			if c.Strategy == r.Strategy && len(c.Points) > 0 {
-				row.Peak, row.Knee, row.PeakCmds, row.Curve = c.peakText(), c.kneeText(), c.cmdsText(), c.curveText()
+				row.Peak, row.Knee, row.PeakCmds, row.Curve = peakText(c), kneeText(c), cmdsText(c), curveText(c)
 			}
 		}
 		out = append(out, row)

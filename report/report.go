@@ -1,4 +1,11 @@
-package results
+// Package report writes the report of a results folder: report.md (the
+// answer first: the chooser with the like-for-like cost columns and the
+// recommendations, then the harness gate and the cost table), details.md
+// and index.html, from results.json and the plots package plots drew; and
+// the verdict and counts lines lockbench prints (Outcome). It reads
+// results; it defines no schema and computes figures through package
+// figures.
+package report
 
 import (
 	"bytes"
@@ -16,7 +23,11 @@ import (
 	"strings"
 	texttemplate "text/template"
 
+	"github.com/lockbench/lockbench/compare"
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -37,12 +48,6 @@ type PlotRef struct {
 	Strategy, Scenario, Key string
 }
 
-// DetailsMarkdown is the Markdown page beside report.md that holds what
-// report.md links to instead of showing: the reasons of the verdict
-// table, every pair's figures, every run with its history and checker
-// messages, liveness, faults and the strategies.
-const DetailsMarkdown = "details.md"
-
 // WriteReport renders f as dir/report.md, dir/details.md and
 // dir/index.html, creating dir if needed. Both reports lead with the
 // answer: the verdict line, then the chooser table (strategies grouped,
@@ -59,7 +64,7 @@ const DetailsMarkdown = "details.md"
 // relative, so the folder can be moved or served as is. Every value from f
 // is escaped for its format. Errors come from rendering (wrapped) or from
 // the file system.
-func WriteReport(dir string, f *File, plots []PlotRef) error {
+func WriteReport(dir string, f *results.File, plots []PlotRef) error {
 	if f == nil {
 		return errors.New("results: report: nil File")
 	}
@@ -72,7 +77,7 @@ func WriteReport(dir string, f *File, plots []PlotRef) error {
 		name string
 		data []byte
 	}
-	for _, name := range []string{ReportMarkdown, DetailsMarkdown} {
+	for _, name := range []string{results.ReportMarkdown, results.DetailsMarkdown} {
 		t, err := texttemplate.New(name+".tmpl").Funcs(texttemplate.FuncMap(viewFuncs())).Funcs(mdFuncs).ParseFS(templateFS, "templates/"+name+".tmpl")
 		if err != nil {
 			return fmt.Errorf("results: parse Markdown template: %w", err)
@@ -92,24 +97,24 @@ func WriteReport(dir string, f *File, plots []PlotRef) error {
 	}
 	var html bytes.Buffer
 	if err := htmlT.Execute(&html, v); err != nil {
-		return fmt.Errorf("results: render %s: %w", ReportHTML, err)
+		return fmt.Errorf("results: render %s: %w", results.ReportHTML, err)
 	}
 	if err := mkdir(dir); err != nil {
 		return err
 	}
 	for _, p := range pages {
-		if err := writeAtomic(filepath.Join(dir, p.name), p.data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, p.name), p.data); err != nil {
 			return err
 		}
 	}
-	return writeAtomic(filepath.Join(dir, ReportHTML), html.Bytes())
+	return atomicfile.Write(filepath.Join(dir, results.ReportHTML), html.Bytes())
 }
 
 // view is what both report templates render.
 type view struct {
 	Title      string
-	F          *File
-	Unexpected []Run
+	F          *results.File
+	Unexpected []results.Run
 	Scenarios  []string
 	Matrix     []matrixRow
 	Notes      []matrixNote
@@ -148,10 +153,10 @@ type view struct {
 	Contention []string
 	// OneKey is true when some run used a single key (full contention).
 	OneKey     bool
-	Summaries  []Summary
+	Summaries  []figures.Summary
 	Runs       []runView
 	Faulted    []runView
-	Strategies []StrategyInfo
+	Strategies []results.StrategyInfo
 	Plots      []plotView
 	// AsExpected is how many runs had verdicts as expected.
 	AsExpected int
@@ -159,7 +164,7 @@ type view struct {
 	// (Run.Outcome "inconclusive"); Evidence the runs with anything to say
 	// about their evidence (a check inconclusive, a liveness finding, or
 	// earlier attempts a bench reran), each with it in words.
-	Inconclusive []Run
+	Inconclusive []results.Run
 	Evidence     []evidenceView
 	// Significance compares each strategy's cost figures with a
 	// reference strategy's in one scenario (significanceRows).
@@ -206,7 +211,7 @@ const preferredRef = "token-lua"
 // medians, or "~" when the difference is not significant, with the
 // p-value and both sample counts. Only completed runs count; other
 // scenarios' windows are never pooled in.
-func significanceRows(runs []Run, strategies, scenarios []string) significanceTable {
+func significanceRows(runs []results.Run, strategies, scenarios []string) significanceTable {
 	if len(scenarios) == 0 {
 		return significanceTable{}
 	}
@@ -214,7 +219,7 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 	if slices.Contains(scenarios, "baseline") {
 		sc = "baseline"
 	}
-	by := map[string][]Run{}
+	by := map[string][]results.Run{}
 	for _, r := range runs {
 		if r.Scenario == sc && r.Error == "" {
 			by[r.Strategy] = append(by[r.Strategy], r)
@@ -239,8 +244,8 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 			continue
 		}
 		row := significanceRow{Strategy: st}
-		for _, fig := range Figures {
-			ref, other := SamplesOf(by[t.Ref], fig), SamplesOf(by[st], fig)
+		for _, fig := range figures.Figures {
+			ref, other := figures.SamplesOf(by[t.Ref], fig), figures.SamplesOf(by[st], fig)
 			if len(ref) == 0 || len(other) == 0 {
 				row.Cells = append(row.Cells, "—") // not measured (e.g. no command count)
 				continue
@@ -248,11 +253,11 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 			row.Cells = append(row.Cells, stats.CompareSamples(ref, other).String())
 		}
 		t.Rows = append(t.Rows, row)
-		if len(by[st]) < MinGateSeeds {
+		if len(by[st]) < compare.MinGateSeeds {
 			t.OneRun = true
 		}
 	}
-	if len(by[t.Ref]) < MinGateSeeds {
+	if len(by[t.Ref]) < compare.MinGateSeeds {
 		t.OneRun = true
 	}
 	return t
@@ -261,7 +266,7 @@ func significanceRows(runs []Run, strategies, scenarios []string) significanceTa
 // costText writes a cost figure of a pair as "median [low, high] (n=N)",
 // prefixed "not comparable:" when a run of the pair was outside its
 // strategy's working envelope.
-func costText(s Summary, figure string) string {
+func costText(s figures.Summary, figure string) string {
 	e := s.Cost.Of(figure).String()
 	if s.NotComparable > 0 && s.Cost.Of(figure).N > 0 {
 		return "not comparable: " + e
@@ -274,7 +279,7 @@ func costText(s Summary, figure string) string {
 // runs of other processes' CPU, steal, run queue and round-trip p99, and
 // the working-envelope verdict when a run was outside it; "—" when no
 // run measured noise.
-func noiseText(s Summary) string {
+func noiseText(s figures.Summary) string {
 	var parts []string
 	if s.Busy > 0 {
 		parts = append(parts, fmt.Sprintf("BUSY %d/%d: %s", s.Busy, s.Seeds, s.BusyWhy))
@@ -296,7 +301,7 @@ func noiseText(s Summary) string {
 
 // hostText writes the host line of the report: CPUs, OS, Go, CPU model,
 // and what bears on noise (a hypervisor, memory, a CPU quota).
-func hostText(h Host) string {
+func hostText(h results.Host) string {
 	parts := []string{fmt.Sprintf("%d CPUs", h.CPUs), h.OS, h.Go}
 	if h.CPUModel != "" {
 		parts = append(parts, h.CPUModel)
@@ -327,16 +332,16 @@ type evidenceView struct {
 
 // evidenceOf is a run's evidenceView; ok is false when there is nothing
 // to say (no check lacked evidence, no finding, no rerun).
-func evidenceOf(r Run) (evidenceView, bool) {
+func evidenceOf(r results.Run) (evidenceView, bool) {
 	e := evidenceView{Strategy: r.Strategy, Scenario: r.Scenario, Seed: r.Seed, Outcome: r.Outcome(), Finding: r.LivenessFinding, Rerun: RerunNote(r),
-		Missing: missingByText(r.Missing, MissingEvidence.String)}
+		Missing: missingByText(r.Missing, results.MissingEvidence.String)}
 	return e, len(e.Missing) > 0 || e.Finding != "" || e.Rerun != ""
 }
 
 // missingByText writes a run's missing evidence one line per distinct text
 // (text of each MissingEvidence), the checks that share it named first:
 // "exclusion, resource: 2 holds, ... (need ≥ 10): run longer ...".
-func missingByText(m map[string]MissingEvidence, text func(MissingEvidence) string) []string {
+func missingByText(m map[string]results.MissingEvidence, text func(results.MissingEvidence) string) []string {
 	var order []string
 	names := map[string][]string{}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
@@ -362,7 +367,7 @@ func evidenceLine(es []evidenceView) string {
 	}
 	var inconclusive, findings, reruns int
 	for _, e := range es {
-		if e.Outcome == OutcomeInconclusive {
+		if e.Outcome == results.OutcomeInconclusive {
 			inconclusive++
 		}
 		if e.Finding != "" {
@@ -396,13 +401,13 @@ func evidenceLine(es []evidenceView) string {
 // cell (Run.Earlier), how often and why, e.g. "rerun 2 times: seed 1 (1 s)
 // was inconclusive (exclusion: 2 holds, 0 chances to overlap (need ≥ 10)),
 // seed 2 (2 s) was inconclusive (...)"; "" for a run that was not rerun.
-func RerunNote(r Run) string {
+func RerunNote(r results.Run) string {
 	if len(r.Earlier) == 0 {
 		return ""
 	}
 	var parts []string
 	for _, e := range r.Earlier {
-		why := missingByText(e.Missing, func(m MissingEvidence) string { return m.What })
+		why := missingByText(e.Missing, func(m results.MissingEvidence) string { return m.What })
 		if len(why) == 0 {
 			why = e.Inconclusive
 		}
@@ -492,7 +497,7 @@ type matrixNote struct {
 
 // runView is a Run with derived fields for the templates.
 type runView struct {
-	Run
+	results.Run
 	Observed string
 	Checks   []checkMsg
 	// Contract sums up the contract checks' verdicts (ContractSummary);
@@ -503,18 +508,18 @@ type runView struct {
 
 type checkMsg struct{ Name, Message string }
 
-func buildView(f *File, plots []PlotRef) view {
+func buildView(f *results.File, plots []PlotRef) view {
 	v := view{
 		Title:      "lockbench report",
 		F:          f,
-		Summaries:  Summarize(f.Runs),
+		Summaries:  figures.Summarize(f.Runs),
 		Strategies: f.Strategies,
 	}
 	if f.Profile != "" {
 		v.Title += ": " + f.Profile
 	}
 	for _, r := range f.Runs {
-		rv := runView{Run: r, Observed: Observed(r), Contract: ContractSummary(r), ContractWitnesses: ContractWitnessLines(r, maxContractWitnessLines)}
+		rv := runView{Run: r, Observed: figures.Observed(r), Contract: ContractSummary(r), ContractWitnesses: ContractWitnessLines(r, maxContractWitnessLines)}
 		names := make([]string, 0, len(r.Checks))
 		for name := range r.Checks {
 			names = append(names, name)
@@ -528,9 +533,9 @@ func buildView(f *File, plots []PlotRef) view {
 			v.Faulted = append(v.Faulted, rv)
 		}
 		switch r.Outcome() {
-		case OutcomeUnexpected:
+		case results.OutcomeUnexpected:
 			v.Unexpected = append(v.Unexpected, r)
-		case OutcomeInconclusive:
+		case results.OutcomeInconclusive:
 			v.Inconclusive = append(v.Inconclusive, r)
 		default:
 			v.AsExpected++
@@ -561,7 +566,7 @@ func buildView(f *File, plots []PlotRef) view {
 		}
 	}
 	type pair struct{ strategy, scenario string }
-	byPair := map[pair]Summary{}
+	byPair := map[pair]figures.Summary{}
 	for _, s := range v.Summaries {
 		byPair[pair{s.Strategy, s.Scenario}] = s
 	}
@@ -591,7 +596,7 @@ func buildView(f *File, plots []PlotRef) view {
 	v.Timelines, others, v.TimelineCount = timelineTable(plots, strategies, v.Scenarios)
 	for _, p := range others {
 		v.Plots = append(v.Plots, plotView{PlotRef: p})
-		if strings.TrimSuffix(filepath.Base(p.PNG), ".png") == CapacityPlotName {
+		if strings.TrimSuffix(filepath.Base(p.PNG), ".png") == results.CapacityPlotName {
 			v.CapacityPlot = p.PNG
 		}
 	}
@@ -630,9 +635,9 @@ func buildView(f *File, plots []PlotRef) view {
 // "Evidence" section says what) or, over several seeds with mixed
 // outcomes, "must-hold → HELD 2, VIOLATED 1 ✗ (2/3 as expected)".
 // Unexpected wins over inconclusive.
-func cellOf(s Summary) matrixCell {
+func cellOf(s figures.Summary) matrixCell {
 	var parts []string
-	for _, o := range []string{ObservedHeld, ObservedViolated, ObservedInconclusive, ObservedUnchecked, ObservedError} {
+	for _, o := range []string{figures.ObservedHeld, figures.ObservedViolated, figures.ObservedInconclusive, figures.ObservedUnchecked, figures.ObservedError} {
 		n := s.Observed[o]
 		switch {
 		case n == 0:
@@ -679,11 +684,11 @@ func viewFuncs() map[string]any {
 		"share":       formatShare,
 		"pct":         formatSpreadShare,
 		"join":        strings.Join,
-		"observed":    Observed,
+		"observed":    figures.Observed,
 		"cost":        costText,
 		"noise":       noiseText,
 		"host":        hostText,
-		"hostsDiffer": HostsDiffer,
+		"hostsDiffer": results.HostsDiffer,
 		"list":        formatList,
 		"recovery": func(ms float64) string {
 			switch {
@@ -695,7 +700,7 @@ func viewFuncs() map[string]any {
 			return formatNum(ms) + " ms"
 		},
 		"isURL": isWebURL,
-		"strategyInfo": func(f *File, name string) *StrategyInfo {
+		"strategyInfo": func(f *results.File, name string) *results.StrategyInfo {
 			for i := range f.Strategies {
 				if f.Strategies[i].Name == name {
 					return &f.Strategies[i]

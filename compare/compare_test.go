@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"bytes"
@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/internal/resultstest"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -85,34 +88,34 @@ func TestBeyond(t *testing.T) {
 
 // compareFile is a small bench: a must-hold cell, a must-break canary and
 // an at-risk cell, with repeats seeds each.
-func compareFile(repeats int) *File {
-	f := &File{SchemaVersion: SchemaVersion, Host: Host{CPUs: 2, OS: "linux/amd64", CPUModel: "cpu", Kernel: "6.1"}, Redis: "7.0"}
-	ok := Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
-	bad := Verdict{Exclusion: "violated", Resource: "violated", Liveness: "ok"}
+func compareFile(repeats int) *results.File {
+	f := &results.File{SchemaVersion: results.SchemaVersion, Host: results.Host{CPUs: 2, OS: "linux/amd64", CPUModel: "cpu", Kernel: "6.1"}, Redis: "7.0"}
+	ok := results.Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
+	bad := results.Verdict{Exclusion: "violated", Resource: "violated", Liveness: "ok"}
 	for i := range repeats {
 		seed := int64(i + 1)
 		f.Runs = append(f.Runs,
-			Run{Strategy: "token-lua", Scenario: "baseline", Seed: seed, Expected: "must-hold", AsExpected: true, Verdict: ok,
+			results.Run{Strategy: "token-lua", Scenario: "baseline", Seed: seed, Expected: "must-hold", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
-				Grants:         5000, AcquireLatencyMs: stats.Latency{Samples: 100}, Config: RunConfig{Clients: 16, TTLMs: 100}},
-			Run{Strategy: "token-lua", Scenario: "gc-pause", Seed: seed, Expected: "must-break", AsExpected: true, Verdict: bad,
+				Grants:         5000, AcquireLatencyMs: stats.Latency{Samples: 100}, Config: results.RunConfig{Clients: 16, TTLMs: 100}},
+			results.Run{Strategy: "token-lua", Scenario: "gc-pause", Seed: seed, Expected: "must-break", AsExpected: true, Verdict: bad,
 				ExpectedChecks: map[string]string{"exclusion": "break", "resource": "break", "liveness": "hold"},
-				Grants:         1500, AcquireLatencyMs: stats.Latency{Samples: 50}, Config: RunConfig{Clients: 16, TTLMs: 100}},
-			Run{Strategy: "watchdog", Scenario: "random", Seed: seed, Expected: "at-risk", AsExpected: true, Verdict: ok,
+				Grants:         1500, AcquireLatencyMs: stats.Latency{Samples: 50}, Config: results.RunConfig{Clients: 16, TTLMs: 100}},
+			results.Run{Strategy: "watchdog", Scenario: "random", Seed: seed, Expected: "at-risk", AsExpected: true, Verdict: ok,
 				ExpectedChecks: map[string]string{"exclusion": "at-risk", "resource": "at-risk", "liveness": "hold"},
-				Grants:         2500, AcquireLatencyMs: stats.Latency{Samples: 80}, Config: RunConfig{Clients: 16, TTLMs: 100}},
+				Grants:         2500, AcquireLatencyMs: stats.Latency{Samples: 80}, Config: results.RunConfig{Clients: 16, TTLMs: 100}},
 		)
 		n := len(f.Runs)
-		setPerf(&f.Runs[n-3], 1000, 10)
-		setPerf(&f.Runs[n-2], 300, 200)
-		setPerf(&f.Runs[n-1], 500, 30)
+		resultstest.SetPerf(&f.Runs[n-3], 1000, 10)
+		resultstest.SetPerf(&f.Runs[n-2], 300, 200)
+		resultstest.SetPerf(&f.Runs[n-1], 500, 30)
 	}
 	return f
 }
 
 // each applies fn to every repeat of cell i (0 token-lua/baseline,
 // 1 token-lua/gc-pause, 2 watchdog/random) of a compareFile.
-func each(f *File, i int, fn func(*Run)) {
+func each(f *results.File, i int, fn func(*results.Run)) {
 	for j := i; j < len(f.Runs); j += 3 {
 		fn(&f.Runs[j])
 	}
@@ -122,67 +125,69 @@ func TestCompare(t *testing.T) {
 	tests := []struct {
 		name      string
 		repeats   int // per side; 0: 2
-		change    func(*File)
-		oldChange func(*File) // applied to OLD; nil: none
-		gated     []string    // kinds of gated findings, in order
-		notes     []string    // kinds of findings not gated
+		change    func(*results.File)
+		oldChange func(*results.File) // applied to OLD; nil: none
+		gated     []string            // kinds of gated findings, in order
+		notes     []string            // kinds of findings not gated
 		warn      string
 	}{
-		{name: "identical", change: func(*File) {}},
-		{name: "must-hold violated in one repeat", change: func(f *File) {
+		{name: "identical", change: func(*results.File) {}},
+		{name: "must-hold violated in one repeat", change: func(f *results.File) {
 			f.Runs[3].Verdict.Exclusion, f.Runs[3].AsExpected = "violated", false
 		}, gated: []string{FindingNewViolation}},
-		{name: "canary lost in one repeat", change: func(f *File) { f.Runs[1].Verdict = Verdict{Exclusion: "ok", Resource: "violated", Liveness: "ok"} },
+		{name: "canary lost in one repeat", change: func(f *results.File) {
+			f.Runs[1].Verdict = results.Verdict{Exclusion: "ok", Resource: "violated", Liveness: "ok"}
+		},
 			gated: []string{FindingLostCanary}},
-		{name: "must-hold with nothing checked", change: func(f *File) {
+		{name: "must-hold with nothing checked", change: func(f *results.File) {
 			f.Runs[0].Verdict.Exclusion, f.Runs[0].AsExpected = "skipped", false
 			f.Runs[0].Unexpected = []string{"exclusion must hold but nothing was checked: no successful acquires"}
 		}, gated: []string{FindingNewUnexpected}},
-		{name: "canary inconclusive in one repeat: no lost canary, nothing unexpected", change: func(f *File) {
-			f.Runs[1].Verdict = Verdict{Exclusion: "inconclusive", Resource: "inconclusive", Liveness: "ok"}
+		{name: "canary inconclusive in one repeat: no lost canary, nothing unexpected", change: func(f *results.File) {
+			f.Runs[1].Verdict = results.Verdict{Exclusion: "inconclusive", Resource: "inconclusive", Liveness: "ok"}
 			f.Runs[1].AsExpected, f.Runs[1].Inconclusive = false, []string{"exclusion must break: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10)"}
 		}},
-		{name: "unexpected in OLD too: not new", change: func(f *File) {}, oldChange: func(f *File) { f.Runs[0].AsExpected = false }},
-		{name: "at-risk violated: reported, not gated", change: func(f *File) { f.Runs[2].Verdict.Exclusion = "violated" },
+		{name: "unexpected in OLD too: not new", change: func(f *results.File) {}, oldChange: func(f *results.File) { f.Runs[0].AsExpected = false }},
+		{name: "at-risk violated: reported, not gated", change: func(f *results.File) { f.Runs[2].Verdict.Exclusion = "violated" },
 			notes: []string{FindingNewViolation}},
-		{name: "cell missing", change: func(f *File) { f.Runs = f.Runs[:2] }, repeats: 1, gated: []string{FindingMissing}},
-		{name: "cell failed to run", change: func(f *File) { each(f, 0, func(r *Run) { r.Error = "port in use" }) }, gated: []string{FindingMissing}},
-		{name: "cell only in NEW", change: func(f *File) {
-			f.Runs = append(f.Runs, Run{Strategy: "fenced", Scenario: "baseline", Verdict: Verdict{Exclusion: "ok"}})
+		{name: "cell missing", change: func(f *results.File) { f.Runs = f.Runs[:2] }, repeats: 1, gated: []string{FindingMissing}},
+		{name: "cell failed to run", change: func(f *results.File) { each(f, 0, func(r *results.Run) { r.Error = "port in use" }) }, gated: []string{FindingMissing}},
+		{name: "cell only in NEW", change: func(f *results.File) {
+			f.Runs = append(f.Runs, results.Run{Strategy: "fenced", Scenario: "baseline", Verdict: results.Verdict{Exclusion: "ok"}})
 		}, notes: []string{FindingNewCell}},
-		{name: "throughput −20%", change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) }, gated: []string{FindingThroughput}},
-		{name: "throughput −20%, one run a side: reported, not gated (one run's windows understate the spread between runs)", repeats: 1, change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 800, 10) }) },
+		{name: "throughput −20%", change: func(f *results.File) { each(f, 0, func(r *results.Run) { resultstest.SetPerf(r, 800, 10) }) }, gated: []string{FindingThroughput}},
+		{name: "throughput −20%, one run a side: reported, not gated (one run's windows understate the spread between runs)", repeats: 1, change: func(f *results.File) { each(f, 0, func(r *results.Run) { resultstest.SetPerf(r, 800, 10) }) },
 			notes: []string{FindingThroughput}},
-		{name: "throughput −20%, 3 windows a side: too few to tell", repeats: 1, change: func(f *File) {
-			each(f, 0, func(r *Run) { setPerf(r, 800, 10); r.Windows = r.Windows[:3] })
-		}, oldChange: func(f *File) { each(f, 0, func(r *Run) { r.Windows = r.Windows[:3] }) }, notes: []string{FindingThroughput}},
-		{name: "throughput −20% within noise: not significant", change: func(f *File) {
-			each(f, 0, func(r *Run) {
+		{name: "throughput −20%, 3 windows a side: too few to tell", repeats: 1, change: func(f *results.File) {
+			each(f, 0, func(r *results.Run) { resultstest.SetPerf(r, 800, 10); r.Windows = r.Windows[:3] })
+		}, oldChange: func(f *results.File) { each(f, 0, func(r *results.Run) { r.Windows = r.Windows[:3] }) }, notes: []string{FindingThroughput}},
+		{name: "throughput −20% within noise: not significant", change: func(f *results.File) {
+			each(f, 0, func(r *results.Run) {
 				for i := range r.Windows {
 					r.Windows[i].GrantsPerS = []float64{200, 1400, 800, 1500, 300, 790}[i]
 				}
 			})
 		}, notes: []string{FindingThroughput}},
-		{name: "throughput −5%: within", change: func(f *File) { each(f, 0, func(r *Run) { setPerf(r, 950, 10) }) }},
-		{name: "p99 ×2", change: func(f *File) { each(f, 2, func(r *Run) { setPerf(r, 500, 60) }) }, gated: []string{FindingP99}},
-		{name: "busy machine: performance not gated", change: func(f *File) {
-			each(f, 2, func(r *Run) {
-				setPerf(r, 500, 90)
+		{name: "throughput −5%: within", change: func(f *results.File) { each(f, 0, func(r *results.Run) { resultstest.SetPerf(r, 950, 10) }) }},
+		{name: "p99 ×2", change: func(f *results.File) { each(f, 2, func(r *results.Run) { resultstest.SetPerf(r, 500, 60) }) }, gated: []string{FindingP99}},
+		{name: "busy machine: performance not gated", change: func(f *results.File) {
+			each(f, 2, func(r *results.Run) {
+				resultstest.SetPerf(r, 500, 90)
 				r.Noise = &noise.Summary{Busy: true, Why: "other processes used 0.9 cores"}
 			})
 		}, notes: []string{FindingP99}},
-		{name: "outside the working envelope: performance not gated", change: func(f *File) {
-			each(f, 0, func(r *Run) {
-				setPerf(r, 500, 10)
-				r.Envelope = &Envelope{BudgetMs: 5, RTTP99Ms: 7, Why: "budget below RTT"}
+		{name: "outside the working envelope: performance not gated", change: func(f *results.File) {
+			each(f, 0, func(r *results.Run) {
+				resultstest.SetPerf(r, 500, 10)
+				r.Envelope = &results.Envelope{BudgetMs: 5, RTTP99Ms: 7, Why: "budget below RTT"}
 			})
 		}, notes: []string{FindingThroughput}},
-		{name: "other host: performance not gated", change: func(f *File) {
+		{name: "other host: performance not gated", change: func(f *results.File) {
 			f.Host.CPUModel = "other cpu"
-			each(f, 0, func(r *Run) { setPerf(r, 500, 10) })
+			each(f, 0, func(r *results.Run) { resultstest.SetPerf(r, 500, 10) })
 		}, notes: []string{FindingThroughput}, warn: "different hosts"},
-		{name: "other client count: performance not gated", change: func(f *File) {
-			each(f, 0, func(r *Run) { r.Config.Clients = 64; setPerf(r, 500, 10) })
+		{name: "other client count: performance not gated", change: func(f *results.File) {
+			each(f, 0, func(r *results.Run) { r.Config.Clients = 64; resultstest.SetPerf(r, 500, 10) })
 		}, notes: []string{FindingThroughput}},
 	}
 	for _, tt := range tests {
@@ -236,32 +241,35 @@ func TestCompare(t *testing.T) {
 func TestCompareSetupWarnings(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(*File)
+		change func(*results.File)
 		warn   string // "" : no warning
 	}{
-		{"same setup", func(*File) {}, ""},
-		{"profile", func(f *File) { f.Profile = "full" }, "different profiles (OLD ci, NEW full)"},
-		{"backend", func(f *File) { f.Config.Workload.Backend = "docker"; f.Config.Workload.Image = "redis:7.4" }, "different backends (OLD process, NEW docker)"},
-		{"backend from the runs", func(f *File) {
+		{"same setup", func(*results.File) {}, ""},
+		{"profile", func(f *results.File) { f.Profile = "full" }, "different profiles (OLD ci, NEW full)"},
+		{"backend", func(f *results.File) { f.Config.Workload.Backend = "docker"; f.Config.Workload.Image = "redis:7.4" }, "different backends (OLD process, NEW docker)"},
+		{"backend from the runs", func(f *results.File) {
 			for i := range f.Runs {
 				f.Runs[i].Config.Backend = "external"
 			}
 		}, "different backends (OLD process, NEW external)"},
-		{"image", func(f *File) { f.Config.Workload.Backend = "docker"; f.Config.Workload.Image = "lockbench/redis:local" }, "different Redis images (OLD redis:7.4, NEW lockbench/redis:local)"},
-		{"library", func(f *File) {
-			each(f, 0, func(r *Run) { r.Config.Library = map[string]string{"redsync-tries": "3"} })
+		{"image", func(f *results.File) {
+			f.Config.Workload.Backend = "docker"
+			f.Config.Workload.Image = "lockbench/redis:local"
+		}, "different Redis images (OLD redis:7.4, NEW lockbench/redis:local)"},
+		{"library", func(f *results.File) {
+			each(f, 0, func(r *results.Run) { r.Config.Library = map[string]string{"redsync-tries": "3"} })
 		}, "different library settings (config.library) in 1 cell(s), e.g. token-lua/baseline: OLD redsync-tries=1, NEW redsync-tries=3"},
-		{"policy", func(f *File) { each(f, 1, func(r *Run) { r.Config.Policy = nil }) }, "different usage policy (--policy) in 1 cell(s), e.g. token-lua/gc-pause: OLD check-validity, NEW none"},
-		{"fencing", func(f *File) { each(f, 2, func(r *Run) { r.Config.Fencing = "all" }) }, "different fencing mode (--fencing) in 1 cell(s), e.g. watchdog/random: OLD writes, NEW all"},
-		{"interrupted", func(f *File) { f.Incomplete = "interrupted after 7 of 82 runs" }, "NEW is incomplete (interrupted after 7 of 82 runs): the cells it did not run are reported missing"},
+		{"policy", func(f *results.File) { each(f, 1, func(r *results.Run) { r.Config.Policy = nil }) }, "different usage policy (--policy) in 1 cell(s), e.g. token-lua/gc-pause: OLD check-validity, NEW none"},
+		{"fencing", func(f *results.File) { each(f, 2, func(r *results.Run) { r.Config.Fencing = "all" }) }, "different fencing mode (--fencing) in 1 cell(s), e.g. watchdog/random: OLD writes, NEW all"},
+		{"interrupted", func(f *results.File) { f.Incomplete = "interrupted after 7 of 82 runs" }, "NEW is incomplete (interrupted after 7 of 82 runs): the cells it did not run are reported missing"},
 	}
-	setup := func(f *File, imageSide bool) {
+	setup := func(f *results.File, imageSide bool) {
 		if imageSide {
 			f.Config.Workload.Backend, f.Config.Workload.Image = "docker", "redis:7.4"
 		}
-		each(f, 0, func(r *Run) { r.Config.Library = map[string]string{"redsync-tries": "1"} })
-		each(f, 1, func(r *Run) { r.Config.Policy = []string{"check-validity"} })
-		each(f, 2, func(r *Run) { r.Config.Fencing = "writes" })
+		each(f, 0, func(r *results.Run) { r.Config.Library = map[string]string{"redsync-tries": "1"} })
+		each(f, 1, func(r *results.Run) { r.Config.Policy = []string{"check-validity"} })
+		each(f, 2, func(r *results.Run) { r.Config.Fencing = "writes" })
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,8 +305,8 @@ func TestCompareSetupWarnings(t *testing.T) {
 // OLD's is noise ("~", not gated); once NEW's windows all lie below OLD's
 // it is a significant regression, with benchstat's text.
 func TestCompareSignificance(t *testing.T) {
-	set := func(f *File, vals ...float64) {
-		each(f, 0, func(r *Run) {
+	set := func(f *results.File, vals ...float64) {
+		each(f, 0, func(r *results.Run) {
 			for i := range r.Windows {
 				r.Windows[i].GrantsPerS = vals[i]
 			}
@@ -335,16 +343,16 @@ func TestCompareSignificance(t *testing.T) {
 
 func TestLoadPath(t *testing.T) {
 	dir := t.TempDir()
-	if err := Write(dir, compareFile(1)); err != nil {
+	if err := figures.Write(dir, compareFile(1)); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{dir, filepath.Join(dir, FileName)} {
-		if _, path, err := LoadPath(p); err != nil || path != filepath.Join(dir, FileName) {
+	for _, p := range []string{dir, filepath.Join(dir, results.FileName)} {
+		if _, path, err := results.LoadPath(p); err != nil || path != filepath.Join(dir, results.FileName) {
 			t.Errorf("LoadPath(%s) = %s, %v", p, path, err)
 		}
 	}
 	empty := t.TempDir()
-	if _, _, err := LoadPath(empty); err == nil || !os.IsNotExist(err) && !strings.Contains(err.Error(), "does not exist") {
+	if _, _, err := results.LoadPath(empty); err == nil || !os.IsNotExist(err) && !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("LoadPath(empty folder) err = %v, want a not-exist error", err)
 	}
 }

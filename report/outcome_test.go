@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -29,7 +30,7 @@ func TestOutcomeOf(t *testing.T) {
 		t.Errorf("cell: %+v", c)
 	}
 	for _, c := range o.Cells {
-		var runs []Run
+		var runs []results.Run
 		for _, r := range f.Runs {
 			if r.Strategy == c.Strategy && r.Scenario == c.Scenario {
 				runs = append(runs, r)
@@ -58,7 +59,7 @@ func TestOutcomeInconclusive(t *testing.T) {
 	r.Verdict.Exclusion = "inconclusive"
 	r.Inconclusive = []string{"exclusion must hold: inconclusive: 2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)"}
 	r.LivenessFinding = "granted 2 times to 16 clients in 300 acquires: 290 acquires timed out (96%)"
-	r.Earlier = []Run{{Seed: 7, Config: RunConfig{DurationMs: 1000}, Missing: map[string]MissingEvidence{"exclusion": {What: "1 hold, 1 chance to overlap (need ≥ 10)"}}}}
+	r.Earlier = []results.Run{{Seed: 7, Config: results.RunConfig{DurationMs: 1000}, Missing: map[string]results.MissingEvidence{"exclusion": {What: "1 hold, 1 chance to overlap (need ≥ 10)"}}}}
 	o := OutcomeOf(f, "out")
 	if o.OK || o.Unexpected != 1 || o.Inconclusive != 1 || o.AsExpected != 2 {
 		t.Fatalf("counts: ok %v, %d unexpected, %d inconclusive, %d as expected; want 1, 1, 2", o.OK, o.Unexpected, o.Inconclusive, o.AsExpected)
@@ -88,7 +89,7 @@ func TestVerdictLineSingular(t *testing.T) {
 // TestVerdictLineBusy: the verdict line names the runs measured on a busy
 // machine, counted from their noise summaries.
 func TestVerdictLineBusy(t *testing.T) {
-	f := &File{Runs: []Run{
+	f := &results.File{Runs: []results.Run{
 		{Strategy: "a", Scenario: "baseline", Seed: 1, AsExpected: true, Noise: &noise.Summary{Busy: true}},
 		{Strategy: "b", Scenario: "baseline", Seed: 1, AsExpected: true, Noise: &noise.Summary{}},
 		{Strategy: "c", Scenario: "baseline", Seed: 1, AsExpected: true},
@@ -106,15 +107,15 @@ func TestVerdictLineBusy(t *testing.T) {
 
 // sampleReportFile is a small bench result: two strategies under the
 // baseline and a fault, one unexpected verdict, and a client sweep.
-func sampleReportFile() *File {
-	run := func(strategy, scenario string, tput float64, asExpected bool, verdict checker.Status) Run {
-		r := Run{
+func sampleReportFile() *results.File {
+	run := func(strategy, scenario string, tput float64, asExpected bool, verdict checker.Status) results.Run {
+		r := results.Run{
 			Strategy: strategy, Scenario: scenario, Seed: 1, Expected: "must-hold", AsExpected: asExpected,
 			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
-			Verdict:        Verdict{Exclusion: verdict, Resource: verdict, Liveness: "ok"},
+			Verdict:        results.Verdict{Exclusion: verdict, Resource: verdict, Liveness: "ok"},
 			Grants:         int(tput), ThroughputPerS: tput, RoundTripsPerGrant: 3.2, ClientCommandsPerGrant: 2.4,
 			AcquireLatencyMs: stats.Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
-			Config:           RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000},
+			Config:           results.RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000},
 			History:          "histories/" + strategy + "-" + scenario + "-1.jsonl",
 			Command:          "lockbench run --strategy " + strategy + " --scenario " + scenario,
 		}
@@ -124,9 +125,9 @@ func sampleReportFile() *File {
 		}
 		return r
 	}
-	f := &File{
-		SchemaVersion: SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci",
-		Runs: []Run{
+	f := &results.File{
+		SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci",
+		Runs: []results.Run{
 			run("token-lua", "baseline", 180, true, "ok"), run("redlock", "baseline", 90, true, "ok"),
 			run("token-lua", "gc-pause", 150, true, "ok"), run("redlock", "gc-pause", 70, false, "violated"),
 		},

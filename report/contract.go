@@ -1,10 +1,11 @@
-package results
+package report
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/results"
 )
 
 // maxContractWitnessLines bounds the contract witnesses a report shows per
@@ -13,7 +14,7 @@ const maxContractWitnessLines = 5
 
 // contractVerdicts lists a run's contract checks (validate.ContractChecks)
 // with their verdicts, in report order.
-func contractVerdicts(r Run) []struct {
+func contractVerdicts(r results.Run) []struct {
 	name   string
 	status checker.Status
 } {
@@ -27,7 +28,7 @@ func contractVerdicts(r Run) []struct {
 // when every one that ran held, else each check that did not hold with
 // its verdict ("orphans violated"), "" when none was recorded (a file
 // that predates them), "skipped" when none applied.
-func ContractSummary(r Run) string {
+func ContractSummary(r results.Run) string {
 	var bad []string
 	ran, recorded := false, false
 	for _, c := range contractVerdicts(r) {
@@ -57,7 +58,7 @@ func ContractSummary(r Run) string {
 // ContractWitnessLines returns the lines of a run's contract witnesses,
 // each prefixed by its check's name, at most most per check, with a line
 // saying how many more results.json holds or the checker found.
-func ContractWitnessLines(r Run, most int) []string {
+func ContractWitnessLines(r results.Run, most int) []string {
 	var out []string
 	add := func(name string, lines []string, total int) {
 		for i, l := range lines {

@@ -1,10 +1,13 @@
-package results
+package report
 
 import (
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Outcome is the summary of a finished bench or run that `lockbench bench
@@ -94,23 +97,23 @@ type OutcomePaths struct {
 }
 
 // OutcomeOf summarises f, written to the folder dir, as an Outcome.
-func OutcomeOf(f *File, dir string) Outcome {
+func OutcomeOf(f *results.File, dir string) Outcome {
 	o := Outcome{Command: f.Command, Profile: f.Profile, Runs: len(f.Runs),
 		Cells: []OutcomeCell{}, UnexpectedRuns: []UnexpectedRun{},
-		Paths: OutcomePaths{Dir: dir, Results: filepath.Join(dir, FileName),
-			Markdown: filepath.Join(dir, ReportMarkdown), HTML: filepath.Join(dir, ReportHTML)}}
-	pairs := map[[2]string][]Run{}
+		Paths: OutcomePaths{Dir: dir, Results: filepath.Join(dir, results.FileName),
+			Markdown: filepath.Join(dir, results.ReportMarkdown), HTML: filepath.Join(dir, results.ReportHTML)}}
+	pairs := map[[2]string][]results.Run{}
 	for _, r := range f.Runs {
 		k := [2]string{r.Strategy, r.Scenario}
 		pairs[k] = append(pairs[k], r)
 	}
-	for _, s := range Summarize(f.Runs) {
-		v := OutcomeAsExpected
+	for _, s := range figures.Summarize(f.Runs) {
+		v := results.OutcomeAsExpected
 		switch {
 		case s.AsExpected+s.Inconclusive != s.Seeds:
-			v = OutcomeUnexpected
+			v = results.OutcomeUnexpected
 		case s.Inconclusive > 0:
-			v = OutcomeInconclusive
+			v = results.OutcomeInconclusive
 		}
 		o.Cells = append(o.Cells, OutcomeCell{Strategy: s.Strategy, Scenario: s.Scenario, Expected: s.Expected,
 			Observed: s.Observed, Seeds: s.Seeds, AsExpected: s.AsExpected, Inconclusive: s.Inconclusive, Verdict: v,
@@ -122,12 +125,12 @@ func OutcomeOf(f *File, dir string) Outcome {
 			o.Busy++
 		}
 		outcome := r.Outcome()
-		if outcome == OutcomeAsExpected {
+		if outcome == results.OutcomeAsExpected {
 			o.AsExpected++
 			continue
 		}
 		why := slices.Clone(r.Unexpected)
-		if outcome == OutcomeInconclusive {
+		if outcome == results.OutcomeInconclusive {
 			why = slices.Clone(r.Inconclusive)
 			if r.LivenessFinding != "" {
 				why = append(why, "liveness finding: "+r.LivenessFinding)
@@ -144,7 +147,7 @@ func OutcomeOf(f *File, dir string) Outcome {
 		if r.Visualization != "" {
 			u.Visualization = filepath.Join(dir, r.Visualization)
 		}
-		if outcome == OutcomeInconclusive {
+		if outcome == results.OutcomeInconclusive {
 			o.InconclusiveRuns = append(o.InconclusiveRuns, u)
 		} else {
 			o.UnexpectedRuns = append(o.UnexpectedRuns, u)
@@ -196,10 +199,10 @@ func runNames(runs []UnexpectedRun) string {
 
 // Unexpected returns the runs whose verdicts contradict their expectation
 // (Run.Outcome "unexpected"; inconclusive runs are not).
-func Unexpected(f *File) []Run {
-	var out []Run
+func Unexpected(f *results.File) []results.Run {
+	var out []results.Run
 	for _, r := range f.Runs {
-		if r.Outcome() == OutcomeUnexpected {
+		if r.Outcome() == results.OutcomeUnexpected {
 			out = append(out, r)
 		}
 	}

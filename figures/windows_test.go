@@ -1,4 +1,4 @@
-package results
+package figures
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/results"
 )
 
 func loadHistory(t *testing.T, path string) []history.Operation {
@@ -32,20 +33,20 @@ func TestWindowsOfCheckerHistories(t *testing.T) {
 	tests := []struct {
 		file    string
 		n       int
-		counter []CounterSample
-		want    []Window
+		counter []results.CounterSample
+		want    []results.Window
 	}{
 		// Client 0 is granted at 1 ms after 1 ms; client 1 fails at 0.5 ms
 		// and is granted at 4.5 ms: 4 ms after its first attempt. The span
 		// is 0-6.5 ms (the probe at 7 ms is the harness's).
-		{"clean-sequential.jsonl", 2, []CounterSample{{0, 0}, {6.5, 10}}, []Window{
+		{"clean-sequential.jsonl", 2, []results.CounterSample{{AtMs: 0, Commands: 0}, {AtMs: 6.5, Commands: 10}}, []results.Window{
 			{StartMs: 0, EndMs: 3.25, Grants: 1, GrantsPerS: 1 / 0.00325, AcquireP50Ms: ptr(1), AcquireP99Ms: ptr(1), CommandsPerGrant: ptr(5)},
 			{StartMs: 3.25, EndMs: 6.5, Grants: 1, GrantsPerS: 1 / 0.00325, AcquireP50Ms: ptr(4), AcquireP99Ms: ptr(4), CommandsPerGrant: ptr(5)},
 		}},
 		// Without a counter, no commands per grant; a window without a
 		// grant has a rate of 0 and no latency. Client 0's unknown acquire
 		// is not a grant: its later failure does not end a wait either.
-		{"info-acquire.jsonl", 3, nil, []Window{
+		{"info-acquire.jsonl", 3, nil, []results.Window{
 			{StartMs: 0, EndMs: 3.5 / 3, Grants: 0, GrantsPerS: 0},
 			{StartMs: 3.5 / 3, EndMs: 7.0 / 3, Grants: 1, GrantsPerS: 1 / (3.5 / 3 / 1000), AcquireP50Ms: ptr(0.5), AcquireP99Ms: ptr(0.5)},
 			{StartMs: 7.0 / 3, EndMs: 3.5, Grants: 0, GrantsPerS: 0},
@@ -70,14 +71,14 @@ func TestWindowsOfCheckerHistories(t *testing.T) {
 }
 
 // sameWindow compares two windows up to rounding (boundaries are whole ns).
-func sameWindow(a, b Window) bool {
+func sameWindow(a, b results.Window) bool {
 	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-6*math.Max(1, math.Abs(y)) }
 	opt := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || near(*x, *y)) }
 	return near(a.StartMs, b.StartMs) && near(a.EndMs, b.EndMs) && a.Grants == b.Grants && near(a.GrantsPerS, b.GrantsPerS) &&
 		opt(a.AcquireP50Ms, b.AcquireP50Ms) && opt(a.AcquireP99Ms, b.AcquireP99Ms) && opt(a.CommandsPerGrant, b.CommandsPerGrant)
 }
 
-func windowText(w Window) string {
+func windowText(w results.Window) string {
 	f := func(p *float64) any {
 		if p == nil {
 			return "absent"
@@ -93,7 +94,7 @@ func windowText(w Window) string {
 // hold every grant of it.
 func TestWindowsOfRealRun(t *testing.T) {
 	dir := filepath.Join("testdata", "baseline-run")
-	f, err := Load(filepath.Join(dir, FileName))
+	f, err := results.Load(filepath.Join(dir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,12 +132,12 @@ func TestWindowsOfRealRun(t *testing.T) {
 // windows from them; without the history the stored ones stay.
 func TestRecomputeWindows(t *testing.T) {
 	dir := filepath.Join("testdata", "baseline-run")
-	f, err := Load(filepath.Join(dir, FileName))
+	f, err := results.Load(filepath.Join(dir, results.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	edited := *f
-	edited.Runs = append([]Run(nil), f.Runs...)
+	edited.Runs = append([]results.Run(nil), f.Runs...)
 	edited.Runs[0].Windows = nil
 	got, n := RecomputeWindows(dir, &edited)
 	if n != 1 || !reflect.DeepEqual(got.Runs[0].Windows, f.Runs[0].Windows) {
@@ -151,7 +152,7 @@ func TestRecomputeWindows(t *testing.T) {
 }
 
 func TestCounterAt(t *testing.T) {
-	series := []CounterSample{{10, 100}, {0, 0}, {20, 101}} // unsorted on purpose
+	series := []results.CounterSample{{AtMs: 10, Commands: 100}, {AtMs: 0, Commands: 0}, {AtMs: 20, Commands: 101}} // unsorted on purpose
 	tests := []struct {
 		at   float64
 		want int64
@@ -173,7 +174,7 @@ func TestCounterAt(t *testing.T) {
 // without a grant has a rate of 0 and nothing else; a run that could not
 // complete has none.
 func TestSamples(t *testing.T) {
-	r := Run{Windows: []Window{
+	r := results.Run{Windows: []results.Window{
 		{GrantsPerS: 10, AcquireP50Ms: ptr(1), AcquireP99Ms: ptr(3), CommandsPerGrant: ptr(11)},
 		{GrantsPerS: 0},
 		{GrantsPerS: 20, AcquireP50Ms: ptr(2), AcquireP99Ms: ptr(4)},
@@ -182,15 +183,15 @@ func TestSamples(t *testing.T) {
 		FigureGrantsPerS: {10, 0, 20}, FigureAcquireP50Ms: {1, 2}, FigureAcquireP99Ms: {3, 4}, FigureCommandsPerGrant: {11}, "bogus": nil,
 	}
 	for fig, w := range want {
-		if got := r.Samples(fig); !reflect.DeepEqual(got, w) {
+		if got := Samples(r, fig); !reflect.DeepEqual(got, w) {
 			t.Errorf("Samples(%s) = %v, want %v", fig, got, w)
 		}
 	}
-	if got := SamplesOf([]Run{r, r}, FigureCommandsPerGrant); !reflect.DeepEqual(got, []float64{11, 11}) {
+	if got := SamplesOf([]results.Run{r, r}, FigureCommandsPerGrant); !reflect.DeepEqual(got, []float64{11, 11}) {
 		t.Errorf("SamplesOf two runs = %v", got)
 	}
 	r.Error = "port in use"
-	if got := r.Samples(FigureGrantsPerS); got != nil {
+	if got := Samples(r, FigureGrantsPerS); got != nil {
 		t.Errorf("failed run: %v, want none", got)
 	}
 }

@@ -1,10 +1,12 @@
-package results
+package report
 
 import (
 	"fmt"
-	"github.com/lockbench/lockbench/checker"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/results"
 )
 
 // This file compares the families of locks scenario by scenario: the
@@ -45,7 +47,7 @@ type familyCount struct {
 // familyOf is the family of a strategy: "Redis", "etcd" or "ZooKeeper",
 // from its Server; in a file that predates that field, a strategy of the
 // consensus group is placed by its name (etcd-*, zk-*).
-func familyOf(in StrategyInfo) string {
+func familyOf(in results.StrategyInfo) string {
 	server := in.Server
 	if server == "" && in.Group == "consensus locks" {
 		switch {
@@ -69,8 +71,8 @@ func familyOf(in StrategyInfo) string {
 // exclusion broke in Redis 20 of 20 runs (token-lua; 20 with lost
 // updates), etcd 0 of 20." Runs whose exclusion check
 // was inconclusive or skipped are not counted.
-func FamilyComparisons(f *File) []string {
-	infos := map[string]StrategyInfo{}
+func FamilyComparisons(f *results.File) []string {
+	infos := map[string]results.StrategyInfo{}
 	for _, in := range f.Strategies {
 		infos[in.Name] = in
 	}

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -89,7 +91,7 @@ type inconclusiveCheck struct{ name, what string }
 
 // checkStatuses lists a run's checks by name with their stored verdicts,
 // in report order.
-func checkStatuses(r Run) []struct {
+func checkStatuses(r results.Run) []struct {
 	name   string
 	status checker.Status
 } {
@@ -108,7 +110,7 @@ func checkStatuses(r Run) []struct {
 // else, for a file written before them, the checker's message for that
 // check (e.g. "no successful acquires: no holds to check"), or "" when it
 // left none.
-func missingOf(r Run, check string) string {
+func missingOf(r results.Run, check string) string {
 	if m, ok := r.Missing[check]; ok {
 		return m.What
 	}
@@ -118,7 +120,7 @@ func missingOf(r Run, check string) string {
 // outcomeOf reads a completed run's verdicts and evidence. An exclusion or
 // resource check that was skipped in a run whose other checks ran found
 // nothing to check (no hold, no resource operation): it is inconclusive.
-func outcomeOf(r Run) outcome {
+func outcomeOf(r results.Run) outcome {
 	o := outcome{
 		lostUpdates: r.Verdict.Resource == checker.Violated,
 		exclusion:   r.Verdict.Exclusion == checker.Violated,
@@ -167,7 +169,7 @@ func serverFault(kind string) bool {
 // (and at least 1 ms, as GrantsDuringFaults counts): long enough that a
 // lease would run out, so whether others were granted the lock during it
 // says something about the strategy.
-func longFault(r Run) bool {
+func longFault(r results.Run) bool {
 	least := max(1, r.Config.TTLMs)
 	for _, f := range r.Faults {
 		if f.EndMs-f.StartMs >= least {
@@ -358,7 +360,7 @@ type chooserCell struct {
 // "safe", "resource safe: exclusion broken; fencing rejected 3 stale
 // writes, no update lost", "broken: lost updates", "at risk: broke in 1
 // of 1 seeds: lost updates", "inconclusive: exclusion: …".
-func ObservedSafety(rs []Run) string { return pairCell(rs).Text }
+func ObservedSafety(rs []results.Run) string { return pairCell(rs).Text }
 
 // pairCell merges a pair's runs (seeds) into one chooser cell. A pair that
 // the verdict table marks at risk (Run.Expected "at-risk": its outcome
@@ -367,7 +369,7 @@ func ObservedSafety(rs []Run) string { return pairCell(rs).Text }
 // shows the worst observed over its seeds (cellRules), with how many
 // seeds showed its class when not all did. Runs that could not complete
 // are counted apart; a pair none of whose runs completed is cellFailed.
-func pairCell(rs []Run) chooserCell {
+func pairCell(rs []results.Run) chooserCell {
 	var (
 		merged    outcome
 		completed []outcome
@@ -490,8 +492,8 @@ type chooserRow struct {
 // curve (Capacity.peakText, "—" without one). nil when the strategy has none
 // of them. The contended grants/s is in the strategy's line
 // (chooserSummary) in details.
-func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf bool, capacity *Capacity) []string {
-	var one []Run
+func chooserCostCells(strategy string, cost, base []results.Run, perf figures.Summary, hasPerf bool, capacity *figures.Capacity) []string {
+	var one []results.Run
 	busy := false
 	for _, r := range cost {
 		if r.Strategy == strategy && r.Config.Clients == 1 && r.Error == "" {
@@ -499,15 +501,15 @@ func chooserCostCells(strategy string, cost, base []Run, perf Summary, hasPerf b
 			busy = busy || r.Busy()
 		}
 	}
-	rtts, hold := stats.EstimateOf(SamplesOf(one, FigureRTTsPerHold)), stats.EstimateOf(SamplesOf(one, FigureHoldP50Ms))
-	handoff := stats.EstimateOf(SamplesOf(base, FigureHandoffP50Ms))
+	rtts, hold := stats.EstimateOf(figures.SamplesOf(one, figures.FigureRTTsPerHold)), stats.EstimateOf(figures.SamplesOf(one, figures.FigureHoldP50Ms))
+	handoff := stats.EstimateOf(figures.SamplesOf(base, figures.FigureHandoffP50Ms))
 	var cmds stats.Estimate
 	if hasPerf && perf.Seeds > perf.Errors {
 		cmds = perf.Cost.CommandsPerGrant
 	}
 	peak := "—"
 	if capacity != nil && len(capacity.Points) > 1 {
-		peak = capacity.peakText()
+		peak = peakText(*capacity)
 	}
 	if rtts.N+hold.N+handoff.N+cmds.N == 0 && peak == "—" {
 		return nil
@@ -530,14 +532,14 @@ type pairKey struct{ strategy, scenario string }
 // their report group (groups in order of their first strategy), in the
 // order given within a group, scenarios in the order given; infos names
 // each strategy's group; summaries holds the cost figures of each pair.
-func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []Summary, infos []StrategyInfo) []chooserRow {
-	capacities := CapacityOf(cost)
-	byPair := map[pairKey][]Run{}
+func buildChooser(runs, cost []results.Run, strategies, scenarios []string, summaries []figures.Summary, infos []results.StrategyInfo) []chooserRow {
+	capacities := figures.CapacityOf(cost)
+	byPair := map[pairKey][]results.Run{}
 	for _, r := range runs {
 		k := pairKey{r.Strategy, r.Scenario}
 		byPair[k] = append(byPair[k], r)
 	}
-	sums := map[pairKey]Summary{}
+	sums := map[pairKey]figures.Summary{}
 	for _, s := range summaries {
 		sums[pairKey{s.Strategy, s.Scenario}] = s
 	}
@@ -563,13 +565,13 @@ func buildChooser(runs, cost []Run, strategies, scenarios []string, summaries []
 			row.Cells = append(row.Cells, c)
 		}
 		perf, hasPerf := perfPair(st, scenarios, byPair, sums)
-		var capacity *Capacity
+		var capacity *figures.Capacity
 		for i := range capacities {
 			if capacities[i].Strategy == st {
 				capacity = &capacities[i]
 			}
 		}
-		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, CostScenario}]), perf, hasPerf, capacity)
+		row.Cost = chooserCostCells(st, cost, completed(byPair[pairKey{st, figures.CostScenario}]), perf, hasPerf, capacity)
 		if hasPerf && perf.Seeds > perf.Errors {
 			row.CostFrom = fmt.Sprintf("%s: %s, TTL %s ms", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs))
 		}
@@ -607,7 +609,7 @@ func chooserCost(rows []chooserRow) string {
 // figures: "NOT COMPARABLE" when a run was outside the strategy's working
 // envelope, "BUSY" when one was measured on a busy machine (e.g. "BUSY:
 // "), "" when neither.
-func costMarks(s Summary) string {
+func costMarks(s figures.Summary) string {
 	var m []string
 	if s.NotComparable > 0 {
 		m = append(m, "NOT COMPARABLE")
@@ -645,7 +647,7 @@ func groupOrder(strategies []string, group map[string]string) []string {
 // for a file that predates it, one derived from the claims and library as
 // impl's Info.Group derives it ("libraries", "fenced", "Redis quorum",
 // "Redis single-node").
-func GroupOf(in StrategyInfo) string {
+func GroupOf(in results.StrategyInfo) string {
 	switch {
 	case in.Group != "":
 		return in.Group
@@ -662,7 +664,7 @@ func GroupOf(in StrategyInfo) string {
 // perfPair picks the pair whose figures stand for the strategy's cost: the
 // "baseline" scenario if it ran, else the first scenario run without faults.
 // ok is false when there is none.
-func perfPair(strategy string, scenarios []string, byPair map[pairKey][]Run, sums map[pairKey]Summary) (s Summary, ok bool) {
+func perfPair(strategy string, scenarios []string, byPair map[pairKey][]results.Run, sums map[pairKey]figures.Summary) (s figures.Summary, ok bool) {
 	if s, ok := sums[pairKey{strategy, "baseline"}]; ok {
 		return s, true
 	}
@@ -679,7 +681,7 @@ func perfPair(strategy string, scenarios []string, byPair map[pairKey][]Run, sum
 			return sums[pairKey{strategy, sc}], true
 		}
 	}
-	return Summary{}, false
+	return figures.Summary{}, false
 }
 
 // chooserSummary writes one line per strategy, e.g. "token-lua: safe under 2
@@ -688,7 +690,7 @@ func perfPair(strategy string, scenarios []string, byPair map[pairKey][]Run, sum
 // (n=6) grants/s, granting call p50 0.1 ms, acquire with waiting p50 6 ms
 // [...], p99 643 ms [...], 12 Redis commands per grant". The groups follow
 // the chooser classes, so the line never says more than the cells.
-func chooserSummary(strategy string, cells []chooserCell, perf Summary, hasPerf bool) string {
+func chooserSummary(strategy string, cells []chooserCell, perf figures.Summary, hasPerf bool) string {
 	groups := []struct{ what, class string }{
 		{"broken under", cellBroken},
 		{"exclusion broken but fencing kept the resource safe under", cellFenced},
@@ -729,7 +731,7 @@ func chooserSummary(strategy string, cells []chooserCell, perf Summary, hasPerf 
 		parts = append(parts, "grants nothing during the server fault under "+strings.Join(noGrants, ", "))
 	}
 	if hasPerf && perf.Seeds > perf.Errors {
-		p := fmt.Sprintf("%s (%s, TTL %s ms): %s grants/s", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs), costText(perf, FigureGrantsPerS))
+		p := fmt.Sprintf("%s (%s, TTL %s ms): %s grants/s", perf.Scenario, clientsKeys(perf.Clients, perf.Keys), formatNum(perf.TTLMs), costText(perf, figures.FigureGrantsPerS))
 		if perf.GrantCallP50Ms.N > 0 {
 			// The acquire call's own cost, apart from the wait for the lock,
 			// which contention sets and which varies run to run.
@@ -770,7 +772,7 @@ var fixedCS = regexp.MustCompile(`^fixed\(([^)]+)\)$`)
 // key, CS fixed(5ms), retry exponential:2ms:20ms (52 runs): one holder per
 // key at a time allows at most 200 grants/s". The bound is given for a fixed
 // CS only: keys / CS.
-func contentionNotes(runs []Run) []string {
+func contentionNotes(runs []results.Run) []string {
 	type cfg struct {
 		clients, keys int
 		cs, retry     string
@@ -811,7 +813,7 @@ func contentionNotes(runs []Run) []string {
 // 1000 ms: their servers' floor, not their critical section)"; when they
 // did not, which strategies ran which, so that no reader compares a 5 ms
 // critical section with a 50 ms one unawares. "" without cost cells.
-func likeForLike(runs []Run) string {
+func likeForLike(runs []results.Run) string {
 	type timing struct {
 		cs    string
 		think float64
@@ -821,7 +823,7 @@ func likeForLike(runs []Run) string {
 	ttls := map[float64][]string{}
 	var ttlOrder []float64
 	for _, r := range runs {
-		if r.Scenario != CostScenario {
+		if r.Scenario != figures.CostScenario {
 			continue
 		}
 		t := timing{r.Config.CSMs, r.Config.ThinkMs}
@@ -855,7 +857,7 @@ func likeForLike(runs []Run) string {
 		return "NOT like for like: the cost cells ran different critical sections or think times (" + strings.Join(parts, "; ") + "): their throughput and latency compare the timing, not the locks."
 	}
 	t := order[0]
-	s := fmt.Sprintf("Like for like: every strategy's cost cells (%s) ran critical section %s and %s", CostScenario, t.cs, thinkText(t.think))
+	s := fmt.Sprintf("Like for like: every strategy's cost cells (%s) ran critical section %s and %s", figures.CostScenario, t.cs, thinkText(t.think))
 	if len(ttlOrder) > 1 {
 		// The most common TTL first, the others named.
 		slices.SortStableFunc(ttlOrder, func(a, b float64) int { return len(ttls[b]) - len(ttls[a]) })
@@ -866,4 +868,9 @@ func likeForLike(runs []Run) string {
 		s += fmt.Sprintf(", whatever their TTL (%s ms; %s: a TTL their servers or call budget need, which does not change the critical section)", formatNum(ttlOrder[0]), strings.Join(other, "; "))
 	}
 	return s + "."
+}
+
+// completed returns the runs of rs that completed (Error empty).
+func completed(rs []results.Run) []results.Run {
+	return slices.DeleteFunc(slices.Clone(rs), func(r results.Run) bool { return r.Error != "" })
 }

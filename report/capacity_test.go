@@ -1,10 +1,13 @@
-package results
+package report
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/internal/resultstest"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestCapacityOf checks the peak and the knee of capacity curves: the
@@ -22,29 +25,29 @@ func TestCapacityOf(t *testing.T) {
 		{"one point", map[int]float64{1: 100}, "102 [100, 105] (n=6) at 1 client", "not reached (still rising at 1 client)", "1: 102"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var runs []Run
+			var runs []results.Run
 			for _, n := range []int{256, 1, 64, 4, 16} { // any order
 				if rate, ok := tt.rates[n]; ok {
-					runs = append(runs, capacityRun("token-lua", n, rate))
+					runs = append(runs, resultstest.CapacityRun("token-lua", n, rate))
 				}
 			}
-			failed := capacityRun("token-lua", 1024, 1e6)
+			failed := resultstest.CapacityRun("token-lua", 1024, 1e6)
 			failed.Error = "environment"
-			caps := CapacityOf(append(runs, failed))
+			caps := figures.CapacityOf(append(runs, failed))
 			if len(caps) != 1 || len(caps[0].Points) != len(tt.rates) {
 				t.Fatalf("CapacityOf = %+v: want one curve of %d points (the failed run left out)", caps, len(tt.rates))
 			}
 			c := caps[0]
-			if got := c.peakText(); !strings.HasPrefix(got, tt.peak) {
+			if got := peakText(c); !strings.HasPrefix(got, tt.peak) {
 				t.Errorf("peak = %q, want it to start with %q", got, tt.peak)
 			}
-			if got := c.kneeText(); got != tt.knee {
+			if got := kneeText(c); got != tt.knee {
 				t.Errorf("knee = %q, want %q", got, tt.knee)
 			}
-			if got := c.curveText(); got != tt.text {
+			if got := curveText(c); got != tt.text {
 				t.Errorf("curve = %q, want %q", got, tt.text)
 			}
-			if got := c.cmdsText(); got != "4.00 server, 2.00 client" {
+			if got := cmdsText(c); got != "4.00 server, 2.00 client" {
 				t.Errorf("commands = %q, want the server's and the client's", got)
 			}
 		})
@@ -54,13 +57,13 @@ func TestCapacityOf(t *testing.T) {
 // TestCapacityPeakMarks checks the peak's share of linear scaling and its
 // busy mark.
 func TestCapacityPeakMarks(t *testing.T) {
-	one, many := capacityRun("redlock", 1, 100), capacityRun("redlock", 4, 200)
+	one, many := resultstest.CapacityRun("redlock", 1, 100), resultstest.CapacityRun("redlock", 4, 200)
 	many.Noise = &noise.Summary{Busy: true}
-	c := CapacityOf([]Run{one, many})[0]
-	if got, want := c.peakText(), "BUSY: 202 [200, 205] (n=6) at 4 clients, 49.4% of linear"; got != want {
+	c := figures.CapacityOf([]results.Run{one, many})[0]
+	if got, want := peakText(c), "BUSY: 202 [200, 205] (n=6) at 4 clients, 49.4% of linear"; got != want {
 		t.Errorf("peak = %q, want %q", got, want)
 	}
-	if got := c.curveText(); got != "1: 102, 4: 202 (BUSY)" {
+	if got := curveText(c); got != "1: 102, 4: 202 (BUSY)" {
 		t.Errorf("curve = %q", got)
 	}
 }
@@ -70,8 +73,8 @@ func TestCapacityPeakMarks(t *testing.T) {
 // beside one, capacity from every cost run; strategies with nothing are
 // left out.
 func TestCostTable(t *testing.T) {
-	f := sampleFile()
-	f.Cost = append(f.Cost, capacityRun("token-lua", 4, 600))
+	f := resultstest.SampleFile()
+	f.Cost = append(f.Cost, resultstest.CapacityRun("token-lua", 4, 600))
 	rows := costTable(f, []string{"token-lua", "no-such"})
 	if len(rows) == 0 || rows[0].Strategy != "token-lua" {
 		t.Fatalf("costTable = %+v, want token-lua first", rows)

@@ -1,8 +1,9 @@
-package results
+package figures
 
 import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -106,7 +107,7 @@ type Cost struct {
 
 // CostOf returns the cost figures over the windows of runs (the runs of
 // one pair; runs that could not complete give no samples).
-func CostOf(runs []Run) Cost {
+func CostOf(runs []results.Run) Cost {
 	return Cost{
 		GrantsPerS:       stats.EstimateOf(SamplesOf(runs, FigureGrantsPerS)),
 		AcquireP50Ms:     stats.EstimateOf(SamplesOf(runs, FigureAcquireP50Ms)),
@@ -144,7 +145,7 @@ const (
 // not complete, "violated" when any check was violated, "inconclusive" when
 // none was violated but one was inconclusive, "unchecked" when no check
 // ran at all (every verdict skipped or empty), else "held".
-func Observed(r Run) string {
+func Observed(r results.Run) string {
 	if r.Error != "" {
 		return ObservedError
 	}
@@ -173,10 +174,10 @@ func Observed(r Run) string {
 // repeats over seeds: median with min–max of the performance figures, the
 // total of violations and how many seeds were as expected. Groups come out in
 // the order of their first run.
-func Summarize(runs []Run) []Summary {
+func Summarize(runs []results.Run) []Summary {
 	type key struct{ strategy, scenario string }
 	var order []key
-	groups := map[key][]Run{}
+	groups := map[key][]results.Run{}
 	for _, r := range runs {
 		k := key{r.Strategy, r.Scenario}
 		if _, ok := groups[k]; !ok {
@@ -192,7 +193,7 @@ func Summarize(runs []Run) []Summary {
 }
 
 // summarize aggregates the runs of one (strategy, scenario) pair; rs is not empty.
-func summarize(rs []Run) Summary {
+func summarize(rs []results.Run) Summary {
 	s := Summary{
 		Strategy: rs[0].Strategy,
 		Scenario: rs[0].Scenario,
@@ -212,9 +213,9 @@ func summarize(rs []Run) Summary {
 		s.Observed[Observed(r)]++
 		s.Violations += r.Violations
 		switch r.Outcome() {
-		case OutcomeAsExpected:
+		case results.OutcomeAsExpected:
 			s.AsExpected++
-		case OutcomeInconclusive:
+		case results.OutcomeInconclusive:
 			s.Inconclusive++
 		}
 		if r.Error != "" {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/resultstest"
+	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
@@ -36,7 +38,7 @@ func renderSampleAll(t *testing.T) (md, details, html string) {
 		{Title: "Holders over time: set-nx-px under pause-holder (seed 1)", PNG: "plots/timeline-set-nx-px-pause-holder.png",
 			Strategy: "set-nx-px", Scenario: "pause-holder"},
 	}
-	if err := WriteReport(dir, sampleFile(), plots); err != nil {
+	if err := WriteReport(dir, resultstest.SampleFile(), plots); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) string {
@@ -46,7 +48,7 @@ func renderSampleAll(t *testing.T) (md, details, html string) {
 		}
 		return string(data)
 	}
-	return read(ReportMarkdown), read(DetailsMarkdown), read(ReportHTML)
+	return read(results.ReportMarkdown), read(results.DetailsMarkdown), read(results.ReportHTML)
 }
 
 func TestReportContents(t *testing.T) {
@@ -207,8 +209,8 @@ func TestReportEscapes(t *testing.T) {
 }
 
 func TestReportNoUnexpected(t *testing.T) {
-	f := sampleFile()
-	var runs []Run
+	f := resultstest.SampleFile()
+	var runs []results.Run
 	for _, r := range f.Runs {
 		if r.AsExpected {
 			runs = append(runs, r)
@@ -219,7 +221,7 @@ func TestReportNoUnexpected(t *testing.T) {
 	if err := WriteReport(dir, f, nil); err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	md, err := os.ReadFile(filepath.Join(dir, results.ReportMarkdown))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +236,9 @@ func TestReportNoUnexpected(t *testing.T) {
 // TestReportIncomplete: a bench that stopped early, or ran nothing, never
 // reads as all verdicts as expected.
 func TestReportIncomplete(t *testing.T) {
-	asExpected := func() *File {
-		f := sampleFile()
-		var runs []Run
+	asExpected := func() *results.File {
+		f := resultstest.SampleFile()
+		var runs []results.Run
 		for _, r := range f.Runs {
 			if r.AsExpected {
 				runs = append(runs, r)
@@ -251,7 +253,7 @@ func TestReportIncomplete(t *testing.T) {
 	empty.Runs = nil
 	for _, tc := range []struct {
 		name string
-		f    *File
+		f    *results.File
 		want string
 	}{
 		{"interrupted", interrupted, "INCOMPLETE: stopped after 3 of 6 runs"},
@@ -262,7 +264,7 @@ func TestReportIncomplete(t *testing.T) {
 			if err := WriteReport(dir, tc.f, nil); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{ReportMarkdown, ReportHTML} {
+			for _, name := range []string{results.ReportMarkdown, results.ReportHTML} {
 				b, err := os.ReadFile(filepath.Join(dir, name))
 				if err != nil {
 					t.Fatal(err)
@@ -300,13 +302,13 @@ func TestEscapeMarkdown(t *testing.T) {
 }
 
 func TestReportObservedSafety(t *testing.T) {
-	f := sampleFile()
+	f := resultstest.SampleFile()
 	fenced := f.Runs[4] // token-lua × pause-holder: exclusion and resource violated
 	fenced.Strategy = "fenced"
-	fenced.Verdict = Verdict{Exclusion: "violated", Resource: "ok", Liveness: "ok", Fencing: "ok"}
+	fenced.Verdict = results.Verdict{Exclusion: "violated", Resource: "ok", Liveness: "ok", Fencing: "ok"}
 	fenced.Evidence.ResourceRejected = 2
 	f.Runs = append(f.Runs, fenced)
-	f.Strategies = append(f.Strategies, StrategyInfo{Name: "fenced", Claims: []string{"fencing"}})
+	f.Strategies = append(f.Strategies, results.StrategyInfo{Name: "fenced", Claims: []string{"fencing"}})
 	for i := range f.Runs {
 		if f.Runs[i].Strategy == "token-lua" && f.Runs[i].Scenario == "baseline" {
 			f.Runs[i].RoundTripsPerGrant = 4
@@ -327,7 +329,7 @@ func TestReportObservedSafety(t *testing.T) {
 		}
 		return strings.NewReplacer(`\[`, "[", `\]`, "]").Replace(string(data)) // Markdown escapes
 	}
-	md, details, html := read(ReportMarkdown), read(DetailsMarkdown), read(ReportHTML)
+	md, details, html := read(results.ReportMarkdown), read(results.DetailsMarkdown), read(results.ReportHTML)
 	summaries := []string{
 		"token-lua: safe under 1 of 2 scenarios (baseline); broken under pause-holder; baseline (8 clients, 1 key, TTL 100 ms): 1002 [909, 1188] (n=18) grants/s, granting call p50 0.25 ms, acquire with waiting p50 2.51 [2.27, 2.97] (n=18) ms, p99 10.0 [9.09, 11.9] (n=18) ms, 4.00 Redis commands per grant",
 		"fenced: safe under 0 of 1 scenarios; exclusion broken but fencing kept the resource safe under pause-holder",

@@ -1,4 +1,4 @@
-package results
+package figures
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/results"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -17,7 +18,7 @@ import (
 // name benchstat can slice by strategy and scenario, with the window's
 // figures in their units and which direction is better.
 func TestBenchTextReadBack(t *testing.T) {
-	f, err := Load(filepath.Join("testdata", "baseline-run", FileName))
+	f, err := results.Load(filepath.Join("testdata", "baseline-run", results.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,19 +27,19 @@ func TestBenchTextReadBack(t *testing.T) {
 	failed.Strategy, failed.Error = "redlock", "port in use"
 	sweep := real
 	sweep.Config.Clients = 64
-	sweep.Windows = append([]Window(nil), real.Windows[:2]...)
-	sweep.Windows[1] = Window{StartMs: 1, EndMs: 2, Grants: 0, GrantsPerS: 0} // no grant: only a rate
+	sweep.Windows = append([]results.Window(nil), real.Windows[:2]...)
+	sweep.Windows[1] = results.Window{StartMs: 1, EndMs: 2, Grants: 0, GrantsPerS: 0} // no grant: only a rate
 	f.Runs = append(f.Runs, failed)
-	f.Sweep = []Run{sweep}
+	f.Sweep = []results.Run{sweep}
 	dir := t.TempDir()
 	if err := Write(dir, f); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, BenchText))
+	data, err := os.ReadFile(filepath.Join(dir, results.BenchText))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd := benchfmt.NewReader(bytes.NewReader(data), BenchText)
+	rd := benchfmt.NewReader(bytes.NewReader(data), results.BenchText)
 	type line struct {
 		name   string
 		iters  int
@@ -48,7 +49,7 @@ func TestBenchTextReadBack(t *testing.T) {
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
-			t.Fatalf("%s: %v", BenchText, rec)
+			t.Fatalf("%s: %v", results.BenchText, rec)
 		case *benchfmt.Result:
 			if rec.GetConfig("goos") != "linux" || rec.GetConfig("pkg") != BenchTextPkg || rec.GetConfig("cpu") != f.Host.CPUModel {
 				t.Errorf("configuration goos %q pkg %q cpu %q", rec.GetConfig("goos"), rec.GetConfig("pkg"), rec.GetConfig("cpu"))
@@ -65,7 +66,7 @@ func TestBenchTextReadBack(t *testing.T) {
 	}
 	base := "Lock/strategy=token-lua/scenario=baseline/clients=4/ttl=100ms"
 	var want []line
-	values := func(r Run, w Window) map[string]float64 {
+	values := func(r results.Run, w results.Window) map[string]float64 {
 		m := map[string]float64{FigureGrantsPerS: w.GrantsPerS}
 		for _, v := range []struct {
 			p    *float64
@@ -107,12 +108,12 @@ func TestBenchTextReadBack(t *testing.T) {
 // break them.
 func TestBenchName(t *testing.T) {
 	tests := []struct {
-		r    Run
+		r    results.Run
 		want string
 	}{
-		{Run{Strategy: "redsync-single", Scenario: "gc-pause", Config: RunConfig{Clients: 16, TTLMs: 100}}, "Lock/strategy=redsync-single/scenario=gc-pause/clients=16/ttl=100ms"},
-		{Run{Strategy: "token-lua", Scenario: "baseline", Config: RunConfig{Clients: 4, Keys: 4, TTLMs: 100}}, "Lock/strategy=token-lua/scenario=baseline/clients=4/ttl=100ms/keys=4"},
-		{Run{Strategy: "exec:python3 lock.py --x=1/2", Scenario: "baseline", Config: RunConfig{Clients: 1, TTLMs: 2000}}, "Lock/strategy=exec:python3_lock.py_--x_1_2/scenario=baseline/clients=1/ttl=2000ms"},
+		{results.Run{Strategy: "redsync-single", Scenario: "gc-pause", Config: results.RunConfig{Clients: 16, TTLMs: 100}}, "Lock/strategy=redsync-single/scenario=gc-pause/clients=16/ttl=100ms"},
+		{results.Run{Strategy: "token-lua", Scenario: "baseline", Config: results.RunConfig{Clients: 4, Keys: 4, TTLMs: 100}}, "Lock/strategy=token-lua/scenario=baseline/clients=4/ttl=100ms/keys=4"},
+		{results.Run{Strategy: "exec:python3 lock.py --x=1/2", Scenario: "baseline", Config: results.RunConfig{Clients: 1, TTLMs: 2000}}, "Lock/strategy=exec:python3_lock.py_--x_1_2/scenario=baseline/clients=1/ttl=2000ms"},
 	}
 	for _, tt := range tests {
 		if got := BenchName(tt.r); got != tt.want {
