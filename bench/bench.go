@@ -135,7 +135,7 @@ func Profiles() []Profile {
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second,
 			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
 				Schedules: 40, Budget: 4 * time.Minute}},
-		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 4 minutes)",
+		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 2 minutes on 2 cores)",
 			Strategies: CostProfileStrategies(), Scenarios: []string{CostScenario}, Seeds: 1, Workload: full, NoRerun: true,
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second},
 		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",

@@ -343,7 +343,7 @@ func TestReportObservedSafety(t *testing.T) {
 		summaries[2],
 		"With 1 key all clients contend for the same lock",
 		"Cost (baseline: 8 clients, 1 key, TTL 100 ms)",
-		"| group | strategy | overhead round trips/hold (two PING-like calls: 2) | overhead p50 ms | handoff p50 ms (bound: 1 round trip) | client cmds/grant | peak capacity grants/s (a key per client) | baseline | pause-holder |",
+		"| group | strategy | overhead round trips/hold (two PING-like calls: 2) | overhead p50 ms | handoff p50 ms (bound: 1 round trip) | client cmds/grant under contention (failed attempts count) | peak capacity grants/s (a key per client) | baseline | pause-holder |",
 		// Overhead from the uncontended cost run, handoff (busy) and commands from the baseline;
 		// no capacity curve from one client count.
 		"| Redis single-node | **token-lua** | 2.25 [2.00, 2.50] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) | — | safe | broken: lost updates |",
