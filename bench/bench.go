@@ -13,8 +13,10 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -133,7 +135,7 @@ func Profiles() []Profile {
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second,
 			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
 				Schedules: 40, Budget: 4 * time.Minute}},
-		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 4 minutes)",
+		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 2 minutes on 2 cores)",
 			Strategies: CostProfileStrategies(), Scenarios: []string{CostScenario}, Seeds: 1, Workload: full, NoRerun: true,
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second},
 		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",
@@ -286,11 +288,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	if err := CheckBackend(ctx, o.Cluster, o.KeyPrefix, slices.Concat(specs, sweep, costs)); err != nil {
 		return nil, err
 	}
-	if err := results.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
+	if err := outdir.ReplaceEarlier(o.OutDir, o.Notef); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, results.OutDirError(o.OutDir, err)
+		return nil, outdir.OutDirError(o.OutDir, err)
 	}
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
@@ -525,11 +527,11 @@ func baseConfig(w workload.Config, o cluster.Options) results.RunConfig {
 // finish stamps the end time and writes results.json, the plots and the report.
 func finish(dir string, f *results.File) error {
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := results.Write(dir, f); err != nil {
-		return results.OutputError(dir, err, results.OutputFix)
+	if err := figures.Write(dir, f); err != nil {
+		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
 	if err := Report(dir, f); err != nil {
-		return results.OutputError(dir, err, results.OutputFix)
+		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 	"github.com/lockbench/lockbench/validate"
 )
 
@@ -64,7 +65,7 @@ func sampleReportFile() *results.File {
 			ExpectedChecks: map[string]string{"exclusion": "hold", "resource": "hold", "liveness": "hold"},
 			Verdict:        results.Verdict{Exclusion: verdict, Resource: verdict, Liveness: "ok"},
 			Grants:         int(tput), ThroughputPerS: tput, RoundTripsPerGrant: 3.2, ClientCommandsPerGrant: 2.4,
-			AcquireLatencyMs: results.Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
+			AcquireLatencyMs: stats.Latency{P50: 1.2, P90: 4, P99: 12, P999: 30, Max: 55, Samples: 400},
 			Config:           results.RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000},
 			History:          "histories/" + strategy + "-" + scenario + "-1.jsonl",
 			Command:          "lockbench run --strategy " + strategy + " --scenario " + scenario,
@@ -131,7 +132,7 @@ func ciShapedFile(t *testing.T) *results.File {
 			Strategy: pair.Strategy, Scenario: pair.Scenario, Seed: 1, Expected: e.Summary(), ExpectedChecks: e.Checks(),
 			Reason: e.Reason, Verdict: v, AsExpected: true, Grants: 150, ThroughputPerS: 150,
 			Acquires:         map[string]int{"ok": 150, "fail": 1400, "info": 3},
-			AcquireLatencyMs: results.Latency{P50: 2, P90: 200, P99: 400, P999: 700, Max: 900, Samples: 150},
+			AcquireLatencyMs: stats.Latency{P50: 2, P90: 200, P99: 400, P999: 700, Max: 900, Samples: 150},
 			Config:           results.RunConfig{Clients: 16, Keys: 1, TTLMs: 100, DurationMs: 1000, CSMs: "fixed(5ms)", Retry: "exponential:2ms:20ms", Topology: "single"},
 			Checks: map[string]string{"exclusion": "no overlapping holds on 1 key (porcupine: ok)", "resource": "linearizable (porcupine: ok)",
 				"liveness": "every key was acquirable after the run"},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/compare"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -125,11 +126,11 @@ func TestBenchSameSeedSameVerdicts(t *testing.T) {
 	}
 	// Verdict findings only: whether the machine ran both benches equally
 	// fast is a performance question, not one for a unit test.
-	c := results.Compare(files[0], files[1], "first", "second", results.DefaultMaxRegression)
+	c := compare.Compare(files[0], files[1], "first", "second", compare.DefaultMaxRegression)
 	for _, cc := range c.Cells {
 		for _, f := range cc.Findings {
 			switch {
-			case f.Kind == results.FindingThroughput || f.Kind == results.FindingP99:
+			case f.Kind == compare.FindingThroughput || f.Kind == compare.FindingP99:
 				t.Logf("%s/%s: %s", cc.Strategy, cc.Scenario, f.Message)
 			case f.Gated:
 				t.Errorf("compare of two same-seed benches: %s/%s: %s", cc.Strategy, cc.Scenario, f.Message)

@@ -122,3 +122,65 @@ func TestCostCellsLikeForLike(t *testing.T) {
 		})
 	}
 }
+
+// TestCostProfileLikeForLike checks the must-show table's premise: in the
+// cost profile (and the ci and full profiles), every run behind the cost
+// table (the baseline cells, whose handoff it shows, and the uncontended
+// cost runs at every client count) resolves to the same critical section
+// and think time for every strategy, whatever TTL its servers or call
+// budget need: no cell compares a 5 ms critical section with a 50 ms one.
+func TestCostProfileLikeForLike(t *testing.T) {
+	for _, name := range []string{"cost", "ci", "full"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := LookupProfile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			specs, _, err := cells(p, 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost, err := costCells(p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type timing struct {
+				cs    workload.CSDist
+				think time.Duration
+			}
+			var first *timing
+			strategies := map[string]bool{}
+			for _, s := range append(specs, cost...) {
+				if s.Scenario != CostScenario {
+					continue
+				}
+				_, _, _, w, err := s.Resolved()
+				if err != nil {
+					t.Fatalf("%s/%s: %v", s.Strategy, s.Scenario, err)
+				}
+				got := timing{w.CS, w.Think}
+				if first == nil {
+					first = &got
+				}
+				if got != *first {
+					t.Errorf("%s/%s at %d clients, TTL %v: critical section %v, think %v; the first cost cell ran %v, think %v",
+						s.Strategy, s.Scenario, w.Clients, w.TTL, w.CS, w.Think, first.cs, first.think)
+				}
+				strategies[s.Strategy] = true
+			}
+			if first == nil {
+				t.Fatal("no cost cell planned")
+			}
+			if first.cs.Kind != workload.CSFixed || first.cs.Min <= 0 {
+				t.Errorf("cost cells' critical section %v, want a fixed one (the capacity bound needs its length)", first.cs)
+			}
+			if name == "cost" {
+				for _, st := range CostProfileStrategies() {
+					if !strategies[st] {
+						t.Errorf("the cost profile plans no cost cell for %s", st)
+					}
+				}
+			}
+		})
+	}
+}

@@ -9,14 +9,17 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/plots"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Report draws the plots of a results file from its runs and their saved
 // histories and writes report.md, details.md and index.html into dir
-// (results.WriteReport; the pages link the PNGs in dir/plots). It runs
+// (report.WriteReport; the pages link the PNGs in dir/plots). It runs
 // offline on saved files, so `lockbench report DIR` re-renders a finished
 // bench. Throughput and commands per grant are drawn for every scenario, latency percentiles and CDF for the baseline, the
 // throughput-vs-clients plot from f.Sweep when it has runs, the capacity
@@ -31,8 +34,8 @@ func Report(dir string, f *results.File) error {
 	if err := os.MkdirAll(pd, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	var refs []results.PlotRef
-	addRef := func(title, name string, ref results.PlotRef, err error) error {
+	var refs []report.PlotRef
+	addRef := func(title, name string, ref report.PlotRef, err error) error {
 		if errors.Is(err, plots.ErrNoData) {
 			return nil // nothing to draw: leave the plot out
 		}
@@ -43,7 +46,7 @@ func Report(dir string, f *results.File) error {
 		refs = append(refs, ref)
 		return nil
 	}
-	add := func(title, name string, err error) error { return addRef(title, name, results.PlotRef{}, err) }
+	add := func(title, name string, err error) error { return addRef(title, name, report.PlotRef{}, err) }
 	if err := add("Throughput per strategy and scenario (grants/s, with 95% intervals)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
 		return err
 	}
@@ -69,7 +72,7 @@ func Report(dir string, f *results.File) error {
 			return err
 		}
 	}
-	if pts := capacityPoints(results.CapacityOf(f.Cost)); len(pts) > 0 {
+	if pts := capacityPoints(figures.CapacityOf(f.Cost)); len(pts) > 0 {
 		if err := add("Capacity: grants/s against clients, a key per client (uncontended cost runs)", results.CapacityPlotName, plots.Capacity(pts, filepath.Join(pd, results.CapacityPlotName))); err != nil {
 			return err
 		}
@@ -90,7 +93,7 @@ func Report(dir string, f *results.File) error {
 		for _, key := range keys {
 			name := "timeline-" + pair
 			title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
-			ref := results.PlotRef{Strategy: r.Strategy, Scenario: r.Scenario}
+			ref := report.PlotRef{Strategy: r.Strategy, Scenario: r.Scenario}
 			if len(keys) > 1 {
 				name += "-" + fileSafe(key)
 				title += ", key " + key
@@ -102,7 +105,7 @@ func Report(dir string, f *results.File) error {
 			}
 		}
 	}
-	return results.WriteReport(dir, f, refs)
+	return report.WriteReport(dir, f, refs)
 }
 
 // timelineRuns picks, in order of first appearance, one run per (strategy,
@@ -172,7 +175,7 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 	pts := map[string][]plots.XY{}
 	for key, rs := range runs {
 		pt := plots.XY{X: float64(key.clients)}
-		if e := results.EstimateOf(results.SamplesOf(rs, results.FigureGrantsPerS)); e.N > 0 {
+		if e := stats.EstimateOf(figures.SamplesOf(rs, figures.FigureGrantsPerS)); e.N > 0 {
 			pt.Y = e.Median
 			if e.Bounded() {
 				pt.Low, pt.High = e.Low, e.High
@@ -182,7 +185,7 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 			for _, r := range rs {
 				vs = append(vs, r.ThroughputPerS)
 			}
-			pt.Y = results.SpreadOf(vs).Median
+			pt.Y = stats.SpreadOf(vs).Median
 		}
 		pts[key.strategy] = append(pts[key.strategy], pt)
 	}
@@ -195,7 +198,7 @@ func sweepPoints(sweep []results.Run) map[string][]plots.XY {
 // capacityPoints are the capacity curves as (clients, grants/s) points per
 // strategy, with each point's 95% interval where it has one; strategies
 // with fewer than two client counts are left out (no curve to draw).
-func capacityPoints(caps []results.Capacity) map[string][]plots.XY {
+func capacityPoints(caps []figures.Capacity) map[string][]plots.XY {
 	pts := map[string][]plots.XY{}
 	for _, c := range caps {
 		if len(c.Points) < 2 {

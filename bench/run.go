@@ -16,6 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/outdir"
+	lbstats "github.com/lockbench/lockbench/stats"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/chaos"
@@ -458,7 +462,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	// The histories folder is made only now: a run that could not start
 	// its servers leaves no empty folder behind.
 	if err := os.MkdirAll(filepath.Dir(r.histPath), 0o755); err != nil {
-		return results.OutDirError(s.OutDir, err)
+		return outdir.OutDirError(s.OutDir, err)
 	}
 	r.nodes = c.Nodes()
 	if n := r.info.Nodes; n >= 1 && n < len(r.nodes) {
@@ -518,7 +522,7 @@ func (r *run) connect(ctx context.Context) error {
 		logPath := adapterLogName(r.histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
-			return results.OutDirError(s.OutDir, err)
+			return outdir.OutDirError(s.OutDir, err)
 		}
 		r.atClose(func() { lf.Close() })
 		st = impl.WithAdapterLog(st, lf, logPath)
@@ -837,16 +841,16 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 		out.ServerCommandsPerAttempt = float64(ex.serverCmds) / float64(attempts)
 	}
 	var err error
-	out.AcquireLatencyMs, err = results.Percentiles(stats.LatenciesMs)
+	out.AcquireLatencyMs, err = lbstats.Percentiles(stats.LatenciesMs)
 	if err != nil {
 		return out, err
 	}
-	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = lbstats.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return out, err
 	}
 	noiseSum := ex.noise
 	out.Noise = &noiseSum
-	out.SetWindows(ops, ex.counter)
+	figures.SetWindows(&out, ops, ex.counter)
 	out.Envelope = envelopeOf(r.st, w.TTL, out.Noise, len(out.Faults) > 0)
 	validate.Stalled(&out, r.rep, r.exp, stats.MaxOverrun, w.TTL)
 	validate.BusyPartialOrphans(&out, r.rep, r.exp)

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -193,8 +195,8 @@ func pick(all []Spec, positions []int, base int) []Spec {
 // holding one file name is an error: they were not parts of one bench),
 // then results.json, bench.txt, the plots and the report (finish keeps
 // f's own Finished). out must not be one of dirs, and must hold no
-// earlier results (the caller clears it: results.ReplaceEarlier). Errors
-// are results.OutputError (exit 3) for files that cannot be written,
+// earlier results (the caller clears it: outdir.ReplaceEarlier). Errors
+// are outdir.OutputError (exit 3) for files that cannot be written,
 // wrapping errs.ErrUsage for a name two parts hold.
 func WriteMerged(out string, dirs []string, f *results.File) error {
 	copied := map[string]string{} // file name → the part that had it
@@ -208,7 +210,7 @@ func WriteMerged(out string, dirs []string, f *results.File) error {
 			return fmt.Errorf("merge: read %s: %w", src, err)
 		}
 		if err := os.MkdirAll(filepath.Join(out, "histories"), 0o755); err != nil {
-			return results.OutDirError(out, err)
+			return outdir.OutDirError(out, err)
 		}
 		for _, e := range entries {
 			if !e.Type().IsRegular() {
@@ -219,15 +221,15 @@ func WriteMerged(out string, dirs []string, f *results.File) error {
 			}
 			copied[e.Name()] = dir
 			if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(out, "histories", e.Name())); err != nil {
-				return results.OutputError(out, err, results.OutputFix)
+				return outdir.OutputError(out, err, outdir.OutputFix)
 			}
 		}
 	}
-	if err := results.Write(out, f); err != nil {
-		return results.OutputError(out, err, results.OutputFix)
+	if err := figures.Write(out, f); err != nil {
+		return outdir.OutputError(out, err, outdir.OutputFix)
 	}
 	if err := Report(out, f); err != nil {
-		return results.OutputError(out, err, results.OutputFix)
+		return outdir.OutputError(out, err, outdir.OutputFix)
 	}
 	return nil
 }

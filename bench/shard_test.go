@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -201,7 +202,7 @@ func TestShardMergeSameVerdicts(t *testing.T) {
 	if !slices.Equal(wc, mc) {
 		t.Errorf("cost runs: whole %v, merged %v", wc, mc)
 	}
-	w, m := results.OutcomeOf(whole, ""), results.OutcomeOf(back, "")
+	w, m := report.OutcomeOf(whole, ""), report.OutcomeOf(back, "")
 	if w.Runs != m.Runs || w.Unexpected != m.Unexpected || w.Inconclusive != m.Inconclusive {
 		t.Errorf("gate: whole %d runs, %d unexpected, %d inconclusive; merged %d, %d, %d", w.Runs, w.Unexpected, w.Inconclusive, m.Runs, m.Unexpected, m.Inconclusive)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/results"
@@ -156,7 +157,7 @@ func TestEveryMarkIsAWitness(t *testing.T) {
 			}
 			// Through results.json and back: the plots read stored witnesses.
 			rd := filepath.Join(dir, c.name)
-			if err := results.Write(rd, &results.File{Tool: "lockbench test", Runs: []results.Run{run}}); err != nil {
+			if err := figures.Write(rd, &results.File{Tool: "lockbench test", Runs: []results.Run{run}}); err != nil {
 				t.Fatal(err)
 			}
 			f, err := results.Load(filepath.Join(rd, results.FileName))

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Classes of a figure: what a worse B means.
@@ -37,7 +39,7 @@ const (
 const (
 	TestFisher       = "Fisher's exact test, one-sided"
 	TestMannWhitney  = "Mann-Whitney U (benchmath)"
-	fisherNeedsAlpha = results.Alpha
+	fisherNeedsAlpha = stats.Alpha
 )
 
 // Finding is one figure of one scenario compared between A and B.
@@ -56,7 +58,7 @@ type Finding struct {
 	// worse, or that B is better when Better).
 	Test string  `json:"test"`
 	P    float64 `json:"p"`
-	// Significant is P below results.Alpha; Worse and Better give the
+	// Significant is P below stats.Alpha; Worse and Better give the
 	// direction of a significant difference (B against A).
 	Significant bool `json:"significant"`
 	Worse       bool `json:"worse,omitempty"`
@@ -119,7 +121,7 @@ func (r Report) Failed() bool { return r.Gated > 0 }
 // out.
 func Compare(o Options, a, b []results.Run) Report {
 	na, nb := Names(o)
-	rep := Report{A: na, B: nb, Scenarios: o.Scenarios, Runs: max(o.Repeat, 1), Alpha: results.Alpha, MaxRegression: o.MaxRegression}
+	rep := Report{A: na, B: nb, Scenarios: o.Scenarios, Runs: max(o.Repeat, 1), Alpha: stats.Alpha, MaxRegression: o.MaxRegression}
 	a, b = completed(a), completed(b)
 	rep.RunsA, rep.RunsB = len(a), len(b)
 	busy := 0
@@ -258,10 +260,10 @@ func compareScenario(sc string, a, b []results.Run, maxReg float64) []Finding {
 		worse, better := FisherGreater(ka, len(a), kb, len(b)), FisherGreater(kb, len(b), ka, len(a))
 		f.P = worse
 		switch {
-		case Below(worse, results.Alpha):
+		case Below(worse, stats.Alpha):
 			f.Significant, f.Worse, f.Gated = true, true, true
 			f.Verdict = fmt.Sprintf("B worse: %s in %d of %d runs against %d of %d (p=%.4f)", c.name, kb, len(b), ka, len(a), worse)
-		case Below(better, results.Alpha):
+		case Below(better, stats.Alpha):
 			f.P, f.Significant, f.Better = better, true, true
 			f.Verdict = fmt.Sprintf("B better: %d of %d runs against %d of %d (p=%.4f)", kb, len(b), ka, len(a), better)
 		default:
@@ -336,7 +338,7 @@ func noDifference(ka, na, kb, nb int, p float64) string {
 	if ka == 0 && kb > 0 {
 		rate = float64(kb) / float64(nb)
 	}
-	need := RunsToShow(rate, results.Alpha, DefaultPower)
+	need := RunsToShow(rate, stats.Alpha, DefaultPower)
 	return fmt.Sprintf("no difference shown at %d runs (p=%.3f); a rate of %.0f%% against none needs %d runs a side to show (80%% power)", n, p, 100*rate, need)
 }
 
@@ -386,9 +388,9 @@ var metrics = []metric{
 			return perRun(rs, func(r results.Run) float64 { return orNaN(r.ServerCommandsPerAttempt) })
 		}},
 	{name: "grants/s per window", class: ClassCost, timed: true, per: "window",
-		samples: func(rs []results.Run) []float64 { return results.SamplesOf(rs, results.FigureGrantsPerS) }},
+		samples: func(rs []results.Run) []float64 { return figures.SamplesOf(rs, figures.FigureGrantsPerS) }},
 	{name: "acquire p99 per window (ms)", class: ClassCost, higherWorse: true, timed: true, per: "window",
-		samples: func(rs []results.Run) []float64 { return results.SamplesOf(rs, results.FigureAcquireP99Ms) }},
+		samples: func(rs []results.Run) []float64 { return figures.SamplesOf(rs, figures.FigureAcquireP99Ms) }},
 }
 
 func perRun(rs []results.Run, f func(results.Run) float64) []float64 {
@@ -436,13 +438,13 @@ func finite(vs []float64) []float64 {
 }
 
 // compareMetric tests one figure's samples (Mann-Whitney U at
-// results.Alpha): a significant change in the worse direction is gated
+// stats.Alpha): a significant change in the worse direction is gated
 // when it is beyond maxReg (relative to A's median; a safety figure whose
 // A median is 0 at any size) and, for a figure in time, when no run was
 // measured on a busy machine.
 func compareMetric(sc string, m metric, sa, sb []float64, maxReg float64, busy bool) Finding {
-	ea, eb := results.EstimateOf(sa), results.EstimateOf(sb)
-	t := results.CompareSamples(sa, sb)
+	ea, eb := stats.EstimateOf(sa), stats.EstimateOf(sb)
+	t := stats.CompareSamples(sa, sb)
 	f := Finding{Scenario: sc, Figure: m.name + " (per " + m.per + ")", Class: m.class, Test: TestMannWhitney, P: t.P,
 		A: ea.String(), B: eb.String(), Significant: t.Significant, Note: t.Note}
 	if ea.N > 0 && eb.N > 0 && ea.Median != 0 {
@@ -460,7 +462,7 @@ func compareMetric(sc string, m metric, sa, sb []float64, maxReg float64, busy b
 	f.Better = !f.Worse && eb.Median != ea.Median
 	change := fmt.Sprintf("%+.1f%%", 100*f.Relative)
 	if ea.Median == 0 {
-		change = fmt.Sprintf("from 0 to %s", results.FormatNum(eb.Median))
+		change = fmt.Sprintf("from 0 to %s", stats.FormatNum(eb.Median))
 	}
 	switch {
 	case f.Better:

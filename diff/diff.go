@@ -28,8 +28,10 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -165,12 +167,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := bench.CheckBackend(ctx, o.Cluster, o.Workload.KeyPrefix, specs); err != nil {
 		return nil, err
 	}
-	if err := results.ReplaceEarlier(o.OutDir, nil); err != nil {
+	if err := outdir.ReplaceEarlier(o.OutDir, nil); err != nil {
 		return nil, err
 	}
 	for _, side := range []string{SideA, SideB} {
 		if err := os.MkdirAll(filepath.Join(o.OutDir, side), 0o755); err != nil {
-			return nil, results.OutDirError(o.OutDir, err)
+			return nil, outdir.OutDirError(o.OutDir, err)
 		}
 	}
 	f := newFile(o)
@@ -225,11 +227,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	f.Runs = labelRuns(o, a, b)
 	f.Sections = []results.Section{rep.Section()}
 	f.Finished = time.Now().UTC().Format(time.RFC3339)
-	if err := results.Write(o.OutDir, f); err != nil {
-		return &Result{File: f, Report: rep}, errors.Join(runErr, results.OutputError(o.OutDir, err, results.OutputFix))
+	if err := figures.Write(o.OutDir, f); err != nil {
+		return &Result{File: f, Report: rep}, errors.Join(runErr, outdir.OutputError(o.OutDir, err, outdir.OutputFix))
 	}
 	if err := bench.Report(o.OutDir, f); err != nil {
-		return &Result{File: f, Report: rep}, errors.Join(runErr, results.OutputError(o.OutDir, err, results.OutputFix))
+		return &Result{File: f, Report: rep}, errors.Join(runErr, outdir.OutputError(o.OutDir, err, outdir.OutputFix))
 	}
 	return &Result{File: f, Report: rep}, runErr
 }

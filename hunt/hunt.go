@@ -14,7 +14,9 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -112,7 +114,7 @@ func Hunt(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, results.OutDirError(o.OutDir, err)
+		return nil, outdir.OutDirError(o.OutDir, err)
 	}
 	h := &hunter{o: o, sp: sp, start: time.Now(), ttl: w.TTL,
 		rep: newReport(o, sp, w.Clients, w.Keys, w.TTL, w.Duration)}
@@ -342,7 +344,7 @@ func (h *hunter) keep(s *Surprise, from, check string) error {
 	s.Minimal.Schedule = sch
 	s.ScheduleFile = sch.Name + ".schedule.json"
 	if err := sch.WriteFile(filepath.Join(h.o.OutDir, s.ScheduleFile)); err != nil {
-		return results.OutDirError(h.o.OutDir, err)
+		return outdir.OutDirError(h.o.OutDir, err)
 	}
 	seed := s.FoundSeed
 	for _, r := range runs {
@@ -372,7 +374,7 @@ func (h *hunter) keep(s *Surprise, from, check string) error {
 		f.Config.Workload = runs[0].Config
 		f.Redis = runs[0].Redis
 	}
-	if err := results.Write(dir, f); err != nil {
+	if err := figures.Write(dir, f); err != nil {
 		return err
 	}
 	if err := bench.Report(dir, f); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/outdir"
 )
 
 // File names of a hunt's folder.
@@ -296,7 +296,7 @@ func WriteReport(dir string, r *Report) error {
 	}
 	for name, data := range map[string][]byte{ReportJSON: append(b, '\n'), ReportMarkdown: md.Bytes(), ReportHTML: html.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return results.OutDirError(dir, err)
+			return outdir.OutDirError(dir, err)
 		}
 	}
 	return nil

@@ -45,6 +45,7 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
@@ -477,7 +478,7 @@ func writeResults(t testing.TB, dir string, st *strategy, runs []results.Run, st
 		Config:   results.BenchConfig{Strategies: []string{st.name}, Scenarios: scenarios, Workload: runs[0].Config},
 		Host:     results.ThisHost(), Redis: runs[0].Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 	}
-	if err := results.Write(dir, f); err != nil {
+	if err := figures.Write(dir, f); err != nil {
 		t.Logf("locktest: results.json not written: %v", err)
 		return
 	}

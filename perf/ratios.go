@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/history/synth"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 	"github.com/lockbench/lockbench/validate"
 )
 
@@ -39,7 +39,7 @@ const DefaultCheckerOps = 1_000_000
 
 // Ratios are lockbench's three figures of its own cost against their
 // targets, each the median with its 95% interval over rounds
-// (results.Estimate: benchstat's distribution-free interval, which needs
+// (stats.Estimate: benchstat's distribution-free interval, which needs
 // 6 rounds or more). The client figures are ratios within each round, so
 // a machine whose load drifts between rounds moves both sides alike;
 // being CPU per command, not rates, they hardly move with other load.
@@ -49,10 +49,10 @@ type Ratios struct {
 	Clients int
 	// ClientCPU is, per round, lockbench's client CPU per command
 	// (recording) over the bare go-redis loop's: target ≤ TargetClientCPURatio.
-	ClientCPU results.Estimate
+	ClientCPU stats.Estimate
 	// RecordingCPU is, per round, lockbench's client CPU per command with
 	// recording over without, minus 1: target ≤ TargetRecordingCPU.
-	RecordingCPU results.Estimate
+	RecordingCPU stats.Estimate
 	// Checker is the checker's measurement (nil: not measured).
 	Checker *CheckerMeasure
 }
@@ -66,11 +66,11 @@ type CheckerMeasure struct {
 	// OpsPerCPUS is operations per second of this process's CPU time
 	// (user + system): what the wall figure is with an idle core, and
 	// nearly unmoved by other load. Target ≥ TargetCheckerOpsPerS.
-	OpsPerCPUS results.Estimate
+	OpsPerCPUS stats.Estimate
 	// OpsPerS is operations per second of wall time: on a busy machine
 	// below OpsPerCPUS (other processes take the cores), on an idle
 	// multi-core machine above it (loading runs on every core).
-	OpsPerS results.Estimate
+	OpsPerS stats.Estimate
 	// PeakRSSBytes is the process's largest peak resident set over the
 	// rounds (VmHWM, reset before each; 0 if unknown). Target ≤
 	// TargetCheckerPeakBytes.
@@ -102,7 +102,7 @@ func (r *Report) clientRatios() {
 			rec = append(rec, lb/un-1)
 		}
 	}
-	r.Ratios.ClientCPU, r.Ratios.RecordingCPU = results.EstimateOf(cpu), results.EstimateOf(rec)
+	r.Ratios.ClientCPU, r.Ratios.RecordingCPU = stats.EstimateOf(cpu), stats.EstimateOf(rec)
 }
 
 // measureChecker generates the checker's history into a temporary folder
@@ -149,7 +149,7 @@ func measureChecker(ctx context.Context, ops, rounds int, logf func(string, ...a
 		perCPU = append(perCPU, float64(len(hist))/cpu.Seconds())
 		perWall = append(perWall, float64(len(hist))/wall.Seconds())
 	}
-	m.OpsPerCPUS, m.OpsPerS = results.EstimateOf(perCPU), results.EstimateOf(perWall)
+	m.OpsPerCPUS, m.OpsPerS = stats.EstimateOf(perCPU), stats.EstimateOf(perWall)
 	return m, nil
 }
 
@@ -191,7 +191,7 @@ func (r Report) printRatios(w interface{ Write([]byte) (int, error) }) {
 // interval meets it, "MISSED" when none of it does, else "undecided"
 // (the median's side is named); without an interval, the median decides
 // and the verdict says there is none.
-func interval(e results.Estimate, ok func(float64) bool) string {
+func interval(e stats.Estimate, ok func(float64) bool) string {
 	switch {
 	case e.N == 0:
 		return "not measured"
@@ -209,12 +209,12 @@ func interval(e results.Estimate, ok func(float64) bool) string {
 
 // est writes e scaled, with unit: "median [low, high] (n=N)", or the
 // median and "no interval" below 6 samples.
-func est(e results.Estimate, scale float64, unit string) string {
+func est(e stats.Estimate, scale float64, unit string) string {
 	switch {
 	case e.N == 0:
 		return "—"
 	case !e.Bounded():
-		return fmt.Sprintf("%.2f%s [no interval: n < %d] (n=%d)", e.Median*scale, unit, results.MinIntervalSamples, e.N)
+		return fmt.Sprintf("%.2f%s [no interval: n < %d] (n=%d)", e.Median*scale, unit, stats.MinIntervalSamples, e.N)
 	}
 	return fmt.Sprintf("%.2f%s [%.2f%s, %.2f%s] (n=%d)", e.Median*scale, unit, e.Low*scale, unit, e.High*scale, unit, e.N)
 }

@@ -15,13 +15,15 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // barFigure says where a bar chart's figure comes from.
 type barFigure struct {
-	// window is the cost figure (one of results.Figures) whose time
-	// windows give a bar's median and 95% interval (results.EstimateOf);
+	// window is the cost figure (one of figures.Figures) whose time
+	// windows give a bar's median and 95% interval (stats.EstimateOf);
 	// "" for a figure without windows.
 	window string
 	// perRun is a run's whole-run value, used when the pair's runs have
@@ -31,8 +33,8 @@ type barFigure struct {
 }
 
 var (
-	throughputFigure     = barFigure{results.FigureGrantsPerS, func(r results.Run) (float64, bool) { return r.ThroughputPerS, true }}
-	clientCommandsFigure = barFigure{results.FigureCommandsPerGrant, func(r results.Run) (float64, bool) {
+	throughputFigure     = barFigure{figures.FigureGrantsPerS, func(r results.Run) (float64, bool) { return r.ThroughputPerS, true }}
+	clientCommandsFigure = barFigure{figures.FigureCommandsPerGrant, func(r results.Run) (float64, bool) {
 		return r.ClientCommandsPerGrant, r.ClientCommandsPerGrant > 0
 	}}
 	serverCommandsFigure = barFigure{"", func(r results.Run) (float64, bool) { return r.RoundTripsPerGrant, r.RoundTripsPerGrant > 0 }}
@@ -43,7 +45,7 @@ type bar struct {
 	median float64
 	// low and high bound the 95% interval of the median over time
 	// windows; interval is false when there is none (fewer than
-	// results.MinIntervalSamples windows, or runs without windows).
+	// stats.MinIntervalSamples windows, or runs without windows).
 	low, high float64
 	interval  bool
 	// windows is true when the median is over time windows (every seed's
@@ -202,7 +204,7 @@ func collectBars(runs []results.Run, fig barFigure) barChart {
 // when they have no value.
 func barOf(rs []results.Run, fig barFigure) (bar, bool) {
 	if fig.window != "" {
-		if e := results.EstimateOf(results.SamplesOf(rs, fig.window)); e.N > 0 {
+		if e := stats.EstimateOf(figures.SamplesOf(rs, fig.window)); e.N > 0 {
 			b := bar{median: e.Median, windows: true, n: e.N}
 			if e.Bounded() {
 				b.low, b.high, b.interval = e.Low, e.High, true
@@ -219,7 +221,7 @@ func barOf(rs []results.Run, fig barFigure) (bar, bool) {
 	if len(vs) == 0 {
 		return bar{}, false
 	}
-	return bar{median: results.SpreadOf(vs).Median, n: len(vs)}, true
+	return bar{median: stats.SpreadOf(vs).Median, n: len(vs)}, true
 }
 
 // noGrant reports whether no completed run of the pair granted the lock.
@@ -304,7 +306,7 @@ func (c barChart) width() vg.Length {
 // Throughput draws grants per second as bars grouped by scenario (X), one
 // bar per strategy in the strategy's colour (StrategyColor): the median
 // over the time windows of the pair's runs (every seed's windows pooled),
-// with a whisker over its 95% interval (results.EstimateOf: benchmath, as
+// with a whisker over its 95% interval (stats.EstimateOf: benchmath, as
 // the report's tables); runs without windows give the median of their
 // whole-run throughput, without whisker. A scenario run at several client
 // counts, or at another count than most runs, gets a group per count
@@ -330,7 +332,7 @@ func Throughput(runs []results.Run, prefix string) error {
 }
 
 // CommandsPerGrant draws the commands the clients sent per grant
-// (results.FigureCommandsPerGrant, the go-redis hook count: retries and
+// (figures.FigureCommandsPerGrant, the go-redis hook count: retries and
 // calls that timed out included) as bars grouped by scenario on a linear Y
 // axis from 0, one per strategy in its colour: the median over the time
 // windows of the pair's runs with a whisker over its 95% interval (runs
@@ -595,7 +597,7 @@ func (s intervals) YError(i int) (float64, float64) { return s[i].y - s[i].low, 
 // percentileNames and percentileOf list the latency figures LatencyPercentiles draws.
 var percentileNames = [...]string{"p50", "p90", "p99", "p99.9", "max"}
 
-func percentileOf(l results.Latency, i int) float64 {
+func percentileOf(l stats.Latency, i int) float64 {
 	return [...]float64{l.P50, l.P90, l.P99, l.P999, l.Max}[i]
 }
 
@@ -605,7 +607,7 @@ func percentileOf(l results.Latency, i int) float64 {
 // Y axis over whole decades, from the decade at or below the smallest
 // figure to the one at or above the largest; the legend is right of the
 // plot. p50 and p99 are the medians over the time windows of the given
-// runs with a whisker over their 95% interval (results.EstimateOf), as the
+// runs with a whisker over their 95% interval (stats.EstimateOf), as the
 // report's tables give them; p90, p99.9 and the maximum, which have no
 // windows, are the medians of the runs' whole-run figures, and so are p50
 // and p99 for runs without windows; a note under the chart says so. Runs
@@ -642,7 +644,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 		}
 	}
 	names = styleOrder(names)
-	windowed := map[int]string{0: results.FigureAcquireP50Ms, 2: results.FigureAcquireP99Ms}
+	windowed := map[int]string{0: figures.FigureAcquireP50Ms, 2: figures.FigureAcquireP99Ms}
 	type line struct {
 		name    string
 		pts     plotter.XYs
@@ -669,7 +671,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 		for k := range percentileNames {
 			i := k
 			if fig, ok := windowed[i]; ok {
-				if e := results.EstimateOf(results.SamplesOf(byStrategy[n], fig)); e.N > 0 && e.Median > 0 {
+				if e := stats.EstimateOf(figures.SamplesOf(byStrategy[n], fig)); e.N > 0 && e.Median > 0 {
 					anyWindows = true
 					ln.pts = append(ln.pts, plotter.XY{X: float64(i) + dx, Y: e.Median})
 					see(e.Median)
@@ -685,7 +687,7 @@ func LatencyPercentiles(runs []results.Run, prefix string) error {
 			if len(perStrategy[n][i]) == 0 {
 				continue
 			}
-			v := results.SpreadOf(perStrategy[n][i]).Median
+			v := stats.SpreadOf(perStrategy[n][i]).Median
 			ln.pts = append(ln.pts, plotter.XY{X: float64(i) + dx, Y: v})
 			see(v)
 		}

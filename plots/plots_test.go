@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // outDir is where the tests write plots: a temporary folder, or $PLOTS_OUT
@@ -40,7 +41,7 @@ func sampleRuns() []results.Run {
 				ThroughputPerS:         1000 + float64(i*100+seed*37),
 				RoundTripsPerGrant:     2 + float64(i%3) + float64(seed)*0.1,
 				ClientCommandsPerGrant: 1.5 + float64(i%3),
-				AcquireLatencyMs: results.Latency{
+				AcquireLatencyMs: stats.Latency{
 					P50: 0.3 + float64(i)*0.1, P90: 1 + float64(i), P99: 5 + float64(i*3), P999: 20 + float64(i*5), Max: 40 + float64(i*20), Samples: 10,
 				},
 			})
@@ -172,9 +173,9 @@ func checkNoFiles(t *testing.T, prefix string) {
 func abs(x int) int { return max(x, -x) }
 
 func TestPlots(t *testing.T) {
-	errored := results.Run{Strategy: "token-lua", Error: "port in use", AcquireLatencyMs: results.Latency{P50: 1, Samples: 1}, ThroughputPerS: 5, RoundTripsPerGrant: 2}
+	errored := results.Run{Strategy: "token-lua", Error: "port in use", AcquireLatencyMs: stats.Latency{P50: 1, Samples: 1}, ThroughputPerS: 5, RoundTripsPerGrant: 2}
 	noLatency := results.Run{Strategy: "token-lua", ThroughputPerS: 5}
-	zeroLatency := results.Run{Strategy: "token-lua", AcquireLatencyMs: results.Latency{Samples: 3}}
+	zeroLatency := results.Run{Strategy: "token-lua", AcquireLatencyMs: stats.Latency{Samples: 3}}
 	tests := []struct {
 		name   string
 		draw   func(prefix string) error
@@ -192,7 +193,7 @@ func TestPlots(t *testing.T) {
 		{"latency percentiles", func(p string) error { return LatencyPercentiles(sampleRuns(), p) }, false},
 		{"latency percentiles windows", func(p string) error { return LatencyPercentiles(windowed(sampleRuns()), p) }, false},
 		{"latency percentiles some zero", func(p string) error {
-			return LatencyPercentiles(append(sampleRuns()[:3], results.Run{Strategy: "fast", AcquireLatencyMs: results.Latency{P99: 0.02, Max: 0.5, Samples: 2}}), p)
+			return LatencyPercentiles(append(sampleRuns()[:3], results.Run{Strategy: "fast", AcquireLatencyMs: stats.Latency{P99: 0.02, Max: 0.5, Samples: 2}}), p)
 		}, false},
 		{"latency percentiles no samples", func(p string) error { return LatencyPercentiles([]results.Run{noLatency, errored}, p) }, true},
 		{"latency percentiles all zero", func(p string) error { return LatencyPercentiles([]results.Run{zeroLatency}, p) }, true},

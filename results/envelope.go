@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Envelope says whether a run stayed inside its strategy's working
@@ -49,7 +50,7 @@ func EnvelopeOf(budgetMs float64, scope, rule string, n *noise.Summary, faulted 
 	case budgetMs < e.RTTP99Ms:
 		e.Comparable = false
 		e.Why = fmt.Sprintf("call budget %s ms (%s, %s) is below the round-trip p99 %s ms: calls time out for lack of time, so cost figures measure the budget, not the lock",
-			formatNum(budgetMs), rule, scope, formatNum(e.RTTP99Ms))
+			stats.FormatNum(budgetMs), rule, scope, stats.FormatNum(e.RTTP99Ms))
 	}
 	return e
 }

@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/errs"
 )
 
@@ -19,15 +18,21 @@ import (
 const (
 	// FileName is the results file Write creates in its folder.
 	FileName = "results.json"
-	// ReportMarkdown is the Markdown report WriteReport creates.
+	// ReportMarkdown is the Markdown report report.WriteReport creates.
 	ReportMarkdown = "report.md"
-	// ReportHTML is the HTML report WriteReport creates.
+	// ReportHTML is the HTML report report.WriteReport creates.
 	ReportHTML = "index.html"
 	// PlotsFolder is the sub-folder holding the report's plots (PNG and SVG).
 	PlotsFolder = "plots"
 	// CapacityPlotName is the capacity plot's file name in PlotsFolder,
 	// without its extension (.png, .svg): the report's cost table links it.
 	CapacityPlotName = "capacity"
+	// DetailsMarkdown is the report's details page (report.WriteReport),
+	// linked from report.md.
+	DetailsMarkdown = "details.md"
+	// BenchText holds the cost samples in Go's benchmark format, for
+	// benchstat (figures.WriteBenchText).
+	BenchText = "bench.txt"
 )
 
 // ErrSchemaVersion is wrapped by Load and Write when a file's schema_version
@@ -38,12 +43,12 @@ var ErrSchemaVersion = errors.New("results: unsupported schema version")
 var ErrCorrupt = errors.New("results: corrupt file")
 
 // Write writes f as indented JSON to dir/results.json, creating dir if
-// needed, and its cost samples to dir/bench.txt (WriteBenchText) when a
-// run has any (Run.Windows). Each file
-// is written to a temporary name and renamed, so a reader never sees half
-// a file. A zero f.SchemaVersion is written as SchemaVersion (f itself is
-// not modified); any other version than SchemaVersion is refused with an error
-// wrapping ErrSchemaVersion. Other errors come from the file system.
+// needed, as given (figures.Write adds the cost table and bench.txt). The
+// file is written to a temporary name and renamed, so a reader never sees
+// half a file. A zero f.SchemaVersion is written as SchemaVersion (f itself
+// is not modified); any other version than SchemaVersion is refused with
+// an error wrapping ErrSchemaVersion. Other errors come from the file
+// system.
 func Write(dir string, f *File) error {
 	if f == nil {
 		return errors.New("results: write: nil File")
@@ -65,23 +70,7 @@ func Write(dir string, f *File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results: create folder: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, FileName), data); err != nil {
-		return err
-	}
-	if !hasWindows(&out) {
-		return nil // lockbench perf's results: no cost samples
-	}
-	return WriteBenchText(dir, &out)
-}
-
-// hasWindows reports whether a run of f (or of its sweep) has cost windows.
-func hasWindows(f *File) bool {
-	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
-		if len(r.Windows) > 0 {
-			return true
-		}
-	}
-	return false
+	return writeAtomic(filepath.Join(dir, FileName), data)
 }
 
 // Load reads a results.json written by Write (path is the file, not its
@@ -130,95 +119,6 @@ func Load(path string) (*File, error) {
 	return &f, nil
 }
 
-// NotWrittenByLockbench returns the path of a file in dir that a run
-// written there would overwrite although lockbench did not write it: a
-// results.json that is not lockbench's (not a JSON object with a
-// schema_version, or one whose tool is not lockbench), or a report.md,
-// details.md, index.html or bench.txt with no lockbench results.json
-// beside them. It returns ""
-// when there is none (dir missing or empty, or a lockbench results folder).
-func NotWrittenByLockbench(dir string) string {
-	res := filepath.Join(dir, FileName)
-	if st, err := os.Stat(res); err == nil && st.Mode().IsRegular() {
-		if !writtenByLockbench(res) {
-			return res
-		}
-		return ""
-	}
-	for _, name := range []string{ReportMarkdown, DetailsMarkdown, ReportHTML, BenchText} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
-}
-
-// writtenByLockbench reports whether the file at path looks like a
-// results.json written by lockbench (any schema version): a JSON object
-// with a numeric schema_version and, if it names its tool, lockbench.
-func writtenByLockbench(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	var head struct {
-		SchemaVersion *int    `json:"schema_version"`
-		Tool          *string `json:"tool"`
-	}
-	if json.Unmarshal(data, &head) != nil || head.SchemaVersion == nil {
-		return false
-	}
-	return head.Tool == nil || *head.Tool == "" || strings.HasPrefix(*head.Tool, "lockbench")
-}
-
-// RemoveEarlier removes the run a results folder already holds, so that a
-// new run written there leaves no file of the old one beside its own: the
-// histories, adapter logs and porcupine visualisations that dir/results.json
-// lists (paths inside dir only), the plots (PNG and SVG in dir/plots),
-// report.md, details.md, index.html, bench.txt and results.json itself;
-// folders left empty are removed too.
-// Other files are left alone. It returns the File it found (nil, nil when
-// dir holds no results.json, or one that Load refuses, which the new run
-// overwrites anyway). A file that cannot be removed is an error naming it.
-func RemoveEarlier(dir string) (*File, error) {
-	f, err := Load(filepath.Join(dir, FileName))
-	if err != nil {
-		return nil, nil
-	}
-	var paths []string
-	for _, r := range slices.Concat(f.Runs, f.Sweep, f.Cost) {
-		if r.History == "" {
-			continue
-		}
-		resourceVis := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + "-resource.html"
-		adapterLog := strings.TrimSuffix(r.History, filepath.Ext(r.History)) + ".adapter.log" // exec: strategies
-		for _, p := range []string{r.History, r.Visualization, resourceVis, adapterLog} {
-			if p != "" && filepath.IsLocal(p) {
-				paths = append(paths, filepath.Join(dir, p))
-			}
-		}
-	}
-	for _, pat := range []string{"*.png", "*.svg"} {
-		m, _ := filepath.Glob(filepath.Join(dir, PlotsFolder, pat))
-		paths = append(paths, m...)
-	}
-	paths = append(paths, filepath.Join(dir, ReportMarkdown), filepath.Join(dir, DetailsMarkdown), filepath.Join(dir, ReportHTML), filepath.Join(dir, BenchText), filepath.Join(dir, FileName))
-	folders := map[string]bool{filepath.Join(dir, PlotsFolder): true}
-	for _, p := range paths {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return f, fmt.Errorf("results: removing the earlier run's %s: %w", p, err)
-		}
-		folders[filepath.Dir(p)] = true
-	}
-	for d := range folders {
-		if d != filepath.Clean(dir) {
-			os.Remove(d) // only if empty
-		}
-	}
-	return f, nil
-}
-
 // versionError is an error with message msg that wraps both
 // ErrSchemaVersion and ErrCorrupt.
 func versionError(msg string) error {
@@ -259,28 +159,26 @@ func lineCol(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-// writeAtomic writes data to a temporary file beside path and renames it to path.
+// writeAtomic writes data to path through a temporary file and a
+// rename (atomicfile.Write), so a reader never sees half a file.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		// CreateTemp makes the file 0600; reports are meant to be shared.
-		werr = os.Chmod(name, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(name, path)
-	}
-	if werr != nil {
-		os.Remove(name)
-		return fmt.Errorf("results: write %s: %w", path, werr)
-	}
 	return nil
+}
+
+// LoadPath loads a results.json given as the file itself or as the results
+// folder holding it; errors are Load's (a folder without results.json
+// gives a not-exist error naming the path).
+func LoadPath(path string) (*File, string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, FileName)
+	}
+	f, err := Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		// The path once, not also in the open error's text.
+		return nil, path, errs.New(fmt.Sprintf("%s does not exist: give a results folder or its results.json", path), err)
+	}
+	return f, path, err
 }

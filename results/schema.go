@@ -1,9 +1,10 @@
-// Package results holds the versioned result schema (results.json), the
-// statistics (percentiles of a run's latencies with montanaflynn/stats;
-// medians, 95% intervals and Mann-Whitney U tests over the windows of runs
-// with golang.org/x/perf/benchmath), bench.txt in Go's benchmark format
-// (golang.org/x/perf/benchfmt) and the Markdown and HTML reports. It
-// reads and writes files only; it runs nothing.
+// Package results defines the versioned result schema (results.json:
+// File, Run and the types they hold), the files of a results folder by
+// name, and loading, writing and merging results.json. It computes no
+// figure and writes no report: package stats holds the statistics,
+// figures the cost samples, curves and table (and bench.txt), compare sets
+// two files side by side, outdir guards the output folder, and report
+// writes report.md, details.md and index.html.
 package results
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // SchemaVersion is the version of results.json written by this package.
@@ -68,6 +70,11 @@ type File struct {
 	// (a hold's lock calls in ms and in round trips); not in the verdict
 	// matrix, not gated.
 	Cost []Run `json:"cost,omitempty"`
+	// CostTable is what each lock costs, like for like: one row per
+	// strategy with cost runs or runs of the cost scenario (baseline), each figure beside
+	// its bound (figures.CostTableOf). figures.Write computes it from Runs and Cost, so it
+	// always agrees with them; a reader may recompute it.
+	CostTable []CostRow `json:"cost_table,omitempty"`
 	// Sections are sections a command above the bench adds to the
 	// report, shown first (lockbench diff's differences, worst first);
 	// absent for a bench or a run.
@@ -280,13 +287,13 @@ type Run struct {
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	// AcquireLatencyMs are percentiles of successful acquire latency, in ms,
 	// including retries (from the first attempt to the grant).
-	AcquireLatencyMs Latency `json:"acquire_latency_ms"`
+	AcquireLatencyMs stats.Latency `json:"acquire_latency_ms"`
 	// GrantCallMs are percentiles, in ms, of the granting acquire call
 	// alone (invoke to complete of the attempt that was granted, without
 	// the failed attempts and backoff before it): what one acquire costs
 	// the client, where AcquireLatencyMs is mostly the wait for the lock
 	// when clients contend for a key.
-	GrantCallMs Latency `json:"grant_call_ms"`
+	GrantCallMs stats.Latency `json:"grant_call_ms"`
 	// RoundTripsPerGrant is the Redis commands the servers executed per
 	// successful acquire (0 if unknown), from INFO commandstats deltas
 	// (calls + rejected_calls) taken on every node before and after the
@@ -363,13 +370,13 @@ type Run struct {
 	// ClientCPU is the load generator's CPU busy during the run, in cores
 	// (getrusage; for redis-benchmark its child rusage); 0 when not measured.
 	ClientCPU float64 `json:"client_cpu,omitempty"`
-	// Windows are the run's cost samples: WindowsPerRun equal time
-	// windows of its history (WindowsOf), each with its grants/s,
+	// Windows are the run's cost samples: figures.WindowsPerRun equal time
+	// windows of its history (figures.WindowsOf), each with its grants/s,
 	// acquire latency p50 and p99 and commands per grant. Reports and
-	// compare take medians and 95% intervals over them (Estimate).
+	// compare take medians and 95% intervals over them (stats.Estimate).
 	Windows []Window `json:"windows,omitempty"`
 	// CommandCounter is the clients' command counter at the windows'
-	// boundaries (CounterAtWindows: interpolated from samples taken
+	// boundaries (figures.CounterAtWindows: interpolated from samples taken
 	// every few ms during the run), from which each window's commands
 	// per grant follow.
 	CommandCounter []CounterSample `json:"command_counter,omitempty"`
@@ -388,7 +395,7 @@ type Run struct {
 // one's p50 (Noise.RTTDuring: a PING, or for etcd and ZooKeeper a
 // serializable read through the lock's client library, every 100 ms
 // under the run's load), else before the run (Noise.RTTBefore); 0 when
-// none was measured. It is the unit of FigureRTTsPerHold.
+// none was measured. It is the unit of figures.FigureRTTsPerHold.
 func (r Run) RoundTripMs() float64 {
 	if r.Noise == nil {
 		return 0
@@ -410,6 +417,47 @@ func (r Run) RoundTripMs() float64 {
 		}
 	}
 	return 0
+}
+
+// FloorRoundTripMs is the fastest round-trip time lockbench measured to
+// the run's servers, in ms: per server the smaller p50 of the PINGs
+// before the run (back to back on one connection: Noise.RTTBefore) and
+// of those during it (Noise.RTTDuring), the median over the servers; 0
+// when none was measured. No call to a server returns sooner, so n of
+// them bound a lock's calls from below (CostRow.HoldBoundMs); it is
+// usually below RoundTripMs, whose sparse PINGs pay a wake-up each.
+func (r Run) FloorRoundTripMs() float64 {
+	if r.Noise == nil {
+		return 0
+	}
+	floor := map[string]float64{}
+	var order []string
+	for _, rtts := range [][]noise.RTT{r.Noise.RTTBefore, r.Noise.RTTDuring} {
+		for _, x := range rtts {
+			if x.N == 0 {
+				continue
+			}
+			if v, ok := floor[x.Server]; !ok || x.P50Ms < v {
+				if !ok {
+					order = append(order, x.Server)
+				}
+				floor[x.Server] = x.P50Ms
+			}
+		}
+	}
+	p50 := make([]float64, 0, len(order))
+	for _, s := range order {
+		p50 = append(p50, floor[s])
+	}
+	if len(p50) == 0 {
+		return 0
+	}
+	slices.Sort(p50)
+	n := len(p50)
+	if n%2 == 1 {
+		return p50[n/2]
+	}
+	return (p50[n/2-1] + p50[n/2]) / 2
 }
 
 // Busy reports whether the run's figures were taken on a busy machine
@@ -550,18 +598,6 @@ type ErrorBreakdown struct {
 	Info int `json:"info"`
 }
 
-// Latency holds percentiles in milliseconds.
-type Latency struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	// P999 is the 99.9th percentile.
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
-	// Samples is how many latencies went in.
-	Samples int `json:"samples"`
-}
-
 // LivenessFigures describe availability during the run.
 type LivenessFigures struct {
 	// LongestUnavailableMs is the longest time, over all keys, between two grants of a key, in ms.
@@ -691,4 +727,12 @@ func (r Run) Contradictions() []string {
 		}
 	}
 	return out
+}
+
+// orNone returns s, or "none" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

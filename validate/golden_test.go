@@ -59,7 +59,7 @@ func goldenHistories(t *testing.T) []goldenHistory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain = append(plain, "../results/testdata/baseline-run/histories/token-lua-baseline-1.jsonl")
+	plain = append(plain, "../figures/testdata/baseline-run/histories/token-lua-baseline-1.jsonl")
 	for _, p := range plain {
 		hs = append(hs, goldenHistory{"testdata-" + strings.TrimSuffix(filepath.Base(p), ".jsonl"), func() (history.Header, []history.Operation, error) {
 			return history.Load(p)

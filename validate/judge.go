@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/stats"
 )
 
 // Fill judges a checked history: it sets out's expectation (Expected,
@@ -344,7 +346,7 @@ func contractResults(rep checker.Report) []contractResult {
 // granting-call percentiles (ms), and the cost windows (without commands
 // per grant: the command counter is not in the history). A run measures
 // these itself, from its workload's own counts. The error is
-// results.Percentiles' (a latency that is not a finite number).
+// stats.Percentiles' (a latency that is not a finite number).
 func FromHistory(out *results.Run, h history.Header, ops []history.Operation) error {
 	out.Acquires = map[string]int{"ok": 0, "fail": 0, "info": 0}
 	var first, last int64 = -1, 0
@@ -367,13 +369,13 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), OpTimeoutMs: float64(h.OpTimeoutMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
 	var err error
-	if out.AcquireLatencyMs, err = results.Percentiles(checker.AcquireLatencies(ops)); err != nil {
+	if out.AcquireLatencyMs, err = stats.Percentiles(checker.AcquireLatencies(ops)); err != nil {
 		return err
 	}
-	if out.GrantCallMs, err = results.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = stats.Percentiles(checker.GrantCalls(ops)); err != nil {
 		return err
 	}
-	out.SetWindows(ops, nil) // the command counter is not in the history
+	figures.SetWindows(out, ops, nil) // the command counter is not in the history
 	return nil
 }
 
@@ -390,7 +392,7 @@ func availabilityOf(ops []history.Operation, budget time.Duration) []results.Ava
 			a.GrantsPerS = float64(a.Grants) / (float64(w.Span) / 1e9)
 		}
 		if len(w.GrantCallsMs) > 0 {
-			if l, err := results.Percentiles(w.GrantCallsMs); err == nil {
+			if l, err := stats.Percentiles(w.GrantCallsMs); err == nil {
 				p50, p99 := l.P50, l.P99
 				a.GrantCallP50Ms, a.GrantCallP99Ms = &p50, &p99
 			}
@@ -414,11 +416,11 @@ func faults(ops []history.Operation) []results.Fault {
 // history (checker.Outcomes): clients is the run's client count, clients
 // that never got a grant count as zeros in the fairness index. The
 // definitions are results.Run.Fairness and results.ErrorBreakdown's; the
-// index is results.JainIndex.
+// index is stats.JainIndex.
 func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
 	o := checker.Outcomes(ops, clients)
 	// JainIndex fails only on negative or non-finite values; counts are neither.
-	fair, _ := results.JainIndex(o.GrantsPerClient)
+	fair, _ := stats.JainIndex(o.GrantsPerClient)
 	return fair, results.ErrorBreakdown{NotAcquired: o.NotAcquired, Lost: o.Lost, ExpiredOnRelease: o.ExpiredOnRelease, Info: o.Info}
 }
 

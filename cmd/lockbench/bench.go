@@ -17,6 +17,8 @@ import (
 	"github.com/lockbench/lockbench/hunt"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 )
@@ -208,8 +210,8 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := checkOutFolder(f.out, "", "bench"); err != nil {
 		return bench.Options{}, err
 	}
-	if err := results.CheckWritable(f.out); err != nil {
-		return bench.Options{}, results.OutDirError(f.out, err)
+	if err := outdir.CheckWritable(f.out); err != nil {
+		return bench.Options{}, outdir.OutDirError(f.out, err)
 	}
 	var shard bench.Shard
 	if cmd.Flags().Changed("shard") {
@@ -256,10 +258,10 @@ func printSkipped(w io.Writer, skipped []validate.Pair) {
 // errUnexpected when a verdict contradicts the verdict table, else
 // errInconclusive when a gated check lacked evidence.
 func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err error) error {
-	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, results.ErrNotWritten) && !f.o.json {
+	if err != nil && file != nil && len(file.Runs) > 0 && file.Incomplete == "" && errors.Is(err, outdir.ErrNotWritten) && !f.o.json {
 		// Every run finished and was checked: say the verdict
 		// before the error.
-		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", report.OutcomeOf(file, f.out).CountsLine())
 	}
 	if md := filepath.Join(f.out, results.ReportMarkdown); err != nil && file != nil && file.Incomplete != "" && fileExists(md) {
 		// Interrupted or stopped by an error: the runs that
@@ -278,7 +280,7 @@ func (f *benchFlags) printOutcome(cmd *cobra.Command, file *results.File, err er
 	// An overloaded machine still finished every run: print the
 	// summary, then exit 3 with the error.
 	w := cmd.OutOrStdout()
-	sum := results.OutcomeOf(file, f.out)
+	sum := report.OutcomeOf(file, f.out)
 	switch {
 	case f.o.json:
 		if err := printJSON(w, sum); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockbench/lockbench/compare"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 )
@@ -51,7 +52,7 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			thr, err := results.ParseRegression(maxReg)
+			thr, err := compare.ParseRegression(maxReg)
 			if err != nil {
 				return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
@@ -75,7 +76,7 @@ corrupt input (older or newer schema, truncated file) or a bad flag.`,
 					return fmt.Errorf("%w: %s holds no runs%s: nothing to compare; rerun the bench that wrote it", errs.ErrUsage, x.name, why)
 				}
 			}
-			cmp := results.Compare(oldF, newF, oldPath, newPath, thr)
+			cmp := compare.Compare(oldF, newF, oldPath, newPath, thr)
 			w := cmd.OutOrStdout()
 			if asJSON {
 				b, err := json.MarshalIndent(cmp, "", "  ")

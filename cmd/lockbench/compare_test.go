@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -137,7 +138,7 @@ func TestCompareBadInputsExit2(t *testing.T) {
 func TestCompareNoRunsExit2(t *testing.T) {
 	dir := t.TempDir()
 	f := &results.File{SchemaVersion: results.SchemaVersion, Profile: "ci", Incomplete: "stopped after 0 of 4 runs: environment error"}
-	if err := results.Write(dir, f); err != nil {
+	if err := figures.Write(dir, f); err != nil {
 		t.Fatal(err)
 	}
 	code, out := run(t, nil, "compare", dir, dir)

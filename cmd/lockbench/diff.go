@@ -13,10 +13,11 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/compare"
 	"github.com/lockbench/lockbench/diff"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/outdir"
 )
 
 // diffFlags are the flags of `lockbench diff`: the workload flags of run
@@ -145,7 +146,7 @@ func (f *diffFlags) options(cmd *cobra.Command, args []string) (diff.Options, er
 	if err := nonEmptyOut(f.run.out, "lockbench-out/diff"); err != nil {
 		return diff.Options{}, err
 	}
-	thr, err := results.ParseRegression(f.maxReg)
+	thr, err := compare.ParseRegression(f.maxReg)
 	if err != nil {
 		return diff.Options{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
@@ -220,8 +221,8 @@ func (f *diffFlags) options(cmd *cobra.Command, args []string) (diff.Options, er
 	if err := checkOutFolder(f.run.out, "diff", "a diff"); err != nil {
 		return diff.Options{}, err
 	}
-	if err := results.CheckWritable(f.run.out); err != nil {
-		return diff.Options{}, results.OutDirError(f.run.out, err)
+	if err := outdir.CheckWritable(f.run.out); err != nil {
+		return diff.Options{}, outdir.OutDirError(f.run.out, err)
 	}
 	o := diff.Options{A: a, B: b, Scenarios: scenarios, Workload: w, Policy: policy, Fencing: fencing, Library: librarySettings(cmd),
 		Seed: f.run.seed, Repeat: f.run.repeat, OutDir: f.run.out, Cluster: co, CheckTimeout: f.run.checkLimit, MaxRegression: thr,

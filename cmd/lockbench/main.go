@@ -30,6 +30,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
@@ -244,11 +245,11 @@ func nonEmptyOut(out, def string) error {
 // checkOutFolder refuses (exit 2) an --out folder that a command writing
 // results of profile want ("run", "perf" or "" for bench, which may
 // replace anything lockbench wrote) must not reuse: one holding a file
-// lockbench did not write (results.CheckOut), a perf measurement
+// lockbench did not write (outdir.CheckOut), a perf measurement
 // (perf.json) for another command, or, for run and perf, the
 // results of another profile. what is the command, for the message.
 func checkOutFolder(out, want, what string) error {
-	if err := results.CheckOut(out); err != nil {
+	if err := outdir.CheckOut(out); err != nil {
 		return err
 	}
 	if want != "perf" && perf.In(out) {
@@ -258,7 +259,7 @@ func checkOutFolder(out, want, what string) error {
 		return nil
 	}
 	if old, err := results.Load(filepath.Join(out, results.FileName)); err == nil && old.Profile != want {
-		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", errs.ErrUsage, out, results.Described(old.Profile), what)
+		return fmt.Errorf("%w: --out %s holds the results of %s; %s would replace them: choose another --out", errs.ErrUsage, out, outdir.Described(old.Profile), what)
 	}
 	return nil
 }

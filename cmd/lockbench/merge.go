@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/hunt"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -98,7 +99,7 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 	if err := checkOutFolder(f.out, "", "merge"); err != nil {
 		return err
 	}
-	if err := results.ReplaceEarlier(f.out, f.o.notef(cmd)); err != nil {
+	if err := outdir.ReplaceEarlier(f.out, f.o.notef(cmd)); err != nil {
 		return err
 	}
 	huntOut := filepath.Join(f.out, "hunt")
@@ -106,7 +107,7 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 		return err
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return results.OutDirError(f.out, err)
+		return outdir.OutDirError(f.out, err)
 	}
 	var huntRep *hunt.Report
 	for i, p := range parts {
@@ -115,7 +116,7 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 			continue
 		}
 		if err := bench.CopyTree(src, huntOut); err != nil {
-			return results.OutputError(f.out, err, results.OutputFix)
+			return outdir.OutputError(f.out, err, outdir.OutputFix)
 		}
 		if huntRep, err = hunt.LoadReport(filepath.Join(huntOut, hunt.ReportJSON)); err != nil {
 			return fmt.Errorf("%w: merge: %s: %v", errs.ErrUsage, src, err)

@@ -7,16 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/results"
 )
 
 // writeParts writes count parts of a two-run bench into folders under
-// root, each a copy of results/testdata/baseline-run's run with seed
+// root, each a copy of figures/testdata/baseline-run's run with seed
 // Index and its history, edit applied to each part's File first; it
 // returns the folders.
 func writeParts(t *testing.T, root string, count int, edit func(i int, f *results.File)) []string {
 	t.Helper()
-	src := filepath.Join("..", "..", "results", "testdata", "baseline-run")
+	src := filepath.Join("..", "..", "figures", "testdata", "baseline-run")
 	hist, err := os.ReadFile(filepath.Join(src, "histories", "token-lua-baseline-1.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func writeParts(t *testing.T, root string, count int, edit func(i int, f *result
 		if edit != nil {
 			edit(i, f)
 		}
-		if err := results.Write(dir, f); err != nil {
+		if err := figures.Write(dir, f); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.MkdirAll(filepath.Join(dir, "histories"), 0o755); err != nil {

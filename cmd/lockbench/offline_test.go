@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
@@ -93,7 +94,7 @@ func TestReportDistrustsEditedVerdicts(t *testing.T) {
 			f := *orig
 			f.Runs = append([]results.Run(nil), orig.Runs...)
 			tt.edit(&f.Runs[0])
-			if err := results.Write(out, &f); err != nil {
+			if err := figures.Write(out, &f); err != nil {
 				t.Fatal(err)
 			}
 			code, text := run(t, nil, "report", out)

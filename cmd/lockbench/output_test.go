@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/report"
 )
 
 // runSplit runs lockbench with args, stdout and stderr apart (both pipes:
@@ -35,11 +35,11 @@ func runSplit(t *testing.T, args ...string) (int, string, string) {
 var verdictLine = regexp.MustCompile(`^\d+ runs?, \d+ as expected, \d+ unexpected(?: \([^)]*\))?(?:; \d+ of \d+ measured on a busy machine \(their costs are not comparable\))?; report: \S+report\.md \(also index\.html\)\n$`)
 
 // decodeOutcome parses stdout as exactly one JSON Outcome and nothing else.
-func decodeOutcome(t *testing.T, stdout string) results.Outcome {
+func decodeOutcome(t *testing.T, stdout string) report.Outcome {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
-	var o results.Outcome
+	var o report.Outcome
 	if err := dec.Decode(&o); err != nil {
 		t.Fatalf("stdout is not an Outcome: %v\n%s", err, stdout)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
@@ -67,8 +68,8 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				return err
 			}
-			if err := results.CheckWritable(out); err != nil {
-				return results.OutDirError(out, err)
+			if err := outdir.CheckWritable(out); err != nil {
+				return outdir.OutDirError(out, err)
 			}
 			if profile != "" {
 				f, err := os.Create(profile)
@@ -81,11 +82,11 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				}
 				defer pprof.StopCPUProfile()
 			}
-			if err := results.ReplaceEarlier(out, o.Logf); err != nil { // a perf results.json of an earlier lockbench, stale histories
+			if err := outdir.ReplaceEarlier(out, o.Logf); err != nil { // a perf results.json of an earlier lockbench, stale histories
 				return err
 			}
 			if old, err := perf.RemoveEarlier(out); err != nil {
-				return results.OutDirError(out, err)
+				return outdir.OutDirError(out, err)
 			} else if old != nil {
 				o.Logf("note: %s held an earlier perf measurement (started %s): its %s and histories were removed", out, old.Started, perf.FileName)
 			}
@@ -100,7 +101,7 @@ error, 3 environment error (no redis-server or redis-benchmark), 130 interrupted
 				Strategy: perf.Strategy, TTLMs: float64(perf.TTL.Milliseconds()), Report: rep,
 			}
 			if err := perf.Write(out, file); err != nil {
-				return results.OutputError(out, err, results.OutputFix)
+				return outdir.OutputError(out, err, outdir.OutputFix)
 			}
 			rep.Print(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", filepath.Join(out, perf.FileName))

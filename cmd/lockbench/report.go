@@ -12,7 +12,9 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/perf"
 	"github.com/lockbench/lockbench/results"
 )
@@ -59,7 +61,7 @@ folder.`,
 			if f.Profile == "perf" {
 				return fmt.Errorf("%w: %s holds the results of lockbench perf, which are measurements of lockbench itself, not lock verdicts: report renders run and bench results; lockbench perf prints its own tables (rerun it to see them)", errs.ErrUsage, dir)
 			}
-			if err := results.CheckWritable(dir); err != nil {
+			if err := outdir.CheckWritable(dir); err != nil {
 				return fmt.Errorf("cannot write results folder %s: %v: choose a writable folder (copy it, histories included, and run lockbench report on the copy) (%w)", dir, err, cluster.ErrEnvironment)
 			}
 			rf, missing, listed := withoutMissingHistories(dir, f)
@@ -67,16 +69,16 @@ folder.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d of %d histories listed in %s are missing: their timelines and links are left out of the report (copy the histories folder along with results.json)\n",
 					missing, listed, filepath.Join(dir, results.FileName))
 			}
-			rf, _ = results.RecomputeWindows(dir, rf) // cost figures from the histories themselves
-			if err := results.WriteBenchText(dir, rf); err != nil {
-				return results.OutputError(dir, err, "make the folder writable, or copy it (histories included) and run lockbench report on the copy")
+			rf, _ = figures.RecomputeWindows(dir, rf) // cost figures from the histories themselves
+			if err := figures.WriteBenchText(dir, rf); err != nil {
+				return outdir.OutputError(dir, err, "make the folder writable, or copy it (histories included) and run lockbench report on the copy")
 			}
 			rf, edited := distrustContradictions(rf)
 			for _, line := range edited {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", line)
 			}
 			if err := bench.Report(dir, rf); err != nil {
-				return results.OutputError(dir, err, "move away what is in the way there (such as a file named plots) or make the folder and its plots folder writable, or copy the folder (histories included) and run lockbench report on the copy")
+				return outdir.OutputError(dir, err, "move away what is in the way there (such as a file named plots) or make the folder and its plots folder writable, or copy the folder (histories included) and run lockbench report on the copy")
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.md"))
 			return nil

@@ -18,8 +18,11 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -142,9 +145,9 @@ func (f *runFlags) run(cmd *cobra.Command, o *output) error {
 	if err != nil {
 		// The checks ran: say their verdict before the error.
 		if !o.json {
-			fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", results.OutcomeOf(file, f.out).CountsLine())
+			fmt.Fprintf(cmd.OutOrStdout(), "%s; not written (see the error)\n", report.OutcomeOf(file, f.out).CountsLine())
 		}
-		return results.OutputError(f.out, err, results.OutputFix)
+		return outdir.OutputError(f.out, err, outdir.OutputFix)
 	}
 	if err := f.printRuns(cmd, o, file); err != nil {
 		return err
@@ -171,8 +174,8 @@ func (f *runFlags) prepare(cmd *cobra.Command, o *output) (bench.Spec, error) {
 	if err := checkOutFolder(f.out, "run", "a run"); err != nil {
 		return bench.Spec{}, err
 	}
-	if err := results.CheckWritable(f.out); err != nil {
-		return bench.Spec{}, results.OutDirError(f.out, err)
+	if err := outdir.CheckWritable(f.out); err != nil {
+		return bench.Spec{}, outdir.OutDirError(f.out, err)
 	}
 	if !o.quiet {
 		notices(cmd, spec, f)
@@ -180,11 +183,11 @@ func (f *runFlags) prepare(cmd *cobra.Command, o *output) (bench.Spec, error) {
 	if err := bench.CheckBackend(cmd.Context(), spec.Cluster, spec.Workload.KeyPrefix, []bench.Spec{spec}); err != nil {
 		return bench.Spec{}, err
 	}
-	if err := results.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
+	if err := outdir.ReplaceEarlier(f.out, o.notef(cmd)); err != nil {
 		return bench.Spec{}, err
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return bench.Spec{}, results.OutDirError(f.out, err)
+		return bench.Spec{}, outdir.OutDirError(f.out, err)
 	}
 	return spec, nil
 }
@@ -233,7 +236,7 @@ func (f *runFlags) write(spec bench.Spec, runs []results.Run, started, incomplet
 		Redis:  r.Redis, Strategies: []results.StrategyInfo{bench.StrategyInfo(st)}, Runs: runs,
 		Incomplete: incomplete,
 	}
-	err := results.Write(f.out, file)
+	err := figures.Write(f.out, file)
 	if err == nil {
 		err = bench.Report(f.out, file)
 	}
@@ -243,7 +246,7 @@ func (f *runFlags) write(spec bench.Spec, runs []results.Run, started, incomplet
 // printRuns prints the outcome: JSON (--json), the verdict line (--quiet)
 // or each run's verdicts and the report's path.
 func (f *runFlags) printRuns(cmd *cobra.Command, o *output, file *results.File) error {
-	switch sum := results.OutcomeOf(file, f.out); {
+	switch sum := report.OutcomeOf(file, f.out); {
 	case o.json:
 		return printJSON(cmd.OutOrStdout(), sum)
 	case o.quiet:

@@ -14,10 +14,10 @@ import (
 
 // layers places every lockbench package on a layer of the pipeline
 // scenario (chaos) → cluster → workload → history → checker → validate →
-// results → plots, with the orchestrators (bench, perf), the hunt and the command
-// above them. A package may import only packages on a lower layer: every
-// import arrow points down, so no stage reaches back into one that uses
-// it, and none reaches the orchestrators.
+// results → plots → report, with the orchestrators (bench, perf), the hunt
+// and the command above them. A package may import only packages on a
+// lower layer: every import arrow points down, so no stage reaches back
+// into one that uses it, and none reaches the orchestrators.
 //
 // The layers are the flow's stages ordered by what each one needs:
 //   - the history format and the servers (cluster) are what every stage
@@ -25,42 +25,55 @@ import (
 //   - impl (the strategies) is what the workload drives;
 //   - chaos (the scenario and its nemesis) sits above the workload and the
 //     cluster it injects faults into;
-//   - checker reads histories; results is the schema of checked runs;
-//     validate judges a checked history into a results.Run against the
-//     verdict table (it knows scenarios and strategies); plots draws
-//     results;
+//   - checker reads histories; stats is the statistics (no lockbench
+//     import); results is the schema of checked runs and its files;
+//     figures cuts a run's cost samples and computes the cost table from
+//     that schema, outdir guards the output folder; validate judges a
+//     checked history into a results.Run against the verdict table (it
+//     knows scenarios and strategies); plots draws results;
+//   - compare (two results files side by side), then report (report.md,
+//     details.md, index.html, with the plots' files; it names compare's
+//     gate), read everything below;
 //   - diff (the upgrade check: two locks under the same schedules) and
 //     hunt (the search for surprises over fault schedules) run cells
 //     through bench, so they sit between the orchestrators and the
 //     command.
 var layers = map[string]int{
-	"internal/errs":      0,
-	"internal/noise":     0,
-	"internal/adapter":   0,
-	"internal/redislog":  0,
-	"internal/leakcheck": 0,
-	"history":            1,
-	"cluster":            1,
-	"impl":               2,
-	"workload":           3,
-	"chaos":              4,
-	"checker":            5,
-	"results":            6,
-	"validate":           7,
-	"plots":              8,
-	"bench":              9,
-	"perf":               9,
-	"diff":               10,
-	"hunt":               10,
-	"locktest":           10,
-	"cmd/lockbench":      11,
+	"internal/errs":       0,
+	"internal/noise":      0,
+	"internal/adapter":    0,
+	"internal/redislog":   0,
+	"internal/leakcheck":  0,
+	"internal/atomicfile": 0,
+	"history":             1,
+	"cluster":             1,
+	"impl":                2,
+	"workload":            3,
+	"chaos":               4,
+	"checker":             5,
+	"stats":               5,
+	"results":             6,
+	"figures":             7,
+	"outdir":              7,
+	"validate":            8,
+	"plots":               9,
+	"compare":             10,
+	"report":              11,
+	"bench":               12,
+	"perf":                12,
+	"diff":                13,
+	"hunt":                13,
+	"locktest":            13,
+	"cmd/lockbench":       14,
 	// Programs and tests beside the pipeline.
-	"adapters/go":          11,
-	"adapters/redis-py":    11,
-	"scripts/dockerimage":  11,
-	"scripts/verdictsweep": 11,
-	"internal/lint":        11,
-	"mutants":              11,
+	"adapters/go":          14,
+	"adapters/redis-py":    14,
+	"scripts/dockerimage":  14,
+	"scripts/verdictsweep": 14,
+	"scripts/costagree":    14,
+	"internal/lint":        14,
+	"internal/resultstest": 14,
+	"mutants":              14,
 	// Seeded synthetic histories (benchmarks, lockbench perf).
 	"history/synth": 2,
 }

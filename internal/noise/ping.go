@@ -79,7 +79,7 @@ func (p *pinger) rtt() RTT {
 	if len(p.rtts) == 0 {
 		return r
 	}
-	// Percentiles as results.Percentiles computes them (montanaflynn/stats).
+	// Percentiles as stats.Percentiles computes them (montanaflynn/stats).
 	d := stats.Float64Data(p.rtts)
 	r.P50Ms, _ = d.Percentile(50)
 	r.P99Ms, _ = d.Percentile(99)
