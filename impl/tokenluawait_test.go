@@ -50,6 +50,15 @@ func TestTokenLuaWait(t *testing.T) {
 	t.Cleanup(func() { c.Stop() })
 	nodes := clients(t, c) // primary, replica
 	primary, replica := nodes[0], nodes[1]
+	// WAIT counts only replicas online: wait for the replica's first sync,
+	// so a grant's WAIT does not outlast the client's read timeout.
+	for n := int64(0); n < 1; {
+		primary.Set(ctx, "warm-up", "1", 0)
+		n, _ = primary.Do(ctx, "WAIT", 1, 100).Int64()
+		if ctx.Err() != nil {
+			t.Fatalf("the replica never came online: %v", ctx.Err())
+		}
+	}
 	// a and b wait long enough for a replica on a loaded machine; short
 	// gives up within the hold of replication.
 	const wait, long, held = 50 * time.Millisecond, 5 * time.Second, time.Second
