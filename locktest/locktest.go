@@ -258,8 +258,16 @@ func interrupted(t testing.TB, dir string, temp bool, stop func()) {
 	fmt.Fprintf(os.Stderr, "locktest: %s interrupted (Ctrl-C): its run, servers and temporary folders are gone\n", t.Name())
 	stop()
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	// The signal reaches the process on another thread, a moment later:
+	// failing the test at once could end the binary with exit status 1
+	// before it does.
+	time.Sleep(signalGrace)
 	t.Fatalf("locktest: interrupted (Ctrl-C): the run was stopped")
 }
+
+// signalGrace is how long Run waits for the SIGINT it raised again to end
+// the test binary before it fails the test instead.
+const signalGrace = time.Second
 
 // check refuses options that contradict each other or the claims.
 func (o *options) check(claims Claims) error {
@@ -579,6 +587,9 @@ func (o *options) resultsDir(t testing.TB) (string, error) {
 		return "", err
 	}
 	t.Cleanup(func() {
+		if _, err := os.Stat(dir); err != nil {
+			return // removed after Ctrl-C
+		}
 		if t.Failed() {
 			t.Logf("locktest: results kept in %s (report.md, histories/)", dir)
 			return
