@@ -181,6 +181,19 @@ type Clients struct {
 	// the client there. A non-nil error means the client crashed: the
 	// lock sends nothing more and returns the error wrapped (%w).
 	AtPoint func(ctx context.Context, point string) error
+	// NodeCall is for a quorum lock (Claims.Quorum; never nil, a lock may
+	// ignore it): it records one of the lock's per-node calls, as
+	// lockbench's own Redlock records them: node is the index in Redis,
+	// call "acquire" or "release", key and token the call's, invoke and
+	// complete when it started and returned (Now), err its outcome (nil:
+	// set or deleted; ErrNotAcquired or ErrNotHeld: the node said no; any
+	// other error: unknown). With them the orphans check tells a failed
+	// acquire's token left on a minority of the nodes by an unlock the
+	// lock could not be sure of (an unknown per-node outcome: no
+	// violation) from one it left behind for no reason (a violation);
+	// without them every such token is a violation. Safe for concurrent
+	// use.
+	NodeCall func(node int, call, key, token string, invoke, complete time.Time, err error)
 }
 
 // PointRenew is the point a lock that renews on its own passes to
@@ -240,8 +253,18 @@ func (s *strategy) New(cfg impl.Config) (impl.Locker, error) {
 	if hook := cfg.Hook; hook != nil {
 		atPoint = func(ctx context.Context, p string) error { return hook(ctx, impl.Point(p)) }
 	}
+	nodeCall := func(int, string, string, string, time.Time, time.Time, error) {}
+	if f := cfg.OnNodeCall; f != nil {
+		nodeCall = func(i int, call, key, token string, invoke, complete time.Time, err error) {
+			name := fmt.Sprintf("n%d", i+1) // the workload's names, as impl's strategies default them
+			if i >= 0 && i < len(cfg.NodeNames) {
+				name = cfg.NodeNames[i]
+			}
+			f(name, call, key, token, invoke, complete, err)
+		}
+	}
 	lock, err := s.newLock(Clients{Redis: cfg.Nodes, Endpoints: cfg.Endpoints, Dial: impl.HookedDialer(ctx, cfg.Hook, dialTimeout),
-		TTL: cfg.TTL, Owner: cfg.Owner, Now: cfg.Now, AtPoint: atPoint})
+		TTL: cfg.TTL, Owner: cfg.Owner, Now: cfg.Now, AtPoint: atPoint, NodeCall: nodeCall})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%s: new lock for client %s: %w", s.name, cfg.Owner, err)

@@ -2,6 +2,7 @@ package locktest
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -37,8 +38,8 @@ var paritySubset = map[string][]string{
 
 // builtinLock is a built-in strategy's Locker as a Go lock behind
 // locktest's public surface (Lock, ReentrantLock, Clients.AtPoint for its
-// fault points, Lease.Lost for its renewal): the same lock code through
-// locktest.Run.
+// fault points, Clients.NodeCall for its per-node calls, Lease.Lost for
+// its renewal): the same lock code through locktest.Run.
 type builtinLock struct {
 	l   impl.Locker
 	now func() time.Time
@@ -48,7 +49,12 @@ type builtinLock struct {
 func newBuiltin(st impl.Strategy) func(Clients) (Lock, error) {
 	return func(c Clients) (Lock, error) {
 		l, err := st.New(impl.Config{Nodes: c.Redis, Endpoints: c.Endpoints, TTL: c.TTL, Owner: c.Owner, Now: c.Now,
-			Hook: func(ctx context.Context, p impl.Point) error { return c.AtPoint(ctx, string(p)) }})
+			Hook: func(ctx context.Context, p impl.Point) error { return c.AtPoint(ctx, string(p)) },
+			OnNodeCall: func(node, call, key, token string, invoke, complete time.Time, err error) {
+				var i int
+				fmt.Sscanf(node, "n%d", &i) // impl's default node names
+				c.NodeCall(i-1, call, key, token, invoke, complete, err)
+			}})
 		if err != nil {
 			return nil, err
 		}
