@@ -159,18 +159,35 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 			byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 		}
 	}
-	// The invokes of each hold's renewals that succeeded, to tell a lease
-	// the harness let lapse: its renewals ran late, or timed out
-	// unanswered (info) on a machine too busy to run them.
+	// Each hold's renewals, to tell a lease the harness let lapse: the
+	// invokes of those that succeeded (ok), and of the others with
+	// whether the lock answered them itself (a fail, or an unknown
+	// outcome that is no timeout: its own error) rather than the machine
+	// leaving them unanswered until their deadline (an unknown outcome
+	// that timed out).
+	type renewalCall struct {
+		complete int64
+		answered bool
+	}
 	renewals := map[int64][]int64{}
+	others := map[int64][]renewalCall{}
 	for _, op := range ops {
-		if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" && op.Result == history.OK {
+		if op.Kind != history.Extend || op.Hold == 0 || op.Node != "" {
+			continue
+		}
+		if op.Result == history.OK {
 			renewals[op.Hold] = append(renewals[op.Hold], op.Invoke)
+		} else {
+			others[op.Hold] = append(others[op.Hold], renewalCall{op.Complete, op.Result == history.Fail || !IsTimeout(op.Error)})
 		}
 	}
 	ttl := int64(time.Duration(h.TTLMs) * time.Millisecond)
 	// late reports the largest gap between the grant, the successful
-	// renewals invoked up to at, and at, when it exceeds the TTL.
+	// renewals invoked up to at, and at, when it exceeds the TTL and no
+	// renewal came back failed by the lock itself while the lease
+	// certainly lived (within a TTL of the last success): the renewals
+	// ran late, or timed out unanswered, until the lease lapsed; a
+	// failure answered after that may be the lapse's consequence.
 	late := func(hd Hold, at int64) (int64, bool) {
 		if !o.HarnessRenews || ttl <= 0 {
 			return 0, false
@@ -185,7 +202,15 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 			gap, prev = max(gap, t-prev), t
 		}
 		gap = max(gap, at-prev)
-		return gap, gap > ttl
+		if gap <= ttl {
+			return gap, false
+		}
+		for _, c := range others[hd.Hold] {
+			if c.answered && c.complete > prev && c.complete < prev+ttl {
+				return gap, false // the lock failed its own renewal while the lease lived
+			}
+		}
+		return gap, true
 	}
 	// Evidence that a hold's key was still its own, per hold: the grant
 	// (its acquire's invoke), its renewals that said ok and the observe

@@ -37,6 +37,16 @@ func TestRenewal(t *testing.T) {
 		op.Complete, op.Result, op.Error = at*ms+30*ms, history.Info, "i/o timeout"
 		return op
 	}
+	slowFail := func(at, done int64) history.Operation {
+		op := renewal(at)
+		op.Complete, op.Result = done*ms, history.Fail
+		return op
+	}
+	ownError := func(at int64) history.Operation {
+		op := renewal(at)
+		op.Result, op.Error = history.Info, "ERR Error running script: attempt to compare nil with number"
+		return op
+	}
 	failed := func(at int64) history.Operation {
 		op := renewal(at)
 		op.Result = history.Fail
@@ -56,7 +66,10 @@ func TestRenewal(t *testing.T) {
 		{"a built-in renewal lockbench ran late", renewalHistory(renewal(40), lost), RenewalOptions{HarnessRenews: true}, Inconclusive},
 		{"an adapter's late renewal is the lock's", renewalHistory(renewal(40), lost), RenewalOptions{}, Violated},
 		{"a built-in's renewals timed out unanswered", renewalHistory(renewal(40), unanswered(70), unanswered(105), failed(145)), RenewalOptions{HarnessRenews: true}, Inconclusive},
+		{"a built-in's renewal timed out, the next failed past the lease", renewalHistory(renewal(40), unanswered(70), slowFail(130, 150)), RenewalOptions{HarnessRenews: true}, Inconclusive},
+		{"a built-in's renewal failed while the lease lived", renewalHistory(renewal(40), failed(70), unanswered(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
 		{"a built-in's renewal failed on time", renewalHistory(renewal(40), renewal(70), failed(100)), RenewalOptions{HarnessRenews: true}, Violated},
+		{"a built-in's renewals failed with its own error", renewalHistory(renewal(40), ownError(70), ownError(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
 		{"an adapter's renewals timed out: the lock's", renewalHistory(renewal(40), unanswered(70), unanswered(105), failed(145)), RenewalOptions{}, Violated},
 		{"the observer found the key gone", renewalHistory(gone), RenewalOptions{}, Violated},
 		{"lost after the release", renewalHistory(history.Operation{Client: 0, Stream: -1, Kind: history.Lost, Key: "k", Hold: 1, Invoke: 600 * ms, Complete: 600 * ms, Result: history.OK}), RenewalOptions{}, OK},

@@ -220,3 +220,30 @@ func slicesFilter(xs []string, prefix string) []string {
 	}
 	return out
 }
+
+// TestREADMEExample: the README's example test is the example module's
+// lock_test.go, whole, in at most 40 lines.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join("..", "examples", "locktest", "lock_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Test your Go lock in `go test`")
+	if !ok {
+		t.Fatal("README has no section \"Test your Go lock in `go test`\"")
+	}
+	_, block, ok := strings.Cut(section, "```go\n")
+	if block, _, ok = strings.Cut(block, "```\n"); !ok {
+		t.Fatal("the README's section has no Go block")
+	}
+	if block != string(file) {
+		t.Errorf("the README's example differs from examples/locktest/lock_test.go:\n%s", block)
+	}
+	if n := strings.Count(block, "\n"); n > 40 {
+		t.Errorf("the README's example is %d lines, want at most 40", n)
+	}
+}
