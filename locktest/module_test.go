@@ -51,7 +51,7 @@ func TestExampleModule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			mark := rand.Text()
-			cmd := exec.Command(gobin, "test", "-race", "-count=1", "-run", tc.run, ".")
+			cmd := exec.Command(gobin, "test", "-race", "-v", "-count=1", "-run", tc.run, ".")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, markEnv+"="+mark)
 			if tc.broken {
@@ -61,7 +61,7 @@ func TestExampleModule(t *testing.T) {
 			cmd.Stdout, cmd.Stderr = &out, &out
 			start := time.Now()
 			err := cmd.Run()
-			t.Logf("go test -race -run %s: %v in %v", tc.run, err, time.Since(start).Round(time.Second))
+			t.Logf("go test -race -v -run %s: %v in %v", tc.run, err, time.Since(start).Round(time.Second))
 			var exit *exec.ExitError
 			switch {
 			case !tc.broken && err != nil:
