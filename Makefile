@@ -43,7 +43,7 @@ test-locktest-example: deps-test
 # make test-locktest-parity: every built-in strategy of the ci profile under
 # every ci scenario it runs, through locktest.Run and through lockbench run
 # with the same workload and seed: the same expectations and gated verdicts
-# (about 6 minutes; make test runs 6 of these pairs).
+# (about 5 minutes; make test runs 6 of these pairs).
 test-locktest-parity: deps-test
 	LOCKTEST_PARITY=all GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 30m -run 'TestSameAnswerAsLockbenchRun' ./locktest/
 

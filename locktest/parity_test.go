@@ -21,7 +21,7 @@ import (
 // EnvParity selects the strategies TestSameAnswerAsLockbenchRun runs:
 // "" a subset of four strategies (seconds), "all" every strategy of the
 // ci profile under every ci scenario it runs there (88 pairs run both
-// ways: about 8 minutes on 2 busy cores), or comma-separated strategy
+// ways: about 5 minutes on 2 busy cores), or comma-separated strategy
 // names (each under every ci scenario it runs).
 const EnvParity = "LOCKTEST_PARITY"
 
@@ -107,11 +107,11 @@ func gatedVerdicts(r results.Run) map[string]checker.Status {
 // where both runs are conclusive, the same verdict on every gated check
 // and the same outcome. At-risk checks are seed- and timing-dependent by
 // definition, and are logged when they differ. make test runs
-// paritySubset (6 pairs, about 30 s); LOCKTEST_PARITY=all every ci pair;
+// paritySubset (6 pairs, about 15 s); LOCKTEST_PARITY=all every ci pair;
 // skipped under -short.
 func TestSameAnswerAsLockbenchRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs against real servers (about 30 s; LOCKTEST_PARITY=all: about 8 minutes)")
+		t.Skip("runs against real servers (about 15 s; LOCKTEST_PARITY=all: about 5 minutes)")
 	}
 	ci, err := bench.LookupProfile("ci")
 	if err != nil {
