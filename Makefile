@@ -10,7 +10,7 @@ PROFILE ?= ci
 ETCD    := bin/etcd
 COMMIT  ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || echo unknown)
 
-.PHONY: bench test seeds wait-seeds verdicts-sweep build deps deps-test vet clean perf docker-image etcd adapters mutants
+.PHONY: bench test seeds wait-seeds verdicts-sweep build deps deps-test vet clean perf docker-image etcd adapters mutants test-locktest-example test-locktest-parity
 
 bench: deps build
 	@echo "bench: lockbench bench --profile $(PROFILE) (ci: about 2 minutes 20 s on 2 cores; full: about 40 minutes), one line per run; report in $(OUT)/" >&2
@@ -31,6 +31,21 @@ test: deps-test vet
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 	cd examples/locktest && GO=$(GO) ../../scripts/gotest.sh -count=1 -short ./... # locktest's example module: a team's lock in its own go test
+
+# make test-locktest-example: go test -race of the example module
+# (examples/locktest): the correct lock passes, the unchecked release fails
+# with a witness and the reproduce command, and nothing (goroutine,
+# process, temporary folder) is left after either. The race build takes
+# minutes on 2 cores, so make test runs the example with -short instead.
+test-locktest-example: deps-test
+	LOCKTEST_EXAMPLE=1 GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 30m -run 'TestExampleModule' ./locktest/
+
+# make test-locktest-parity: every built-in strategy of the ci profile under
+# every ci scenario it runs, through locktest.Run and through lockbench run
+# with the same workload and seed: the same expectations and gated verdicts
+# (about 5 minutes; make test runs 6 of these pairs).
+test-locktest-parity: deps-test
+	LOCKTEST_PARITY=all GO=$(GO) ./scripts/gotest.sh -count=1 -timeout 30m -run 'TestSameAnswerAsLockbenchRun' ./locktest/
 
 # make seeds: the verdict matrix with 20 seeds for every pair (make test
 # runs 5 for the named key results, 1 for the rest): about 40 minutes; then

@@ -381,6 +381,20 @@ func (r *run) close() {
 	}
 }
 
+// Plan returns what Run of s knows before it starts anything: the
+// results.Run with its expectation (Expected, ExpectedChecks, Reason),
+// its history's name, its config and its adjustments, and the resolved
+// workload (Spec.Resolved). It starts no server and no client; the error
+// is Resolved's. Package locktest's tests compare a Go lock's plan with
+// the built-in strategy's it wraps.
+func Plan(s Spec) (results.Run, workload.Config, error) {
+	r, err := plan(s)
+	if err != nil {
+		return results.Run{}, workload.Config{}, err
+	}
+	return r.out, r.w, nil
+}
+
 // plan resolves s (Spec.Resolved), looks up its expectation in the verdict
 // table and fills in what the results.Run knows before the run starts.
 func plan(s Spec) (*run, error) {

@@ -22,11 +22,13 @@ type RenewalOptions struct {
 	// of the run is checked, fault windows included.
 	KeepsLeases bool
 	// HarnessRenews says lockbench's own process runs the lock's renewals
-	// (a built-in strategy): a lease lost after a renewal came later than
-	// a TTL after the one before (or the grant) was lost to a machine that
-	// ran the harness late, not to the lock, and is inconclusive rather
-	// than a violation. An adapter's renewals run in its own process on
-	// its own schedule: a late one is the lock's.
+	// (a built-in strategy, a Go lock through package locktest): a lease
+	// lost more than a TTL after the grant or the last renewal that
+	// succeeded (the renewals between, if any, invoked late or never
+	// answered: their calls timed out with no fault) was lost to a machine
+	// that ran the harness late, not to the lock, and is inconclusive
+	// rather than a violation. An adapter's renewals run in its own
+	// process on its own schedule: a late one is the lock's.
 	HarnessRenews bool
 }
 
@@ -157,16 +159,35 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 			byKey[hd.Key] = append(byKey[hd.Key], span{hd, hd.AcquireComplete, to})
 		}
 	}
-	// Renewal invokes per hold, to tell a renewal the harness ran late.
+	// Each hold's renewals, to tell a lease the harness let lapse: the
+	// invokes of those that succeeded (ok), and of the others with
+	// whether the lock answered them itself (a fail, or an unknown
+	// outcome that is no timeout: its own error) rather than the machine
+	// leaving them unanswered until their deadline (an unknown outcome
+	// that timed out).
+	type renewalCall struct {
+		complete int64
+		answered bool
+	}
 	renewals := map[int64][]int64{}
+	others := map[int64][]renewalCall{}
 	for _, op := range ops {
-		if op.Kind == history.Extend && op.Hold != 0 && op.Node == "" {
+		if op.Kind != history.Extend || op.Hold == 0 || op.Node != "" {
+			continue
+		}
+		if op.Result == history.OK {
 			renewals[op.Hold] = append(renewals[op.Hold], op.Invoke)
+		} else {
+			others[op.Hold] = append(others[op.Hold], renewalCall{op.Complete, op.Result == history.Fail || !IsTimeout(op.Error)})
 		}
 	}
 	ttl := int64(time.Duration(h.TTLMs) * time.Millisecond)
-	// late reports the largest gap between the grant, the renewals
-	// invoked up to at, and at, when it exceeds the TTL.
+	// late reports the largest gap between the grant, the successful
+	// renewals invoked up to at, and at, when it exceeds the TTL and no
+	// renewal came back failed by the lock itself while the lease
+	// certainly lived (within a TTL of the last success): the renewals
+	// ran late, or timed out unanswered, until the lease lapsed; a
+	// failure answered after that may be the lapse's consequence.
 	late := func(hd Hold, at int64) (int64, bool) {
 		if !o.HarnessRenews || ttl <= 0 {
 			return 0, false
@@ -181,7 +202,15 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 			gap, prev = max(gap, t-prev), t
 		}
 		gap = max(gap, at-prev)
-		return gap, gap > ttl
+		if gap <= ttl {
+			return gap, false
+		}
+		for _, c := range others[hd.Hold] {
+			if c.answered && c.complete > prev && c.complete < prev+ttl {
+				return gap, false // the lock failed its own renewal while the lease lived
+			}
+		}
+		return gap, true
 	}
 	// Evidence that a hold's key was still its own, per hold: the grant
 	// (its acquire's invoke), its renewals that said ok and the observe
@@ -239,7 +268,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		}
 		if gap, ok := late(hd, at); ok {
 			found[hd.Hold] = RenewalWitness{} // counted once, not a violation
-			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (no renewal for %s ms, TTL %d ms)", hd.Client, hd.Hold, ms(gap), h.TTLMs))
+			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (no renewal succeeded for %s ms, TTL %d ms)", hd.Client, hd.Hold, ms(gap), h.TTLMs))
 			return
 		}
 		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
@@ -297,7 +326,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		}
 	}
 	if len(ws) == 0 && len(lateHolds) > 0 {
-		return Result{Status: Inconclusive, Message: fmt.Sprintf("%d of %d holds lost their lease after lockbench ran their renewal later than a TTL: the machine ran the harness late, not the lock (%s)",
+		return Result{Status: Inconclusive, Message: fmt.Sprintf("%d of %d holds lost their lease after no renewal of theirs succeeded for more than a TTL, lockbench having run them late or their calls having timed out unanswered with no fault: the machine ran the harness late, not the lock (%s)",
 			len(lateHolds), len(holds), strings.Join(lateHolds[:min(3, len(lateHolds))], "; "))}
 	}
 	if len(ws) == 0 {

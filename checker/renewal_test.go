@@ -21,8 +21,9 @@ func renewalHistory(extra ...history.Operation) []history.Operation {
 
 // TestRenewal: a lost lease while the holder runs is a violation with its
 // witness, unless a fault window (and one TTL after it) explains it, or the
-// scenario keeps leases; a built-in's renewal lockbench ran late makes it
-// inconclusive; the observer finding the key gone counts too.
+// scenario keeps leases; a built-in's renewal lockbench ran late, or
+// whose calls timed out unanswered for a TTL, makes it inconclusive; the
+// observer finding the key gone counts too.
 func TestRenewal(t *testing.T) {
 	ms := int64(time.Millisecond)
 	h := history.Header{TTLMs: 100}
@@ -30,6 +31,26 @@ func TestRenewal(t *testing.T) {
 	fault := history.Operation{Client: -1, Stream: -1, Kind: history.Nemesis, Invoke: 50 * ms, Complete: 150 * ms, Result: history.OK, Note: "x: y"}
 	renewal := func(at int64) history.Operation {
 		return history.Operation{Client: 0, Stream: -1, Kind: history.Extend, Key: "k", Hold: 1, Token: "t1", Invoke: at * ms, Complete: at*ms + ms, Result: history.OK}
+	}
+	unanswered := func(at int64) history.Operation {
+		op := renewal(at)
+		op.Complete, op.Result, op.Error = at*ms+30*ms, history.Info, "i/o timeout"
+		return op
+	}
+	slowFail := func(at, done int64) history.Operation {
+		op := renewal(at)
+		op.Complete, op.Result = done*ms, history.Fail
+		return op
+	}
+	ownError := func(at int64) history.Operation {
+		op := renewal(at)
+		op.Result, op.Error = history.Info, "ERR Error running script: attempt to compare nil with number"
+		return op
+	}
+	failed := func(at int64) history.Operation {
+		op := renewal(at)
+		op.Result = history.Fail
+		return op
 	}
 	gone := history.Operation{Client: -1, Stream: -1, Kind: history.Observe, Node: "n1", Key: "k", Value: -2, Invoke: 300 * ms, Complete: 301 * ms, Result: history.OK}
 	for _, tt := range []struct {
@@ -44,6 +65,12 @@ func TestRenewal(t *testing.T) {
 		{"lost in a fault that keeps leases", renewalHistory(fault, renewal(40), renewal(70), renewal(100), renewal(130), renewal(160), lost), RenewalOptions{KeepsLeases: true}, Violated},
 		{"a built-in renewal lockbench ran late", renewalHistory(renewal(40), lost), RenewalOptions{HarnessRenews: true}, Inconclusive},
 		{"an adapter's late renewal is the lock's", renewalHistory(renewal(40), lost), RenewalOptions{}, Violated},
+		{"a built-in's renewals timed out unanswered", renewalHistory(renewal(40), unanswered(70), unanswered(105), failed(145)), RenewalOptions{HarnessRenews: true}, Inconclusive},
+		{"a built-in's renewal timed out, the next failed past the lease", renewalHistory(renewal(40), unanswered(70), slowFail(130, 150)), RenewalOptions{HarnessRenews: true}, Inconclusive},
+		{"a built-in's renewal failed while the lease lived", renewalHistory(renewal(40), failed(70), unanswered(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
+		{"a built-in's renewal failed on time", renewalHistory(renewal(40), renewal(70), failed(100)), RenewalOptions{HarnessRenews: true}, Violated},
+		{"a built-in's renewals failed with its own error", renewalHistory(renewal(40), ownError(70), ownError(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
+		{"an adapter's renewals timed out: the lock's", renewalHistory(renewal(40), unanswered(70), unanswered(105), failed(145)), RenewalOptions{}, Violated},
 		{"the observer found the key gone", renewalHistory(gone), RenewalOptions{}, Violated},
 		{"lost after the release", renewalHistory(history.Operation{Client: 0, Stream: -1, Kind: history.Lost, Key: "k", Hold: 1, Invoke: 600 * ms, Complete: 600 * ms, Result: history.OK}), RenewalOptions{}, OK},
 	} {

@@ -46,6 +46,21 @@ type Lock interface {
 	Release(ctx context.Context, lease Lease) error
 }
 
+// ReentrantLock is a Lock whose owner may acquire a key it holds again
+// (Claims.Reentrant), counting the nesting, as Redisson's hash lock does.
+// Run nests three acquires per hold (the outermost and two more, as
+// lockbench's ci profile does) and gives each level back through
+// ReleaseLevel instead of Release; the reentrancy check then compares
+// every count the lock reports with the nesting depth.
+type ReentrantLock interface {
+	Lock
+	// ReleaseLevel gives back one level of the lease: it returns the
+	// count left (0 when the key is gone), an error wrapping ErrNotHeld
+	// when the lock found the lease expired or another owner's, or any
+	// other error when the outcome is unknown.
+	ReleaseLevel(ctx context.Context, lease Lease) (remaining int, err error)
+}
+
 // Extender is implemented by a Lock that extends a held lease on request
 // and declares Claims.Renewal: Run then renews each lease itself, every
 // TTL/3 while it is held (as lockbench renews an adapter that serves
@@ -63,8 +78,14 @@ type Lease struct {
 	// Key is the lock's key; Run sets it from the Acquire call.
 	Key string
 	// Token is the owner value the lock stored for this grant: unique per
-	// grant, as the checkers tell holders apart by it. Required.
+	// grant, as the checkers tell holders apart by it (a reentrant lock's
+	// is unique per owner and the same for the nested grants of a hold).
+	// Required.
 	Token string
+	// Count is a reentrant lock's nesting count after this acquire (1 for
+	// the outermost; Claims.Reentrant). Required for a reentrant lock; 0
+	// otherwise.
+	Count int
 	// Fence is the grant's fencing token, strictly increasing per key
 	// when the lock claims Fencing (Claims.Fencing); 0 otherwise.
 	Fence int64
@@ -105,6 +126,9 @@ type Claims struct {
 	// Quorum: the lock acquires on 5 independent Redis nodes and needs a
 	// majority (Clients.Redis holds 5 clients).
 	Quorum bool
+	// Reentrant: the owner may acquire a key it holds again, counted
+	// (Lease.Count); the Lock must be a ReentrantLock.
+	Reentrant bool
 }
 
 // Server is the kind of server the lock under test lives on; WithServer
@@ -147,7 +171,34 @@ type Clients struct {
 	Owner string
 	// Now is this client's clock: a scenario may skew it.
 	Now func() time.Time
+	// AtPoint is for a lock with fault points of its own (never nil; a
+	// lock may ignore it). A lock that renews on a goroutine of its own
+	// (Lease.Lost) calls AtPoint(ctx, PointRenew) before each renewal, so
+	// that a scenario that pauses this client stops its renewal too, as a
+	// GC pause stops every goroutine: the call blocks while the client is
+	// paused. A lock that declared a crash point (WithCrashPoint) calls
+	// AtPoint with it where its acquire is half done; crash-between kills
+	// the client there. A non-nil error means the client crashed: the
+	// lock sends nothing more and returns the error wrapped (%w).
+	AtPoint func(ctx context.Context, point string) error
+	// NodeCall is for a quorum lock (Claims.Quorum; never nil, a lock may
+	// ignore it): it records one of the lock's per-node calls, as
+	// lockbench's own Redlock records them: node is the index in Redis,
+	// call "acquire" or "release", key and token the call's, invoke and
+	// complete when it started and returned (Now), err its outcome (nil:
+	// set or deleted; ErrNotAcquired or ErrNotHeld: the node said no; any
+	// other error: unknown). With them the orphans check tells a failed
+	// acquire's token left on a minority of the nodes by an unlock the
+	// lock could not be sure of (an unknown per-node outcome: no
+	// violation) from one it left behind for no reason (a violation);
+	// without them every such token is a violation. Safe for concurrent
+	// use.
+	NodeCall func(node int, call, key, token string, invoke, complete time.Time, err error)
 }
+
+// PointRenew is the point a lock that renews on its own passes to
+// Clients.AtPoint before each renewal.
+const PointRenew = string(impl.PointRenew)
 
 // strategy is a Go lock as an impl.Strategy, so that lockbench's run
 // (bench.Spec.Lock) drives it as any built-in strategy.
@@ -155,6 +206,7 @@ type strategy struct {
 	name    string
 	claims  Claims
 	server  Server
+	crash   string // the lock's crash point (WithCrashPoint); "" none
 	newLock func(Clients) (Lock, error)
 }
 
@@ -170,9 +222,10 @@ func (s *strategy) Info() impl.Info {
 		Summary: "a Go lock tested from its own go test through package locktest",
 		Source:  "the team's code (the test " + s.name + ")",
 		Claims: impl.Claims{AtomicAcquire: c.AtomicAcquire, TokenRelease: c.TokenRelease, Renewal: c.Renewal,
-			Fencing: c.Fencing, Validity: c.Validity, Quorum: c.Quorum},
-		Policy: impl.Policy{CheckValidity: c.Validity, HonourLost: c.Renewal},
-		Nodes:  1,
+			Fencing: c.Fencing, Validity: c.Validity, Quorum: c.Quorum, Reentrant: c.Reentrant},
+		Policy:     impl.Policy{CheckValidity: c.Validity, HonourLost: c.Renewal},
+		Nodes:      1,
+		CrashPoint: impl.Point(s.crash),
 	}
 	switch s.server {
 	case Etcd:
@@ -196,8 +249,22 @@ func (s *strategy) New(cfg impl.Config) (impl.Locker, error) {
 		cfg.Now = time.Now // the liveness probe's Lockers get no clock
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	atPoint := func(context.Context, string) error { return nil } // the liveness probe's Lockers get no hook
+	if hook := cfg.Hook; hook != nil {
+		atPoint = func(ctx context.Context, p string) error { return hook(ctx, impl.Point(p)) }
+	}
+	nodeCall := func(int, string, string, string, time.Time, time.Time, error) {}
+	if f := cfg.OnNodeCall; f != nil {
+		nodeCall = func(i int, call, key, token string, invoke, complete time.Time, err error) {
+			name := fmt.Sprintf("n%d", i+1) // the workload's names, as impl's strategies default them
+			if i >= 0 && i < len(cfg.NodeNames) {
+				name = cfg.NodeNames[i]
+			}
+			f(name, call, key, token, invoke, complete, err)
+		}
+	}
 	lock, err := s.newLock(Clients{Redis: cfg.Nodes, Endpoints: cfg.Endpoints, Dial: impl.HookedDialer(ctx, cfg.Hook, dialTimeout),
-		TTL: cfg.TTL, Owner: cfg.Owner, Now: cfg.Now})
+		TTL: cfg.TTL, Owner: cfg.Owner, Now: cfg.Now, AtPoint: atPoint, NodeCall: nodeCall})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%s: new lock for client %s: %w", s.name, cfg.Owner, err)
@@ -208,6 +275,12 @@ func (s *strategy) New(cfg impl.Config) (impl.Locker, error) {
 	}
 	l := &locker{s: s, cfg: cfg, lock: lock, ctx: ctx, cancel: cancel, leases: map[*impl.Lease]Lease{}}
 	l.ext, _ = lock.(Extender)
+	if s.claims.Reentrant {
+		if l.nested, _ = lock.(ReentrantLock); l.nested == nil {
+			cancel()
+			return nil, fmt.Errorf("%s: the lock claims Reentrant but %T has no ReleaseLevel method (locktest.ReentrantLock): add it, or drop the claim", s.name, lock)
+		}
+	}
 	return l, nil
 }
 
@@ -217,6 +290,8 @@ type locker struct {
 	cfg  impl.Config
 	lock Lock
 	ext  Extender // nil: the Lock does not extend on request
+	// nested is the Lock of a reentrant lock (Claims.Reentrant), nil otherwise.
+	nested ReentrantLock
 	// ctx ends at Close; every renewal goroutine runs under it (wg).
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -252,8 +327,11 @@ func (l *locker) Acquire(ctx context.Context, key string) (*impl.Lease, error) {
 	if got.Token == "" {
 		return nil, fmt.Errorf("%s: acquire %q returned a lease without a Token (each grant needs a unique one): %w", l.s.name, key, impl.ErrFatal)
 	}
+	if l.nested != nil && got.Count < 1 {
+		return nil, fmt.Errorf("%s: acquire %q returned a lease without a Count (a reentrant lock reports its nesting count, 1 for the outermost): %w", l.s.name, key, impl.ErrFatal)
+	}
 	got.Key = key
-	lease := &impl.Lease{Key: key, Token: got.Token, Fence: got.Fence, Start: start, End: end}
+	lease := &impl.Lease{Key: key, Token: got.Token, Fence: got.Fence, Count: got.Count, Start: start, End: end}
 	if got.Validity > 0 {
 		lease.Validity = end.Add(got.Validity)
 	}
@@ -273,7 +351,8 @@ func (l *locker) Acquire(ctx context.Context, key string) (*impl.Lease, error) {
 	return lease, nil
 }
 
-// Release stops the lease's renewal, then calls the Lock's Release.
+// Release stops the lease's renewal, then calls the Lock's Release (a
+// reentrant lock's ReleaseLevel: the count left).
 func (l *locker) Release(ctx context.Context, lease *impl.Lease) (int, error) {
 	l.mu.Lock()
 	got, ok := l.leases[lease]
@@ -285,6 +364,13 @@ func (l *locker) Release(ctx context.Context, lease *impl.Lease) (int, error) {
 	lease.StopRenewal()
 	cctx, cancel := callContext(ctx)
 	defer cancel()
+	if l.nested != nil {
+		n, err := l.nested.ReleaseLevel(cctx, got)
+		if err != nil {
+			return 0, fmt.Errorf("%s: release %q: %w", l.s.name, lease.Key, err)
+		}
+		return n, nil
+	}
 	if err := l.lock.Release(cctx, got); err != nil {
 		return 0, fmt.Errorf("%s: release %q: %w", l.s.name, lease.Key, err)
 	}

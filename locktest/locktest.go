@@ -23,9 +23,10 @@
 //		}, locktest.Claims{AtomicAcquire: true, TokenRelease: true})
 //	}
 //
-// Run needs redis-server on PATH (etcd and ZooKeeper for locks on them):
-// without it the test fails naming the install step, or is skipped under
-// go test -short. See the README's "Test your Go lock in go test".
+// Run needs redis-server on PATH (etcd and ZooKeeper for locks on them;
+// a Docker daemon and a Redis image with WithDocker): without it the test
+// fails naming the install step, or is skipped under go test -short. See
+// the README's "Test your Go lock in go test".
 package locktest
 
 import (
@@ -34,10 +35,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,6 +76,9 @@ type options struct {
 	ttl       time.Duration
 	server    Server
 	outDir    string
+	crash     string // WithCrashPoint's
+	docker    bool   // WithDocker: the docker backend
+	image     string // its image
 }
 
 // WithScenarios runs these scenarios (lockbench list names them) instead
@@ -93,6 +99,29 @@ func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl }
 
 // WithServer says which server the lock lives on (default Redis).
 func WithServer(s Server) Option { return func(o *options) { o.server = s } }
+
+// WithCrashPoint declares the point inside the lock's Acquire where its
+// acquire is half done (a lock that sets its key and the key's TTL in two
+// commands: between them), as an adapter's hello declares its crash
+// points: the lock calls Clients.AtPoint(ctx, point) there, and
+// crash-between kills the client at that point instead of inside its
+// critical section (with Claims.AtomicAcquire false it then expects the
+// key left without a TTL: a deadlock). Default: none.
+func WithCrashPoint(point string) Option { return func(o *options) { o.crash = point } }
+
+// WithDocker runs the Redis servers as containers of image (lockbench's
+// docker backend, through testcontainers-go) instead of redis-server
+// processes: "" is cluster.DefaultImage (redis:7.4), and
+// "lockbench/redis:local" is the image `make docker-image` builds from
+// this machine's redis-server. The image must be on the machine (never
+// pulled). Locks on etcd and ZooKeeper run on processes only. Scenarios
+// the docker backend cannot inject (clock-jump: no clock shim in a
+// container; failover-lost-write: replication through a proxy on this
+// host) are left out of the default set, and named; asked for by
+// WithScenarios, they fail the test.
+func WithDocker(image string) Option {
+	return func(o *options) { o.docker, o.image = true, image }
+}
 
 // WithResults writes the results into dir (created) and keeps them,
 // passed or failed (results.json and the histories; the report too when
@@ -143,7 +172,9 @@ func DefaultScenarios(claims Claims, server Server, short bool) []string {
 // and a reproduce command; inconclusive runs (too little evidence, a
 // busy machine) are logged, never failed. Missing servers fail t naming
 // InstallStep (skip it under -short). Run honours t's deadline (go test
-// -timeout): scenarios that would outlast it are left out and logged.
+// -timeout): scenarios that would outlast it are left out and logged; and
+// Ctrl-C: the run stops, its servers are stopped and its temporary folder
+// removed, then the test binary exits on the signal.
 //
 // t is usually a *testing.T; any testing.TB works (a *testing.T also
 // gives the deadline). Run silences go-redis's package logger (its
@@ -162,45 +193,30 @@ func Run(t testing.TB, newLock func(Clients) (Lock, error), claims Claims, opts 
 		t.Fatalf("locktest: Run needs a constructor of the lock (newLock is nil)")
 	}
 	redislog.Quiet() // under faults every failed dial is expected, and in the history
-	st := &strategy{name: "go:" + t.Name(), claims: claims, server: o.server, newLock: newLock}
-	if o.server != Redis && o.server != Etcd && o.server != ZooKeeper {
-		t.Fatalf("locktest: unknown server %q (valid: %s, %s, %s)", o.server, Redis, Etcd, ZooKeeper)
+	st := &strategy{name: "go:" + t.Name(), claims: claims, server: o.server, crash: o.crash, newLock: newLock}
+	if err := o.check(claims); err != nil {
+		t.Fatalf("locktest: %v", err)
 	}
-	if claims.Quorum && o.server != Redis {
-		t.Fatalf("locktest: Claims.Quorum means 5 independent Redis nodes; a lock on %s gets its quorum from the server", o.server)
-	}
-	copts := cluster.Options{Backend: cluster.BackendProcess}
-	if err := cluster.CheckTopology(copts, chaos.StrategyTopology(st.Info())); err != nil {
-		missingServers(t, err)
+	// Ctrl-C (SIGINT) stops the run: its servers are stopped and its
+	// temporary folder removed before the test binary exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	copts := o.cluster()
+	if err := checkServers(ctx, copts, st); err != nil {
+		missingServers(t, err, o.docker)
 		return
 	}
-	scenarios := o.scenarios
-	if len(scenarios) == 0 {
-		scenarios = DefaultScenarios(claims, o.server, testing.Short())
-	}
-	p, err := bench.LookupProfile("ci")
+	specs, skipped, err := o.specs(st, t.Name(), testing.Short())
 	if err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
-	specs := make([]bench.Spec, 0, len(scenarios))
-	for _, sc := range scenarios {
-		base := bench.WorkloadFor(st, p, sc)
-		if o.ttl > 0 {
-			base.TTL = o.ttl
-		}
-		s := bench.Spec{Strategy: st.name, Lock: st, Scenario: sc, Seed: o.seed, Workload: base, Cluster: copts,
-			Command: reproduce(t.Name(), sc, o.seed)}
-		if _, _, _, _, err := s.Resolved(); err != nil {
-			t.Fatalf("locktest: scenario %s: %v", sc, err)
-		}
-		specs = append(specs, s)
+	for _, sk := range skipped {
+		t.Logf("locktest: %s", sk)
 	}
 	dir, err := o.resultsDir(t)
 	if err != nil {
 		t.Fatalf("locktest: results folder: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	deadline, hasDeadline := testDeadline(t)
 	started := time.Now().UTC().Format(time.RFC3339)
 	var runs []results.Run
@@ -217,12 +233,114 @@ func Run(t testing.TB, newLock func(Clients) (Lock, error), claims Claims, opts 
 			}
 		}
 		r, ok := runOne(ctx, t, s)
+		if ctx.Err() != nil {
+			interrupted(t, dir, o.outDir == "", stop)
+			return
+		}
 		if !ok {
 			break
 		}
 		runs = append(runs, r)
 	}
 	writeResults(t, dir, st, runs, started, o.seed, t.Failed())
+}
+
+// interrupted ends Run after Ctrl-C: the run has stopped its servers;
+// the temporary results folder dir (temp) is removed; then the signal's
+// handler is stopped (stop) and SIGINT raised again, so that the test
+// binary exits as Ctrl-C asked once every Run in it has cleaned up (a Run
+// still running keeps the signal until it has). If the binary survives
+// (the test handles SIGINT itself), the test fails.
+func interrupted(t testing.TB, dir string, temp bool, stop func()) {
+	t.Helper()
+	if temp {
+		os.RemoveAll(dir)
+	}
+	fmt.Fprintf(os.Stderr, "locktest: %s interrupted (Ctrl-C): its run, servers and temporary folders are gone\n", t.Name())
+	stop()
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	// The signal reaches the process on another thread, a moment later:
+	// failing the test at once could end the binary with exit status 1
+	// before it does.
+	time.Sleep(signalGrace)
+	t.Fatalf("locktest: interrupted (Ctrl-C): the run was stopped")
+}
+
+// signalGrace is how long Run waits for the SIGINT it raised again to end
+// the test binary before it fails the test instead.
+const signalGrace = time.Second
+
+// check refuses options that contradict each other or the claims.
+func (o *options) check(claims Claims) error {
+	switch {
+	case o.server != Redis && o.server != Etcd && o.server != ZooKeeper:
+		return fmt.Errorf("unknown server %q (valid: %s, %s, %s)", o.server, Redis, Etcd, ZooKeeper)
+	case claims.Quorum && o.server != Redis:
+		return fmt.Errorf("Claims.Quorum means 5 independent Redis nodes; a lock on %s gets its quorum from the server", o.server)
+	case o.docker && o.server != Redis:
+		return fmt.Errorf("WithDocker runs Redis only; a lock on %s runs on the server's processes (drop WithDocker)", o.server)
+	case claims.AtomicAcquire && o.crash != "":
+		return fmt.Errorf("WithCrashPoint(%q) names where an acquire is half done, but the lock claims AtomicAcquire: drop one", o.crash)
+	}
+	return nil
+}
+
+// cluster is the cluster options of every run: the process backend, or
+// the docker backend with its image.
+func (o *options) cluster() cluster.Options {
+	if !o.docker {
+		return cluster.Options{Backend: cluster.BackendProcess}
+	}
+	img := o.image
+	if img == "" {
+		img = cluster.DefaultImage
+	}
+	return cluster.Options{Backend: cluster.BackendDocker, Image: img}
+}
+
+// checkServers checks that the servers st's lock runs on can be started
+// before any run: etcd or ZooKeeper (cluster.CheckTopology), else
+// redis-server, or the Docker daemon and its image (cluster.CheckBackend).
+// The error wraps cluster.ErrEnvironment and names what is missing.
+func checkServers(ctx context.Context, copts cluster.Options, st *strategy) error {
+	if st.server != Redis {
+		return cluster.CheckTopology(copts, chaos.StrategyTopology(st.Info()))
+	}
+	return cluster.CheckBackend(ctx, copts, "", nil, nil)
+}
+
+// specs are the runs of st that Run makes, as lockbench bench's ci
+// profile would make them (bench.WorkloadFor), for the test named test;
+// skipped says which default scenarios the backend cannot run. A scenario
+// asked for that does not resolve (does not apply, or cannot run on the
+// backend) is an error.
+func (o *options) specs(st *strategy, test string, short bool) (specs []bench.Spec, skipped []string, err error) {
+	p, err := bench.LookupProfile("ci")
+	if err != nil {
+		return nil, nil, err
+	}
+	copts := o.cluster()
+	scenarios, asked := o.scenarios, len(o.scenarios) > 0
+	if !asked {
+		scenarios = DefaultScenarios(st.claims, st.server, short)
+	}
+	for _, sc := range scenarios {
+		base := bench.WorkloadFor(st, p, sc)
+		if o.ttl > 0 {
+			base.TTL = o.ttl
+		}
+		s := bench.Spec{Strategy: st.name, Lock: st, Scenario: sc, Seed: o.seed, Workload: base, Cluster: copts,
+			Command: reproduce(test, sc, o.seed)}
+		if _, _, _, _, err := s.Resolved(); err != nil {
+			if scn, lerr := chaos.Lookup(sc); !asked && lerr == nil && scn.UnsupportedOn(copts, st.Info()) != "" {
+				skipped = append(skipped, fmt.Sprintf("%s not run: %s", sc, scn.UnsupportedOn(copts, st.Info())))
+				continue
+			}
+			return nil, nil, fmt.Errorf("scenario %s: %w", sc, err)
+		}
+		specs = append(specs, s)
+	}
+	return specs, skipped, nil
 }
 
 // runOne runs s, reruns it once with the next seed and twice the duration
@@ -232,6 +350,9 @@ func Run(t testing.TB, newLock func(Clients) (Lock, error), claims Claims, opts 
 func runOne(ctx context.Context, t testing.TB, s bench.Spec) (results.Run, bool) {
 	t.Helper()
 	r, err := bench.Run(ctx, s)
+	if ctx.Err() != nil {
+		return r, false // Ctrl-C: Run says so
+	}
 	if err == nil && r.Outcome() == results.OutcomeInconclusive {
 		again := s
 		again.Seed++
@@ -243,16 +364,27 @@ func runOne(ctx context.Context, t testing.TB, s bench.Spec) (results.Run, bool)
 			r, err = r2, err2
 		}
 	}
+	return r, judged(t, s, r, err)
+}
+
+// judged reports the outcome of run s (r, err) on t as lockbench run
+// would exit: an unexpected verdict fails t with its witnesses and the
+// reproduce command; an inconclusive run (too little evidence, or a busy
+// machine: bench.ErrOverloaded) and a run as expected are logged. It
+// returns false when the run could not be carried out (t has failed
+// then).
+func judged(t testing.TB, s bench.Spec, r results.Run, err error) bool {
+	t.Helper()
 	switch {
 	case errors.Is(err, bench.ErrOverloaded):
 		t.Logf("locktest: %s seed %d INCONCLUSIVE: %v", r.Scenario, r.Seed, err)
-		return r, true
+		return true
 	case errors.Is(err, cluster.ErrEnvironment):
-		missingServers(t, err)
-		return r, false
+		missingServers(t, err, s.Cluster.Backend == cluster.BackendDocker)
+		return false
 	case err != nil:
 		t.Errorf("locktest: %s seed %d could not run: %v", s.Scenario, s.Seed, err)
-		return r, false
+		return false
 	}
 	switch r.Outcome() {
 	case results.OutcomeUnexpected:
@@ -263,14 +395,20 @@ func runOne(ctx context.Context, t testing.TB, s bench.Spec) (results.Run, bool)
 		t.Logf("locktest: %s seed %d as expected (%s): exclusion %s, resource %s, liveness %s; %d grants",
 			r.Scenario, r.Seed, r.Expected, r.Verdict.Exclusion, r.Verdict.Resource, r.Verdict.Liveness, r.Grants)
 	}
-	return r, true
+	return true
 }
 
+// DockerStep names how to get the docker backend WithDocker runs on.
+const DockerStep = "start Docker (systemctl start docker, or set DOCKER_HOST) and build the image from this machine's redis-server with `make docker-image` in a lockbench checkout, then pass WithDocker(\"lockbench/redis:local\"); or drop WithDocker and install redis-server"
+
 // missingServers fails t (skips it under -short) naming the missing
-// server and InstallStep.
-func missingServers(t testing.TB, err error) {
+// server and InstallStep (DockerStep on the docker backend).
+func missingServers(t testing.TB, err error, docker bool) {
 	t.Helper()
 	msg := fmt.Sprintf("locktest: the servers this lock runs on cannot be started: %v; to install them, %s", err, InstallStep)
+	if docker {
+		msg = fmt.Sprintf("locktest: the docker backend cannot run: %v; to fix it, %s", err, DockerStep)
+	}
 	if testing.Short() {
 		t.Skip(msg)
 	}
@@ -304,6 +442,9 @@ func failure(r results.Run, dir string) string {
 	if r.Verdict.Fencing != "" && r.Verdict.Fencing != checker.Skipped {
 		fmt.Fprintf(&b, ", fencing %s", r.Verdict.Fencing)
 	}
+	if r.Verdict.Reentrancy != "" && r.Verdict.Reentrancy != checker.Skipped {
+		fmt.Fprintf(&b, ", reentrancy %s", r.Verdict.Reentrancy)
+	}
 	fmt.Fprintf(&b, "; %d grants\n  UNEXPECTED: %s\n  why expected: %s\n", r.Grants, strings.Join(r.Unexpected, "; "), r.Reason)
 	for _, line := range witnessLines(r) {
 		fmt.Fprintf(&b, "  witness: %s\n", line)
@@ -313,29 +454,54 @@ func failure(r results.Run, dir string) string {
 }
 
 // witnessLines are r's witnesses as text, at most maxWitnessLines per
-// check, with how many more there were.
+// check, with how many more there were: the checks whose verdict was
+// unexpected first.
 func witnessLines(r results.Run) []string {
 	w := r.Witnesses
+	checks := []struct {
+		name  string
+		lines []string
+		total int
+	}{
+		{"exclusion", stringsOf(w.Exclusion), w.Total.Exclusion},
+		{"resource", stringsOf(w.Resource), w.Total.Resource},
+		{"fencing", stringsOf(w.Fencing), w.Total.Fencing},
+		{"reentrancy", stringsOf(w.Reentrancy), w.Total.Reentrancy},
+		{"liveness", stringsOf(w.Liveness), w.Total.Liveness},
+		{"renewal", stringsOf(w.Renewal), w.Total.Renewal},
+		{"orphans", stringsOf(w.Orphans), w.Total.Orphans},
+		{"lost", stringsOf(w.Lost), w.Total.Lost},
+		{"extends", stringsOf(w.Extends), w.Total.Extends},
+	}
+	unexpected := func(name string) bool {
+		return slices.ContainsFunc(r.Unexpected, func(u string) bool { return strings.HasPrefix(u, name+" ") || strings.HasPrefix(u, name+":") })
+	}
+	slices.SortStableFunc(checks, func(a, b struct {
+		name  string
+		lines []string
+		total int
+	}) int {
+		ua, ub := unexpected(a.name), unexpected(b.name)
+		switch {
+		case ua && !ub:
+			return -1
+		case ub && !ua:
+			return 1
+		}
+		return 0
+	})
 	var out []string
-	add := func(check string, lines []string, total int) {
-		for i, l := range lines {
+	for _, c := range checks {
+		for i, l := range c.lines {
 			if i == maxWitnessLines {
 				break
 			}
-			out = append(out, check+": "+l)
+			out = append(out, c.name+": "+l)
 		}
-		if n := max(total, len(lines)) - min(len(lines), maxWitnessLines); n > 0 {
-			out = append(out, fmt.Sprintf("%s: %d more (results.json)", check, n))
+		if n := max(c.total, len(c.lines)) - min(len(c.lines), maxWitnessLines); n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d more (results.json)", c.name, n))
 		}
 	}
-	add("exclusion", stringsOf(w.Exclusion), w.Total.Exclusion)
-	add("resource", stringsOf(w.Resource), w.Total.Resource)
-	add("fencing", stringsOf(w.Fencing), w.Total.Fencing)
-	add("liveness", stringsOf(w.Liveness), w.Total.Liveness)
-	add("renewal", stringsOf(w.Renewal), w.Total.Renewal)
-	add("orphans", stringsOf(w.Orphans), w.Total.Orphans)
-	add("lost", stringsOf(w.Lost), w.Total.Lost)
-	add("extends", stringsOf(w.Extends), w.Total.Extends)
 	return out
 }
 
@@ -422,6 +588,9 @@ func (o *options) resultsDir(t testing.TB) (string, error) {
 		return "", err
 	}
 	t.Cleanup(func() {
+		if _, err := os.Stat(dir); err != nil {
+			return // removed after Ctrl-C
+		}
 		if t.Failed() {
 			t.Logf("locktest: results kept in %s (report.md, histories/)", dir)
 			return

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/lockbench/lockbench v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
