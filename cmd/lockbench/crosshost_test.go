@@ -43,60 +43,22 @@ func TestCrossHost(t *testing.T) {
 		{"gc-pause", 0, checker.Violated},
 	} {
 		t.Run(fmt.Sprintf("%s skew %v", tc.scenario, tc.skew), func(t *testing.T) {
-			dir := t.TempDir()
-			// A prefix per case: --shared-keys leaves the keys behind.
-			common := []string{"run", "--strategy", "token-lua", "--scenario", tc.scenario, "--backend", "external", "--redis-addrs", addr,
-				"--shared-keys", "--key-prefix", fmt.Sprintf("lbx%d:", i), "--clients", "4", "--duration", "2s", "--quiet"}
-			hosts := []struct {
-				name string
-				args []string
-			}{
-				{"a", append(common, "--seed", "1", "--out", filepath.Join(dir, "a"))},
-				{"b", append(common, "--seed", "2", "--clock-skew", tc.skew.String(), "--out", filepath.Join(dir, "b"))},
-			}
-			var cmds []*exec.Cmd
-			var outs []*bytes.Buffer
-			for _, h := range hosts {
-				cmd := exec.Command(bin, h.args...)
-				var out bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &out
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				cmds, outs = append(cmds, cmd), append(outs, &out)
-			}
+			// The two hosts' processes start at once, but a busy machine
+			// can start one of them late, so that their runs barely
+			// overlap in time and a pause meets no client of the other
+			// host (a CI run saw 144 cross-host chances where a quiet
+			// one sees over a thousand). The canary gets up to three
+			// tries; each is logged, and three misses fail.
 			var paths []string
-			for j, cmd := range cmds {
-				err := cmd.Wait()
-				// A host's own verdict may differ from the cross-host one
-				// (its pause may have been landed on by the other host's
-				// clients only); it must have run and written its history.
-				if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() == 2 || ee.ExitCode() == 3) {
-					t.Fatalf("host %s: %v:\n%s", hosts[j].name, err, outs[j])
-				}
-				// The other host's tokens on the shared key are no
-				// orphans of this host's failed acquires, and its
-				// acquires explain the reasons this host's releases state.
-				if s := outs[j].String(); strings.Contains(s, "orphans must hold but is violated") || strings.Contains(s, "reasons must hold but is violated") {
-					t.Errorf("host %s: its own checks took the other host's tokens for its own:\n%s", hosts[j].name, s)
-				}
-				p := filepath.Join(dir, hosts[j].name, "histories", fmt.Sprintf("token-lua-%s-%d.jsonl", tc.scenario, j+1))
-				h, _, err := history.Load(p)
-				if err != nil {
-					t.Fatalf("host %s: %v", hosts[j].name, err)
-				}
-				if h.Clock == nil || h.ClockAfter == nil || h.ClockSkewNs != int64(tc.skew*time.Duration(j)) {
-					t.Fatalf("host %s: header clock %+v, end line clock %+v, skew %d ns (clock error %q); want both measured and skew %v",
-						hosts[j].name, h.Clock, h.ClockAfter, h.ClockSkewNs, h.ClockError, tc.skew*time.Duration(j))
-				}
-				paths = append(paths, p)
-			}
-			code, text := run(t, nil, append([]string{"check", "--json"}, paths...)...)
 			var res checker.CrossHostResult
-			if err := json.NewDecoder(strings.NewReader(text)).Decode(&res); err != nil { // the JSON, then any error line
-				t.Fatalf("check --json: exit %d, output not JSON (%v):\n%s", code, err, text)
+			var code int
+			for try := 1; try <= 3; try++ {
+				paths, res, code = runHosts(t, addr, fmt.Sprintf("lbx%d-%d:", i, try), tc.scenario, tc.skew)
+				if tc.want != checker.Violated || res.Status == checker.Violated {
+					break
+				}
+				t.Logf("try %d: the canary did not fire (%s); the hosts' runs may not have overlapped on this busy machine: trying again", try, res.Message)
 			}
-			t.Logf("%s: %s (uncertainty %v, %v)", tc.scenario, res.Message, time.Duration(res.Hosts[0].UncertaintyNs), time.Duration(res.Hosts[1].UncertaintyNs))
 			switch {
 			case res.Status == checker.Inconclusive && tc.want == checker.OK && code == 4:
 				t.Logf("inconclusive on this machine, not a pass: %s", res.Why)
@@ -147,4 +109,66 @@ func TestCrossHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runHosts runs TestCrossHost's two hosts at once on the key prefix
+// prefix and returns their histories' paths and lockbench check --json's
+// result and exit code.
+func runHosts(t *testing.T, addr, prefix, scenario string, skew time.Duration) ([]string, checker.CrossHostResult, int) {
+	t.Helper()
+	dir := t.TempDir()
+	// A prefix per try: --shared-keys leaves the keys behind.
+	common := []string{"run", "--strategy", "token-lua", "--scenario", scenario, "--backend", "external", "--redis-addrs", addr,
+		"--shared-keys", "--key-prefix", prefix, "--clients", "4", "--duration", "2s", "--quiet"}
+	hosts := []struct {
+		name string
+		args []string
+	}{
+		{"a", append(common, "--seed", "1", "--out", filepath.Join(dir, "a"))},
+		{"b", append(common, "--seed", "2", "--clock-skew", skew.String(), "--out", filepath.Join(dir, "b"))},
+	}
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for _, h := range hosts {
+		cmd := exec.Command(bin, h.args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, &out)
+	}
+	var paths []string
+	for j, cmd := range cmds {
+		err := cmd.Wait()
+		// A host's own verdict may differ from the cross-host one
+		// (its pause may have been landed on by the other host's
+		// clients only); it must have run and written its history.
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() == 2 || ee.ExitCode() == 3) {
+			t.Fatalf("host %s: %v:\n%s", hosts[j].name, err, outs[j])
+		}
+		// The other host's tokens on the shared key are no
+		// orphans of this host's failed acquires, and its
+		// acquires explain the reasons this host's releases state.
+		if s := outs[j].String(); strings.Contains(s, "orphans must hold but is violated") || strings.Contains(s, "reasons must hold but is violated") {
+			t.Errorf("host %s: its own checks took the other host's tokens for its own:\n%s", hosts[j].name, s)
+		}
+		p := filepath.Join(dir, hosts[j].name, "histories", fmt.Sprintf("token-lua-%s-%d.jsonl", scenario, j+1))
+		h, _, err := history.Load(p)
+		if err != nil {
+			t.Fatalf("host %s: %v", hosts[j].name, err)
+		}
+		if h.Clock == nil || h.ClockAfter == nil || h.ClockSkewNs != int64(skew*time.Duration(j)) {
+			t.Fatalf("host %s: header clock %+v, end line clock %+v, skew %d ns (clock error %q); want both measured and skew %v",
+				hosts[j].name, h.Clock, h.ClockAfter, h.ClockSkewNs, h.ClockError, skew*time.Duration(j))
+		}
+		paths = append(paths, p)
+	}
+	code, text := run(t, nil, append([]string{"check", "--json"}, paths...)...)
+	var res checker.CrossHostResult
+	if err := json.NewDecoder(strings.NewReader(text)).Decode(&res); err != nil { // the JSON, then any error line
+		t.Fatalf("check --json: exit %d, output not JSON (%v):\n%s", code, err, text)
+	}
+	t.Logf("%s: %s (uncertainty %v, %v)", scenario, res.Message, time.Duration(res.Hosts[0].UncertaintyNs), time.Duration(res.Hosts[1].UncertaintyNs))
+	return paths, res, code
 }
