@@ -117,7 +117,7 @@ func (redislockAdapter) Name() string { return "redislock" }
 // keeps refreshing stops when a refresh fails.
 func (s redislockAdapter) Info() Info {
 	in := Info{
-		Summary: "library bsm/redislock: Client.Obtain without retry (the library default; Lua SET k token NX PX ttl); Lock.Refresh to the full TTL every TTL/3, Lost when a refresh fails; release: Lock.Release (Lua compare-and-delete)",
+		Summary: "library bsm/redislock: Client.Obtain without retry (the library default; Lua SET k token NX PX ttl); Lock.Refresh to the full TTL every TTL/3, Lost when a refresh finds the key gone or another's, or a TTL after the last successful refresh was sent; release: Lock.Release (Lua compare-and-delete)",
 		Source:  "github.com/bsm/redislock README (Obtain, Refresh, Release); refresh period TTL/3 as Redisson's watchdog",
 		Library: moduleVersion(redislockModule, redislockVersion),
 		Claims:  Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true},

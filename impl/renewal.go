@@ -53,19 +53,29 @@ func startRenewal(parent context.Context, wg *sync.WaitGroup, cfg Config, lease 
 // Before each renewal it calls cfg.Hook at PointRenew (a paused client
 // blocks there, so its renewal pauses too; ErrCrashed stops renewal without
 // closing lost: a crashed client observes nothing). It closes lost when a
-// renewal finds the key gone or owned by another token, or when renewals
-// kept failing with an unknown outcome until TTL had passed since the last
-// successful renewal's invoke (the key has expired by then). Each renewal
-// call is bounded by RenewEvery and reported to cfg.OnRenew; a validity it
+// renewal finds the key gone or owned by another token, or at the deadline
+// TTL after the last successful renewal's invoke (the grant's start at
+// first) when no renewal succeeded since: a timer fires then, between
+// ticks, so Lost is not up to RenewEvery late (the key has expired by
+// then on the client's clock). Each renewal call is bounded by RenewEvery
+// and by that deadline, and reported to cfg.OnRenew; a validity it
 // returns moves the lease's validity deadline (from the call's return).
 func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct{}, renew renewFunc, driven bool) {
 	// deadline: when the key expires at the latest, on the client clock.
 	deadline := lease.Start.Add(cfg.TTL)
 	tick := time.NewTicker(cfg.RenewEvery)
 	defer tick.Stop()
+	// expiry fires at the deadline: Lost is closed then, not at the next
+	// tick after it (up to RenewEvery late, while the holder may write
+	// after the key expired and another owner was granted it).
+	expiry := time.NewTimer(deadline.Sub(cfg.Now()))
+	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-expiry.C:
+			close(lost)
 			return
 		case <-tick.C:
 		}
@@ -100,7 +110,9 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 			}
 		}
 		invoke := cfg.Now()
-		cctx, cancel := context.WithTimeout(callCtx, cfg.RenewEvery)
+		// A call still unanswered at the deadline is given up then:
+		// the key has expired if it did not run.
+		cctx, cancel := context.WithTimeout(callCtx, min(cfg.RenewEvery, deadline.Sub(invoke)))
 		validity, err := renew(cctx)
 		cancel()
 		if done() && err != nil && Reason(err) == "" {
@@ -120,6 +132,7 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 		switch {
 		case err == nil:
 			deadline = invoke.Add(cfg.TTL)
+			expiry.Reset(deadline.Sub(cfg.Now()))
 		case errors.Is(err, ErrNotHeld):
 			close(lost) // gone or owned by another token
 			return

@@ -22,4 +22,4 @@ const (
 // renewalCutLost is the renewal-cut row of the Redis locks that renew and
 // honour Lost: the holder's links are cut right after a renewal for
 // 1.2×TTL, past the TTL that renewal set.
-const renewalCutLost = "the renewals during the cut fail (connections refused) and Lost fires when one fails (or the TTL passes without a successful one), so the holder, kept in its critical section until another client was granted the key, stops before its write"
+const renewalCutLost = "the renewals during the cut fail (connections refused) and Lost fires at the lease's deadline, a TTL after the last successful renewal was sent (a timer, not the next renewal tick, which comes up to TTL/3 later: with the tick, 2 of 20 watchdog seeds at TTL 100 ms on a busy machine wrote after the heal and before that tick, over the next owner), so the holder, kept in its critical section until another client was granted the key, stops before its write"
