@@ -118,6 +118,10 @@ func Primitives() []Primitive {
 			On:        []string{string(workload.PointAcquired), string(workload.PointInCS), string(workload.PointBeforeWrite), string(workload.PointRenew)},
 			Summary:   "the client's key is deleted on every node (an eviction, an operator's DEL); other clients' acquires of it wait TTL/2, as in held-key-loss, so the holder's renewal finds it missing first",
 			scenarios: names("held-key-loss")},
+		{Name: "client-clock-step", Fault: &clientClockStep{}, Sized: true, Targets: []string{TargetHolder},
+			On:        []string{string(workload.PointAcquired), string(workload.PointInCS), string(workload.PointBeforeWrite), string(workload.PointRenew)},
+			Summary:   "the wall clock of the holder's adapter process steps back by Size (an LD_PRELOAD clock offset; its monotonic clock stays) for the rest of the run; adapters whose programs read their clock through libc only",
+			scenarios: names("client-clock-step")},
 		{Name: "clock-jump", Fault: &clockJump{}, Sized: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
 			Summary:   "the node's wall clock jumps forward by Size (Redis expires keys by it)",
 			scenarios: names("clock-jump")},
@@ -168,7 +172,6 @@ func NotScheduled() map[string]string {
 		"rolling-restart":   "a schedule composes it: node-restart steps on different nodes (target node), each at the holder's renewal (on renew)",
 		"slow-reply":        "played by its scenario (slow-node) only: a schedule step for it, placed at any acquire or extend, is not written yet",
 		"cancel":            "played by its scenario (cancel) only: a schedule step for it, placed at any acquire, release or extend, is not written yet",
-		"client-clock-step": "played by its scenario (client-clock-step) only, on adapters whose clock the shim reaches: a schedule step for it (target holder, sized in TTLs) is not written yet",
 	}
 }
 

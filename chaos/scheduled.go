@@ -51,7 +51,7 @@ func primitiveKind(name string) Kind {
 		return Client
 	case "node-kill", "node-restart", "node-pause", "key-loss":
 		return Process
-	case "clock-jump":
+	case "clock-jump", "client-clock-step":
 		return Clock
 	}
 	return Network
@@ -82,6 +82,9 @@ func (s Schedule) setup(in impl.Info) Setup {
 		}
 		if st.Fault == "clock-jump" {
 			out.ClockShim = true
+		}
+		if st.Fault == "client-clock-step" {
+			out.ClientClock = true
 		}
 		if st.Fault == "node-pause" {
 			// A call queued in the paused node matters only while its
@@ -118,6 +121,9 @@ type scheduled struct {
 	// blocked holds other clients' acquires of a key a key-loss step took
 	// back until a time (run clock, ns), as held-key-loss does.
 	blocked map[string]keyBlock
+	// clockSteps are the client-clock-step steps whose window is open,
+	// by struck client.
+	clockSteps map[int]*openClockStep
 }
 
 // keyBlock holds back the acquires of a key by every client but holder
@@ -142,7 +148,7 @@ type stepRun struct {
 }
 
 func newScheduled(env Env, s Schedule) *scheduled {
-	m := &scheduled{env: env, paused: newPausedClients(), seen: newCycles(), clocks: newClocks(), holders: map[string]int{}, blocked: map[string]keyBlock{}}
+	m := &scheduled{env: env, paused: newPausedClients(), seen: newCycles(), clocks: newClocks(), holders: map[string]int{}, blocked: map[string]keyBlock{}, clockSteps: map[int]*openClockStep{}}
 	for i, st := range s.Steps {
 		p, _ := LookupPrimitive(st.Fault)
 		r := &stepRun{n: i + 1, st: st, p: p, at: int64(st.At * float64(env.TTL)), fired: make(chan struct{})}
@@ -267,6 +273,9 @@ func (m *scheduled) see(ev workload.Event) {
 		}
 		m.mu.Unlock()
 	}
+	if ev.Point == workload.PointBeforeRelease || ev.Point == workload.PointReleased {
+		m.closeClockStep(ev.Client, ev.Hold, "its release")
+	}
 }
 
 // At plays the steps an event triggers, in step order: a paused client
@@ -334,6 +343,7 @@ func (m *scheduled) Heal(ctx context.Context) error {
 		}
 	}
 	m.log.bg.Wait()
+	m.healClockSteps()
 	return errors.Join(append(errs, m.log.err(), healAll(ctx, m.env))...)
 }
 
@@ -347,6 +357,9 @@ func (m *scheduled) strike(ctx context.Context, r *stepRun, ev workload.Event) e
 		return nil
 	case "slow-cs":
 		m.window(ctx, r, ev, &slowCS{d: m.ttls(r.st.For)}, false)
+		return nil
+	case "client-clock-step":
+		m.clockStep(ctx, r, ev)
 		return nil
 	case "client-crash":
 		evidence, _ := inject(ctx, &clientCrash{ev: ev})

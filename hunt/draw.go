@@ -143,7 +143,7 @@ func (d *Drawer) step(tie bool) chaos.Step {
 	}
 	if p.Sized {
 		st.Size = round(between(r, 0.1, 1.5))
-		if p.Name == "clock-jump" {
+		if p.Name == "clock-jump" || p.Name == "client-clock-step" {
 			st.Size = round(between(r, 0.5, 3))
 		}
 	}

@@ -588,3 +588,58 @@ func TestClockStepReachesPython(t *testing.T) {
 		})
 	}
 }
+
+// TestClockStepSchedule: client-clock-step as a schedule step (what a
+// hunt draws), with no scenario naming it: the holder's adapter clock
+// stepped back 2×TTL at its read, the same hold kept 2×TTL by a slow-cs
+// step. The validity-wall-clock mutant's check says valid and it writes
+// over the next owner (exit 1: the schedule's expectation, the weakest of
+// client-clock-step's and long-cs's for a lock that checks its validity,
+// is must-hold); the unmutated lock's monotonic check stops the write
+// (exit 0). The step's window is in results.json, landed or not.
+func TestClockStepSchedule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	p, err := programs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leakcheck.AtEnd(t, leakcheck.Servers...)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "clock.json")
+	if err := os.WriteFile(file, []byte(`{"schedule": 1, "name": "clock", "steps": [
+  {"fault": "client-clock-step", "target": "holder", "on": "in-cs", "at": 1, "size": 2},
+  {"fault": "slow-cs", "target": "holder", "on": "in-cs", "with": 1, "for": 2}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bug  string
+		want int
+	}{{"validity-wall-clock", 1}, {"none", 0}} {
+		t.Run(tc.bug, func(t *testing.T) {
+			out := filepath.Join(dir, tc.bug)
+			args := append([]string{"run", "--strategy", mutants.Strategy(p.Python, "local-validity", tc.bug), "--schedule", file,
+				"--seed", "1", "--duration", "2s", "--out", out, "--quiet"}, "--ttl", "200ms", "--op-timeout", "1s", "--clients", "8")
+			b, err := exec.Command(p.Lockbench, args...).CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.want {
+				t.Errorf("exit %d, want %d:\n%s", code, tc.want, b)
+			}
+			res, err := os.ReadFile(filepath.Join(out, "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(res), "client-clock-step (step 1)") {
+				t.Errorf("results.json has no window of the clock step")
+			}
+		})
+	}
+}

@@ -84,6 +84,8 @@ var claimRules = []claimRule{
 		"the client checks the lease's validity before its write: past the TTL it stops instead of writing", false},
 	{[]string{"long-cs"}, renews, setSafe,
 		"renewal keeps the lease while the client, still running, works past the TTL", false},
+	{[]string{"long-cs"}, asksLock, setSafe,
+		"the client asks the lock before its write (ask_lock): past the TTL a lock that asks its server finds the key gone, and one that keeps its lease's validity itself finds it run out, so it stops instead of writing", false},
 
 	{[]string{"gc-pause"}, nil, setBroken,
 		"the pause comes after the client's last check and outlasts the TTL: renewal stops with it and its validity was already checked, so it writes after another owner entered", false},
