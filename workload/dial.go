@@ -96,6 +96,30 @@ func (d Dialer) Sentinel(master string, sentinels []string) redis.UniversalClien
 	return c
 }
 
+// clusterRedirects is the MaxRedirects of a cluster client: how many
+// times it follows MOVED or ASK, or retries after TRYAGAIN, CLUSTERDOWN or
+// a network error, for one command (go-redis's default). A retried
+// command whose earlier attempt may have run is the strategy's to
+// classify (impl's token-lua-cluster reports an unknown outcome).
+const clusterRedirects = 3
+
+// Cluster returns a go-redis cluster client over a Redis Cluster's nodes
+// (addrs are seeds: it learns the slot map from them), with the node
+// options of Options: it routes each key to its slot's primary and
+// follows MOVED and ASK.
+func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
+	o := d.Options(addrs[0])
+	c := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs, PoolSize: o.PoolSize, MaxRetries: -1, MaxRedirects: clusterRedirects, ContextTimeoutEnabled: true,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		DialerRetries: o.DialerRetries, DialerRetryTimeout: o.DialerRetryTimeout, Dialer: o.Dialer,
+	})
+	if d.Cmds != nil {
+		c.AddHook(CountHook{d.Cmds})
+	}
+	return c
+}
+
 // uncheckedConn is a TCP connection that does not implement syscall.Conn:
 // go-redis's pool health check (connCheck) needs the file descriptor and
 // skips connections without one. Reads and writes still go through the
