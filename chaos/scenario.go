@@ -297,6 +297,7 @@ func newRand(seed int64) *rand.Rand {
 
 // All returns every scenario, in report order: the baseline, then one
 // family per file (client.go, cancel.go, process.go, rolling.go, consensus.go, failover.go,
+// clusterfailover.go (with slotmigration.go),
 // network.go, renewalcut.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
@@ -307,6 +308,7 @@ func All() []Scenario {
 	all = append(all, rollingScenarios()...)
 	all = append(all, consensusScenarios()...)
 	all = append(all, failoverScenarios()...)
+	all = append(all, clusterScenarios()...)
 	all = append(all, networkScenarios()...)
 	all = append(all, renewalCutScenarios()...)
 	all = append(all, replyScenarios()...)

@@ -2,7 +2,11 @@ package workload
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
+	"sync"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +121,68 @@ func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
 	if d.Cmds != nil {
 		c.AddHook(CountHook{d.Cmds})
 	}
+	r := &slotReload{c: c}
+	c.OnNewNode(func(n *redis.Client) { n.AddHook(r) })
 	return c
+}
+
+// slotReload makes a cluster client reload its slot map (CLUSTER SLOTS)
+// when a node fails it with a network error: go-redis reloads on MOVED,
+// but otherwise only once its map is 10 s old, so after a failover its
+// clients would keep dialling the dead primary for up to 10 s. At most
+// one reload runs at a time, and at most one per slotReloadEvery.
+type slotReload struct {
+	c    *redis.ClusterClient
+	mu   sync.Mutex
+	busy bool
+	last time.Time
+}
+
+// slotReloadEvery is the least time between two reloads of slotReload.
+const slotReloadEvery = 50 * time.Millisecond
+
+// DialHook passes dials through.
+func (r *slotReload) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook reloads the slot map after a network error.
+func (r *slotReload) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		r.after(err)
+		return err
+	}
+}
+
+// ProcessPipelineHook reloads the slot map after a network error.
+func (r *slotReload) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		r.after(err)
+		return err
+	}
+}
+
+// after starts a reload in the background when err is a network error.
+func (r *slotReload) after(err error) {
+	var ne net.Error
+	if err == nil || !errors.As(err, &ne) && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.ECONNREFUSED) {
+		return
+	}
+	r.mu.Lock()
+	if r.busy || time.Since(r.last) < slotReloadEvery {
+		r.mu.Unlock()
+		return
+	}
+	r.busy, r.last = true, time.Now()
+	r.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r.c.ReloadState(ctx)
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+	}()
 }
 
 // uncheckedConn is a TCP connection that does not implement syscall.Conn:
