@@ -6,8 +6,8 @@ import (
 	"io"
 	"net"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
