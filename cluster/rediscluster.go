@@ -424,3 +424,19 @@ func (c *Cluster) startExternalCluster(ctx context.Context) error {
 	}
 	return fmt.Errorf("cluster: external Redis Cluster: no seed of --redis-cluster-addrs answers: %w", errors.Join(errs...))
 }
+
+// ClusterFailover sends CLUSTER FAILOVER FORCE to a Redis Cluster replica:
+// it takes over its primary's slots once a majority of primaries vote for
+// it, without waiting for the primary to be flagged failed (a dead
+// primary cannot take part in a manual failover's handshake, hence FORCE).
+// External backend: only with External.AllowDestructive.
+func (n *Node) ClusterFailover(ctx context.Context) error {
+	if err := n.c.allowRedisFault("CLUSTER FAILOVER FORCE"); err != nil {
+		return err
+	}
+	if _, err := n.do(ctx, "CLUSTER", "FAILOVER", "FORCE"); err != nil {
+		return fmt.Errorf("cluster: CLUSTER FAILOVER FORCE on %s: %w", n.name, err)
+	}
+	n.c.opts.Logf("cluster: CLUSTER FAILOVER FORCE on %s", n.name)
+	return nil
+}
