@@ -24,7 +24,7 @@ func clusterScenarios() []Scenario {
 }
 
 // Timings of cluster-failover: the cluster flags a SIGKILLed primary
-// failed after cluster.ClusterNodeTimeout (500 ms) and its replica wins
+// failed after the cluster package's node timeout (500 ms) and its replica wins
 // the election 0.5-1 s later (measured: 1.5-2.5 s from the kill on 2
 // busy cores); the struck client must still be inside its lease when the
 // next holder is granted on the promoted replica, after the clients'

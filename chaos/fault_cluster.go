@@ -53,7 +53,7 @@ func (h *replicaHold) Heal(ctx context.Context) (string, error) {
 // (at most faultTimeout) until the cluster has elected the slot's replica
 // in its place: no Redis command of the nemesis takes part in the
 // failover, only the cluster's failure detection (cluster-node-timeout,
-// cluster.ClusterNodeTimeout) and its replicas' election. Evidence: "n1
+// the cluster package's node timeout) and its replicas' election. Evidence: "n1
 // pid 42 SIGKILLed (...); the cluster elected n4 primary of slot 1450
 // 1.652s after the kill". Heal waits for the election if Inject did not
 // see it; the killed primary stays down.

@@ -15,13 +15,13 @@ import (
 
 // Redis Cluster timings.
 const (
-	// ClusterNodeTimeout is the cluster-node-timeout of the process
+	// clusterNodeTimeout is the cluster-node-timeout of the process
 	// backend's Redis Cluster nodes: a primary unreachable this long is
 	// flagged PFAIL, then FAIL once a majority of primaries agree, and its
 	// replica waits 500 ms plus up to 500 ms more before it asks for votes.
 	// Measured on 2 busy cores (TestRedisClusterFailover): the replica
 	// takes over about 1.5-2.5 s after its primary is SIGKILLed.
-	ClusterNodeTimeout = 500 * time.Millisecond
+	clusterNodeTimeout = 500 * time.Millisecond
 	// clusterReadyTimeout bounds the wait for cluster_state:ok on every
 	// node and every replica in sync after redis-cli --cluster create
 	// (and after a slot migration or a failover, for WaitClusterOK).
@@ -36,7 +36,7 @@ func clusterArgs(dir string, bus int) []string {
 	return []string{
 		"--cluster-enabled", "yes",
 		"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-		"--cluster-node-timeout", strconv.FormatInt(ClusterNodeTimeout.Milliseconds(), 10),
+		"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 		"--cluster-port", strconv.Itoa(bus),
 		"--cluster-replica-validity-factor", "0",
 	}
