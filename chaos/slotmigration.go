@@ -23,7 +23,8 @@ import (
 // KEYS, SETSLOT NODE on every primary). The other clients' acquires meet
 // MOVED (and ASK, if they hit the old primary between the MIGRATE and its
 // SETSLOT NODE) and the cluster client follows them. The lock must
-// survive: the key with the holder's token and its TTL is on the new
+// survive (the holder is held until the move ends, at most half its
+// lease): the key with the holder's token and its TTL is on the new
 // primary (read there, recorded in the window's note), nobody else is
 // granted it, and the holder's release finds it. A migration lands when
 // the key was on the new primary with the holder's token.
@@ -65,14 +66,24 @@ func (m *slotMigrate) At(ctx context.Context, ev workload.Event) error {
 	m.busy = true
 	m.next++
 	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.busy = false
-		m.mu.Unlock()
+	// The holder waits for the move, but never past half its lease: a
+	// move can take longer than a short TTL on a busy machine, and a
+	// holder kept past its lease would break exclusion by the nemesis's
+	// doing, not the lock's.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := m.migrate(ctx, ev); err != nil && ctx.Err() == nil {
+			t := m.env.Clock.Now()
+			recordWindow(m.env, t, t, "", fmt.Sprintf("slot-migration: error: %v", err))
+		}
 	}()
-	if err := m.migrate(ctx, ev); err != nil && ctx.Err() == nil {
-		t := m.env.Clock.Now()
-		recordWindow(m.env, t, t, "", fmt.Sprintf("slot-migration: error: %v", err))
+	t := time.NewTimer(time.Until(ev.Lease.Start.Add(m.env.TTL / 2)))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 	return nil
 }
@@ -80,6 +91,11 @@ func (m *slotMigrate) At(ctx context.Context, ev workload.Event) error {
 // migrate moves ev's key's slot to another primary and records the
 // window with what it found on the new primary.
 func (m *slotMigrate) migrate(ctx context.Context, ev workload.Event) error {
+	defer func() {
+		m.mu.Lock()
+		m.busy = false
+		m.mu.Unlock()
+	}()
 	env := m.env
 	c := env.Cluster
 	start := env.Clock.Now()
