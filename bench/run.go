@@ -575,6 +575,13 @@ func (r *run) connect(ctx context.Context) error {
 	r.env.Resource = workload.NewResource(w.Fencing)
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {
+	case r.topo.Kind == cluster.RedisCluster:
+		// One cluster client over every node: it finds the key's primary.
+		addrs := c.Addrs()
+		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
+			return []redis.UniversalClient{dialFor(client).Cluster(addrs)}, nil
+		}
+		r.env.Endpoints = func(int) []string { return addrs }
 	case r.setup.Sentinel:
 		r.env.Nodes = func(client int) ([]redis.UniversalClient, error) {
 			return []redis.UniversalClient{dialFor(client).Sentinel(c.MasterName(), c.SentinelAddrs())}, nil

@@ -49,7 +49,7 @@ func Faults() []Fault {
 		&nodeKill{}, &nodeRestart{}, &nodePause{}, &keyLoss{}, &rollingRestart{},
 		&clientPause{}, &slowCS{}, &clientCrash{}, &cancelCall{},
 		&linkCut{}, &linkBlackhole{}, &linkLatency{}, &linkMove{}, &lostReply{}, &slowReply{},
-		&replicationCut{}, &promotion{}, &sentinelFailover{},
+		&replicationCut{}, &promotion{}, &sentinelFailover{}, &replicaHold{}, &clusterElection{}, &slotMove{},
 		&clockJump{}, &clientClockStep{},
 	}
 }

@@ -81,6 +81,8 @@ func TestScenarioRequires(t *testing.T) {
 		{"failover-bare-quorum", []cluster.Feature{kill, redis, repl, proxies}, []cluster.Feature{kill, redis, repl, proxies}},
 		{"sentinel-failover", []cluster.Feature{kill, repl}, []cluster.Feature{kill, repl}},
 		{"failover-other-replica", []cluster.Feature{kill, redis, repl, proxies}, []cluster.Feature{kill, redis, repl, proxies}},
+		{"cluster-failover", []cluster.Feature{redis, kill}, []cluster.Feature{redis, kill}},
+		{"slot-migration", []cluster.Feature{redis}, []cluster.Feature{redis}},
 		{"partition-holder", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"partition-blackhole", []cluster.Feature{proxies}, []cluster.Feature{proxies}},
 		{"latency", []cluster.Feature{proxies}, []cluster.Feature{proxies}},

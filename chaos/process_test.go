@@ -321,6 +321,12 @@ func TestProcessScenariosApply(t *testing.T) {
 				}
 				continue
 			}
+			if in.Cluster {
+				if ok || why != naOnCluster {
+					t.Errorf("%s applies to %s, which runs on a Redis Cluster: %v (%s)", sc.Name, name, ok, why)
+				}
+				continue
+			}
 			if in.Replicas > 0 {
 				if ok || why != naOnReplicas {
 					t.Errorf("%s applies to %s, which waits for replicas: %v (%s)", sc.Name, name, ok, why)

@@ -65,6 +65,10 @@ type Scenario struct {
 	// 0, on a primary with replicas): such a lock runs only the scenarios
 	// that declare it (see AppliesTo).
 	OnReplicas bool
+	// OnCluster declares that the scenario was written, and its outcome
+	// measured, for a lock on a Redis Cluster (impl.Info.Cluster): such a
+	// lock runs only the scenarios that declare it (see AppliesTo).
+	OnCluster bool
 	// KeepsLeases declares that the scenario's faults take no lease from
 	// a renewing holder that keeps running (its reach): a slow critical
 	// section, where the renewal must go on. The renewal-liveness check
@@ -79,6 +83,9 @@ type Scenario struct {
 func (s Scenario) AppliesTo(in impl.Info) (bool, string) {
 	if in.Replicas > 0 && !s.OnReplicas {
 		return false, naOnReplicas
+	}
+	if in.Cluster && !s.OnCluster {
+		return false, naOnCluster
 	}
 	if s.Applies == nil {
 		return true, ""
@@ -131,6 +138,10 @@ func SupportedOn(in impl.Info, have []cluster.Feature) []string {
 // naOnReplicas is why a scenario not marked OnReplicas does not run a
 // lock that waits for replicas.
 const naOnReplicas = "not run for a lock that waits for replicas (WAIT): its fault acts on the lock's one node (its process, links or clock) as if that node were alone, and on a primary with replicas it would also have to say what becomes of the replicas; the baseline, the client faults and the failover scenarios are written for it"
+
+// naOnCluster is why a scenario not marked OnCluster does not run a lock
+// on a Redis Cluster.
+const naOnCluster = "not written for a Redis Cluster: its fault acts on one Redis node (n1: its process, its links through per-client proxies, its clock, its replication to a replica it re-points with REPLICAOF) as if the lock lived there, while a cluster client reaches the lock's slot on whichever of 3 primaries serves it, and a replica there follows its primary by CLUSTER REPLICATE, not REPLICAOF; the baseline, cluster-failover and slot-migration are written for it"
 
 // onConsensus reports whether a strategy's lock lives on etcd or
 // ZooKeeper (Info.Server) rather than on Redis.
@@ -286,6 +297,7 @@ func newRand(seed int64) *rand.Rand {
 
 // All returns every scenario, in report order: the baseline, then one
 // family per file (client.go, cancel.go, process.go, rolling.go, consensus.go, failover.go,
+// clusterfailover.go (with slotmigration.go),
 // network.go, renewalcut.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
@@ -296,6 +308,7 @@ func All() []Scenario {
 	all = append(all, rollingScenarios()...)
 	all = append(all, consensusScenarios()...)
 	all = append(all, failoverScenarios()...)
+	all = append(all, clusterScenarios()...)
 	all = append(all, networkScenarios()...)
 	all = append(all, renewalCutScenarios()...)
 	all = append(all, replyScenarios()...)
@@ -331,6 +344,6 @@ func (quiet) Heal(context.Context) error { return nil }
 
 // Baseline runs the workload without faults.
 func Baseline() Scenario {
-	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL", OnReplicas: true,
+	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL", OnReplicas: true, OnCluster: true,
 		New: func(Env) Nemesis { return quiet{} }}
 }

@@ -10,14 +10,18 @@ import (
 )
 
 // StrategyTopology returns the cluster topology a strategy (its Info)
-// needs on its own: its server kind and node count, and a primary with
-// Info.Replicas replicas for a lock that waits for them.
+// needs on its own: its server kind and node count, a primary with
+// Info.Replicas replicas for a lock that waits for them, and
+// redis-cluster:3+3 for a lock on a Redis Cluster (Info.Cluster).
 func StrategyTopology(info impl.Info) cluster.Topology {
 	switch info.Server {
 	case impl.ServerEtcd:
 		return cluster.Topology{Kind: cluster.Etcd, Nodes: info.Nodes}
 	case impl.ServerZooKeeper:
 		return cluster.Topology{Kind: cluster.ZooKeeper, Nodes: info.Nodes}
+	}
+	if info.Cluster {
+		return cluster.Topology{Kind: cluster.RedisCluster}
 	}
 	if info.Replicas > 0 {
 		return cluster.Topology{Kind: cluster.Replicated, Replicas: info.Replicas}

@@ -266,6 +266,9 @@ func (o *Options) checkSecurity(t Topology) error {
 	if !s.Enabled() || t.Kind.Consensus() {
 		return nil
 	}
+	if t.Kind == RedisCluster {
+		return fmt.Errorf("cluster: a Redis Cluster (%s) runs without AUTH or TLS for now: drop the password and --tls", t)
+	}
 	if (s.CertFile == "") != (s.KeyFile == "") {
 		return fmt.Errorf("cluster: TLS: give both a client certificate and its key (--tls-cert and --tls-key), or neither")
 	}
@@ -363,10 +366,15 @@ func (c *Cluster) start(ctx context.Context) error {
 	switch {
 	case c.be.name() == BackendExternal && t.Kind.Consensus():
 		return c.startExternalConsensus(ctx)
+	case c.be.name() == BackendExternal && t.Kind == RedisCluster:
+		return c.startExternalCluster(ctx)
 	case c.be.name() == BackendExternal:
 		return c.startExternal(ctx)
 	case t.Kind.Consensus():
 		return c.startConsensus(ctx)
+	}
+	if t.Kind == RedisCluster {
+		return c.startRedisCluster(ctx)
 	}
 	for i := range t.Nodes {
 		n, err := c.newNode(fmt.Sprintf("n%d", i+1), false, c.opts.port(i))

@@ -217,6 +217,8 @@ func dockerRefuses(kind Kind) error {
 	switch kind {
 	case Etcd:
 		return fmt.Errorf("%w: the docker backend runs Redis only (its image is FROM scratch with this machine's redis-server); run etcd on the process backend, or give --etcd-endpoints with --backend external", ErrUnsupported)
+	case RedisCluster:
+		return fmt.Errorf("%w: the docker backend does not build a Redis Cluster (its nodes would have to announce their container addresses on the cluster bus, and redis-cli --cluster create run inside the network): run redis-cluster:3+3 on the process backend, or give --redis-cluster-addrs with --backend external", ErrUnsupported)
 	case ZooKeeper:
 		return fmt.Errorf("%w: the docker backend cannot run ZooKeeper: a JVM and its jars do not fit its FROM scratch image of one binary and its libraries; run it on the process backend, or give --zk-servers with --backend external", ErrUnsupported)
 	}
@@ -230,6 +232,9 @@ func externalMissing(e External, kind Kind) error {
 		return errors.New("cluster: external backend: an etcd strategy needs the cluster's client endpoints: give --etcd-endpoints host:port,...")
 	case kind == ZooKeeper && len(e.ZooKeeperServers) == 0:
 		return errors.New("cluster: external backend: a ZooKeeper strategy needs the ensemble's servers: give --zk-servers host:port,...")
+	case kind == RedisCluster && len(e.ClusterAddrs) == 0:
+		return errors.New("cluster: external backend: a Redis Cluster strategy needs the cluster's seed nodes: give --redis-cluster-addrs host:port,...")
+	case kind == RedisCluster:
 	case !kind.Consensus() && len(e.Addrs) == 0:
 		return errors.New("cluster: external backend needs the servers' addresses (--redis-addrs host:port,...)")
 	}

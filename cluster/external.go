@@ -34,6 +34,11 @@ type External struct {
 	// connect string without a chroot. lockbench only makes lock nodes
 	// under its key prefix there.
 	ZooKeeperServers []string
+	// ClusterAddrs are seed nodes of a Redis Cluster, "host:port", for
+	// the strategies that run on one (topology RedisCluster): Start asks
+	// the first that answers for CLUSTER NODES and makes a node of every
+	// primary and replica listed there.
+	ClusterAddrs []string
 	// SentinelAddrs are the Sentinels, "host:port" (optional).
 	SentinelAddrs []string
 	// MasterName is the name the Sentinels monitor the primary under.

@@ -33,6 +33,7 @@ type Node struct {
 	mu          sync.Mutex // guards the fields below
 	host        string     // address host clients dial: 127.0.0.1, or a container IP
 	port        int
+	busPort     int         // Redis Cluster: the cluster bus port (--cluster-port), 0 until picked
 	fixed       bool        // port must not change (fixed by the caller, or started once)
 	everStarted bool        // the node started successfully at least once
 	proc        *process    // process backend: the running process
@@ -361,6 +362,13 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 	if n.replicaOf != nil {
 		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(n.replicaOf.Port()))
 	}
+	if n.c.topo.Kind == RedisCluster {
+		bus, err := n.clusterBusPort()
+		if err != nil {
+			return "", nil, err
+		}
+		args = append(args, clusterArgs(n.dir, bus)...)
+	}
 	// Later arguments win: TLS replaces --port with --port 0 --tls-port.
 	args = append(args, o.Security.tlsArgs(port)...)
 	if o.Security.Password != "" {
@@ -397,6 +405,9 @@ func (n *Node) startProcess(ctx context.Context) error {
 		if fixed {
 			return fmt.Errorf("%w: cluster: start %s: port %d is in use by another process", ErrEnvironment, n.name, port)
 		}
+		n.mu.Lock()
+		n.busPort = 0 // the bus port may be the one taken: pick both afresh
+		n.mu.Unlock()
 		if attempt == startAttempts {
 			return fmt.Errorf("%w: cluster: start %s: %d free ports were taken before redis bound them", ErrEnvironment, n.name, attempt)
 		}

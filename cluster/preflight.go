@@ -113,7 +113,9 @@ func TooFewServers(o Options, t Topology) string {
 		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
 	case t.Kind == ZooKeeper && len(o.External.ZooKeeperServers) == 0:
 		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
-	case t.Kind.Consensus():
+	case t.Kind == RedisCluster && len(o.External.ClusterAddrs) == 0:
+		return "needs a Redis Cluster: give --redis-cluster-addrs host:port,... (seed nodes)"
+	case t.Kind.Consensus(), t.Kind == RedisCluster:
 		return ""
 	}
 	if n, have := t.Servers(), len(o.External.Addrs); have < n {

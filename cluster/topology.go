@@ -28,6 +28,12 @@ const (
 	// DefaultConsensusNodes) that elect a leader with ZAB (see
 	// consensus.go).
 	ZooKeeper Kind = "zookeeper"
+	// RedisCluster is a Redis Cluster of 3 primaries, each with 1 replica
+	// (redis-server --cluster-enabled yes, then redis-cli --cluster
+	// create --cluster-replicas 1): the 16384 hash slots split over the
+	// primaries, a replica promoted by the cluster's own election when
+	// its primary fails (see rediscluster.go). Spelled "redis-cluster:3+3".
+	RedisCluster Kind = "redis-cluster"
 )
 
 // DefaultConsensusNodes is the member count of "etcd" and "zookeeper"
@@ -57,12 +63,22 @@ type Topology struct {
 }
 
 // validForms lists the accepted spellings of a topology, for error messages.
-const validForms = `"single", "independent" (= independent:5), "independent:N", "replicated:1", "replicated:2", "replicated:1+sentinel", "replicated:2+sentinel", "etcd" (= etcd:3), "etcd:N", "zookeeper" (= zookeeper:3), "zookeeper:N" (N odd)`
+const validForms = `"single", "independent" (= independent:5), "independent:N", "replicated:1", "replicated:2", "replicated:1+sentinel", "replicated:2+sentinel", "redis-cluster:3+3" (= redis-cluster), "etcd" (= etcd:3), "etcd:N", "zookeeper" (= zookeeper:3), "zookeeper:N" (N odd)`
+
+// Redis Cluster shape: the only one Start builds, 3 primaries with one
+// replica each (the smallest cluster whose primaries can elect a
+// replica after one of them fails: a majority of 3 is 2).
+const (
+	clusterPrimaries = 3
+	clusterReplicas  = 1
+	clusterSpelling  = "redis-cluster:3+3"
+)
 
 // ParseTopology parses the command-line spelling of a topology:
 // "single", "independent" (5 nodes), "independent:N" (N >= 1),
 // "replicated" (= replicated:1), "replicated:R" (R = 1 or 2 replicas) and
-// "replicated:R+sentinel" (the same watched by 3 Sentinels), "etcd" and
+// "replicated:R+sentinel" (the same watched by 3 Sentinels),
+// "redis-cluster:3+3" (= "redis-cluster": a Redis Cluster), "etcd" and
 // "zookeeper" (3 members) and "etcd:N", "zookeeper:N" (N odd, 1 to 7).
 // Any other input returns an error that lists the valid forms.
 func ParseTopology(s string) (Topology, error) {
@@ -104,6 +120,11 @@ func ParseTopology(s string) (Topology, error) {
 		}
 		t.Replicas = v
 		return t.normalized(), nil
+	case RedisCluster:
+		if hasArg && arg != "3+3" {
+			return bad(`Redis Cluster is built as 3 primaries + 3 replicas only: "redis-cluster:3+3"`)
+		}
+		return Topology{Kind: RedisCluster}.normalized(), nil
 	case Etcd, ZooKeeper:
 		t := Topology{Kind: Kind(kind), Nodes: DefaultConsensusNodes}
 		if hasArg {
@@ -140,6 +161,8 @@ func (t Topology) normalized() Topology {
 			t.Nodes = DefaultConsensusNodes
 		}
 		t.Replicas, t.Sentinels = 0, 0
+	case RedisCluster:
+		t.Nodes, t.Replicas, t.Sentinels = clusterPrimaries*(1+clusterReplicas), clusterReplicas, 0
 	}
 	return t
 }
@@ -163,6 +186,10 @@ func (t Topology) validate() error {
 		if t.Sentinels != 0 && t.Sentinels != 3 {
 			return fmt.Errorf("cluster: replicated topology takes 0 or 3 sentinels, got %d", t.Sentinels)
 		}
+	case RedisCluster:
+		if n := t.normalized(); (t.Nodes != 0 && t.Nodes != n.Nodes) || (t.Replicas != 0 && t.Replicas != n.Replicas) || t.Sentinels != 0 {
+			return fmt.Errorf("cluster: a Redis Cluster is built as %s only (3 primaries, 1 replica each, no Sentinel)", clusterSpelling)
+		}
 	case Etcd, ZooKeeper:
 		if t.Nodes < 0 || t.Nodes > maxConsensusNodes || t.Nodes%2 == 0 && t.Nodes != 0 {
 			return fmt.Errorf("cluster: %s topology needs an odd member count from 1 to %d, got %d", t.Kind, maxConsensusNodes, t.Nodes)
@@ -175,7 +202,8 @@ func (t Topology) validate() error {
 
 // Servers returns the number of servers the topology has (Sentinels
 // not counted): 1 for Single, Nodes for Independent (0: 5), 1 + Replicas
-// for Replicated, the members for Etcd and ZooKeeper (0: 3).
+// for Replicated, the members for Etcd and ZooKeeper (0: 3), 6 for
+// RedisCluster (3 primaries and their replicas).
 func (t Topology) Servers() int { return t.normalized().Nodes }
 
 // String returns the spelling ParseTopology accepts, e.g. "independent:5" or
@@ -195,6 +223,8 @@ func (t Topology) String() string {
 		return s
 	case Etcd, ZooKeeper:
 		return fmt.Sprintf("%s:%d", t.Kind, t.Nodes)
+	case RedisCluster:
+		return clusterSpelling
 	}
 	return string(t.Kind)
 }

@@ -5,7 +5,7 @@ import "testing"
 // TestGroups: every registered strategy lands in the group its Info says.
 func TestGroups(t *testing.T) {
 	want := map[string]string{
-		"naive": GroupRedisSingle, "set-nx-px": GroupRedisSingle, "token-lua": GroupRedisSingle, "token-lua-wait": GroupRedisSingle,
+		"naive": GroupRedisSingle, "set-nx-px": GroupRedisSingle, "token-lua": GroupRedisSingle, "token-lua-wait": GroupRedisSingle, "token-lua-cluster": GroupRedisSingle,
 		"watchdog": GroupRedisSingle, "reentrant": GroupRedisSingle,
 		"redlock": GroupRedisQuorum, "fenced": GroupFenced,
 		"redsync": GroupLibraries, "redsync-single": GroupLibraries, "redislock": GroupLibraries,

@@ -14,6 +14,7 @@ func All() []Strategy {
 		setNXPXStrategy{},
 		tokenLua{},
 		tokenLuaWait{},
+		tokenLuaCluster{},
 		watchdog{},
 		reentrant{},
 		redlock{},

@@ -166,6 +166,12 @@ type Info struct {
 	// "replicated:N") wherever a scenario sets no topology of its own.
 	// 0: none (a lock on its Nodes alone).
 	Replicas int
+	// Cluster says the lock lives on a Redis Cluster: Config.Nodes holds
+	// one go-redis cluster client over the cluster's nodes (it routes
+	// each key to its slot's primary and follows MOVED and ASK), and the
+	// harness runs the strategy on topology redis-cluster:3+3 and only
+	// under the scenarios written for a cluster (chaos.Scenario.OnCluster).
+	Cluster bool
 	// Server is the kind of server the strategy's lock lives on; the zero
 	// value is ServerRedis.
 	Server Server

@@ -44,6 +44,13 @@ const (
 	bareQuorumFailover         = "A holds exactly n1-n3 (split votes under contention often leave a bare quorum); n1 fails over to a replica that never saw the grant, so A keeps 2 of 5 and B takes n1, n4 and n5 well inside A's validity: two quorums, and A's validity check passes (Kleppmann 2016: a lost key breaks a bare quorum, as node-restart shows; measured at 16 clients, seeds 1-10: every landed strike broke, redlock in 5, redsync in 3, the other seeds inconclusive)"
 )
 
+// token-lua on a Redis Cluster (token-lua-cluster) under the cluster
+// scenarios.
+const (
+	lostAtClusterFailover = "replication is asynchronous on a Redis Cluster too: the scenario holds the key's replica back (CLIENT PAUSE), so the fresh grant is on the primary only; the primary is SIGKILLed, the replica drops the stream it buffered when its link breaks, and the cluster's own election (cluster-node-timeout 500 ms; 1.5-2.5 s after the kill) makes it the slot's primary without the key: a second client is granted the key inside the first one's lease (TTL at least 5 s) and both write (redis.io cluster specification: Redis Cluster is not strongly consistent, a failover can lose acknowledged writes)"
+	slotMoveKeepsLock     = "MIGRATE moves the key with its value and remaining TTL (redis.io MIGRATE: DUMP/RESTORE with the TTL), and the slot changes owner atomically per node by CLUSTER SETSLOT NODE: the key is on the new primary with the holder's token (the window's note reads it there), the other clients' SET NX meet it after following MOVED or ASK and are refused, and the holder's release finds it"
+)
+
 // A lock that waits for a replica (token-lua-wait: WAIT 1 after its SET
 // and after its release, on a primary with replicas) under the failover
 // scenarios. The redis.io WAIT page says what it buys and what not: a

@@ -90,5 +90,12 @@ func singleNodeVerdicts() map[string][]row {
 			{"sentinel-failover", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting, Reason: waitHeldBack + "; " + waitKeeps + "; Sentinel promotes the only replica, ~2.3 s after the kill, inside the 4 s lease"}},
 			{"failover-other-replica", broken(waitOther)},
 		},
+		// token-lua-cluster runs on a Redis Cluster (redis-cluster:3+3),
+		// and only the scenarios written for one (chaos.Scenario.OnCluster).
+		"token-lua-cluster": {
+			{"baseline", safe("no fault: the cluster client sends SET NX PX and the compare-and-delete to the primary of the key's slot, which grants one owner at a time")},
+			{"cluster-failover", broken(lostAtClusterFailover)},
+			{"slot-migration", safe(slotMoveKeepsLock)},
+		},
 	}
 }

@@ -2,8 +2,12 @@ package workload
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,6 +98,91 @@ func (d Dialer) Sentinel(master string, sentinels []string) redis.UniversalClien
 		c.AddHook(CountHook{d.Cmds})
 	}
 	return c
+}
+
+// clusterRedirects is the MaxRedirects of a cluster client: how many
+// times it follows MOVED or ASK, or retries after TRYAGAIN, CLUSTERDOWN or
+// a network error, for one command (go-redis's default). A retried
+// command whose earlier attempt may have run is the strategy's to
+// classify (impl's token-lua-cluster reports an unknown outcome).
+const clusterRedirects = 3
+
+// Cluster returns a go-redis cluster client over a Redis Cluster's nodes
+// (addrs are seeds: it learns the slot map from them), with the node
+// options of Options: it routes each key to its slot's primary and
+// follows MOVED and ASK.
+func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
+	o := d.Options(addrs[0])
+	c := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs, PoolSize: o.PoolSize, MaxRetries: -1, MaxRedirects: clusterRedirects, ContextTimeoutEnabled: true,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		DialerRetries: o.DialerRetries, DialerRetryTimeout: o.DialerRetryTimeout, Dialer: o.Dialer,
+	})
+	if d.Cmds != nil {
+		c.AddHook(CountHook{d.Cmds})
+	}
+	r := &slotReload{c: c}
+	c.OnNewNode(func(n *redis.Client) { n.AddHook(r) })
+	return c
+}
+
+// slotReload makes a cluster client reload its slot map (CLUSTER SLOTS)
+// when a node fails it with a network error: go-redis reloads on MOVED,
+// but otherwise only once its map is 10 s old, so after a failover its
+// clients would keep dialling the dead primary for up to 10 s. At most
+// one reload runs at a time, and at most one per slotReloadEvery.
+type slotReload struct {
+	c    *redis.ClusterClient
+	mu   sync.Mutex
+	busy bool
+	last time.Time
+}
+
+// slotReloadEvery is the least time between two reloads of slotReload.
+const slotReloadEvery = 50 * time.Millisecond
+
+// DialHook passes dials through.
+func (r *slotReload) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook reloads the slot map after a network error.
+func (r *slotReload) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		r.after(err)
+		return err
+	}
+}
+
+// ProcessPipelineHook reloads the slot map after a network error.
+func (r *slotReload) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		r.after(err)
+		return err
+	}
+}
+
+// after starts a reload in the background when err is a network error.
+func (r *slotReload) after(err error) {
+	var ne net.Error
+	if err == nil || !errors.As(err, &ne) && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.ECONNREFUSED) {
+		return
+	}
+	r.mu.Lock()
+	if r.busy || time.Since(r.last) < slotReloadEvery {
+		r.mu.Unlock()
+		return
+	}
+	r.busy, r.last = true, time.Now()
+	r.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r.c.ReloadState(ctx)
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+	}()
 }
 
 // uncheckedConn is a TCP connection that does not implement syscall.Conn:

@@ -18,7 +18,7 @@ import (
 // shared by run and bench.
 type backendFlags struct {
 	backend, image, masterName, keyPrefix string
-	addrs, sentinelAddrs                  []string
+	addrs, sentinelAddrs, clusterAddrs    []string
 	etcdEndpoints, zkServers              []string
 	allowDestructive, sharedKeys          bool
 	// AUTH and TLS (cluster.Security): the password only through the
@@ -33,6 +33,7 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.backend, "backend", cluster.BackendAuto, "where Redis runs: auto (process if redis-server is on PATH, else docker), process, docker, external")
 	fl.StringVar(&b.image, "redis-image", cluster.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+cluster.LocalImage+")")
 	fl.StringSliceVar(&b.addrs, "redis-addrs", nil, "external backend: the servers, host:port,... (node order; primary first)")
+	fl.StringSliceVar(&b.clusterAddrs, "redis-cluster-addrs", nil, "external backend: seed nodes of a Redis Cluster, host:port,... (token-lua-cluster; the other nodes are found with CLUSTER NODES)")
 	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
 	fl.StringSliceVar(&b.etcdEndpoints, "etcd-endpoints", nil, "external backend: an etcd cluster's client endpoints, host:port,... (etcd-* strategies)")
 	fl.StringSliceVar(&b.zkServers, "zk-servers", nil, "external backend: a ZooKeeper ensemble's servers, host:port,... without a chroot (zk-* strategies)")
@@ -64,12 +65,17 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 		return o, "", fmt.Errorf("%w: --backend %q (valid: auto, process, docker, external)", errs.ErrUsage, b.backend)
 	}
 	consensus := len(b.etcdEndpoints) > 0 || len(b.zkServers) > 0
+	consensus = consensus || len(b.clusterAddrs) > 0 // another deployment than --redis-addrs
 	ext := len(b.addrs) > 0 || len(b.sentinelAddrs) > 0 || b.allowDestructive || b.sharedKeys || consensus
 	if b.backend == cluster.BackendExternal && len(b.addrs) == 0 && !consensus {
-		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment; --etcd-endpoints or --zk-servers for the etcd and ZooKeeper strategies)", errs.ErrUsage)
+		return o, "", fmt.Errorf("%w: --backend external needs --redis-addrs host:port,... (the servers of your deployment; --redis-cluster-addrs for a Redis Cluster, --etcd-endpoints or --zk-servers for the etcd and ZooKeeper strategies)", errs.ErrUsage)
 	}
 	if b.backend != cluster.BackendExternal && ext {
-		return o, "", fmt.Errorf("%w: --redis-addrs, --sentinel-addrs, --etcd-endpoints, --zk-servers, --allow-destructive and --shared-keys go with --backend external", errs.ErrUsage)
+		return o, "", fmt.Errorf("%w: --redis-addrs, --redis-cluster-addrs, --sentinel-addrs, --etcd-endpoints, --zk-servers, --allow-destructive and --shared-keys go with --backend external", errs.ErrUsage)
+	}
+	b.clusterAddrs = trimAddrs(b.clusterAddrs)
+	if err := checkAddrs(ctx, "--redis-cluster-addrs", b.clusterAddrs, "seed nodes of the Redis Cluster"); err != nil {
+		return o, "", err
 	}
 	b.addrs, b.sentinelAddrs = trimAddrs(b.addrs), trimAddrs(b.sentinelAddrs)
 	b.etcdEndpoints, b.zkServers = trimAddrs(b.etcdEndpoints), trimAddrs(b.zkServers)
@@ -104,7 +110,7 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 	case cluster.BackendDocker:
 		o.Image = b.image
 	case cluster.BackendExternal:
-		o.External = cluster.External{Addrs: b.addrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive,
+		o.External = cluster.External{Addrs: b.addrs, ClusterAddrs: b.clusterAddrs, SentinelAddrs: b.sentinelAddrs, MasterName: b.masterName, AllowDestructive: b.allowDestructive,
 			SharedKeys: b.sharedKeys, EtcdEndpoints: b.etcdEndpoints, ZooKeeperServers: b.zkServers}
 	}
 	return o, note, nil

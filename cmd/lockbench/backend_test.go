@@ -27,6 +27,12 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "process", "--allow-destructive"}, "go with --backend external"},
 		{[]string{"--backend", "podman"}, "valid: auto, process, docker, external"},
 		{[]string{"--backend", "process", "--redis-image", "foo:bar"}, "--redis-image goes with --backend docker"},
+		// --redis-cluster-addrs is validated like --redis-addrs.
+		{[]string{"--backend", "process", "--redis-cluster-addrs", "127.0.0.1:7000"}, "--redis-cluster-addrs"},
+		{[]string{"--backend", "external", "--redis-cluster-addrs", "127.0.0.1"}, `--redis-cluster-addrs: "127.0.0.1" is not host:port`},
+		{[]string{"--backend", "external", "--redis-cluster-addrs", "127.0.0.1:0"}, `--redis-cluster-addrs: "127.0.0.1:0" is not host:port`},
+		{[]string{"--backend", "external", "--redis-cluster-addrs", "127.0.0.1:7000,127.0.0.1:7000"}, "listed 2 times"},
+		{[]string{"--backend", "external", "--redis-cluster-addrs", "localhost:7000,127.0.0.1:7000"}, "are the same server"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--strategy", "token-lua", "--out", t.TempDir()}, tt.args...)

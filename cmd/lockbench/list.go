@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/validate"
@@ -57,7 +58,9 @@ func newListCmd() *cobra.Command {
 					pol = "checks nothing"
 				}
 				nodes := fmt.Sprint(st.Info().Nodes)
-				if r := st.Info().Replicas; r > 0 {
+				if st.Info().Cluster {
+					nodes = cluster.Topology{Kind: cluster.RedisCluster}.String() // a Redis Cluster's slots on 3 primaries
+				} else if r := st.Info().Replicas; r > 0 {
 					nodes += fmt.Sprintf("+%d replica", r) // a primary with replicas: replicated:R
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", st.Name(), nodes, strings.Join(in.Claims, ","), pol, in.Summary)
