@@ -68,7 +68,7 @@ type gcPause struct {
 // A pause lands when another client is granted the key meanwhile: the
 // paused holder's lease ran out under it.
 func GCPause() Scenario {
-	return Scenario{Name: "gc-pause", Kind: Client, OnReplicas: true,
+	return Scenario{Name: "gc-pause", Kind: Client, OnReplicas: true, OnCluster: true,
 		Faults:  []Fault{&clientPause{}},
 		Summary: "the holder stops (every goroutine, renewal too) after its validity check and before its write, for 2×TTL, three times a run",
 		New: func(env Env) Nemesis {
@@ -126,7 +126,7 @@ type longCS struct {
 // critical section lands when another client is granted the key
 // meanwhile (a lock that renews, or checks its validity, grants nobody).
 func LongCS() Scenario {
-	return Scenario{Name: "long-cs", Kind: Client, OnReplicas: true,
+	return Scenario{Name: "long-cs", Kind: Client, OnReplicas: true, OnCluster: true,
 		Faults:      []Fault{&slowCS{}},
 		Summary:     "a critical section runs 2×TTL (the client keeps running, renewal too), three times a run",
 		KeepsLeases: true,

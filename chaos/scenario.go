@@ -141,7 +141,7 @@ const naOnReplicas = "not run for a lock that waits for replicas (WAIT): its fau
 
 // naOnCluster is why a scenario not marked OnCluster does not run a lock
 // on a Redis Cluster.
-const naOnCluster = "not written for a Redis Cluster: its fault acts on one Redis node (n1: its process, its links through per-client proxies, its clock, its replication to a replica it re-points with REPLICAOF) as if the lock lived there, while a cluster client reaches the lock's slot on whichever of 3 primaries serves it, and a replica there follows its primary by CLUSTER REPLICATE, not REPLICAOF; the baseline, cluster-failover and slot-migration are written for it"
+const naOnCluster = "not written for a Redis Cluster: its fault acts on one Redis node (n1: its process, its links through per-client proxies, its clock, its replication to a replica it re-points with REPLICAOF) as if the lock lived there, while a cluster client reaches the lock's slot on whichever of 3 primaries serves it, and a replica there follows its primary by CLUSTER REPLICATE, not REPLICAOF; the baseline, cluster-failover, slot-migration and the client faults gc-pause and long-cs are written for it"
 
 // onConsensus reports whether a strategy's lock lives on etcd or
 // ZooKeeper (Info.Server) rather than on Redis.

@@ -96,6 +96,8 @@ func singleNodeVerdicts() map[string][]row {
 			{"baseline", safe("no fault: the cluster client sends SET NX PX and the compare-and-delete to the primary of the key's slot, which grants one owner at a time")},
 			{"cluster-failover", broken(lostAtClusterFailover)},
 			{"slot-migration", safe(slotMoveKeepsLock)},
+			{"long-cs", broken("the key expires mid-CS on the slot's primary and nothing renews or checks it: the slow owner writes over the next one (as token-lua: the cluster changes where the key lives, not its lease)")},
+			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the slot's primary, another owner enters, the paused one writes on wake (as token-lua)")},
 		},
 	}
 }
