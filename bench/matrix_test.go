@@ -21,7 +21,7 @@ import (
 // named are the pairs the verdict table's design names as its key
 // results: canaries that must find their violation, and must-hold pairs
 // that must show none, in every seeded run; TestVerdictMatrix runs them
-// with 5 seeds (others with 1), and `make seeds` with 20 each
+// with 3 seeds (others with 1), and `make seeds` with 20 each
 // (LOCKBENCH_SEEDS=20). A sentinel-failover run takes ~6 s (Sentinel
 // start, a 2.2 s failover, a 4 s TTL), so none is named.
 func named() map[string]bool {
@@ -44,7 +44,8 @@ func named() map[string]bool {
 	return m
 }
 
-// seedsFor is 5 for named pairs and 1 for the rest of the matrix;
+// seedsFor is 3 for named pairs (5 until make test neared its 12
+// minutes) and 1 for the rest of the matrix;
 // LOCKBENCH_SEEDS=N sets every pair to N (`make seeds`: 20), and
 // LOCKBENCH_WAIT=N the pairs of waitPair to N (`make wait-seeds`: 3).
 func seedsFor(pair string) int {
@@ -55,7 +56,7 @@ func seedsFor(pair string) int {
 		return n
 	}
 	if named()[pair] {
-		return 5
+		return 3
 	}
 	return 1
 }
