@@ -131,10 +131,7 @@ func (c *clockSteps) close(client int, hold int64) {
 // record records s's window, ending now, with whether the adapter read
 // its wall clock at the new offset by then (when: "its release").
 func (c *clockSteps) record(s *openStep, when string) {
-	seen := "by " + when + " the adapter had not read its wall clock through libc since the step (its lock keeps no time on it, or reads it without libc)"
-	if d, ok := s.clock.ClockSeen(); ok && d == s.offset {
-		seen = fmt.Sprintf("by %s the adapter had read its wall clock at offset %v (the clock shim applied it)", when, d)
-	}
+	seen := clockSeenNote(s.clock, s.offset, when)
 	recordWindow(c.env, s.start, c.env.Clock.Now(), landing(s.other), s.note+"; "+seen)
 }
 
@@ -150,4 +147,13 @@ func (c *clockSteps) Heal(ctx context.Context) error {
 		c.record(s, "the end of the run")
 	}
 	return errors.Join(c.errs.err(), healAll(ctx, c.env))
+}
+
+// clockSeenNote says whether the stepped adapter process read its wall
+// clock at offset (the shim's ".seen" file) by when ("its release").
+func clockSeenNote(clock impl.ClockStepper, offset time.Duration, when string) string {
+	if d, ok := clock.ClockSeen(); ok && d == offset {
+		return fmt.Sprintf("by %s the adapter had read its wall clock at offset %v (the clock shim applied it)", when, d)
+	}
+	return "by " + when + " the adapter had not read its wall clock through libc since the step (its lock keeps no time on it, or reads it without libc)"
 }

@@ -63,11 +63,7 @@ func (m *scheduled) closeClockStep(client int, hold int64, when string) {
 	delete(m.clockSteps, client)
 	m.mu.Unlock()
 	other := m.seen.has(client, s.ev.Key, s.since, false)
-	seen := "by " + when + " the adapter had not read its wall clock through libc since the step"
-	if d, ok := s.clock.ClockSeen(); ok && d == s.offset {
-		seen = fmt.Sprintf("by %s the adapter had read its wall clock at offset %v", when, d)
-	}
-	recordWindow(m.env, s.start, m.env.Clock.Now(), landing(other), fmt.Sprintf("%s; %s (until %s); %s", s.note, grantedNote(other, "step's window"), when, seen))
+	recordWindow(m.env, s.start, m.env.Clock.Now(), landing(other), fmt.Sprintf("%s; %s (until %s); %s", s.note, grantedNote(other, "step's window"), when, clockSeenNote(s.clock, s.offset, when)))
 }
 
 // healClockSteps closes every clock step's window still open (its client
