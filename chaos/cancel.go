@@ -80,6 +80,22 @@ type cancels struct {
 	pending map[int]*cancelStrike // client → its struck acquire in flight
 	block   *cancelStrike         // holds back the other clients' acquires of its key
 	tries   int                   // strikes of the current trigger so far
+
+	// A schedule's cancel step plays the scenario's strike through these
+	// (zero in the scenario): name heads each window's note ("cancel"
+	// when empty), match narrows the calls struck (a step tied to another
+	// step's hold), and struck is told each call struck.
+	name   string
+	match  func(workload.Event) bool
+	struck func(workload.Event)
+}
+
+// label heads a window's note.
+func (c *cancels) label() string {
+	if c.name != "" {
+		return c.name
+	}
+	return "cancel"
 }
 
 // cancelStrike is one struck acquire.
@@ -148,7 +164,7 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 		case <-ctx.Done():
 		}
 	}
-	if ev.Call == nil || !c.take() {
+	if ev.Call == nil || (c.match != nil && !c.match(ev)) || !c.take() {
 		return nil
 	}
 	env := c.env
@@ -169,11 +185,11 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 		c.unblock(st)
 		if errors.Is(err, errWatch) {
 			// Nothing was stopped: a missed strike, not a failed run.
-			recordWindow(env, st.start, env.Clock.Now(), history.Missed, fmt.Sprintf("cancel: client %d's acquire of %s not struck: %v", ev.Client, ev.Key, err))
+			recordWindow(env, st.start, env.Clock.Now(), history.Missed, fmt.Sprintf("%s: client %d's acquire of %s not struck: %v", c.label(), ev.Client, ev.Key, err))
 			c.again(false)
 			return nil
 		}
-		c.fail(fmt.Errorf("cancel: %w", err))
+		c.fail(fmt.Errorf("%s: %w", c.label(), err))
 		c.done()
 		return nil
 	}
@@ -181,6 +197,9 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 	c.mu.Lock()
 	c.pending[ev.Client] = st
 	c.mu.Unlock()
+	if c.struck != nil {
+		c.struck(ev)
+	}
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
@@ -304,8 +323,8 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 	if early {
 		outcome = "returned before the cancel (" + outcome + ")"
 	}
-	note := fmt.Sprintf("cancel: client %d's acquire of %s: nodes stopped, the call cancelled %.1fms after it started, nodes resumed %.1fms after the cancel (%s); the call %s; %s",
-		st.ev.Client, st.ev.Key, float64(cancelAt.Sub(t0))/1e6, float64(resumeAt.Sub(cancelAt))/1e6, resumed, outcome, strings.Join(lines, "; "))
+	note := fmt.Sprintf("%s: client %d's acquire of %s: nodes stopped, the call cancelled %.1fms after it started, nodes resumed %.1fms after the cancel (%s); the call %s; %s",
+		c.label(), st.ev.Client, st.ev.Key, float64(cancelAt.Sub(t0))/1e6, float64(resumeAt.Sub(cancelAt))/1e6, resumed, outcome, strings.Join(lines, "; "))
 	recordWindow(c.env, st.start, c.env.Clock.Now(), landing(landed), note)
 	c.mu.Lock()
 	if c.pending[st.ev.Client] == st {

@@ -89,6 +89,15 @@ func Primitives() []Primitive {
 				string(workload.PointBeforeWrite), string(workload.PointBeforeRelease), string(workload.PointAfterSetNX)},
 			Summary:   "the client dies at its event (it makes no further call; an adapter process is killed)",
 			scenarios: names("crash-between")},
+		{Name: "cancel", Fault: &cancelCall{}, Targets: []string{TargetHolder}, On: []string{string(workload.PointBeforeAcquire)},
+			Summary:   "the client's outermost acquire of a free key is cancelled in flight while its command waits in the lock's SIGSTOPped nodes, which resume so the command still runs (as in the cancel scenario; Redis locks)",
+			scenarios: names("cancel"),
+			checkStep: func(st Step) error {
+				if st.Depth >= 2 {
+					return fmt.Errorf(`"depth": cancel strikes outermost acquires only`)
+				}
+				return nil
+			}},
 		{Name: "link-cut", Fault: &linkCut{}, Window: true, Delayed: true, Links: true, Targets: []string{TargetHolderLinks}, On: onHold,
 			Summary:   "the client's links to every node refuse connects and drop open connections for the window",
 			scenarios: names("partition-holder")},
@@ -111,6 +120,16 @@ func Primitives() []Primitive {
 			checkStep: func(st Step) error {
 				if st.Depth >= 2 && st.On != string(workload.PointBeforeAcquire) {
 					return fmt.Errorf(`"depth": a lost reply strikes nested acquires only (before-acquire)`)
+				}
+				return nil
+			}},
+		{Name: "slow-reply", Fault: &slowReply{}, Sized: true, Links: true, Targets: []string{TargetHolder},
+			On:        []string{string(workload.PointBeforeAcquire), string(workload.PointRenew), string(workload.PointBeforeExtend)},
+			Summary:   "n1 (one node of a quorum) answers the client's call Size late: the command runs at once, its reply waits (an acquire as in slow-node: of a free key, the holder kept until another was granted; a renewal or extend: the delay lasts Size)",
+			scenarios: slowReplyScenarios,
+			checkStep: func(st Step) error {
+				if st.Depth >= 2 {
+					return fmt.Errorf(`"depth": a slow reply strikes outermost acquires only`)
 				}
 				return nil
 			}},
@@ -160,6 +179,18 @@ func lostReplyScenarios(st Step) []string {
 	return []string{"lost-reply-extend"}
 }
 
+// slowReplyScenarios maps a slow-reply step to the scenarios whose
+// expectation it shares: slow-node at an acquire; at a renewal or an
+// extend, slow-node's (a node answering late) and lost-reply-extend's (an
+// extend that ran while the client has no answer: a reply later than
+// the call's budget is a lost one), the weaker of the two.
+func slowReplyScenarios(st Step) []string {
+	if st.On == string(workload.PointBeforeAcquire) {
+		return []string{"slow-node"}
+	}
+	return []string{"slow-node", "lost-reply-extend"}
+}
+
 // NotScheduled names the primitives of Faults that schedules leave out,
 // with the reason.
 func NotScheduled() map[string]string {
@@ -173,8 +204,6 @@ func NotScheduled() map[string]string {
 		"cluster-election":  "needs a Redis Cluster; played by its scenario (cluster-failover) only",
 		"slot-move":         "needs a Redis Cluster; played by its scenario (slot-migration) only",
 		"rolling-restart":   "a schedule composes it: node-restart steps on different nodes (target node), each at the holder's renewal (on renew)",
-		"slow-reply":        "played by its scenario (slow-node) only: a schedule step for it, placed at any acquire or extend, is not written yet",
-		"cancel":            "played by its scenario (cancel) only: a schedule step for it, placed at any acquire, release or extend, is not written yet",
 	}
 }
 

@@ -76,6 +76,12 @@ func TestScheduleCheckRefuses(t *testing.T) {
 		{with(func(s *Step) {
 			s.Fault, s.Target, s.On, s.For, s.Depth = "lost-reply", TargetHolder, "before-release", 0, 2
 		}), "nested acquires only"},
+		{with(func(s *Step) {
+			s.Fault, s.Target, s.On, s.For, s.Depth = "cancel", TargetHolder, "before-acquire", 0, 2
+		}), "outermost acquires only"},
+		{with(func(s *Step) { s.Fault, s.Target, s.On, s.For = "cancel", TargetHolder, "before-release", 0 }), `on "before-release"`},
+		{with(func(s *Step) { s.Fault, s.Target, s.On, s.For = "slow-reply", TargetHolder, "renew", 0 }), `"size"`},
+		{with(func(s *Step) { s.Fault, s.Target, s.On, s.Size = "slow-reply", TargetHolder, "renew", 1 }), `leave "for" out`},
 	} {
 		err := c.s.Check()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -157,6 +163,9 @@ func TestScenariosFor(t *testing.T) {
 		{Step{Fault: "lost-reply", On: "before-release"}, []string{"lost-reply-release"}},
 		{Step{Fault: "lost-reply", On: "renew"}, []string{"lost-reply-extend"}},
 		{Step{Fault: "key-loss", On: "in-cs"}, []string{"held-key-loss"}},
+		{Step{Fault: "slow-reply", On: "before-acquire"}, []string{"slow-node"}},
+		{Step{Fault: "slow-reply", On: "renew"}, []string{"slow-node", "lost-reply-extend"}},
+		{Step{Fault: "cancel", On: "before-acquire"}, []string{"cancel"}},
 		{Step{Fault: "no-such-fault", On: "in-cs"}, nil},
 	} {
 		if got := ScenariosFor(c.st); !slices.Equal(got, c.want) {

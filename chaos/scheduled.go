@@ -47,7 +47,7 @@ func ScheduleScenario(s Schedule) Scenario {
 // primitiveKind is where a primitive acts, as a scenario Kind.
 func primitiveKind(name string) Kind {
 	switch name {
-	case "client-pause", "slow-cs", "client-crash":
+	case "client-pause", "slow-cs", "client-crash", "cancel":
 		return Client
 	case "node-kill", "node-restart", "node-pause", "key-loss":
 		return Process
@@ -106,8 +106,10 @@ func (s Schedule) setup(in impl.Info) Setup {
 // records each strike as a nemesis operation. Client-side faults (a
 // pause, a slow critical section, a crash) act on the client's goroutine
 // inside At; server and link faults run in the background, so a slow
-// kill or restart never holds the client; lost replies are played by the
-// lost-reply nemesis (lostReplies), one per step.
+// kill or restart never holds the client; lost replies, slow replies to
+// an acquire and cancelled acquires are played by their scenario's
+// nemesis (lostReplies, slowNodes, cancels), one per step, so a step
+// strikes, and lands, as the scenario does.
 type scheduled struct {
 	env    Env
 	steps  []*stepRun
@@ -135,11 +137,13 @@ type keyBlock struct {
 
 // stepRun is one step of a schedule in a run.
 type stepRun struct {
-	n     int // 1-based
-	st    Step
-	p     Primitive
-	at    int64 // ns after the schedule started
-	reply *lostReplies
+	n  int // 1-based
+	st Step
+	p  Primitive
+	at int64 // ns after the schedule started
+	// sub, when set, plays the step: the nemesis of the scenario that
+	// exercises the primitive alone, narrowed to the step's time and tie.
+	sub Nemesis
 
 	mu      sync.Mutex
 	claimed bool
@@ -152,8 +156,13 @@ func newScheduled(env Env, s Schedule) *scheduled {
 	for i, st := range s.Steps {
 		p, _ := LookupPrimitive(st.Fault)
 		r := &stepRun{n: i + 1, st: st, p: p, at: int64(st.At * float64(env.TTL)), fired: make(chan struct{})}
-		if st.Fault == "lost-reply" {
-			r.reply = m.lostReplyOf(r)
+		switch {
+		case st.Fault == "lost-reply":
+			r.sub = m.lostReplyOf(r)
+		case st.Fault == "slow-reply" && st.On == string(workload.PointBeforeAcquire):
+			r.sub = m.slowNodeOf(r)
+		case st.Fault == "cancel":
+			r.sub = m.cancelOf(r)
 		}
 		m.steps = append(m.steps, r)
 	}
@@ -176,15 +185,42 @@ func (m *scheduled) lostReplyOf(r *stepRun) *lostReplies {
 	case r.st.On == string(workload.PointBeforeRelease):
 		target = targetRelease
 	}
-	at := r.at
-	if r.st.With > 0 {
-		at = 0
-	}
-	lr := &lostReplies{onePerTrigger: onePerTrigger{env: m.env, times: []int64{at}},
+	lr := &lostReplies{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
 		name: r.name(), target: target, pending: map[int]*replyStrike{}, renewed: map[int64]bool{}}
 	lr.match = func(ev workload.Event) bool { return m.tied(r, ev) }
 	lr.struck = func(ev workload.Event) { r.claim(ev) }
 	return lr
+}
+
+// subAt is when a step played by a sub-nemesis is due: r's time, or at
+// once for a step tied to another (its tie decides).
+func (r *stepRun) subAt() int64 {
+	if r.st.With > 0 {
+		return 0
+	}
+	return r.at
+}
+
+// slowNodeOf builds the slow-node nemesis that plays slow-reply step r
+// (at an outermost acquire): one trigger at r's time, the node answering
+// r's Size TTLs late, narrowed to r's tie.
+func (m *scheduled) slowNodeOf(r *stepRun) *slowNodes {
+	s := &slowNodes{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
+		seen: newCycles(), pending: map[int]*slowStrike{}, kept: map[int64]*slowStrike{},
+		name: r.name(), ttls: r.st.Size}
+	s.match = func(ev workload.Event) bool { return m.tied(r, ev) }
+	s.struck = func(ev workload.Event) { r.claim(ev) }
+	return s
+}
+
+// cancelOf builds the cancel nemesis that plays cancel step r: one
+// trigger at r's time, narrowed to r's tie.
+func (m *scheduled) cancelOf(r *stepRun) *cancels {
+	c := &cancels{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
+		pending: map[int]*cancelStrike{}, name: r.name()}
+	c.match = func(ev workload.Event) bool { return m.tied(r, ev) }
+	c.struck = func(ev workload.Event) { r.claim(ev) }
+	return c
 }
 
 // claim marks r fired by ev; false if it had fired already.
@@ -280,8 +316,10 @@ func (m *scheduled) see(ev workload.Event) {
 
 // At plays the steps an event triggers, in step order: a paused client
 // first waits out its pause (every event of it, its renewal's too), then
-// each lost-reply step sees the event, then each step the event matches
-// strikes. A crash returns impl.ErrCrashed.
+// each step, in order: one played by its scenario's nemesis (a lost
+// reply, a slow reply to an acquire, a cancel) sees every event and
+// strikes as that nemesis does; any other strikes when the event matches
+// it. A crash returns impl.ErrCrashed.
 func (m *scheduled) At(ctx context.Context, ev workload.Event) error {
 	m.see(ev)
 	if err := m.paused.wait(ctx, ev.Client); err != nil {
@@ -296,8 +334,10 @@ func (m *scheduled) At(ctx context.Context, ev workload.Event) error {
 		}
 	}
 	for _, r := range m.steps {
-		if r.reply != nil {
-			r.reply.At(ctx, ev)
+		if r.sub != nil {
+			if err := r.sub.At(ctx, ev); err != nil {
+				return err
+			}
 			continue
 		}
 		if !m.matches(r, ev) || !r.claim(ev) {
@@ -331,15 +371,16 @@ func (m *scheduled) Run(ctx context.Context) error {
 	return nil
 }
 
-// Heal ends the strikes in flight (lost replies first), waits for the
+// Heal ends the strikes in flight (the steps played by a scenario's
+// nemesis first), waits for the
 // background ones to be recorded, heals everything (healAll) and returns
 // the errors of the heals: a step that could not be injected is recorded
 // as a missed window ("not injected: why"), not an error.
 func (m *scheduled) Heal(ctx context.Context) error {
 	var errs []error
 	for _, r := range m.steps {
-		if r.reply != nil {
-			errs = append(errs, r.reply.Heal(ctx))
+		if r.sub != nil {
+			errs = append(errs, r.sub.Heal(ctx))
 		}
 	}
 	m.log.bg.Wait()
@@ -360,6 +401,9 @@ func (m *scheduled) strike(ctx context.Context, r *stepRun, ev workload.Event) e
 		return nil
 	case "client-clock-step":
 		m.clockStep(ctx, r, ev)
+		return nil
+	case "slow-reply": // at a renewal or an extend; an acquire's is r.sub
+		m.slowExtend(ctx, r, ev)
 		return nil
 	case "client-crash":
 		evidence, _ := inject(ctx, &clientCrash{ev: ev})

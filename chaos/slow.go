@@ -115,6 +115,24 @@ type slowNodes struct {
 	// slowBlockTTL×TTL passed): under contention another client's SET
 	// would often come first and the struck acquire would tell nothing.
 	block *slowStrike
+
+	// A schedule's slow-reply step plays slow-node's strike through these
+	// (zero in the scenario): name heads each window's note ("slow-node"
+	// when empty), ttls is how late the node answers in TTLs
+	// (slowReplyTTL when 0), match narrows the calls struck (a step tied
+	// to another step's hold), and struck is told each call struck.
+	name   string
+	ttls   float64
+	match  func(workload.Event) bool
+	struck func(workload.Event)
+}
+
+// late is how late the slow node answers, in TTLs.
+func (s *slowNodes) late() float64 {
+	if s.ttls > 0 {
+		return s.ttls
+	}
+	return slowReplyTTL
 }
 
 // slowBlockTTL bounds how long the other clients' acquires wait for the
@@ -203,12 +221,12 @@ func (s *slowNodes) At(ctx context.Context, ev workload.Event) error {
 			}
 		}
 	}
-	if ev.Point != workload.PointBeforeAcquire || ev.Depth > 1 || !s.take() {
+	if ev.Point != workload.PointBeforeAcquire || ev.Depth > 1 || (s.match != nil && !s.match(ev)) || !s.take() {
 		return nil
 	}
 	env := s.env
 	node := env.Cluster.Nodes()[0]
-	f := &slowReply{links: env.Links, client: ev.Client, node: 0, name: node.Name(), d: time.Duration(slowReplyTTL * float64(env.TTL))}
+	f := &slowReply{links: env.Links, client: ev.Client, node: 0, name: node.Name(), d: time.Duration(s.late() * float64(env.TTL))}
 	st = &slowStrike{f: f, ev: ev, set: make(chan struct{})}
 	// Hold the other clients' acquires of the key back from now on, and
 	// wait until the key is free (its holder released it or it expired),
@@ -233,6 +251,9 @@ func (s *slowNodes) At(ctx context.Context, ev workload.Event) error {
 	s.pending[ev.Client] = st
 	s.block = st
 	s.mu.Unlock()
+	if s.struck != nil {
+		s.struck(ev)
+	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -357,8 +378,12 @@ func (s *slowNodes) keep(ctx context.Context, st *slowStrike, ev workload.Event)
 // trigger, or gives it back when the strike did not land and the trigger
 // has tries left.
 func (s *slowNodes) record(st *slowStrike, landed bool, extra string) {
-	note := fmt.Sprintf("slow-node: client %d's acquire of %s: %s %v (%.1f×TTL): %s",
-		st.ev.Client, st.ev.Key, "replies of "+st.f.name+" delayed", st.f.d, slowReplyTTL, st.call)
+	name := s.name
+	if name == "" {
+		name = "slow-node"
+	}
+	note := fmt.Sprintf("%s: client %d's acquire of %s: %s %v (%.3g×TTL): %s",
+		name, st.ev.Client, st.ev.Key, "replies of "+st.f.name+" delayed", st.f.d, s.late(), st.call)
 	if extra != "" {
 		note += "; " + extra
 	}

@@ -143,8 +143,11 @@ func (d *Drawer) step(tie bool) chaos.Step {
 	}
 	if p.Sized {
 		st.Size = round(between(r, 0.1, 1.5))
-		if p.Name == "clock-jump" || p.Name == "client-clock-step" {
+		switch p.Name {
+		case "clock-jump", "client-clock-step":
 			st.Size = round(between(r, 0.5, 3))
+		case "slow-reply": // past a quorum lock's per-node timeout, about the TTL, or past it
+			st.Size = round(between(r, 0.3, 2))
 		}
 	}
 	return st
