@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -565,13 +566,30 @@ func (r *run) connect(ctx context.Context) error {
 	pw.OpTimeout = w.ProbeTimeout()
 	probeDial := workload.NewDialer(pw, &r.cmds)
 	probeDial.Security = r.c.Security()
+	// Each logical client counts its own round trips (workload.RoundTrips),
+	// which its acquires and releases record.
+	var rtMu sync.Mutex
+	rts := map[int]*workload.RoundTrips{}
+	roundTrips := func(client int) *workload.RoundTrips {
+		rtMu.Lock()
+		defer rtMu.Unlock()
+		if rts[client] == nil {
+			rts[client] = &workload.RoundTrips{}
+		}
+		return rts[client]
+	}
 	dialFor := func(client int) workload.Dialer {
 		if client < 0 {
 			return probeDial
 		}
-		return dial
+		d := dial
+		d.Rounds = roundTrips(client)
+		return d
 	}
 	r.env = workload.NewEnv(st, hw, r.clock)
+	if r.redis() {
+		r.env.RoundTrips = roundTrips
+	}
 	r.env.Resource = workload.NewResource(w.Fencing)
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {

@@ -58,8 +58,8 @@ const (
 	Skipped Status = "skipped"
 )
 
-// DefaultTimeout is the porcupine time limit per check when Options.Timeout is 0.
-const DefaultTimeout = 10 * time.Second
+// defaultTimeout is the porcupine time limit per check when Options.Timeout is 0.
+const defaultTimeout = 10 * time.Second
 
 // maxDetails bounds Result.Details; a last line says how many were left out.
 const maxDetails = 20
@@ -96,7 +96,7 @@ type Result struct {
 // zero value is ready to use.
 type Options struct {
 	// Timeout bounds each porcupine check; a check that runs out of time is
-	// Inconclusive. Default (0): DefaultTimeout (10 s). Negative values are
+	// Inconclusive. Default (0): defaultTimeout (10 s). Negative values are
 	// treated as 0.
 	Timeout time.Duration
 	// VisualizationPath is where porcupine's HTML visualisation of a violated
@@ -131,7 +131,7 @@ func (o Options) minPieceOps() int {
 
 func (o Options) timeout() time.Duration {
 	if o.Timeout <= 0 {
-		return DefaultTimeout
+		return defaultTimeout
 	}
 	return o.Timeout
 }

@@ -274,6 +274,38 @@ func HoldCalls(ops []history.Operation) []Timed {
 	return out
 }
 
+// HoldRoundTrips returns, per hold HoldCalls counts, the round trips its
+// lock calls made (the granting acquire's plus the release's,
+// history.Operation.RoundTrips, counted by the client's Redis hook) at the
+// release's completion, in completion order; Timed.Ms carries the count,
+// not a time. Holds whose calls were not counted (etcd, ZooKeeper and
+// adapter locks record 0) are left out.
+func HoldRoundTrips(ops []history.Operation) []Timed {
+	acq := map[int64]int{} // hold id → granting call's round trips
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 && op.RoundTrips > 0 {
+			acq[op.Hold] = op.RoundTrips
+		}
+	}
+	done := map[int64]bool{}
+	var out []Timed
+	for _, op := range ops {
+		if op.Kind != history.Release || op.Depth > 1 || op.Client < 0 || op.Node != "" || op.Result == history.Info || done[op.Hold] {
+			continue
+		}
+		a, ok := acq[op.Hold]
+		if !ok {
+			continue
+		}
+		done[op.Hold] = true
+		if op.RoundTrips > 0 {
+			out = append(out, Timed{AtNs: op.Complete, Ms: float64(a + op.RoundTrips)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) })
+	return out
+}
+
 // Handoffs returns the lock's idle time between two holders of a key
 // while a client waited for it: for each hold released ok, the time from
 // the release's completion to the completion of the key's next grant

@@ -82,11 +82,7 @@ func MarshalBenchText(f *results.File) ([]byte, error) {
 		for _, win := range r.Windows {
 			res := &benchfmt.Result{Config: cfg, Name: name, Iters: win.Grants}
 			res.Values = append(res.Values, benchfmt.Value{Value: win.GrantsPerS, Unit: FigureGrantsPerS})
-			var rtts *float64
-			if rtt := r.RoundTripMs(); rtt > 0 && win.HoldP50Ms != nil {
-				x := *win.HoldP50Ms / rtt
-				rtts = &x
-			}
+			rtts := rttsPerHold(r, win)
 			for _, v := range []struct {
 				p    *float64
 				unit string

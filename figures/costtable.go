@@ -66,6 +66,7 @@ func CostTableOf(f *results.File) []results.CostRow {
 			HandoffP99Ms:   stats.EstimateOf(SamplesOf(base, FigureHandoffP99Ms)),
 			HandoffBoundMs: medianFloorRoundTrip(base),
 		}
+		row.RTTsCounted = RTTsCounted(one)
 		row.CS, row.ThinkMs = timingOf(all)
 		row.RoundTripMs, row.FloorRoundTripMs = medianRoundTrip(one), medianFloorRoundTrip(one)
 		row.HoldBoundMs = 2 * row.FloorRoundTripMs

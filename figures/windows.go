@@ -79,7 +79,7 @@ func WindowsOf(ops []history.Operation, n int, counter []results.CounterSample) 
 		return nil
 	}
 	gs := checker.Grants(ops)
-	holds, handoffs := checker.HoldCalls(ops), checker.Handoffs(ops)
+	holds, handoffs, rounds := checker.HoldCalls(ops), checker.Handoffs(ops), checker.HoldRoundTrips(ops)
 	out := make([]results.Window, n)
 	gi := 0
 	for i := range n {
@@ -95,6 +95,7 @@ func WindowsOf(ops []history.Operation, n int, counter []results.CounterSample) 
 		w.Grants = len(lat)
 		w.HoldP50Ms, w.HoldP99Ms = timedPercentiles(holds, b[i], b[i+1], i == n-1)
 		w.HandoffP50Ms, w.HandoffP99Ms = timedPercentiles(handoffs, b[i], b[i+1], i == n-1)
+		w.RoundTripsPerHold, _ = timedPercentiles(rounds, b[i], b[i+1], i == n-1)
 		if secs := float64(b[i+1]-b[i]) / 1e9; secs > 0 {
 			w.GrantsPerS = float64(w.Grants) / secs
 		}
@@ -194,8 +195,8 @@ const (
 	FigureCommandsPerGrant = "cmds/grant"
 	// FigureHoldP50Ms and FigureHoldP99Ms are percentiles of a hold's lock
 	// calls (granting acquire call + release call) in ms; FigureRTTsPerHold
-	// is the p50 in round trips of the run's measured round-trip time
-	// (Run.RoundTripMs): the overhead, machine-independent (lower is better).
+	// is the same calls' round trips (rttsPerHold): the overhead,
+	// machine-independent (lower is better).
 	FigureHoldP50Ms   = "hold-p50-ms"
 	FigureHoldP99Ms   = "hold-p99-ms"
 	FigureRTTsPerHold = "rtts/hold"
@@ -248,16 +249,54 @@ func Samples(r results.Run, figure string) []float64 {
 		case FigureHandoffP99Ms:
 			v = w.HandoffP99Ms
 		case FigureRTTsPerHold:
-			if rtt := r.RoundTripMs(); rtt > 0 && w.HoldP50Ms != nil {
-				x := *w.HoldP50Ms / rtt
-				v = &x
-			}
+			v = rttsPerHold(r, w)
 		}
 		if v != nil {
 			out = append(out, *v)
 		}
 	}
 	return out
+}
+
+// rttsPerHold is a window's overhead in round trips: the median count of
+// round trips of its holds' lock calls where the clients counted them
+// (Window.RoundTripsPerHold: lockbench's own Redis clients), else the
+// hold's p50 time over the run's measured round-trip time
+// (Run.RoundTripMs: etcd, ZooKeeper and adapter locks, whose clients
+// lockbench does not hold); nil when neither is known. The count reads
+// the same on a busy machine; the time ratio moved 9-42% between two
+// quiet runs (docs/performance.md).
+func rttsPerHold(r results.Run, w results.Window) *float64 {
+	if w.RoundTripsPerHold != nil {
+		return w.RoundTripsPerHold
+	}
+	if rtt := r.RoundTripMs(); rtt > 0 && w.HoldP50Ms != nil {
+		x := *w.HoldP50Ms / rtt
+		return &x
+	}
+	return nil
+}
+
+// RTTsCounted reports whether every window of runs that has an overhead
+// in round trips (rttsPerHold) has it counted rather than timed; false
+// when none has one.
+func RTTsCounted(runs []results.Run) bool {
+	any := false
+	for _, r := range runs {
+		if r.Error != "" {
+			continue
+		}
+		for _, w := range r.Windows {
+			if rttsPerHold(r, w) == nil {
+				continue
+			}
+			if w.RoundTripsPerHold == nil {
+				return false
+			}
+			any = true
+		}
+	}
+	return any
 }
 
 // SamplesOf returns the samples of a cost figure over runs (the windows

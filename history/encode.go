@@ -36,6 +36,7 @@ func appendOperation(b []byte, op Operation) []byte {
 	b = appendIntField(b, `,"valid_until_ns":`, op.ValidUntil)
 	b = appendStringField(b, `,"error":`, op.Error)
 	b = appendStringField(b, `,"reason":`, op.Reason)
+	b = appendIntField(b, `,"round_trips":`, int64(op.RoundTrips))
 	b = appendStringField(b, `,"note":`, op.Note)
 	b = appendStringField(b, `,"landing":`, string(op.Landing))
 	return append(b, '}')

@@ -86,7 +86,7 @@ func TestCostTable(t *testing.T) {
 	}
 	r := rows[0]
 	for _, c := range []struct{ name, got, want string }{
-		{"rtts/hold", r.RTTsPerHold, "2.25 [2.00, 2.50] (n=6)"},
+		{"rtts/hold", r.RTTsPerHold, "2.00 [2.00, 2.00] (n=6)"},
 		{"hold p50", r.HoldP50Ms, "0.225 [0.2, 0.25] (n=6)"},
 		{"hold bound", r.HoldBoundMs, "≥ 0.2"},
 		{"handoff p50", r.HandoffP50Ms, "BUSY: 0.75 [0.6, 0.9] (n=18)"},

@@ -522,7 +522,7 @@ func chooserCostCells(strategy string, cost, base []results.Run, perf figures.Su
 	if handoff.N > 0 {
 		handoffText = costMarks(perf) + handoffText
 	}
-	return []string{rtts.String(), holdText, handoffText, cmds.String(), peak}
+	return []string{rttsText(rtts, figures.RTTsCounted(one)), holdText, handoffText, cmds.String(), peak}
 }
 
 // pairKey is a (strategy, scenario) pair.

@@ -104,6 +104,16 @@ type costRow struct {
 	Peak, PeakBound, Knee, PeakCmds, Curve string
 }
 
+// rttsText is an overhead in round trips per hold: the estimate, marked
+// "timed:" when it is the calls' time over a measured round trip (etcd,
+// ZooKeeper, adapters) rather than a count, which moves with the machine.
+func rttsText(e stats.Estimate, counted bool) string {
+	if e.N > 0 && !counted {
+		return "timed: " + e.String()
+	}
+	return e.String()
+}
+
 // costTable returns the like-for-like cost table of f (CostTableOf) as
 // text, its rows in the order of strategies (the chooser's), then any
 // other strategy's: ms figures and grants/s are marked BUSY when a run was
@@ -125,7 +135,7 @@ func costTable(f *results.File, strategies []string) []costRow {
 		}
 		row := costRow{Strategy: r.Strategy,
 			Timing:         timingText(r.CS, r.ThinkMs),
-			RTTsPerHold:    r.RTTsPerHold.String(),
+			RTTsPerHold:    rttsText(r.RTTsPerHold, r.RTTsCounted),
 			HoldP50Ms:      busy(r.OverheadBusy, r.HoldP50Ms),
 			HoldBoundMs:    boundText(r.HoldBoundMs, "≥ "),
 			Cmds:           cmdsPair(r.ClientCmdsPerGrant, r.ServerCmdsPerGrant),

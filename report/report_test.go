@@ -346,10 +346,10 @@ func TestReportObservedSafety(t *testing.T) {
 		"| group | strategy | overhead round trips/hold (two PING-like calls: 2) | overhead p50 ms | handoff p50 ms (bound: 1 round trip) | client cmds/grant under contention (failed attempts count) | peak capacity grants/s (a key per client) | baseline | pause-holder |",
 		// Overhead from the uncontended cost run, handoff (busy) and commands from the baseline;
 		// no capacity curve from one client count.
-		"| Redis single-node | **token-lua** | 2.25 [2.00, 2.50] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) | — | safe | broken: lost updates |",
+		"| Redis single-node | **token-lua** | 2.00 [2.00, 2.00] (n=6) | 0.225 [0.2, 0.25] (n=6) | BUSY: 0.75 [0.6, 0.9] (n=18) | 11.0 [10.9, 11.1] (n=18) | — | safe | broken: lost updates |",
 		"|  | **set-nx-px** | — | — | — | 11.0 [10.7, 11.3] (n=6) | — | safe | broken: lost updates |",
 		"| strategy | critical section | overhead round trips/hold | two PING-like calls | overhead p50 ms | bound ms | cmds/grant (1 client) | handoff p50 ms | handoff p99 ms | bound ms | peak capacity grants/s | bound grants/s | knee | cmds/grant at peak | grants/s by clients |",
-		"| token-lua | fixed(5ms), no think time | 2.25 [2.00, 2.50] (n=6) | 2 | 0.225 [0.2, 0.25] (n=6) | ≥ 0.2 |",
+		"| token-lua | fixed(5ms), no think time | 2.00 [2.00, 2.00] (n=6) | 2 | 0.225 [0.2, 0.25] (n=6) | ≥ 0.2 |",
 		// fenced ran no baseline: its cost comes from its first pair without faults, named.
 		"| fenced | **fenced** | (pause-holder: 8 clients, 1 key, TTL 100 ms) — |",
 		"- need exclusion with no faults (baseline): token-lua, set-nx-px; at risk (depends on timing): \\<script\\>alert(1)\\</script\\>",

@@ -30,10 +30,16 @@ type CostRow struct {
 	RoundTripMs      float64 `json:"round_trip_ms"`
 	FloorRoundTripMs float64 `json:"floor_round_trip_ms"`
 	// RTTsPerHold is the overhead per hold (granting acquire call +
-	// release call, 1 client on 1 key: nobody waits) in round trips of
-	// RoundTripMs (figures.FigureRTTsPerHold), over the windows of its 1-client
-	// cost runs; figures.RTTsPerHoldReference (2) is what two PING-like calls read.
+	// release call, 1 client on 1 key: nobody waits) in round trips
+	// (figures.FigureRTTsPerHold): counted by
+	// lockbench's Redis clients where it holds them (RTTsCounted), else
+	// the calls' time in round trips of RoundTripMs; over the windows of
+	// its 1-client cost runs. figures.RTTsPerHoldReference (2) is what two
+	// PING-like calls read.
 	RTTsPerHold stats.Estimate `json:"rtts_per_hold"`
+	// RTTsCounted says RTTsPerHold is a count (the Redis strategies), not
+	// a time ratio (etcd, ZooKeeper, adapters).
+	RTTsCounted bool `json:"rtts_counted,omitempty"`
 	// HoldP50Ms and HoldP99Ms are the same overhead in ms
 	// (figures.FigureHoldP50Ms, figures.FigureHoldP99Ms); HoldBoundMs its lower bound, two
 	// of the fastest round trips (2 × FloorRoundTripMs: an acquire and a

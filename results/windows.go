@@ -29,6 +29,11 @@ type Window struct {
 	// the lock costs per hold when nobody waits; absent without one.
 	HoldP50Ms *float64 `json:"hold_p50_ms,omitempty"`
 	HoldP99Ms *float64 `json:"hold_p99_ms,omitempty"`
+	// RoundTripsPerHold is the median count of round trips the same
+	// holds' lock calls made (checker.HoldRoundTrips: the clients' Redis
+	// hooks count them; a quorum lock's parallel commands share one);
+	// absent when they were not counted (etcd, ZooKeeper, adapters).
+	RoundTripsPerHold *float64 `json:"round_trips_per_hold,omitempty"`
 	// HandoffP50Ms and HandoffP99Ms are percentiles, in ms, of the
 	// handoffs that completed in the window: from a release's completion
 	// to the next grant of the key to a client that was waiting

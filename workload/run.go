@@ -32,6 +32,11 @@ type Env struct {
 	// must use, one per node, in the order of Nodes (client -1: the
 	// liveness probe); they reach impl.Config.Endpoints. nil: none.
 	Endpoints func(client int) []string
+	// RoundTrips returns the round-trip counter of one logical client,
+	// the one its Nodes count into (Dialer.Rounds), so each acquire and
+	// release records the round trips it made (history.Operation.RoundTrips);
+	// nil: not counted (etcd, ZooKeeper and adapter locks).
+	RoundTrips func(client int) *RoundTrips
 	// Faults is the client-side nemesis; nil: none.
 	Faults Faults
 	// History receives every operation. Required unless NoHistory.
@@ -628,11 +633,12 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int,
 		return nil, 0, errDied
 	}
 	octx := c.opCtx(c.call.start(ctx))
+	rt := c.roundTrips()
 	inv := c.now()
 	l, err := c.locker.Acquire(octx, key)
 	cancelled := c.call.finish()
 	c.markReady()
-	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now()}
+	op := history.Operation{Kind: history.Acquire, Key: key, Depth: depth, Invoke: inv, Complete: c.now(), RoundTrips: c.roundTrips() - rt}
 	op.Result, op.Error = resultOf(err, impl.ErrNotAcquired)
 	if l == nil {
 		// A failed or unknown acquire: the lock's reason, and the token it
@@ -665,6 +671,18 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int,
 	return l, hold, err
 }
 
+// roundTrips returns the client's round trips so far (Env.RoundTrips);
+// 0 when they are not counted.
+func (c *client) roundTrips() int {
+	if c.env.RoundTrips == nil {
+		return 0
+	}
+	if r := c.env.RoundTrips(c.id); r != nil {
+		return int(r.Load())
+	}
+	return 0
+}
+
 // release releases one level and records it. It returns false when the
 // client crashed: at PointBeforeRelease (no call made), or inside the call
 // (at a crash point an adapter declared in its release): the release is
@@ -675,10 +693,11 @@ func (c *client) release(ctx context.Context, l *impl.Lease, hold int64, depth i
 		return false
 	}
 	octx := c.opCtx(c.call.start(ctx))
+	rt := c.roundTrips()
 	inv := c.now()
 	rem, err := c.locker.Release(octx, l)
 	cancelled := c.call.finish()
-	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now()}
+	op := history.Operation{Kind: history.Release, Key: l.Key, Hold: hold, Depth: depth, Token: l.Token, Fence: l.Fence, Count: rem, Invoke: inv, Complete: c.now(), RoundTrips: c.roundTrips() - rt}
 	op.Result, op.Error = resultOf(err, impl.ErrNotHeld)
 	op.Reason = cancelledReason(op, reasonOf(err), cancelled)
 	crashed := errors.Is(err, impl.ErrCrashed)

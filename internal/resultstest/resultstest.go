@@ -77,13 +77,14 @@ func SampleFile() *results.File {
 		}
 	}
 	// token-lua's uncontended cost run: 6 windows, hold p50 0.2-0.25 ms at
-	// a 0.1 ms round trip.
+	// a 0.1 ms round trip, 2 round trips a hold counted.
 	over := run("token-lua", "baseline", 1501, "must-hold", ok, true, 150)
 	over.Config.Clients = 1
 	over.Noise = &noise.Summary{RTTDuring: []noise.RTT{{Server: "127.0.0.1:1", P50Ms: 0.1, P99Ms: 0.2, N: 10}}}
 	for j := range 6 {
 		h := 0.2 + 0.01*float64(j)
-		over.Windows = append(over.Windows, results.Window{StartMs: float64(j), EndMs: float64(j + 1), Grants: 30, GrantsPerS: 150, HoldP50Ms: &h})
+		two := 2.0
+		over.Windows = append(over.Windows, results.Window{StartMs: float64(j), EndMs: float64(j + 1), Grants: 30, GrantsPerS: 150, HoldP50Ms: &h, RoundTripsPerHold: &two})
 	}
 	f.Cost = []results.Run{over}
 	return f
