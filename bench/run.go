@@ -587,8 +587,8 @@ func (r *run) connect(ctx context.Context) error {
 		return d
 	}
 	r.env = workload.NewEnv(st, hw, r.clock)
-	if r.redis() {
-		r.env.RoundTrips = roundTrips
+	if !impl.IsExec(r.s.Strategy) {
+		r.env.RoundTrips = roundTrips // Redis: the clients' hooks; etcd, ZooKeeper: impl.Config.RoundTrip
 	}
 	r.env.Resource = workload.NewResource(w.Fencing)
 	c, links, nodes := r.c, r.links, r.nodes

@@ -2,7 +2,9 @@ package impl
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"google.golang.org/grpc"
 	"net"
 	"time"
 )
@@ -101,6 +103,39 @@ func dialHooked(ctx, lockerCtx context.Context, hook Hook, addr string, timeout 
 		return conn, err
 	}
 	return &hookedConn{Conn: conn, ctx: lockerCtx, hook: hook}, nil
+}
+
+// countRoundTrips is a gRPC unary interceptor that reports each call to
+// roundTrip (Config.RoundTrip) from its start to its reply; nil counts
+// nothing.
+func countRoundTrips(roundTrip func() func()) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if roundTrip != nil {
+			defer roundTrip()()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+}
+
+// zkCountingConn reports each ZooKeeper request written on the
+// connection to roundTrip as one round trip (Config.RoundTrip): a packet
+// whose xid (bytes 4-8, after the length) is positive. Pings (xid -2),
+// auth (-4), set-watches (-8) and the session's connect request (no xid:
+// the first packet) are left out.
+type zkCountingConn struct {
+	net.Conn
+	roundTrip func() func()
+	connected bool
+}
+
+// Write counts a request, then writes it.
+func (c *zkCountingConn) Write(b []byte) (int, error) {
+	if !c.connected {
+		c.connected = true // the connect request
+	} else if len(b) >= 8 && int32(binary.BigEndian.Uint32(b[4:8])) > 0 {
+		c.roundTrip()()
+	}
+	return c.Conn.Write(b)
 }
 
 // HookedDialer returns a dial function for a lock's own network clients

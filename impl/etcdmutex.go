@@ -97,7 +97,7 @@ func newEtcdLocker(name string, cfg Config, fenced bool) (*etcdLocker, error) {
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: time.Second,
 		Logger:      zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial)},
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial), grpc.WithChainUnaryInterceptor(countRoundTrips(cfg.RoundTrip))},
 	})
 	if err != nil {
 		cancel()

@@ -319,6 +319,16 @@ type Config struct {
 	Now func() time.Time
 	// Hook is called at fault points; nil: never.
 	Hook Hook
+	// RoundTrip, when set, is called as a request of a client the strategy
+	// dials itself goes out and returns the func to call at its reply or
+	// failure, so the caller counts the lock's round trips: etcd's unary
+	// gRPC calls (streams such as lease keep-alives and watches left
+	// out); ZooKeeper's requests, each counted as one round trip as it is
+	// written (go-zookeeper's lock recipe waits for each reply before its
+	// next request; pings and session set-up left out). Redis strategies
+	// use the clients in Nodes, which their caller counts. nil: not
+	// counted.
+	RoundTrip func() (done func())
 	// DriftFactor is the clock drift allowance for validity (Redlock).
 	// Default: 0.01 (1% of the TTL), plus 2 ms, as on the redis.io distlock page.
 	DriftFactor float64

@@ -227,8 +227,13 @@ func (l *zkLocker) session() (*zkSession, error) {
 	}
 	s := &zkSession{lost: make(chan struct{}), onDisconnect: l.lostOnDisconnect}
 	hook := l.cfg.Hook
+	roundTrip := l.cfg.RoundTrip
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		return dialHooked(context.Background(), l.ctx, hook, addr, timeout)
+		c, err := dialHooked(context.Background(), l.ctx, hook, addr, timeout)
+		if err != nil || roundTrip == nil {
+			return c, err
+		}
+		return &zkCountingConn{Conn: c, roundTrip: roundTrip}, nil
 	}
 	conn, _, err := zk.Connect(l.cfg.Endpoints, l.cfg.TTL, zk.WithLogger(zkNoLog{}), zk.WithLogInfo(false),
 		zk.WithEventCallback(s.event), zk.WithDialer(dial))

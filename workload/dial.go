@@ -228,8 +228,15 @@ type RoundTrips struct {
 	inFlight, n atomic.Int64
 }
 
-// Load returns the round trips counted so far.
-func (r *RoundTrips) Load() int64 { return r.n.Load() }
+// load returns the round trips counted so far.
+func (r *RoundTrips) load() int64 { return r.n.Load() }
+
+// Begin notes a request sent by a client the strategy dials itself
+// (impl.Config.RoundTrip) and returns the func to call at its reply.
+func (r *RoundTrips) Begin() func() {
+	r.start()
+	return r.end
+}
 
 // start notes a command (or pipeline) sent; its end must follow.
 func (r *RoundTrips) start() {

@@ -31,7 +31,7 @@ func TestRoundTrips(t *testing.T) {
 	} {
 		var r RoundTrips
 		c.play(&r)
-		if got := r.Load(); got != c.want {
+		if got := r.load(); got != c.want {
 			t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
 		}
 	}

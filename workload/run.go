@@ -369,6 +369,7 @@ func (c *client) newLocker() error {
 		},
 		OnNodeCall:   c.onNodeCall,
 		OnLostUnheld: c.onLostUnheld,
+		RoundTrip:    c.roundTripFunc(),
 	})
 	if err != nil {
 		return fmt.Errorf("workload: client %d: %s: %w", c.id, c.env.Strategy.Name(), err)
@@ -671,6 +672,18 @@ func (c *client) acquire(ctx context.Context, key string, hold int64, depth int,
 	return l, hold, err
 }
 
+// roundTripFunc is the client's impl.Config.RoundTrip: its counter's
+// Begin (Env.RoundTrips); nil when round trips are not counted.
+func (c *client) roundTripFunc() func() func() {
+	if c.env.RoundTrips == nil {
+		return nil
+	}
+	if r := c.env.RoundTrips(c.id); r != nil {
+		return r.Begin
+	}
+	return nil
+}
+
 // roundTrips returns the client's round trips so far (Env.RoundTrips);
 // 0 when they are not counted.
 func (c *client) roundTrips() int {
@@ -678,7 +691,7 @@ func (c *client) roundTrips() int {
 		return 0
 	}
 	if r := c.env.RoundTrips(c.id); r != nil {
-		return int(r.Load())
+		return int(r.load())
 	}
 	return 0
 }
