@@ -16,6 +16,7 @@ func All() []Strategy {
 		tokenLuaWait{},
 		tokenLuaCluster{},
 		watchdog{},
+		watchdogCluster{},
 		reentrant{},
 		redlock{},
 		fenced{},

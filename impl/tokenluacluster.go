@@ -49,11 +49,12 @@ func (s tokenLuaCluster) New(cfg Config) (Locker, error) {
 	if cc, ok := sg.node.(*redis.ClusterClient); ok {
 		cc.OnNewNode(func(rdb *redis.Client) { rdb.AddHook(attemptHook{}) })
 	}
-	return &tokenLuaClusterLocker{single: sg}, nil
+	return &tokenLuaClusterLocker{single: sg, name: s.Name()}, nil
 }
 
 type tokenLuaClusterLocker struct {
 	single
+	name string // the strategy's name, for errors (watchdog-cluster reuses it)
 }
 
 // Acquire runs SET key token NX PX ttl on the key's primary: a lease,
@@ -90,7 +91,7 @@ func (l *tokenLuaClusterLocker) Release(ctx context.Context, lease *Lease) (int,
 func (l *tokenLuaClusterLocker) Close() error { return nil }
 
 // Name is the strategy's name, for errors.
-func (l *tokenLuaClusterLocker) Name() string { return tokenLuaCluster{}.Name() }
+func (l *tokenLuaClusterLocker) Name() string { return l.name }
 
 // attempts records the outcome of every attempt of the commands sent
 // under one context: go-redis's cluster client retries a command on

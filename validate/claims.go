@@ -136,6 +136,8 @@ var claimRules = []claimRule{
 		"a grant counts only once a replica acknowledged it (WAIT): while replication is held back nothing is granted, and the grant struck once it heals is on the replica then promoted, so the holder keeps the lock", false},
 	{[]string{"cluster-failover"}, nil, setBroken,
 		"the cluster elects a replica that never saw the fresh grant (replication held back, asynchronous): another client is granted the key inside the holder's lease", false},
+	{[]string{"cluster-failover"}, renews, func(e *Expectation) { e.Resource = AtRisk },
+		"the holder's renewal on the new primary fails and its Lost may stop it before its write", false},
 	{[]string{"slot-migration"}, nil, setSafe,
 		"MIGRATE moves the key with its TTL and clients follow MOVED and ASK to it: the lock survives the move", false},
 	{[]string{"failover-other-replica"}, nil, setBroken,

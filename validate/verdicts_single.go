@@ -99,5 +99,15 @@ func singleNodeVerdicts() map[string][]row {
 			{"long-cs", broken("the key expires mid-CS on the slot's primary and nothing renews or checks it: the slow owner writes over the next one (as token-lua: the cluster changes where the key lives, not its lease)")},
 			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the slot's primary, another owner enters, the paused one writes on wake (as token-lua)")},
 		},
+		// watchdog-cluster is watchdog on the same cluster, under the
+		// same scenarios.
+		"watchdog-cluster": {
+			{"baseline", safe("no fault: the cluster client sends SET NX PX and the compare-and-delete to the primary of the key's slot, which grants one owner at a time")},
+			{"cluster-failover", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: lostAtClusterFailover + "; the holder's next renewal (every TTL/3) reaches the new primary, finds the key gone and fires Lost, which stops the stale write only when it comes before the write (as watchdog at failover-lost-write)"}},
+			{"slot-migration", safe(slotMoveKeepsLock + "; renewals follow MOVED and ASK to the key's new primary")},
+			{"long-cs", safe("renewal every TTL/3 on the slot's primary keeps the key alive through a 2×TTL critical section (as watchdog)")},
+			{"gc-pause", broken("the pause stops the watchdog too (it runs in the holder's process; Kleppmann 2016): the key expires on the slot's primary and the paused owner writes on wake (as watchdog)")},
+		},
 	}
 }
