@@ -88,10 +88,10 @@ func TestVerdictMatrix(t *testing.T) {
 			// (LOCKBENCH_SEEDS) runs every lock's.
 			continue
 		}
-		if p.Strategy == "watchdog-cluster" && p.Scenario == "cluster-failover" && os.Getenv("LOCKBENCH_SEEDS") == "" {
+		if p.Scenario == "cluster-failover" && p.Strategy != "token-lua-cluster" && os.Getenv("LOCKBENCH_SEEDS") == "" {
 			// 10 s at its 5 s TTL floor on a six-node cluster: make test
 			// runs token-lua-cluster's, the cluster canary; make seeds
-			// runs watchdog-cluster's too.
+			// runs watchdog-cluster's and fenced-cluster's too.
 			continue
 		}
 		if waitsForReplicas(p.Strategy) && waitSeeds() == 0 && os.Getenv("LOCKBENCH_SEEDS") == "" {

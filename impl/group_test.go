@@ -6,7 +6,7 @@ import "testing"
 func TestGroups(t *testing.T) {
 	want := map[string]string{
 		"naive": GroupRedisSingle, "set-nx-px": GroupRedisSingle, "token-lua": GroupRedisSingle, "token-lua-wait": GroupRedisSingle, "token-lua-cluster": GroupRedisSingle,
-		"watchdog": GroupRedisSingle, "watchdog-cluster": GroupRedisSingle, "reentrant": GroupRedisSingle,
+		"watchdog": GroupRedisSingle, "watchdog-cluster": GroupRedisSingle, "fenced-cluster": GroupFenced, "reentrant": GroupRedisSingle,
 		"redlock": GroupRedisQuorum, "fenced": GroupFenced,
 		"redsync": GroupLibraries, "redsync-single": GroupLibraries, "redislock": GroupLibraries,
 		"etcd-mutex": GroupConsensus, "etcd-fenced": GroupConsensus, "zk-lock": GroupConsensus, "zk-fenced": GroupConsensus,

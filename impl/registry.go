@@ -20,6 +20,7 @@ func All() []Strategy {
 		reentrant{},
 		redlock{},
 		fenced{},
+		fencedCluster{},
 		redsyncAdapter{},
 		redsyncAdapter{single: true},
 		redislockAdapter{},

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	want := []string{"naive", "set-nx-px", "token-lua", "token-lua-wait", "token-lua-cluster", "watchdog", "watchdog-cluster", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock",
+	want := []string{"naive", "set-nx-px", "token-lua", "token-lua-wait", "token-lua-cluster", "watchdog", "watchdog-cluster", "reentrant", "redlock", "fenced", "fenced-cluster", "redsync", "redsync-single", "redislock",
 		"etcd-mutex", "etcd-fenced", "zk-lock", "zk-fenced"}
 	if got := impl.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -48,6 +48,7 @@ func TestInfo(t *testing.T) {
 		{"reentrant", impl.Claims{AtomicAcquire: true, TokenRelease: true, Reentrant: true}, impl.Policy{}, 1},
 		{"redlock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
 		{"fenced", impl.Claims{AtomicAcquire: true, TokenRelease: true, Fencing: true}, impl.Policy{}, 1},
+		{"fenced-cluster", impl.Claims{AtomicAcquire: true, TokenRelease: true, Fencing: true}, impl.Policy{}, 1},
 		{"redsync", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
 		{"redsync-single", impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, impl.Policy{CheckValidity: true}, 1},
 		{"redislock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},

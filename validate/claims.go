@@ -138,6 +138,8 @@ var claimRules = []claimRule{
 		"the cluster elects a replica that never saw the fresh grant (replication held back, asynchronous): another client is granted the key inside the holder's lease", false},
 	{[]string{"cluster-failover"}, renews, func(e *Expectation) { e.Resource = AtRisk },
 		"the holder's renewal on the new primary fails and its Lost may stop it before its write", false},
+	{[]string{"cluster-failover"}, fences, func(e *Expectation) { e.Fencing = Break; e.Resource = AtRisk },
+		"the elected replica never saw the fence counter's INCRs since it was held back either (the counter shares the key's slot): tokens go back; the resource accepts both holders' writes when only the struck grant's INCR was lost and rejects the new holder's when more were: timing", false},
 	{[]string{"slot-migration"}, nil, setSafe,
 		"MIGRATE moves the key with its TTL and clients follow MOVED and ASK to it: the lock survives the move", false},
 	{[]string{"failover-other-replica"}, nil, setBroken,

@@ -99,6 +99,16 @@ func singleNodeVerdicts() map[string][]row {
 			{"long-cs", broken("the key expires mid-CS on the slot's primary and nothing renews or checks it: the slow owner writes over the next one (as token-lua: the cluster changes where the key lives, not its lease)")},
 			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the slot's primary, another owner enters, the paused one writes on wake (as token-lua)")},
 		},
+		// fenced-cluster is fenced on the same cluster (its counter in the
+		// key's slot by hash tag), under the same scenarios.
+		"fenced-cluster": {
+			{"baseline", safe("no fault: the cluster client runs the fenced acquire script on the primary of the key's slot, which grants one owner at a time")},
+			{"cluster-failover", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold, Fencing: Break,
+				Reason: lostAtClusterFailover + "; the fencing counter lives in the same slot (its hash tag) and the elected replica never saw its INCRs since it was held back either: tokens go back; the resource accepts both writes when only the struck grant's INCR was lost (the same token) and rejects the new holder's when more were (as fenced at failover-lost-write): timing"}},
+			{"slot-migration", safe(slotMoveKeepsLock + "; every key of the slot moves, the fencing counter with the lock (same hash slot), so tokens keep increasing")},
+			{"long-cs", fencedOnly("exclusion breaks when the key expires mid-CS, but the resource rejects the slow owner's older fencing token (as fenced)")},
+			{"gc-pause", fencedOnly("exclusion breaks under the pause, but the resource rejects the woken owner's older fencing token (Kleppmann 2016; as fenced)")},
+		},
 		// watchdog-cluster is watchdog on the same cluster, under the
 		// same scenarios.
 		"watchdog-cluster": {
