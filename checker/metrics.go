@@ -251,40 +251,32 @@ type Timed struct {
 // (overhead); holds whose release is unknown (a timeout, a crash) are
 // left out. Per-node calls and the harness's probes do not count.
 func HoldCalls(ops []history.Operation) []Timed {
-	acq := map[int64]int64{} // hold id → granting call's duration
-	for _, op := range ops {
-		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 {
-			acq[op.Hold] = op.Complete - op.Invoke
-		}
-	}
-	done := map[int64]bool{}
-	var out []Timed
-	for _, op := range ops {
-		if op.Kind != history.Release || op.Depth > 1 || op.Client < 0 || op.Node != "" || op.Result == history.Info || done[op.Hold] {
-			continue
-		}
-		a, ok := acq[op.Hold]
-		if !ok {
-			continue
-		}
-		done[op.Hold] = true
-		out = append(out, Timed{AtNs: op.Complete, Ms: float64(a+op.Complete-op.Invoke) / 1e6})
-	}
-	slices.SortStableFunc(out, func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) })
-	return out
+	return holdFigures(ops, func(acq, rel history.Operation) (float64, bool) {
+		return float64(acq.Complete-acq.Invoke+rel.Complete-rel.Invoke) / 1e6, true
+	})
 }
 
 // HoldRoundTrips returns, per hold HoldCalls counts, the round trips its
 // lock calls made (the granting acquire's plus the release's,
-// history.Operation.RoundTrips, counted by the client's Redis hook) at the
-// release's completion, in completion order; Timed.Ms carries the count,
-// not a time. Holds whose calls were not counted (etcd, ZooKeeper and
-// adapter locks record 0) are left out.
+// history.Operation.RoundTrips, counted by the client's own connections)
+// at the release's completion, in completion order; Timed.Ms carries the
+// count, not a time. Holds whose calls were not counted (adapter locks
+// record 0) are left out.
 func HoldRoundTrips(ops []history.Operation) []Timed {
-	acq := map[int64]int{} // hold id → granting call's round trips
+	return holdFigures(ops, func(acq, rel history.Operation) (float64, bool) {
+		return float64(acq.RoundTrips + rel.RoundTrips), acq.RoundTrips > 0 && rel.RoundTrips > 0
+	})
+}
+
+// holdFigures pairs each hold's granting outermost acquire with its
+// first outermost release of known outcome (clients only, no per-node
+// calls) and returns fig of the pair at the release's completion, in
+// completion order, for the pairs fig accepts.
+func holdFigures(ops []history.Operation, fig func(acq, rel history.Operation) (float64, bool)) []Timed {
+	acq := map[int64]history.Operation{} // hold id → granting call
 	for _, op := range ops {
-		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 && op.RoundTrips > 0 {
-			acq[op.Hold] = op.RoundTrips
+		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 {
+			acq[op.Hold] = op
 		}
 	}
 	done := map[int64]bool{}
@@ -298,8 +290,8 @@ func HoldRoundTrips(ops []history.Operation) []Timed {
 			continue
 		}
 		done[op.Hold] = true
-		if op.RoundTrips > 0 {
-			out = append(out, Timed{AtNs: op.Complete, Ms: float64(a + op.RoundTrips)})
+		if v, ok := fig(a, op); ok {
+			out = append(out, Timed{AtNs: op.Complete, Ms: v})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) })

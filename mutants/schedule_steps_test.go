@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,14 +14,23 @@ import (
 	"github.com/lockbench/lockbench/mutants"
 )
 
-// TestScheduleStepsKill: the slow-reply and cancel schedule steps strike
-// as their scenarios do. A schedule of one step, no scenario named,
-// kills the mutant its scenario kills (exit 1) and passes the unmutated
-// lock (exit 0); a slow reply at a renewal lands on the built-in watchdog
-// (its extend ran on n1 while the answer was held back: renewals an
-// adapter makes on its own raise no lock event) and the lock still
-// passes.
-func TestScheduleStepsKill(t *testing.T) {
+// TestScheduleSteps: schedule steps strike as their scenarios do, with no
+// scenario named (what a hunt draws). A schedule kills the mutant its
+// scenario kills (exit 1) and passes the unmutated lock (exit 0):
+//   - slow-reply at an acquire kills validity-from-end (slow-node's);
+//   - cancel kills cancel-leaves-key (cancel's);
+//   - client-clock-step (the holder's adapter clock stepped back 2×TTL at
+//     its read) with slow-cs on the same hold (2×TTL) kills
+//     validity-wall-clock: its check says valid and it writes over the
+//     next owner, where the unmutated lock's monotonic check stops the
+//     write (the schedule's expectation, the weakest of client-clock-step's
+//     and long-cs's for a lock that checks its validity, is must-hold);
+//   - a slow reply at a renewal lands on the built-in watchdog (its extend
+//     ran on n1 while the answer was held back: renewals an adapter makes
+//     on its own raise no lock event) and the lock still passes.
+//
+// Each step's window is in results.json, landed or not.
+func TestScheduleSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server")
 	}
@@ -30,32 +40,35 @@ func TestScheduleStepsKill(t *testing.T) {
 	}
 	leakcheck.AtEnd(t, leakcheck.Servers...)
 	dir := t.TempDir()
-	single := []string{"--ttl", "200ms", "--op-timeout", "1s", "--clients", "8"}
+	single := []string{"--ttl", "200ms", "--op-timeout", "1s", "--clients", "8", "--duration", "3s"}
+	slowAcquire := `{"fault": "slow-reply", "target": "holder", "on": "before-acquire", "at": 2, "size": 1.5}`
+	cancel := `{"fault": "cancel", "target": "holder", "on": "before-acquire", "at": 2}`
+	clock := `{"fault": "client-clock-step", "target": "holder", "on": "in-cs", "at": 1, "size": 2},
+  {"fault": "slow-cs", "target": "holder", "on": "in-cs", "with": 1, "for": 2}`
+	clockArgs := []string{"--ttl", "200ms", "--op-timeout", "1s", "--clients", "8", "--duration", "2s"}
 	for _, tc := range []struct {
-		name, lock, bug, step string
+		name, strategy, steps string
 		args                  []string
 		want                  int
-		landed                string // a landed window's note must hold it
+		window, landed        string // a window's note must hold window; a landed one landed too
 	}{
-		{"slow-acquire/mutant", "token-validity", "validity-from-end", `{"fault": "slow-reply", "target": "holder", "on": "before-acquire", "at": 2, "size": 1.5}`, single, 1, ""},
-		{"slow-acquire/twin", "token-validity", "none", `{"fault": "slow-reply", "target": "holder", "on": "before-acquire", "at": 2, "size": 1.5}`, single, 0, ""},
-		{"cancel/mutant", "token-lua", "cancel-leaves-key", `{"fault": "cancel", "target": "holder", "on": "before-acquire", "at": 2}`, single, 1, ""},
-		{"cancel/twin", "token-lua", "none", `{"fault": "cancel", "target": "holder", "on": "before-acquire", "at": 2}`, single, 0, ""},
-		{"slow-renewal/built-in", "", "watchdog", `{"fault": "slow-reply", "target": "holder", "on": "renew", "at": 2, "size": 0.6}`,
-			[]string{"--ttl", "300ms", "--op-timeout", "1s", "--clients", "4", "--cs-min", "500ms"}, 0, "while its reply was held back"},
+		{"slow-acquire/mutant", mutants.Strategy(p.Adapter, "token-validity", "validity-from-end"), slowAcquire, single, 1, "slow-reply (step 1)", ""},
+		{"slow-acquire/twin", mutants.Strategy(p.Adapter, "token-validity", "none"), slowAcquire, single, 0, "slow-reply (step 1)", ""},
+		{"cancel/mutant", mutants.Strategy(p.Adapter, "token-lua", "cancel-leaves-key"), cancel, single, 1, "cancel (step 1)", ""},
+		{"cancel/twin", mutants.Strategy(p.Adapter, "token-lua", "none"), cancel, single, 0, "cancel (step 1)", ""},
+		{"clock-step/mutant", mutants.Strategy(p.Python, "local-validity", "validity-wall-clock"), clock, clockArgs, 1, "client-clock-step (step 1)", ""},
+		{"clock-step/twin", mutants.Strategy(p.Python, "local-validity", "none"), clock, clockArgs, 0, "client-clock-step (step 1)", ""},
+		{"slow-renewal/built-in", "watchdog", `{"fault": "slow-reply", "target": "holder", "on": "renew", "at": 2, "size": 0.6}`,
+			[]string{"--ttl", "300ms", "--op-timeout", "1s", "--clients", "4", "--cs-min", "500ms", "--duration", "3s"}, 0, "slow-reply (step 1)", "while its reply was held back"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			file := filepath.Join(dir, strings.ReplaceAll(tc.name, "/", "-")+".json")
-			if err := os.WriteFile(file, []byte(`{"schedule": 1, "name": "step", "steps": [`+tc.step+`]}`), 0o644); err != nil {
+			base := strings.ReplaceAll(tc.name, "/", "-")
+			file := filepath.Join(dir, base+".json")
+			if err := os.WriteFile(file, []byte(`{"schedule": 1, "name": "step", "steps": [`+tc.steps+`]}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out := filepath.Join(dir, strings.ReplaceAll(tc.name, "/", "-"))
-			strategy := tc.bug // lock "": a built-in strategy
-			if tc.lock != "" {
-				strategy = mutants.Strategy(p.Adapter, tc.lock, tc.bug)
-			}
-			args := append([]string{"run", "--strategy", strategy, "--schedule", file,
-				"--seed", "1", "--duration", "3s", "--out", out, "--quiet"}, tc.args...)
+			out := filepath.Join(dir, base)
+			args := append([]string{"run", "--strategy", tc.strategy, "--schedule", file, "--seed", "1", "--out", out, "--quiet"}, tc.args...)
 			b, err := exec.Command(p.Lockbench, args...).CombinedOutput()
 			code := 0
 			var ee *exec.ExitError
@@ -67,23 +80,26 @@ func TestScheduleStepsKill(t *testing.T) {
 			if code != tc.want {
 				t.Errorf("exit %d, want %d:\n%s", code, tc.want, b)
 			}
-			notes := windowNotes(t, filepath.Join(out, "results.json"), "(step 1)")
+			notes := stringsIn(t, filepath.Join(out, "results.json"), tc.window)
 			if len(notes) == 0 {
-				t.Fatalf("results.json has no window of step 1")
+				t.Fatalf("results.json has no window of %s", tc.window)
 			}
-			if tc.landed != "" && !slicesAny(notes, func(n string) bool { return strings.Contains(n, tc.landed) }) {
-				t.Errorf("no window of step 1 says %q: %q", tc.landed, notes)
+			if tc.landed != "" && !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, tc.landed) }) {
+				t.Errorf("no window of %s says %q: %q", tc.window, tc.landed, notes)
 			}
 		})
 	}
 }
 
-// windowNotes returns the notes of the fault windows in a results.json
-// that contain sub.
-func windowNotes(t *testing.T, path, sub string) []string {
+// stringsIn returns the strings anywhere in a JSON file that contain sub.
+func stringsIn(t *testing.T, path, sub string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
@@ -104,19 +120,6 @@ func windowNotes(t *testing.T, path, sub string) []string {
 			}
 		}
 	}
-	var doc any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
 	walk(doc)
 	return out
-}
-
-func slicesAny(s []string, f func(string) bool) bool {
-	for _, x := range s {
-		if f(x) {
-			return true
-		}
-	}
-	return false
 }
