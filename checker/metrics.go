@@ -250,52 +250,38 @@ type Timed struct {
 // order. It is what a lock costs a client per hold when nobody waits
 // (overhead); holds whose release is unknown (a timeout, a crash) are
 // left out. Per-node calls and the harness's probes do not count.
-func HoldCalls(ops []history.Operation) []Timed {
-	return holdFigures(ops, func(acq, rel history.Operation) (float64, bool) {
-		return float64(acq.Complete-acq.Invoke+rel.Complete-rel.Invoke) / 1e6, true
-	})
-}
-
-// HoldRoundTrips returns, per hold HoldCalls counts, the round trips its
-// lock calls made (the granting acquire's plus the release's,
-// history.Operation.RoundTrips, counted by the client's own connections)
-// at the release's completion, in completion order; Timed.Ms carries the
-// count, not a time. Holds whose calls were not counted (adapter locks
-// record 0) are left out.
-func HoldRoundTrips(ops []history.Operation) []Timed {
-	return holdFigures(ops, func(acq, rel history.Operation) (float64, bool) {
-		return float64(acq.RoundTrips + rel.RoundTrips), acq.RoundTrips > 0 && rel.RoundTrips > 0
-	})
-}
-
-// holdFigures pairs each hold's granting outermost acquire with its
-// first outermost release of known outcome (clients only, no per-node
-// calls) and returns fig of the pair at the release's completion, in
-// completion order, for the pairs fig accepts.
-func holdFigures(ops []history.Operation, fig func(acq, rel history.Operation) (float64, bool)) []Timed {
-	acq := map[int64]history.Operation{} // hold id → granting call
-	for _, op := range ops {
+//
+// rounds are the same holds' round trips (the granting acquire's plus the
+// release's, history.Operation.RoundTrips, counted by the client's own
+// connections), Timed.Ms carrying the count, not a time; holds whose calls
+// were not counted (adapter locks record 0) are left out of rounds.
+func HoldCalls(ops []history.Operation) (ms, rounds []Timed) {
+	acq := map[int64]int{} // hold id → index of its granting call in ops
+	for i, op := range ops {
 		if op.Kind == history.Acquire && op.Result == history.OK && op.Depth <= 1 && op.Client >= 0 && op.Node == "" && op.Hold != 0 {
-			acq[op.Hold] = op
+			acq[op.Hold] = i
 		}
 	}
 	done := map[int64]bool{}
-	var out []Timed
 	for _, op := range ops {
 		if op.Kind != history.Release || op.Depth > 1 || op.Client < 0 || op.Node != "" || op.Result == history.Info || done[op.Hold] {
 			continue
 		}
-		a, ok := acq[op.Hold]
+		i, ok := acq[op.Hold]
 		if !ok {
 			continue
 		}
 		done[op.Hold] = true
-		if v, ok := fig(a, op); ok {
-			out = append(out, Timed{AtNs: op.Complete, Ms: v})
+		a := &ops[i]
+		ms = append(ms, Timed{AtNs: op.Complete, Ms: float64(a.Complete-a.Invoke+op.Complete-op.Invoke) / 1e6})
+		if a.RoundTrips > 0 && op.RoundTrips > 0 {
+			rounds = append(rounds, Timed{AtNs: op.Complete, Ms: float64(a.RoundTrips + op.RoundTrips)})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) })
-	return out
+	byTime := func(a, b Timed) int { return cmp.Compare(a.AtNs, b.AtNs) }
+	slices.SortStableFunc(ms, byTime)
+	slices.SortStableFunc(rounds, byTime)
+	return ms, rounds
 }
 
 // Handoffs returns the lock's idle time between two holders of a key

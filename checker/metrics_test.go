@@ -142,7 +142,7 @@ func TestHoldCallsAndHandoffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := HoldCalls(tt.ops); !timedEqual(got, tt.holds) {
+			if got, _ := HoldCalls(tt.ops); !timedEqual(got, tt.holds) {
 				t.Errorf("HoldCalls = %v, want %v", got, tt.holds)
 			}
 			if got := Handoffs(tt.ops); !timedEqual(got, tt.hands) {

@@ -6,7 +6,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 )
 
-// TestHoldRoundTrips: a hold's count is its granting acquire's round
+// TestHoldRoundTrips: HoldCalls's rounds: a hold's count is its granting acquire's round
 // trips plus its release's; failed attempts, per-node operations and
 // holds not counted are left out.
 func TestHoldRoundTrips(t *testing.T) {
@@ -18,8 +18,8 @@ func TestHoldRoundTrips(t *testing.T) {
 		{Client: 2, Kind: history.Acquire, Key: "k", Depth: 1, Hold: 2, Result: history.OK, Invoke: 6, Complete: 7},
 		{Client: 2, Kind: history.Release, Key: "k", Depth: 1, Hold: 2, Result: history.OK, Invoke: 8, Complete: 9},
 	}
-	got := HoldRoundTrips(ops)
+	_, got := HoldCalls(ops)
 	if len(got) != 1 || got[0].Ms != 3 || got[0].AtNs != 5 {
-		t.Errorf("HoldRoundTrips = %+v, want one hold of 3 round trips at 5 ns", got)
+		t.Errorf("HoldCalls rounds = %+v, want one hold of 3 round trips at 5 ns", got)
 	}
 }

@@ -79,7 +79,8 @@ func WindowsOf(ops []history.Operation, n int, counter []results.CounterSample) 
 		return nil
 	}
 	gs := checker.Grants(ops)
-	holds, handoffs, rounds := checker.HoldCalls(ops), checker.Handoffs(ops), checker.HoldRoundTrips(ops)
+	holds, rounds := checker.HoldCalls(ops)
+	handoffs := checker.Handoffs(ops)
 	out := make([]results.Window, n)
 	gi := 0
 	for i := range n {
@@ -260,10 +261,9 @@ func Samples(r results.Run, figure string) []float64 {
 
 // rttsPerHold is a window's overhead in round trips: the median count of
 // round trips of its holds' lock calls where the clients counted them
-// (Window.RoundTripsPerHold: lockbench's own Redis clients), else the
-// hold's p50 time over the run's measured round-trip time
-// (Run.RoundTripMs: etcd, ZooKeeper and adapter locks, whose clients
-// lockbench does not hold); nil when neither is known. The count reads
+// (Window.RoundTripsPerHold: every built-in strategy), else the hold's
+// p50 time over the run's measured round-trip time (Run.RoundTripMs:
+// adapter locks, whose clients lockbench does not hold); nil when neither is known. The count reads
 // the same on a busy machine; the time ratio moved 9-42% between two
 // quiet runs (docs/performance.md).
 func rttsPerHold(r results.Run, w results.Window) *float64 {

@@ -156,12 +156,12 @@ type Operation struct {
 	// an acquire, release or extend: one of Reasons; "" when it states none.
 	Reason string `json:"reason,omitempty"`
 	// RoundTrips is, for an acquire or release call, the round trips it
-	// made to the servers, counted by the client's Redis hook: a command or
-	// pipeline sent while none of the client's other commands is in flight
-	// starts one, so a quorum lock's parallel commands to its nodes share
-	// one and a retry loop's sequential commands count each. 0: not counted
-	// (etcd, ZooKeeper and adapter locks, whose clients lockbench does not
-	// hold).
+	// made to the servers, counted on the client's own connections (a
+	// go-redis hook, etcd's gRPC interceptor, ZooKeeper's request writes):
+	// a request sent while none of the client's others is in flight starts
+	// one, so a quorum lock's parallel commands to its nodes share one and
+	// a retry loop's sequential commands count each. 0: not counted
+	// (adapter locks, whose clients lockbench does not hold).
 	RoundTrips int `json:"round_trips,omitempty"`
 	// Note is free text: the crash point, the fault injected.
 	Note string `json:"note,omitempty"`

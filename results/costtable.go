@@ -37,8 +37,8 @@ type CostRow struct {
 	// its 1-client cost runs. figures.RTTsPerHoldReference (2) is what two
 	// PING-like calls read.
 	RTTsPerHold stats.Estimate `json:"rtts_per_hold"`
-	// RTTsCounted says RTTsPerHold is a count (the Redis strategies), not
-	// a time ratio (etcd, ZooKeeper, adapters).
+	// RTTsCounted says RTTsPerHold is a count (the built-in strategies),
+	// not a time ratio (adapters).
 	RTTsCounted bool `json:"rtts_counted,omitempty"`
 	// HoldP50Ms and HoldP99Ms are the same overhead in ms
 	// (figures.FigureHoldP50Ms, figures.FigureHoldP99Ms); HoldBoundMs its lower bound, two

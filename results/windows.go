@@ -30,9 +30,9 @@ type Window struct {
 	HoldP50Ms *float64 `json:"hold_p50_ms,omitempty"`
 	HoldP99Ms *float64 `json:"hold_p99_ms,omitempty"`
 	// RoundTripsPerHold is the median count of round trips the same
-	// holds' lock calls made (checker.HoldRoundTrips: the clients' Redis
-	// hooks count them; a quorum lock's parallel commands share one);
-	// absent when they were not counted (etcd, ZooKeeper, adapters).
+	// holds' lock calls made (checker.HoldCalls's rounds, counted on the
+	// clients' own connections; a quorum lock's parallel commands share
+	// one); absent when they were not counted (adapters).
 	RoundTripsPerHold *float64 `json:"round_trips_per_hold,omitempty"`
 	// HandoffP50Ms and HandoffP99Ms are percentiles, in ms, of the
 	// handoffs that completed in the window: from a release's completion

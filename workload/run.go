@@ -35,7 +35,7 @@ type Env struct {
 	// RoundTrips returns the round-trip counter of one logical client,
 	// the one its Nodes count into (Dialer.Rounds), so each acquire and
 	// release records the round trips it made (history.Operation.RoundTrips);
-	// nil: not counted (etcd, ZooKeeper and adapter locks).
+	// nil: not counted (adapter locks).
 	RoundTrips func(client int) *RoundTrips
 	// Faults is the client-side nemesis; nil: none.
 	Faults Faults
