@@ -39,9 +39,29 @@ func ScheduleScenario(s Schedule) Scenario {
 			kind = k
 		}
 	}
+	onCluster, onReplicas := s.writtenFor()
 	return Scenario{Name: s.Scenario(), Kind: kind, Summary: "fault schedule: " + s.String(), Faults: faults,
-		Applies: s.Applies, Setup: s.setup,
+		Applies: s.Applies, Setup: s.setup, OnCluster: onCluster, OnReplicas: onReplicas,
 		New: func(env Env) Nemesis { return newScheduled(env, s) }}
+}
+
+// writtenFor reports whether every step of s is written for a lock on a
+// Redis Cluster (Scenario.OnCluster) and for one that waits for replicas
+// (OnReplicas): a scenario that exercises the step's primitive alone is
+// (gc-pause and long-cs are, so a schedule of client pauses and slow
+// critical sections runs on a cluster; a node pause is not).
+func (s Schedule) writtenFor() (onCluster, onReplicas bool) {
+	onCluster, onReplicas = true, true
+	for _, st := range s.Steps {
+		c, r := false, false
+		for _, name := range ScenariosFor(st) {
+			if sc, err := Lookup(name); err == nil {
+				c, r = c || sc.OnCluster, r || sc.OnReplicas
+			}
+		}
+		onCluster, onReplicas = onCluster && c, onReplicas && r
+	}
+	return onCluster, onReplicas
 }
 
 // primitiveKind is where a primitive acts, as a scenario Kind.

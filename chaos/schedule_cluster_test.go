@@ -1,0 +1,29 @@
+package chaos
+
+import (
+	"testing"
+
+	"github.com/lockbench/lockbench/impl"
+)
+
+// TestScheduleOnCluster: a schedule whose steps' scenarios are written for
+// a Redis Cluster (client pauses, slow critical sections) runs a cluster
+// lock; one with a node fault does not, with the reason.
+func TestScheduleOnCluster(t *testing.T) {
+	in := impl.Info{Cluster: true, Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}}
+	for _, c := range []struct {
+		name string
+		st   Step
+		want bool
+	}{
+		{"client-pause", Step{Fault: "client-pause", Target: TargetHolder, On: "before-write", For: 1}, true},
+		{"slow-cs", Step{Fault: "slow-cs", Target: TargetHolder, On: "in-cs", For: 1}, true},
+		{"node-pause", Step{Fault: "node-pause", Target: TargetHolderNode, On: "acquired", For: 1}, false},
+	} {
+		s := Schedule{Version: 1, Name: "c", Steps: []Step{c.st}}
+		ok, why := ScheduleScenario(s).AppliesTo(in)
+		if ok != c.want {
+			t.Errorf("%s on a cluster lock: applies %v (%s), want %v", c.name, ok, why, c.want)
+		}
+	}
+}
