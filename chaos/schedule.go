@@ -352,6 +352,9 @@ func (s Schedule) Applies(in impl.Info) (bool, string) {
 		if n := max(in.Nodes, 1); st.Target == TargetNode && st.Node > n {
 			return false, fmt.Sprintf("step %d: node n%d: the strategy talks to %d node(s)", i+1, st.Node, n)
 		}
+		if (st.On == string(workload.PointRenew) || st.On == string(workload.PointBeforeExtend)) && !in.Claims.Renewal {
+			return false, fmt.Sprintf("step %d: %s at %s: the strategy does not renew, so the step would never strike (put it at another event, or run a lock that renews)", i+1, p.Name, st.On)
+		}
 	}
 	return true, ""
 }
