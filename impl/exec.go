@@ -168,7 +168,7 @@ func adaptersFile() string {
 // file's command when rest is a NAME listed there (named true), else rest.
 func resolveCommand(rest string) (command string, named bool, err error) {
 	if rest == "" {
-		return "", false, fmt.Errorf("impl: %s needs a command or an adapter name, e.g. %spython3 adapters/redis-py/adapter.py or %sredis-py", ExecPrefix, ExecPrefix, ExecPrefix)
+		return "", false, fmt.Errorf("--strategy %s needs a command or an adapter name, e.g. %spython3 adapters/redis-py/adapter.py or %sredis-py", ExecPrefix, ExecPrefix, ExecPrefix)
 	}
 	if !isAdapterName(rest) {
 		return rest, false, nil
