@@ -127,6 +127,10 @@ func costTable(f *results.File, strategies []string) []costRow {
 	caps := figures.CapacityOf(f.Cost)
 	var out []costRow
 	for _, r := range rows {
+		if r.RTTsPerHold.N+r.HoldP50Ms.N+r.HandoffP50Ms.N == 0 && r.ClientCmdsPerGrant == 0 && r.ServerCmdsPerGrant == 0 &&
+			!slices.ContainsFunc(caps, func(c figures.Capacity) bool { return c.Strategy == r.Strategy && len(c.Points) > 0 }) {
+			continue // nothing measured (a run without cost cells or contention): no row of dashes
+		}
 		busy := func(b bool, e stats.Estimate) string {
 			if b && e.N > 0 {
 				return "BUSY: " + e.String()
