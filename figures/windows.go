@@ -263,9 +263,9 @@ func Samples(r results.Run, figure string) []float64 {
 // round trips of its holds' lock calls where the clients counted them
 // (Window.RoundTripsPerHold: every built-in strategy), else the hold's
 // p50 time over the run's measured round-trip time (Run.RoundTripMs:
-// adapter locks, whose clients lockbench does not hold); nil when neither is known. The count reads
-// the same on a busy machine; the time ratio moved 9-42% between two
-// quiet runs (docs/performance.md).
+// adapter locks, whose clients lockbench does not hold); nil when
+// neither is known. The count reads the same on a busy machine; the time
+// ratio moved 9-42% between two quiet runs (docs/performance.md).
 func rttsPerHold(r results.Run, w results.Window) *float64 {
 	if w.RoundTripsPerHold != nil {
 		return w.RoundTripsPerHold
@@ -281,7 +281,7 @@ func rttsPerHold(r results.Run, w results.Window) *float64 {
 // in round trips (rttsPerHold) has it counted rather than timed; false
 // when none has one.
 func RTTsCounted(runs []results.Run) bool {
-	any := false
+	seen := false
 	for _, r := range runs {
 		if r.Error != "" {
 			continue
@@ -293,10 +293,10 @@ func RTTsCounted(runs []results.Run) bool {
 			if w.RoundTripsPerHold == nil {
 				return false
 			}
-			any = true
+			seen = true
 		}
 	}
-	return any
+	return seen
 }
 
 // SamplesOf returns the samples of a cost figure over runs (the windows

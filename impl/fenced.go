@@ -53,16 +53,24 @@ type fencedLocker struct {
 // across grants of the key while the counter survives). It returns
 // ErrNotAcquired if the key exists, or an unknown-outcome error.
 func (l *fencedLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
-	start := l.cfg.Now()
-	token := l.tokens.next()
-	fence, err := scriptFencedAcquire.Run(ctx, l.node, []string{key, key + FenceSuffix}, token, ms(l.cfg.TTL)).Int64()
+	return acquireFenced(ctx, "fenced", l.single, key, key+FenceSuffix)
+}
+
+// acquireFenced runs the fenced acquire script on sg's node for key with
+// its fencing counter at fenceKey: a lease whose Fence is the new counter
+// value, ErrNotAcquired (the key exists), or an unknown-outcome error;
+// errors name strategy and carry the token tried.
+func acquireFenced(ctx context.Context, strategy string, sg single, key, fenceKey string) (*Lease, error) {
+	start := sg.cfg.Now()
+	token := sg.tokens.next()
+	fence, err := scriptFencedAcquire.Run(ctx, sg.node, []string{key, fenceKey}, token, ms(sg.cfg.TTL)).Int64()
 	switch {
 	case err != nil:
-		return nil, WithToken(WithReason(fmt.Errorf("fenced: acquire %q: %w", key, err), netReason(err)), token)
+		return nil, WithToken(WithReason(fmt.Errorf("%s: acquire %q: %w", strategy, key, err), netReason(err)), token)
 	case fence == 0:
-		return nil, notAcquired(fmt.Errorf("fenced: acquire %q: %w", key, ErrNotAcquired), token)
+		return nil, notAcquired(fmt.Errorf("%s: acquire %q: %w", strategy, key, ErrNotAcquired), token)
 	}
-	return &Lease{Key: key, Token: token, Fence: fence, Start: start, End: l.cfg.Now()}, nil
+	return &Lease{Key: key, Token: token, Fence: fence, Start: start, End: sg.cfg.Now()}, nil
 }
 
 // Release deletes the key only if it still holds the lease's token: 0 and

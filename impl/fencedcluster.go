@@ -2,6 +2,7 @@ package impl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -56,20 +57,14 @@ type fencedClusterLocker struct {
 // an attempt that may have run and the retry found the key taken).
 func (l *fencedClusterLocker) Acquire(ctx context.Context, key string) (*Lease, error) {
 	ctx, a := withAttempts(ctx)
-	cfg := l.tl.cfg
-	start := cfg.Now()
-	token := l.tl.tokens.next()
-	fence, err := scriptFencedAcquire.Run(ctx, l.tl.node, []string{key, fenceKeyInCluster(key)}, token, ms(cfg.TTL)).Int64()
-	switch {
-	case err != nil:
-		return nil, WithToken(WithReason(fmt.Errorf("fenced-cluster: acquire %q: %w", key, err), netReason(err)), token)
-	case fence == 0:
-		if maybe := a.maybeRan(); maybe != nil {
-			return nil, WithToken(WithReason(fmt.Errorf("fenced-cluster: acquire %q: the cluster client retried the script after an attempt that may have run (%v), and the retry found the key taken, perhaps by that attempt: outcome unknown", key, maybe), ReasonUnavailable), token)
-		}
-		return nil, notAcquired(fmt.Errorf("fenced-cluster: acquire %q: %w", key, ErrNotAcquired), token)
+	lease, err := acquireFenced(ctx, l.tl.Name(), l.tl.single, key, fenceKeyInCluster(key))
+	if lease != nil || !errors.Is(err, ErrNotAcquired) {
+		return lease, err
 	}
-	return &Lease{Key: key, Token: token, Fence: fence, Start: start, End: cfg.Now()}, nil
+	if maybe := a.maybeRan(); maybe != nil {
+		return nil, WithToken(WithReason(fmt.Errorf("%s: acquire %q: the cluster client retried the script after an attempt that may have run (%v), and the retry found the key taken, perhaps by that attempt: outcome unknown", l.tl.Name(), key, maybe), ReasonUnavailable), TriedToken(err))
+	}
+	return nil, err
 }
 
 // Release is token-lua-cluster's release: 0 and nil, ErrNotHeld, or an
