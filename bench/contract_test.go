@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/observer"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -109,7 +110,7 @@ func TestOrphansOnARealServer(t *testing.T) {
 			clock := history.NewClock()
 			env := workload.Env{Strategy: orphaning{base, tc.outcome}, Clock: clock, IDs: &history.IDs{}, History: rec,
 				Nodes: workload.DialNodes([]string{addr}, func(int) workload.Dialer { return workload.Dialer{Timeout: 500 * time.Millisecond} })}
-			obs, err := workload.StartObserver(ctx, workload.ObserverConfig{Nodes: []workload.ObservedNode{{Name: "n1", Addr: addr}},
+			obs, err := observer.Start(ctx, observer.Config{Nodes: []observer.Node{{Name: "n1", Addr: addr}},
 				Keys: []string{cfg.Key(0)}, TTL: cfg.TTL, Clock: clock, History: rec})
 			if err != nil {
 				t.Fatal(err)

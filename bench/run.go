@@ -26,10 +26,13 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/noise"
+	"github.com/lockbench/lockbench/observer"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -71,7 +74,7 @@ type Spec struct {
 	Policy *impl.Policy
 	// Fencing overrides the resource's fencing mode; default "writes" for
 	// strategies that claim fencing, else "off".
-	Fencing workload.Fencing
+	Fencing resource.Fencing
 	// Seed seeds the workload and the nemesis.
 	Seed int64
 	// OutDir is the results folder; the history goes to
@@ -218,9 +221,9 @@ func (s Spec) resolve() (resolution, error) {
 	}
 	w.Fencing = s.Fencing
 	if w.Fencing == "" {
-		w.Fencing = workload.FencingOff
+		w.Fencing = resource.FencingOff
 		if info.Claims.Fencing {
-			w.Fencing = workload.FencingWrites
+			w.Fencing = resource.FencingWrites
 		}
 	}
 	w, err = w.WithDefaults()
@@ -590,7 +593,7 @@ func (r *run) connect(ctx context.Context) error {
 	if !impl.IsExec(r.s.Strategy) {
 		r.env.RoundTrips = roundTrips // Redis: the clients' hooks; etcd, ZooKeeper: impl.Config.RoundTrip
 	}
-	r.env.Resource = workload.NewResource(w.Fencing)
+	r.env.Resource = resource.New(w.Fencing)
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {
 	case r.topo.Kind == cluster.RedisCluster:
@@ -691,9 +694,9 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 		statAddrs = append(statAddrs, n.Addr())
 		serverPIDs = append(serverPIDs, n.PID())
 	}
-	statsBefore, statsErr := []workload.NodeCalls(nil), errors.New("not a Redis cluster")
+	statsBefore, statsErr := []commandstats.NodeCalls(nil), errors.New("not a Redis cluster")
 	if r.redis() {
-		statsBefore, statsErr = workload.CommandCalls(ctx, statAddrs, time.Second, c.Security())
+		statsBefore, statsErr = commandstats.CommandCalls(ctx, statAddrs, time.Second, c.Security())
 	}
 	var pinged []string // PING reaches Redis servers only
 	if r.redis() {
@@ -767,12 +770,12 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	obs.Stop(ctx)
 	ex.clientCmds = r.cmds.Load() // before the probe's own commands
 	if statsErr == nil {
-		if after, err := workload.CommandCalls(ctx, statAddrs, time.Second, c.Security()); err == nil {
+		if after, err := commandstats.CommandCalls(ctx, statAddrs, time.Second, c.Security()); err == nil {
 			own := obs.Commands() // the observer's reads are not the lock's commands
 			for i := range after {
 				after[i].Calls -= own[statAddrs[i]]
 			}
-			ex.serverCmds, ex.serverCmdsKnown = workload.CommandsBetween(statsBefore, after)
+			ex.serverCmds, ex.serverCmdsKnown = commandstats.CommandsBetween(statsBefore, after)
 		}
 	}
 	if serverSeries != nil && ex.serverCmdsKnown {
@@ -808,25 +811,25 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 }
 
 // startObserver starts the server-state observer of a Redis run
-// (workload.Observer): it reads every key of the run on every Redis node
+// (observer.Observer): it reads every key of the run on every Redis node
 // of the cluster (replicas too: a failover promotes one, and the observer
 // marks a replica's reads), through direct connections (never the
 // scenario's proxies), named as the cluster names them (the strategy's
 // per-node calls use the same names for its nodes). nil for locks on etcd
 // or ZooKeeper, which are not observed.
-func (r *run) startObserver(ctx context.Context) (*workload.Observer, error) {
+func (r *run) startObserver(ctx context.Context) (*observer.Observer, error) {
 	if !r.redis() {
 		return nil, nil
 	}
-	var nodes []workload.ObservedNode
+	var nodes []observer.Node
 	for _, n := range r.c.Nodes() {
-		nodes = append(nodes, workload.ObservedNode{Name: n.Name(), Addr: n.Addr()})
+		nodes = append(nodes, observer.Node{Name: n.Name(), Addr: n.Addr()})
 	}
 	keys := make([]string, r.w.Keys)
 	for i := range keys {
 		keys[i] = r.w.Key(i)
 	}
-	obs, err := workload.StartObserver(ctx, workload.ObserverConfig{Nodes: nodes, Security: r.c.Security(), Keys: keys, TTL: r.w.TTL, Clock: r.clock, History: r.hw})
+	obs, err := observer.Start(ctx, observer.Config{Nodes: nodes, Security: r.c.Security(), Keys: keys, TTL: r.w.TTL, Clock: r.clock, History: r.hw})
 	if err != nil {
 		return nil, fmt.Errorf("observer: %w", err)
 	}

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/workload"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -81,7 +81,7 @@ func envelopeOf(st impl.Strategy, ttl time.Duration, n *noise.Summary, faulted b
 const serverCounterEvery = 25 * time.Millisecond
 
 // sampleServerCounter samples the commands the servers at addrs executed
-// (workload.CommandCalls: primaries only, the harness's own commands left
+// (commandstats.CommandCalls: primaries only, the harness's own commands left
 // out) every serverCounterEvery, counted from the first sample and
 // stamped with clock's time, until the returned stop is called; stop
 // takes a last sample and returns the series. A node that does not
@@ -90,9 +90,9 @@ const serverCounterEvery = 25 * time.Millisecond
 func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []string, sec cluster.Security) (stop func() []results.CounterSample) {
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = workload.InfoClient(a, time.Second, sec)
+		clients[i] = commandstats.InfoClient(a, time.Second, sec)
 	}
-	base := make([]workload.NodeCalls, len(addrs))
+	base := make([]commandstats.NodeCalls, len(addrs))
 	var (
 		mu     sync.Mutex
 		series []results.CounterSample
@@ -101,7 +101,7 @@ func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []stri
 		var n int64
 		for i, c := range clients {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			nc, err := workload.ReadCommandStats(cctx, c)
+			nc, err := commandstats.Read(cctx, c)
 			cancel()
 			switch {
 			case err != nil:

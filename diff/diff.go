@@ -32,6 +32,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -60,7 +61,7 @@ type Options struct {
 	Workload workload.Config
 	// Policy and Fencing override the locks' defaults (nil, "": keep).
 	Policy  *impl.Policy
-	Fencing workload.Fencing
+	Fencing resource.Fencing
 	// Library holds library settings by flag name, given to both sides.
 	Library map[string]string
 	// Seed is the first seed; run i of a cell uses Seed+i on both sides.

@@ -46,6 +46,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -570,7 +571,7 @@ func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (
 // window is what a measurement starts from: the server's counters and the
 // CPU times of this process and of the machine.
 type window struct {
-	before      workload.NodeCalls
+	before      commandstats.NodeCalls
 	cpu0, busy0 time.Duration
 }
 

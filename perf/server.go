@@ -11,13 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/commandstats"
 )
 
 // snapshot reads INFO commandstats and INFO cpu from the server
-// (workload.ReadCommandStats: the lock commands, harness commands left out).
-func snapshot(ctx context.Context, c *redis.Client) (workload.NodeCalls, error) {
-	s, err := workload.ReadCommandStats(ctx, c)
+// (commandstats.Read: the lock commands, harness commands left out).
+func snapshot(ctx context.Context, c *redis.Client) (commandstats.NodeCalls, error) {
+	s, err := commandstats.Read(ctx, c)
 	if err != nil {
 		return s, fmt.Errorf("perf: %w", err)
 	}
@@ -26,7 +26,7 @@ func snapshot(ctx context.Context, c *redis.Client) (workload.NodeCalls, error) 
 
 // serverDelta is the server's work between two snapshots: commands served
 // and CPU busy in cores (CPU seconds per wall second).
-func serverDelta(a, b workload.NodeCalls) (commands int64, cores float64) {
+func serverDelta(a, b commandstats.NodeCalls) (commands int64, cores float64) {
 	wall := b.At.Sub(a.At).Seconds()
 	if wall <= 0 {
 		return b.Calls - a.Calls, 0

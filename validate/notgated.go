@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -37,9 +38,9 @@ func NotGated(st impl.Strategy, scenario string, w workload.Config) string {
 		// judged with the run's own policy (longCS).
 		why = append(why, "custom usage policy (--policy)")
 	}
-	def := workload.FencingOff
+	def := resource.FencingOff
 	if info.Claims.Fencing {
-		def = workload.FencingWrites
+		def = resource.FencingWrites
 	}
 	if w.Fencing != def {
 		why = append(why, fmt.Sprintf("fencing %s instead of %s (--fencing)", w.Fencing, def))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -109,7 +110,7 @@ func TestNotGatedSameForRowsAndClaims(t *testing.T) {
 		{"CS 2×TTL tail", workload.Config{Clients: 16, TTL: ttl, CS: workload.CSDist{Kind: workload.CSFixed, Min: ttl / 20, TailShare: 0.1, Tail: 2 * ttl}}},
 		{"one client", workload.Config{Clients: 1, TTL: ttl, CS: fixed(ttl / 20)}},
 		{"custom policy", workload.Config{Clients: 16, TTL: ttl, CS: fixed(ttl / 20), Policy: impl.Policy{CheckValidity: true, HonourLost: true}}},
-		{"fencing all", workload.Config{Clients: 16, TTL: ttl, CS: fixed(ttl / 20), Fencing: workload.FencingAll}},
+		{"fencing all", workload.Config{Clients: 16, TTL: ttl, CS: fixed(ttl / 20), Fencing: resource.FencingAll}},
 	}
 	for _, st := range impl.All() {
 		twin := claimsOnly{st}
@@ -120,9 +121,9 @@ func TestNotGatedSameForRowsAndClaims(t *testing.T) {
 				w.Policy = in.Policy
 			}
 			if w.Fencing == "" {
-				w.Fencing = workload.FencingOff
+				w.Fencing = resource.FencingOff
 				if in.Claims.Fencing {
-					w.Fencing = workload.FencingWrites
+					w.Fencing = resource.FencingWrites
 				}
 			}
 			for _, sc := range chaos.All() {
@@ -149,7 +150,7 @@ func TestNotGatedSameForRowsAndClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := workload.Config{Clients: 16, TTL: ttl, CS: fixed(6 * ttl / 10), Policy: st.Info().Policy, Fencing: workload.FencingOff}
+		w := workload.Config{Clients: 16, TTL: ttl, CS: fixed(6 * ttl / 10), Policy: st.Info().Policy, Fencing: resource.FencingOff}
 		for _, lock := range []impl.Strategy{st, claimsOnly{st}} {
 			why := NotGated(lock, "baseline", w)
 			if (why == "") != tt.gated {
@@ -191,7 +192,7 @@ func TestPolicyInFaultFreeCells(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := workload.Config{TTL: ttl, Clients: 4, CS: workload.CSDist{Kind: workload.CSFixed, Min: tt.cs}, Policy: impl.Policy{}}
-		w.Fencing = workload.FencingOff
+		w.Fencing = resource.FencingOff
 		got := NotGated(st, tt.scenario, w)
 		if (got != "") != tt.notGated {
 			t.Errorf("%s/%s --policy none, cs %v: NotGated = %q, want not gated %v", tt.strategy, tt.scenario, tt.cs, got, tt.notGated)

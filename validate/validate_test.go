@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -176,9 +177,9 @@ func TestNotGated(t *testing.T) {
 		return st
 	}
 	base := func(st impl.Strategy) workload.Config {
-		w := workload.Config{Clients: 8, TTL: 100 * 1e6, Policy: st.Info().Policy, Fencing: workload.FencingOff}
+		w := workload.Config{Clients: 8, TTL: 100 * 1e6, Policy: st.Info().Policy, Fencing: resource.FencingOff}
 		if st.Info().Claims.Fencing {
-			w.Fencing = workload.FencingWrites
+			w.Fencing = resource.FencingWrites
 		}
 		return w
 	}
@@ -192,7 +193,7 @@ func TestNotGated(t *testing.T) {
 		{"defaults", lookup("token-lua"), "gc-pause", nil, ""},
 		{"fenced defaults", lookup("fenced"), "gc-pause", nil, ""},
 		{"policy", lookup("token-lua"), "gc-pause", func(w *workload.Config) { w.Policy.CheckValidity = true }, "custom usage policy (--policy)"},
-		{"fencing", lookup("token-lua"), "gc-pause", func(w *workload.Config) { w.Fencing = workload.FencingAll }, "fencing all instead of off (--fencing)"},
+		{"fencing", lookup("token-lua"), "gc-pause", func(w *workload.Config) { w.Fencing = resource.FencingAll }, "fencing all instead of off (--fencing)"},
 		{"library", tuned("redsync", map[string]string{"redsync-tries": "3"}), "baseline", nil, "library settings changed (--redsync-tries 3)"},
 		{"one client", lookup("token-lua"), "gc-pause", func(w *workload.Config) { w.Clients = 1 }, "1 client (--clients 1) cannot overlap itself"},
 	} {

@@ -19,30 +19,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 )
-
-// Fencing is the protected resource's fencing mode.
-type Fencing string
-
-// Fencing modes.
-const (
-	// FencingOff: the resource accepts every operation.
-	FencingOff Fencing = "off"
-	// FencingWrites: a write whose fencing token is below the highest seen is rejected.
-	FencingWrites Fencing = "writes"
-	// FencingAll: reads are fencing-checked too (and raise the highest token),
-	// so a stale holder cannot even read once a newer holder has touched the resource.
-	FencingAll Fencing = "all"
-)
-
-// ParseFencing parses "off", "writes" or "all".
-func ParseFencing(s string) (Fencing, error) {
-	switch f := Fencing(s); f {
-	case FencingOff, FencingWrites, FencingAll:
-		return f, nil
-	}
-	return "", fmt.Errorf("unknown fencing mode %q (valid: off, writes, all)", s)
-}
 
 // CSKind is the shape of a critical-section duration distribution.
 type CSKind string
@@ -256,7 +234,7 @@ type Config struct {
 	// strategies). Default 1.
 	Reentrancy int
 	// Fencing is the resource's fencing mode. Default FencingOff.
-	Fencing Fencing
+	Fencing resource.Fencing
 	// Policy is the usage policy (default: the strategy's own, set by the caller).
 	Policy impl.Policy
 	// SafetyMargin is subtracted from the validity deadline when the policy
@@ -325,7 +303,7 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("workload: reentrancy depth %d: want 1..64", c.Reentrancy)
 	}
 	if c.Fencing == "" {
-		c.Fencing = FencingOff
+		c.Fencing = resource.FencingOff
 	}
 	if c.SafetyMargin == 0 {
 		c.SafetyMargin = c.TTL / 10

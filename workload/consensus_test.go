@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/leakcheck"
+	"github.com/lockbench/lockbench/resource"
 )
 
 // TestConsensusRunAndProbe runs an etcd and a ZooKeeper strategy's
@@ -47,9 +48,9 @@ func TestConsensusRunAndProbe(t *testing.T) {
 			env := Env{
 				Strategy:  st,
 				Endpoints: func(int) []string { return c.Addrs() },
-				History:   hw, Clock: history.NewClock(), IDs: &history.IDs{}, Resource: NewResource(FencingWrites),
+				History:   hw, Clock: history.NewClock(), IDs: &history.IDs{}, Resource: resource.New(resource.FencingWrites),
 			}
-			cfg := Config{Clients: 4, Keys: 2, TTL: tc.ttl, Duration: time.Second, Seed: 1, Fencing: FencingWrites}
+			cfg := Config{Clients: 4, Keys: 2, TTL: tc.ttl, Duration: time.Second, Seed: 1, Fencing: resource.FencingWrites}
 			stats, err := Run(ctx, cfg, env)
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 )
@@ -209,7 +210,7 @@ func dialUnchecked(ctx context.Context, network, addr string) (net.Conn, error) 
 // client-side "commands per grant", and, when Rounds is set, the round
 // trips of one logical client (RoundTrips). Connection set-up commands
 // that go-redis sends through its hooks (HELLO, CLIENT ...) are left out,
-// as the server-side count (CommandCalls) leaves them out, so the two
+// as the server-side count (commandstats.CommandCalls) leaves them out, so the two
 // compare.
 type countHook struct {
 	N      *atomic.Int64
@@ -256,7 +257,7 @@ func (h countHook) DialHook(next redis.DialHook) redis.DialHook {
 // ProcessHook counts one command (and its round trip).
 func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if HarnessCommand(cmd.Name()) {
+		if commandstats.HarnessCommand(cmd.Name()) {
 			return next(ctx, cmd)
 		}
 		if h.N != nil {
@@ -276,7 +277,7 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		lock := 0
 		for _, c := range cmds {
-			if !HarnessCommand(c.Name()) {
+			if !commandstats.HarnessCommand(c.Name()) {
 				lock++
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 )
 
 // Recorder receives every operation; *history.Writer is one.
@@ -50,7 +51,7 @@ type Env struct {
 	// IDs hands out hold and stream ids.
 	IDs *history.IDs
 	// Resource is the protected resource.
-	Resource *Resource
+	Resource *resource.Resource
 	// Now is the clients' clock for validity deadlines; default time.Now.
 	Now func() time.Time
 	// Ready is the run's readiness barrier, which Run closes once every
@@ -136,7 +137,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 		env.Now = time.Now
 	}
 	if env.Resource == nil {
-		env.Resource = NewResource(cfg.Fencing)
+		env.Resource = resource.New(cfg.Fencing)
 	}
 	// One strategy for the run's Lockers: an adapter serving several
 	// logical clients per process shares its processes among them.

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/resource"
 )
 
 // TestRunRecordsHistory runs token-lua clients against a real redis-server
@@ -27,7 +28,7 @@ func TestRunRecordsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := NewResource(FencingOff)
+	res := resource.New(resource.FencingOff)
 	env := Env{
 		Strategy: st,
 		Nodes: func(int) ([]redis.UniversalClient, error) {

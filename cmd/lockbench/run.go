@@ -23,6 +23,7 @@ import (
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -559,10 +560,10 @@ func (f *runFlags) workload() (workload.Config, error) {
 // overrides are the flags that override the strategy's defaults: the
 // resource's fencing mode ("" keeps the strategy's) and the usage policy
 // (nil keeps the strategy's). Errors wrap errs.ErrUsage.
-func (f *runFlags) overrides() (workload.Fencing, *impl.Policy, error) {
-	var fencing workload.Fencing
+func (f *runFlags) overrides() (resource.Fencing, *impl.Policy, error) {
+	var fencing resource.Fencing
 	if f.fencing != "" {
-		fm, err := workload.ParseFencing(f.fencing)
+		fm, err := resource.ParseFencing(f.fencing)
 		if err != nil {
 			return "", nil, fmt.Errorf("%w: --fencing: %v", errs.ErrUsage, err)
 		}

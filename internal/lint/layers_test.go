@@ -22,9 +22,15 @@ import (
 // The layers are the flow's stages ordered by what each one needs:
 //   - the history format and the servers (cluster) are what every stage
 //     shares, at the bottom, with the internal helpers;
-//   - impl (the strategies) is what the workload drives;
+//   - impl (the strategies) is what the workload drives; beside it,
+//     resource (the protected resource the critical sections act on) and
+//     commandstats (the servers' command counts from INFO, which the
+//     workload's dialer hook mirrors client-side), which need only the
+//     servers;
 //   - chaos (the scenario and its nemesis) sits above the workload and the
-//     cluster it injects faults into;
+//     cluster it injects faults into; observer (the reads of the lock keys
+//     during a run) sits beside it, above the workload whose dialer and
+//     recorder it uses and whose clients ask it for reads;
 //   - checker reads histories; stats is the statistics (no lockbench
 //     import); results is the schema of checked runs and its files;
 //     figures cuts a run's cost samples and computes the cost table from
@@ -48,8 +54,11 @@ var layers = map[string]int{
 	"history":             1,
 	"cluster":             1,
 	"impl":                2,
+	"resource":            2,
+	"commandstats":        2,
 	"workload":            3,
 	"chaos":               4,
+	"observer":            4,
 	"checker":             5,
 	"stats":               5,
 	"results":             6,

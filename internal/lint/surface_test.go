@@ -25,7 +25,6 @@ var surfaceDebt = map[string]int{
 	"chaos":    73,
 	"cluster":  69,
 	"impl":     61,
-	"workload": 45,
 	"bench":    42,
 	"validate": 33,
 }

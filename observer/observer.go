@@ -1,4 +1,8 @@
-package workload
+// Package observer reads the state of every lock key on the Redis servers
+// during a run (the token a key holds and its PTTL) and records each read
+// as a history.Observe operation, so the checker can tell what a server
+// held when a client's reply was lost or late. See Observer.
+package observer
 
 import (
 	"context"
@@ -17,10 +21,11 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/workload"
 )
 
-// ObservedNode is one Redis server the Observer reads.
-type ObservedNode struct {
+// Node is one Redis server the Observer reads.
+type Node struct {
 	// Name labels the node in the history ("n1".., as per-node calls of a
 	// quorum strategy name it: the strategy's nodes in order).
 	Name string
@@ -29,15 +34,15 @@ type ObservedNode struct {
 	Addr string
 }
 
-// ObserverConfig configures an Observer. Durations are time.Duration; a
+// Config configures an Observer. Durations are time.Duration; a
 // zero field takes the default its doc names.
-type ObserverConfig struct {
+type Config struct {
 	// Nodes are the servers to read, each through a direct connection.
 	// Required.
-	Nodes []ObservedNode
+	Nodes []Node
 	// Security is the servers' AUTH and TLS (zero: plain).
 	Security cluster.Security
-	// Keys are the lock keys to read (Config.Key(0..Keys-1)). Required.
+	// Keys are the lock keys to read (workload.Config.Key(0..Keys-1)). Required.
 	Keys []string
 	// TTL is the run's lock TTL; the defaults below follow it. Required.
 	TTL time.Duration
@@ -59,20 +64,20 @@ type ObserverConfig struct {
 	// Clock stamps the observations; History receives them (Client -1,
 	// Stream -1, kind history.Observe). Both required.
 	Clock   *history.Clock
-	History Recorder
+	History workload.Recorder
 }
 
 // withDefaults fills in the defaults and checks the required fields.
-func (c ObserverConfig) withDefaults() (ObserverConfig, error) {
+func (c Config) withDefaults() (Config, error) {
 	switch {
 	case len(c.Nodes) == 0:
-		return c, errors.New("workload: observer: no nodes to read")
+		return c, errors.New("observer: no nodes to read")
 	case len(c.Keys) == 0:
-		return c, errors.New("workload: observer: no keys to read")
+		return c, errors.New("observer: no keys to read")
 	case c.TTL <= 0:
-		return c, fmt.Errorf("workload: observer: TTL %v is not positive", c.TTL)
+		return c, fmt.Errorf("observer: TTL %v is not positive", c.TTL)
 	case c.Clock == nil || c.History == nil:
-		return c, errors.New("workload: observer: Clock and History are required")
+		return c, errors.New("observer: Clock and History are required")
 	}
 	if c.Period <= 0 {
 		c.Period = max(c.TTL/2, time.Millisecond)
@@ -91,7 +96,7 @@ func (c ObserverConfig) withDefaults() (ObserverConfig, error) {
 
 // observedCommands is how many commands a read of one key sends that INFO
 // commandstats counts (PTTL, GET, HGETALL; MULTI and EXEC are harness
-// commands, see HarnessCommand).
+// commands, see commandstats.HarnessCommand).
 const observedCommands = 3
 
 // Observer reads the state of every lock key on every Redis node, through
@@ -114,7 +119,7 @@ const observedCommands = 3
 // concurrent use; Notify is cheap (an atomic flag and at most one channel
 // send per pass).
 type Observer struct {
-	cfg     ObserverConfig
+	cfg     Config
 	index   map[string]int
 	clients []*redis.Client
 	sent    []atomic.Int64 // per node: counted commands sent
@@ -134,9 +139,9 @@ type Observer struct {
 	inflight sync.WaitGroup
 }
 
-// StartObserver starts an Observer; Stop ends it. ctx bounds its reads
+// Start starts an Observer; Stop ends it. ctx bounds its reads
 // until Stop.
-func StartObserver(ctx context.Context, cfg ObserverConfig) (*Observer, error) {
+func Start(ctx context.Context, cfg Config) (*Observer, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -148,7 +153,7 @@ func StartObserver(ctx context.Context, cfg ObserverConfig) (*Observer, error) {
 	for i, k := range cfg.Keys {
 		o.index[k] = i
 	}
-	d := Dialer{Timeout: cfg.Timeout, Security: cfg.Security}
+	d := workload.Dialer{Timeout: cfg.Timeout, Security: cfg.Security}
 	for _, n := range cfg.Nodes {
 		opt := d.Options(n.Addr)
 		// RESP2 without HELLO or CLIENT SETINFO: the observer adds no

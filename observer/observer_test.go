@@ -1,16 +1,19 @@
-package workload
+package observer
 
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
 )
 
 // TestObserverReadsServerState sets a string lock, a reentrant hash lock
@@ -43,13 +46,13 @@ func TestObserverReadsServerState(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 
-	before, err := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+	before, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &collect{}
-	o, err := StartObserver(ctx, ObserverConfig{
-		Nodes: []ObservedNode{{Name: "n1", Addr: addr}, {Name: "n2", Addr: dead}},
+	o, err := Start(ctx, Config{
+		Nodes: []Node{{Name: "n1", Addr: addr}, {Name: "n2", Addr: dead}},
 		Keys:  []string{"lb:k0", "lb:k1", "lb:k2"}, TTL: 200 * time.Millisecond,
 		Clock: history.NewClock(), History: rec,
 	})
@@ -61,7 +64,7 @@ func TestObserverReadsServerState(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	o.Stop(ctx)
 	o.Stop(ctx) // a second Stop does nothing
-	after, err := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+	after, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +135,7 @@ func TestObserverReadsServerState(t *testing.T) {
 		t.Errorf("commands to n1: %d, want %d for %d reads", own[addr], observedCommands*reads, reads)
 	}
 	after[0].Calls -= own[addr]
-	if n, ok := CommandsBetween(before, after); !ok || n != 0 {
+	if n, ok := commandstats.CommandsBetween(before, after); !ok || n != 0 {
 		t.Errorf("server counted %d commands (known %v) beyond the observer's own: want 0", n, ok)
 	}
 }
@@ -146,18 +149,18 @@ func TestObserverReadsServerState(t *testing.T) {
 // every acquire fails and asks for a read); "own-keys" has no failure, only
 // the periodic reads of 16 keys.
 //
-//	go test -run - -bench ObserverCost -benchtime 5x ./workload/
+//	go test -run - -bench ObserverCost -benchtime 5x ./observer/
 func BenchmarkObserverCost(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		cfg  Config
+		cfg  workload.Config
 	}{
-		{"contended", Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond}},
-		{"own-keys", Config{Clients: 16, OwnKeys: true, TTL: 100 * time.Millisecond}},
+		{"contended", workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond}},
+		{"own-keys", workload.Config{Clients: 16, OwnKeys: true, TTL: 100 * time.Millisecond}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			c, st := startSingleB(ctx, b, "set-nx-px")
+			c, st := startSingle(ctx, b, "set-nx-px")
 			addr := c.Nodes()[0].Addr()
 			var grants [2]float64
 			var secs [2]float64
@@ -167,26 +170,26 @@ func BenchmarkObserverCost(b *testing.B) {
 					cfg := bc.cfg
 					cfg.Duration, cfg.Seed = 500*time.Millisecond, int64(i)
 					rec := &collect{}
-					env := Env{Strategy: st, Clock: history.NewClock(), IDs: &history.IDs{}, History: rec,
-						Nodes: DialNodes([]string{addr}, func(int) Dialer { return Dialer{Timeout: 500 * time.Millisecond} })}
+					env := workload.Env{Strategy: st, Clock: history.NewClock(), IDs: &history.IDs{}, History: rec,
+						Nodes: workload.DialNodes([]string{addr}, func(int) workload.Dialer { return workload.Dialer{Timeout: 500 * time.Millisecond} })}
 					var o *Observer
 					wc, err := cfg.WithDefaults()
 					if err != nil {
 						b.Fatal(err)
 					}
-					before, _ := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+					before, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
 					if on {
 						keys := make([]string, wc.Keys)
 						for k := range keys {
 							keys[k] = wc.Key(k)
 						}
-						o, err = StartObserver(ctx, ObserverConfig{Nodes: []ObservedNode{{Name: "n1", Addr: addr}}, Keys: keys, TTL: cfg.TTL, Clock: env.Clock, History: rec})
+						o, err = Start(ctx, Config{Nodes: []Node{{Name: "n1", Addr: addr}}, Keys: keys, TTL: cfg.TTL, Clock: env.Clock, History: rec})
 						if err != nil {
 							b.Fatal(err)
 						}
 						env.Observer = o
 					}
-					stats, err := Run(ctx, cfg, env)
+					stats, err := workload.Run(ctx, cfg, env)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -194,8 +197,8 @@ func BenchmarkObserverCost(b *testing.B) {
 					if on {
 						k = 1
 						o.Stop(ctx)
-						after, _ := CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
-						all, _ := CommandsBetween(before, after)
+						after, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+						all, _ := commandstats.CommandsBetween(before, after)
 						own := o.Commands()[addr]
 						ownCmds += float64(own)
 						serverCmds += float64(all)
@@ -219,17 +222,30 @@ func BenchmarkObserverCost(b *testing.B) {
 	}
 }
 
-// startSingleB is startSingle for a benchmark.
-func startSingleB(ctx context.Context, b *testing.B, strategy string) (*cluster.Cluster, impl.Strategy) {
-	b.Helper()
+// startSingle starts one real redis-server (stopped at cleanup) and looks
+// up strategy.
+func startSingle(ctx context.Context, t testing.TB, strategy string) (*cluster.Cluster, impl.Strategy) {
+	t.Helper()
 	c, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { c.Stop() })
+	t.Cleanup(func() { c.Stop() })
 	st, err := impl.Lookup(strategy)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	return c, st
+}
+
+// collect is a workload.Recorder that keeps every operation in memory.
+type collect struct {
+	mu  sync.Mutex
+	ops []history.Operation
+}
+
+func (c *collect) Record(op history.Operation) {
+	c.mu.Lock()
+	c.ops = append(c.ops, op)
+	c.mu.Unlock()
 }

@@ -1,8 +1,12 @@
-package workload
+// Package commandstats counts the lock commands Redis servers executed,
+// from INFO snapshots (commandstats, replication role, run_id, CPU time):
+// a run's server-side commands per grant. It knows which commands the
+// harness, replication and connection set-up send (HarnessCommand), so
+// that neither this count nor the client-side one (workload's dialer
+// hook) includes them.
+package commandstats
 
 import (
-	"github.com/lockbench/lockbench/cluster"
-
 	"context"
 	"fmt"
 	"strconv"
@@ -10,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster"
 )
 
 // harnessCommands are the commands lockbench itself (INFO snapshots, health
@@ -51,15 +57,15 @@ type NodeCalls struct {
 	Calls int64
 	// CPUSeconds is INFO cpu's used_cpu_sys + used_cpu_user, in seconds.
 	CPUSeconds float64
-	// At is when the snapshot was read (zero from ParseCommandStats).
+	// At is when the snapshot was read (zero from Parse).
 	At time.Time
 }
 
-// ParseCommandStats reads run_id, role, used_cpu_sys/user and the calls of
+// Parse reads run_id, role, used_cpu_sys/user and the calls of
 // the non-harness commands from an INFO reply: lines such as
 // "cmdstat_set:calls=12,usec=40,usec_per_call=3.33,rejected_calls=0,failed_calls=1".
 // A count that does not parse gives an error quoting the line.
-func ParseCommandStats(info string) (NodeCalls, error) {
+func Parse(info string) (NodeCalls, error) {
 	var n NodeCalls
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
@@ -75,7 +81,7 @@ func ParseCommandStats(info string) (NodeCalls, error) {
 		case key == "used_cpu_sys" || key == "used_cpu_user":
 			v, err := strconv.ParseFloat(val, 64)
 			if err != nil {
-				return n, fmt.Errorf("workload: INFO cpu: bad line %q", line)
+				return n, fmt.Errorf("commandstats: INFO cpu: bad line %q", line)
 			}
 			n.CPUSeconds += v
 		case strings.HasPrefix(key, "cmdstat_"):
@@ -87,7 +93,7 @@ func ParseCommandStats(info string) (NodeCalls, error) {
 				if k == "calls" || k == "rejected_calls" {
 					x, err := strconv.ParseInt(v, 10, 64)
 					if err != nil {
-						return n, fmt.Errorf("workload: INFO commandstats: bad line %q", line)
+						return n, fmt.Errorf("commandstats: INFO commandstats: bad line %q", line)
 					}
 					n.Calls += x
 				}
@@ -97,20 +103,20 @@ func ParseCommandStats(info string) (NodeCalls, error) {
 	return n, nil
 }
 
-// ReadCommandStats takes one INFO server/replication/commandstats/cpu
+// Read takes one INFO server/replication/commandstats/cpu
 // snapshot through c (bounded by ctx).
-func ReadCommandStats(ctx context.Context, c *redis.Client) (NodeCalls, error) {
+func Read(ctx context.Context, c *redis.Client) (NodeCalls, error) {
 	at := time.Now()
 	s, err := c.Info(ctx, "server", "replication", "commandstats", "cpu").Result()
 	if err != nil {
 		return NodeCalls{}, fmt.Errorf("INFO commandstats on %s: %w", c.Options().Addr, err)
 	}
-	n, err := ParseCommandStats(s)
+	n, err := Parse(s)
 	n.At = at
 	return n, err
 }
 
-// CommandCalls takes a ReadCommandStats snapshot of each address with a
+// CommandCalls takes a Read snapshot of each address with a
 // client that sends only INFO (RESP2, no HELLO, no CLIENT SETINFO). An
 // address that does not answer within timeout gives an error naming it.
 // sec is the servers' AUTH and TLS.
@@ -119,7 +125,7 @@ func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration, se
 	for i, a := range addrs {
 		c := InfoClient(a, timeout, sec)
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		n, err := ReadCommandStats(cctx, c)
+		n, err := Read(cctx, c)
 		cancel()
 		c.Close()
 		if err != nil {

@@ -1,6 +1,36 @@
-package workload
+// Package resource is the protected resource a workload's critical
+// sections read and write: one counter per key, kept in the harness
+// process, with an optional fencing-token check (Fencing). The resource
+// check (checker) judges a run by what it accepted.
+package resource
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
+
+// Fencing is the protected resource's fencing mode.
+type Fencing string
+
+// Fencing modes.
+const (
+	// FencingOff: the resource accepts every operation.
+	FencingOff Fencing = "off"
+	// FencingWrites: a write whose fencing token is below the highest seen is rejected.
+	FencingWrites Fencing = "writes"
+	// FencingAll: reads are fencing-checked too (and raise the highest token),
+	// so a stale holder cannot even read once a newer holder has touched the resource.
+	FencingAll Fencing = "all"
+)
+
+// ParseFencing parses "off", "writes" or "all".
+func ParseFencing(s string) (Fencing, error) {
+	switch f := Fencing(s); f {
+	case FencingOff, FencingWrites, FencingAll:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown fencing mode %q (valid: off, writes, all)", s)
+}
 
 // Resource is the protected resource: one integer counter per key, kept in
 // the harness process and linearizable by construction (one mutex). With
@@ -14,8 +44,8 @@ type Resource struct {
 	highest map[string]int64
 }
 
-// NewResource returns a resource with every counter at 0.
-func NewResource(mode Fencing) *Resource {
+// New returns a resource with every counter at 0.
+func New(mode Fencing) *Resource {
 	if mode == "" {
 		mode = FencingOff
 	}

@@ -1,4 +1,4 @@
-package workload
+package commandstats
 
 import "testing"
 
@@ -9,12 +9,12 @@ func TestParseCommandStats(t *testing.T) {
 		"cmdstat_info:calls=7,usec=40,usec_per_call=5.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_client|setinfo:calls=3,usec=4,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_hello:calls=3,usec=4,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n"
-	got, err := ParseCommandStats(info)
+	got, err := Parse(info)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != (NodeCalls{RunID: "abc", Role: "master", Calls: 17}) {
-		t.Errorf("ParseCommandStats = %+v, want run_id abc, role master, 17 calls (set 10+2 rejected, evalsha 5; info, client, hello left out)", got)
+		t.Errorf("Parse = %+v, want run_id abc, role master, 17 calls (set 10+2 rejected, evalsha 5; info, client, hello left out)", got)
 	}
 	m := func(id, role string, n int64) NodeCalls { return NodeCalls{RunID: id, Role: role, Calls: n} }
 	tests := []struct {
