@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -210,7 +211,7 @@ func TestLostAfterReleaseRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := checker.Lost(history.Header{TTLMs: 100}, rec.ops)
-	if r.Status != checker.Violated || r.Witnesses.Lost[0].Kind != checker.LostAfterRelease {
+	if r.Status != checker.Violated || r.Witnesses.Lost[0].Kind != witness.LostAfterRelease {
 		t.Fatalf("lost %s: %s", r.Status, r.Message)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/plots"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
@@ -61,7 +61,7 @@ func Report(dir string, f *results.File) error {
 			if err != nil {
 				continue // a missing history only thins the CDF
 			}
-			cdf[r.Strategy] = append(cdf[r.Strategy], checker.AcquireLatencies(ops)...)
+			cdf[r.Strategy] = append(cdf[r.Strategy], measure.AcquireLatencies(ops)...)
 		}
 		if err := add("Acquire latency CDF (baseline, ms, log scale)", "latency-cdf", plots.LatencyCDF(cdf, filepath.Join(pd, "latency-cdf"))); err != nil {
 			return err

@@ -28,6 +28,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/noise"
@@ -115,7 +116,7 @@ type Spec struct {
 	// ClockSkew, when set, skews the run's history clock by this much
 	// (history.NewSkewedClock; lockbench run --clock-skew): every time the
 	// history records is ClockSkew later, as on a client host whose clock
-	// runs ahead. For testing the cross-host check (checker.CrossHost);
+	// runs ahead. For testing the cross-host check (crosshost.Check);
 	// the history's header records it. 0: none.
 	ClockSkew time.Duration
 }
@@ -786,7 +787,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	if r.measuresClock() {
 		// After the last operation: the drift of the offset over the run
-		// widens the cross-host check's uncertainty (checker.CrossHost).
+		// widens the cross-host check's uncertainty (crosshost.Check).
 		// A failure leaves the end line without a clock, which the check
 		// says (drift not measured).
 		if c, err := r.measureClock(ctx); err == nil {
@@ -887,7 +888,7 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 	if err != nil {
 		return out, err
 	}
-	if out.GrantCallMs, err = lbstats.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = lbstats.Percentiles(measure.GrantCalls(ops)); err != nil {
 		return out, err
 	}
 	noiseSum := ex.noise

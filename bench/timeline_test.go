@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -12,7 +12,7 @@ import (
 // else its first faulted run; errored runs and fault-free runs without a
 // witness get none.
 func TestTimelineRuns(t *testing.T) {
-	witness := checker.Witnesses{Exclusion: []checker.Overlap{{Key: "k"}}}
+	witness := witness.Witnesses{Exclusion: []witness.Overlap{{Key: "k"}}}
 	fault := []results.Fault{{Name: "f"}}
 	runs := []results.Run{
 		{Strategy: "a", Scenario: "baseline", Seed: 1},

@@ -1,15 +1,15 @@
 // Package checker checks a recorded lockbench history and returns data, not
 // bools: one Result per check (exclusion, protected resource, fencing tokens,
 // reentrancy, liveness), each with a status, a violation count, a one-line
-// message, the witnesses of its violations (see Witnesses: the overlapping
+// message, the witnesses of its violations (see witness.Witnesses: the overlapping
 // holds and the interval where both held, the lost update with its
 // operations, ...) and a few lines of text derived from them; and the
-// evidence the verdicts rest on (see Evidence: holds, chances to overlap,
+// evidence the verdicts rest on (see measure.Evidence: holds, chances to overlap,
 // outcomes, faults that landed).
 //
 // The contract is the "Checkers" section of docs/design.md. In short:
 //
-//   - Exclusion: per key, no two holds overlap. A hold (see Holds) runs from
+//   - Exclusion: per key, no two holds overlap. A hold (see measure.Holds) runs from
 //     its acquire to the end of its use. Porcupine
 //     (github.com/anishathalye/porcupine, a linearizability checker on the
 //     Wing–Gong–Lowe search, as in Jepsen's Knossos) checks a mutex model
@@ -37,7 +37,9 @@ package checker
 import (
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // Status is a check's outcome, a string so that reports and results.json can
@@ -88,8 +90,8 @@ type Result struct {
 	TimedOut bool
 	// Witnesses are the violations found, as data: only this check's list
 	// and its Total are set, and only when Status is Violated (at most
-	// MaxWitnesses kept; Total counts all, and equals Violations).
-	Witnesses Witnesses
+	// witness.MaxWitnesses kept; Total counts all, and equals Violations).
+	Witnesses witness.Witnesses
 }
 
 // Options tunes the porcupine-backed checks (Exclusion and Resource). The
@@ -156,8 +158,9 @@ type Report struct {
 	Extends Result
 	// Figures are the liveness figures (see LivenessFigures).
 	Figures LivenessFigures
-	// Evidence counts what the verdicts rest on (see EvidenceOf).
-	Evidence Evidence
+	// Evidence counts what the verdicts rest on (see measure.EvidenceOf), with the
+	// observer's and the reasons check's counts.
+	Evidence measure.Evidence
 	// Visualization is the path of the porcupine HTML written: the exclusion
 	// one if exclusion was violated, else the resource one; "" if none.
 	Visualization string
@@ -169,7 +172,7 @@ type Report struct {
 func Check(h history.Header, ops []history.Operation, o Options) Report {
 	var r Report
 	var excPath, resPath string
-	hs := Holds(ops) // shared, read only, by the checks that take it
+	hs := measure.Holds(ops) // shared, read only, by the checks that take it
 	r.Exclusion, excPath = exclusionOf(h, ops, hs, o)
 	r.Resource, resPath = resource(h, ops, o)
 	r.Fencing = fencingOf(h, hs)
@@ -181,7 +184,7 @@ func Check(h history.Header, ops []history.Operation, o Options) Report {
 	r.Extends = Extends(h, ops)
 	var rf ReasonFigures
 	r.Reasons, rf = Reasons(h, ops)
-	r.Evidence = evidenceOf(ops, hs)
+	r.Evidence = measure.EvidenceOf(ops, hs)
 	observedEvidence(&r.Evidence, h, ops)
 	r.Evidence.ReasonsStated, r.Evidence.ReasonsJudged = rf.Stated, rf.Judged
 	r.Visualization = excPath

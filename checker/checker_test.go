@@ -13,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 func load(t *testing.T, name string) (history.Header, []history.Operation) {
@@ -123,63 +124,6 @@ func TestResourceUnknownFencingMode(t *testing.T) {
 	h.Fencing = "sometimes"
 	if r := Resource(h, ops, Options{}); r.Status != Inconclusive {
 		t.Errorf("fencing %q: %s (%s), want inconclusive", h.Fencing, r.Status, r.Message)
-	}
-}
-
-func TestHolds(t *testing.T) {
-	const ms = int64(time.Millisecond)
-	tests := []struct {
-		file string
-		want []Hold // only Hold, AcquireComplete, EndOfUse, ReleaseComplete, Crashed compared
-	}{
-		{"clean-sequential.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 2100000, ReleaseComplete: 3500000},
-			{Hold: 2, AcquireComplete: 4500000, EndOfUse: 5100000, ReleaseComplete: 6500000},
-		}},
-		{"back-to-back.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1000, EndOfUse: 3000, ReleaseComplete: 4000},
-			{Hold: 2, AcquireComplete: 3000, EndOfUse: 5000, ReleaseComplete: 6000},
-			{Hold: 3, AcquireComplete: 5000, EndOfUse: 5000, ReleaseComplete: 6000},
-		}},
-		// The info acquire of c0 is not a hold.
-		{"info-acquire.jsonl", []Hold{
-			{Hold: 2, AcquireComplete: 1500000, EndOfUse: 1900000, ReleaseComplete: 3 * ms},
-		}},
-		// Unknown release: the hold's use ends at its last write, its release never.
-		{"info-release.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 3 * ms, ReleaseComplete: Inf},
-			{Hold: 2, AcquireComplete: 11 * ms, EndOfUse: 13 * ms, ReleaseComplete: 14 * ms},
-		}},
-		{"crash-in-cs.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 2 * ms, ReleaseComplete: Inf, Crashed: true},
-			{Hold: 2, AcquireComplete: 102 * ms, EndOfUse: 104 * ms, ReleaseComplete: 105 * ms},
-		}},
-		// A failed release (lock already gone) still ends the hold.
-		{"fenced-stale-write-rejected.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1 * ms, EndOfUse: 31 * ms, ReleaseComplete: 33 * ms},
-			{Hold: 2, AcquireComplete: 13 * ms, EndOfUse: 15 * ms, ReleaseComplete: 17 * ms},
-		}},
-		// Only the outermost acquire is a hold; its end of use is capped at the outermost release.
-		{"reentrancy-count-wrong.jsonl", []Hold{
-			{Hold: 1, AcquireComplete: 1000, EndOfUse: 1000, ReleaseComplete: 4000},
-			{Hold: 2, AcquireComplete: 6000, EndOfUse: 6000, ReleaseComplete: 7000},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.file, ".jsonl"), func(t *testing.T) {
-			_, ops := load(t, tt.file)
-			got := Holds(ops)
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d holds %+v, want %d", len(got), got, len(tt.want))
-			}
-			for i, w := range tt.want {
-				g := got[i]
-				if g.Hold != w.Hold || g.AcquireComplete != w.AcquireComplete || g.EndOfUse != w.EndOfUse ||
-					g.ReleaseComplete != w.ReleaseComplete || g.Crashed != w.Crashed {
-					t.Errorf("hold %d: got %+v, want %+v", i, g, w)
-				}
-			}
-		})
 	}
 }
 
@@ -372,7 +316,7 @@ func TestPorcupineAgreesWithSweep(t *testing.T) {
 	var ok, violated, cut int
 	for i := range 2000 {
 		ops := randomHistory(rng)
-		hs := Holds(ops)
+		hs := measure.Holds(ops)
 		n, _, _ := sweepOverlaps(hs)
 		for _, size := range []int{len(hs) + 1, 1} {
 			pieces := excPieces(hs, size)
@@ -508,7 +452,7 @@ func TestResourcePiecesAreExact(t *testing.T) {
 	}
 }
 
-func describeHolds(hs []Hold) string {
+func describeHolds(hs []measure.Hold) string {
 	var b strings.Builder
 	for _, h := range hs {
 		fmt.Fprintf(&b, "  %s h%d enter [%d, %d] exit [%d, %d]\n", h.Key, h.Hold, h.AcquireInvoke, h.AcquireComplete, h.EndOfUse, h.ReleaseComplete)
@@ -517,22 +461,22 @@ func describeHolds(hs []Hold) string {
 }
 
 func TestSweepOverlaps(t *testing.T) {
-	hold := func(key string, ac, eou int64) Hold {
-		return Hold{Key: key, AcquireInvoke: ac, AcquireComplete: ac, EndOfUse: eou, ReleaseComplete: Inf}
+	hold := func(key string, ac, eou int64) measure.Hold {
+		return measure.Hold{Key: key, AcquireInvoke: ac, AcquireComplete: ac, EndOfUse: eou, ReleaseComplete: measure.Inf}
 	}
 	tests := []struct {
 		name string
-		hs   []Hold
+		hs   []measure.Hold
 		want int
 	}{
-		{"disjoint", []Hold{hold("k", 0, 5), hold("k", 6, 9)}, 0},
-		{"touching", []Hold{hold("k", 0, 5), hold("k", 5, 9)}, 0},
-		{"overlapping", []Hold{hold("k", 0, 5), hold("k", 4, 9)}, 1},
-		{"nested", []Hold{hold("k", 0, 10), hold("k", 2, 3), hold("k", 4, 5)}, 2},
-		{"point inside", []Hold{hold("k", 0, 10), hold("k", 5, 5)}, 1},
-		{"point at grant", []Hold{hold("k", 5, 10), hold("k", 5, 5)}, 0},
-		{"three at once", []Hold{hold("k", 0, 9), hold("k", 1, 9), hold("k", 2, 9)}, 3},
-		{"other keys", []Hold{hold("a", 0, 9), hold("b", 1, 9)}, 0},
+		{"disjoint", []measure.Hold{hold("k", 0, 5), hold("k", 6, 9)}, 0},
+		{"touching", []measure.Hold{hold("k", 0, 5), hold("k", 5, 9)}, 0},
+		{"overlapping", []measure.Hold{hold("k", 0, 5), hold("k", 4, 9)}, 1},
+		{"nested", []measure.Hold{hold("k", 0, 10), hold("k", 2, 3), hold("k", 4, 5)}, 2},
+		{"point inside", []measure.Hold{hold("k", 0, 10), hold("k", 5, 5)}, 1},
+		{"point at grant", []measure.Hold{hold("k", 5, 10), hold("k", 5, 5)}, 0},
+		{"three at once", []measure.Hold{hold("k", 0, 9), hold("k", 1, 9), hold("k", 2, 9)}, 3},
+		{"other keys", []measure.Hold{hold("a", 0, 9), hold("b", 1, 9)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // A small vocabulary for synthetic histories of the contract checks; times
@@ -177,7 +178,7 @@ func TestObservedEvidence(t *testing.T) {
 		acq(1, "k", "b", history.Fail, 2, 3), obs("n1", "k", "a", 97, 4, 4.1), // observed
 		acq(2, "k", "c", history.Fail, 5, 6), obs("n1", "k", "zz", 97, 80, 80.1), // read too late (> TTL/2)
 		obsInfo("n1", "k", 90, 91)}
-	e := EvidenceOf(ops)
+	e := measure.EvidenceOf(ops, nil)
 	observedEvidence(&e, hdr, ops)
 	if e.Observations.OK != 2 || e.Observations.Info != 1 || e.FailedAcquiresObserved != 1 || e.ObservedTokens != 2 || e.ObservedKnownTokens != 1 {
 		t.Errorf("%+v", e)

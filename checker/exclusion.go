@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
-// Exclusion checks mutual exclusion per key: no two holds (see Holds) of a
+// Exclusion checks mutual exclusion per key: no two holds (see measure.Holds) of a
 // key may overlap.
 //
 // Two checks run side by side on the same intervals:
@@ -34,10 +36,10 @@ import (
 // result is Inconclusive, unless the sweep-line found pairs, which are a
 // definite violation on their own. Skipped when the history has no holds.
 //
-// Each conflicting pair is a witness (Overlap): the two holds and the
+// Each conflicting pair is a witness (witness.Overlap): the two holds and the
 // interval [max(A.AcquireComplete, B.AcquireComplete), min(A.EndOfUse,
 // B.EndOfUse)] where both certainly held, non-empty by the rule above. The
-// first MaxWitnesses pairs are kept, per key in key order, in order of the
+// first witness.MaxWitnesses pairs are kept, per key in key order, in order of the
 // later hold's acquire completion; Details are their lines.
 //
 // On a violation, porcupine's visualisation of the pieces with overlapping
@@ -54,7 +56,7 @@ type excInput struct {
 	enter bool
 	id    int // index of the hold in the holds slice, plus 1 (0 means free)
 	piece int
-	hold  *Hold // into the holds slice of the check (a pointer keeps the boxed input small)
+	hold  *measure.Hold // into the holds slice of the check (a pointer keeps the boxed input small)
 }
 
 func (in excInput) pieceOf() int { return in.piece }
@@ -92,7 +94,7 @@ func exclusionModel() porcupine.Model {
 			switch {
 			case h.Crashed:
 				end = "crashed"
-			case h.ReleaseComplete == Inf:
+			case h.ReleaseComplete == measure.Inf:
 				end = "release unknown"
 			}
 			return fmt.Sprintf("c%d h%d exit %s (%s)", h.Client, h.Hold, h.Key, end)
@@ -123,8 +125,8 @@ func exclusionModel() porcupine.Model {
 // side of a cut never conflict, so the key is linearizable iff every piece
 // is. TestPorcupineAgreesWithSweep checks this on random histories, with
 // and without cuts.
-func excPieces(hs []Hold, minHolds int) [][]int {
-	keys, byKey := holdsByKey(hs)
+func excPieces(hs []measure.Hold, minHolds int) [][]int {
+	keys, byKey := measure.HoldsByKey(hs)
 	var pieces [][]int
 	for _, k := range keys {
 		idx := byKey[k]
@@ -159,7 +161,7 @@ func excSpan(op porcupine.Operation) string {
 	return "end of use to release"
 }
 
-func exclusionOps(hs []Hold, pieces [][]int) [][]porcupine.Operation {
+func exclusionOps(hs []measure.Hold, pieces [][]int) [][]porcupine.Operation {
 	out := make([][]porcupine.Operation, len(pieces))
 	for p, piece := range pieces {
 		ops := make([]porcupine.Operation, 0, 2*len(piece))
@@ -182,15 +184,15 @@ func exclusionOps(hs []Hold, pieces [][]int) [][]porcupine.Operation {
 type overlap struct{ a, b int }
 
 // maxKeptOverlaps bounds the pairs kept as witnesses; all are counted.
-const maxKeptOverlaps = MaxWitnesses
+const maxKeptOverlaps = witness.MaxWitnesses
 
 // sweepOverlaps counts the conflicting pairs of holds per key: A and B
 // conflict iff A.AcquireComplete < B.EndOfUse && B.AcquireComplete <
 // A.EndOfUse. It returns the count, the first pairs found (in order of the
 // later hold's acquire completion, per key in sorted key order) and the
 // keys with at least one pair.
-func sweepOverlaps(hs []Hold) (n int, kept []overlap, keys map[string]bool) {
-	names, byKey := holdsByKey(hs)
+func sweepOverlaps(hs []measure.Hold) (n int, kept []overlap, keys map[string]bool) {
+	names, byKey := measure.HoldsByKey(hs)
 	keys = map[string]bool{}
 	for _, k := range names {
 		idx := byKey[k]
@@ -222,11 +224,11 @@ func sweepOverlaps(hs []Hold) (n int, kept []overlap, keys map[string]bool) {
 }
 
 func exclusion(h history.Header, ops []history.Operation, o Options) (Result, string) {
-	return exclusionOf(h, ops, Holds(ops), o)
+	return exclusionOf(h, ops, measure.Holds(ops), o)
 }
 
-// exclusionOf is exclusion with the history's holds (Holds(ops)) given.
-func exclusionOf(h history.Header, ops []history.Operation, hs []Hold, o Options) (Result, string) {
+// exclusionOf is exclusion with the history's holds (measure.Holds(ops)) given.
+func exclusionOf(h history.Header, ops []history.Operation, hs []measure.Hold, o Options) (Result, string) {
 	if len(hs) == 0 {
 		return Result{Status: Skipped, Message: "no successful acquires: no holds to check"}, ""
 	}
@@ -238,7 +240,7 @@ func exclusionOf(h history.Header, ops []history.Operation, hs []Hold, o Options
 	porc := checkPieces(model, pops, o.timeout())
 
 	r := Result{Violations: n}
-	found := make([]Overlap, len(kept))
+	found := make([]witness.Overlap, len(kept))
 	for i, p := range kept {
 		found[i] = overlapOf(hs[p.a], hs[p.b])
 	}
@@ -264,7 +266,7 @@ func exclusionOf(h history.Header, ops []history.Operation, hs []Hold, o Options
 		r.Message = fmt.Sprintf("checker disagreement (bug): porcupine finds the holds linearizable, the sweep-line finds %s", pairs(n))
 	}
 	if r.Status == Violated {
-		r.Witnesses = Witnesses{Exclusion: found, Total: WitnessCounts{Exclusion: n}}
+		r.Witnesses = witness.Witnesses{Exclusion: found, Total: witness.WitnessCounts{Exclusion: n}}
 	}
 	if o.VisualizationPath == "" || r.Status == OK || porc == porcupine.Unknown && n == 0 {
 		return r, ""
@@ -324,7 +326,7 @@ func pairs(n int) string {
 	return fmt.Sprintf("%d overlapping pairs of holds", n)
 }
 
-func countKeys(hs []Hold) int {
+func countKeys(hs []measure.Hold) int {
 	keys := map[string]bool{}
 	for _, h := range hs {
 		keys[h.Key] = true
@@ -332,12 +334,20 @@ func countKeys(hs []Hold) int {
 	return len(keys)
 }
 
-// ms formats a time in ns since run start as milliseconds; Inf as "+inf".
+// ms formats a time in ns since run start as milliseconds; measure.Inf as "+inf".
 func ms(ns int64) string {
-	if ns == Inf {
+	if ns == measure.Inf {
 		return "+inf"
 	}
 	return fmt.Sprintf("%.3f", float64(ns)/float64(time.Millisecond))
+}
+
+// count writes n and noun, with an s unless n is 1: "1 key", "3 keys".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // capDetails trims details to maxDetails lines, the last one saying how
@@ -351,23 +361,9 @@ func capDetails(d []string, total int) []string {
 	return append(d[:keep:keep], fmt.Sprintf("... and %d more", total-keep))
 }
 
-// holdsByKey groups the indexes of hs by key (each group in hs's order) and
-// returns the keys sorted.
-func holdsByKey(hs []Hold) (keys []string, byKey map[string][]int) {
-	byKey = map[string][]int{}
-	for i, h := range hs {
-		if _, ok := byKey[h.Key]; !ok {
-			keys = append(keys, h.Key)
-		}
-		byKey[h.Key] = append(byKey[h.Key], i)
-	}
-	sort.Strings(keys)
-	return keys, byKey
-}
-
 // sortByGrant orders idx (indexes into hs) by acquire completion, then end
 // of use.
-func sortByGrant(hs []Hold, idx []int) {
+func sortByGrant(hs []measure.Hold, idx []int) {
 	sort.SliceStable(idx, func(x, y int) bool {
 		a, b := hs[idx[x]], hs[idx[y]]
 		if a.AcquireComplete != b.AcquireComplete {

@@ -4,33 +4,16 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
 )
-
-// ExtendWitness is an extends check witness: a renewal of a lease invoked
-// after the release of that lease had completed ok (renewal outliving
-// release: it may extend a key that is now another owner's).
-type ExtendWitness struct {
-	Key string `json:"key"`
-	// Release is the release (ok, outermost) of the lease's token; Extend
-	// the extend of the same token invoked after it completed.
-	Release *history.Operation `json:"release"`
-	Extend  *history.Operation `json:"extend"`
-}
-
-// String is the witness in one line, times in ms since run start.
-func (w ExtendWitness) String() string {
-	r, e := w.Release, w.Extend
-	return fmt.Sprintf("%s: c%d extended token %q at [%s, %s] ms (%s), after its release completed ok at %s ms: renewal outlived release",
-		w.Key, e.Client, e.Token, ms(e.Invoke), ms(e.Complete), e.Result, ms(r.Complete))
-}
 
 // Extends checks that no lease is extended after its release: an extend
 // (a renewal, whatever its result) of a client's token on a key, invoked
 // after that client's outermost release of the token on the key completed
 // ok, is a violation, unless the client acquired the key again with the
 // same token in between (a lock whose token is its owner's, such as a
-// reentrant one). Each such extend is a witness (ExtendWitness, with the
+// reentrant one). Each such extend is a witness (witness.ExtendWitness, with the
 // release), in history order. Skipped when the history holds no extend
 // (the lock renews nothing lockbench records).
 func Extends(h history.Header, ops []history.Operation) Result {
@@ -78,13 +61,13 @@ func Extends(h history.Header, ops []history.Operation) Result {
 	for _, es := range events {
 		sort.SliceStable(es, func(i, j int) bool { return es[i].at < es[j].at })
 	}
-	var found []ExtendWitness
+	var found []witness.ExtendWitness
 	for _, e := range extends {
 		es := events[lease{e.Client, e.Key, e.Token}]
 		// The last release or acquire of the lease before the extend.
 		i := sort.Search(len(es), func(i int) bool { return es[i].at >= e.Invoke }) - 1
 		if i >= 0 && es[i].rel {
-			found = append(found, ExtendWitness{Key: e.Key, Release: opRef(es[i].op), Extend: opRef(e)})
+			found = append(found, witness.ExtendWitness{Key: e.Key, Release: opRef(es[i].op), Extend: opRef(e)})
 		}
 	}
 	var r Result
@@ -92,7 +75,7 @@ func Extends(h history.Header, ops []history.Operation) Result {
 	r.Details = detailsOf(found, r.Violations)
 	if r.Violations > 0 {
 		r.Status = Violated
-		r.Witnesses = Witnesses{Extends: keep(found), Total: WitnessCounts{Extends: r.Violations}}
+		r.Witnesses = witness.Witnesses{Extends: keep(found), Total: witness.WitnessCounts{Extends: r.Violations}}
 		r.Message = fmt.Sprintf("%d of %d extends were invoked after their lease's release completed ok (renewal outlived release)", r.Violations, len(extends))
 		return r
 	}

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // LivenessFigures describe availability during a run. Its fields match
@@ -46,21 +48,21 @@ type LivenessFigures struct {
 // owner take an expired key that Redis keeps for ever); a key the probe
 // could not acquire is, with or without a TTL. The check is violated if
 // any probe was refused until its deadline; Result.Violations counts such
-// keys, each a witness (ProbeWitness, with its first failing probe; NoTTL
+// keys, each a witness (witness.ProbeWitness, with its first failing probe; NoTTL
 // when the key had no TTL), in key order. A probe none of whose attempts
 // was answered (result info) says nothing about its key: without a
 // violation the check is then inconclusive. Skipped when the history has
 // no probes; the figures are computed either way.
 func Liveness(h history.Header, ops []history.Operation) (Result, LivenessFigures) {
-	return livenessOf(h, ops, Holds(ops))
+	return livenessOf(h, ops, measure.Holds(ops))
 }
 
-// livenessOf is Liveness with the history's holds (Holds(ops)) given.
-func livenessOf(h history.Header, ops []history.Operation, hs []Hold) (Result, LivenessFigures) {
+// livenessOf is Liveness with the history's holds (measure.Holds(ops)) given.
+func livenessOf(h history.Header, ops []history.Operation, hs []measure.Hold) (Result, LivenessFigures) {
 	f, faults := livenessFigures(ops, hs)
 	bad := map[string]bool{}
 	var r Result
-	var found []ProbeWitness
+	var found []witness.ProbeWitness
 	probed, unknown, noTTL := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != history.Probe {
@@ -80,7 +82,7 @@ func livenessOf(h history.Header, ops []history.Operation, hs []Hold) (Result, L
 			continue
 		}
 		bad[op.Key] = true
-		found = append(found, ProbeWitness{Key: op.Key, Probe: opRef(op), NoTTL: op.Value == -1, TTLMs: h.TTLMs})
+		found = append(found, witness.ProbeWitness{Key: op.Key, Probe: opRef(op), NoTTL: op.Value == -1, TTLMs: h.TTLMs})
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Key < found[j].Key })
 	for _, w := range found {
@@ -89,7 +91,7 @@ func livenessOf(h history.Header, ops []history.Operation, hs []Hold) (Result, L
 	r.Violations = len(found)
 	r.Details = detailsOf(found, r.Violations)
 	if r.Violations > 0 {
-		r.Witnesses = Witnesses{Liveness: keep(found), Total: WitnessCounts{Liveness: r.Violations}}
+		r.Witnesses = witness.Witnesses{Liveness: keep(found), Total: witness.WitnessCounts{Liveness: r.Violations}}
 	}
 	gap := fmt.Sprintf("longest gap between grants %.3f ms", f.LongestUnavailableMs)
 	switch {
@@ -133,9 +135,9 @@ func probedKeys(n int) string {
 }
 
 // livenessFigures computes the figures and whether the run had a nemesis window.
-func livenessFigures(ops []history.Operation, hs []Hold) (LivenessFigures, bool) {
+func livenessFigures(ops []history.Operation, hs []measure.Hold) (LivenessFigures, bool) {
 	var f LivenessFigures
-	first, last := int64(Inf), int64(-1)
+	first, last := int64(measure.Inf), int64(-1)
 	nemesisEnd := int64(-1)
 	var attempts, failed, info int
 	keys := map[string]bool{}

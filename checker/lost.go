@@ -5,63 +5,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
-
-// LostWitnessKind names what a lost witness shows.
-type LostWitnessKind string
-
-// Lost witness kinds.
-const (
-	// LostLate: the lock signalled lost, but after the bound (LostBound)
-	// from the moment its lease could no longer be renewed.
-	LostLate LostWitnessKind = "late"
-	// LostNever: the lease could no longer be renewed, and the holder kept
-	// holding past the bound without a lost signal.
-	LostNever LostWitnessKind = "never"
-	// LostAfterRelease: the lock signalled lost for a lease whose release
-	// had completed ok.
-	LostAfterRelease LostWitnessKind = "after-release"
-)
-
-// LostWitness is a lost check witness. Times are ns since the run started.
-type LostWitness struct {
-	Key  string          `json:"key"`
-	Kind LostWitnessKind `json:"kind"`
-	// Hold is the hold whose lease it concerns.
-	Hold HoldRef `json:"hold"`
-	// Lost is the lost signal (absent for never).
-	Lost *history.Operation `json:"lost,omitempty"`
-	// Release (after-release) is the release that completed ok before it.
-	Release *history.Operation `json:"release,omitempty"`
-	// Since (late, never) is when the lease could no longer be renewed:
-	// the last successful renewal's completion (or the grant's) plus the
-	// TTL, or the completion of the observer's read that found the key
-	// gone or another owner's (Evidence says which); DeadlineNs is Since
-	// plus LostBound, moved past every fault window in force meanwhile.
-	SinceNs    int64  `json:"since_ns,omitempty"`
-	DeadlineNs int64  `json:"deadline_ns,omitempty"`
-	Evidence   string `json:"evidence,omitempty"`
-	// HeldUntilNs (never) is when the holder stopped holding: its release
-	// or crash, or the end of the history when it never did.
-	HeldUntilNs int64 `json:"held_until_ns,omitempty"`
-}
-
-// String is the witness in one line, times in ms since run start.
-func (w LostWitness) String() string {
-	h := w.Hold
-	switch w.Kind {
-	case LostAfterRelease:
-		return fmt.Sprintf("%s: c%d h%d: lost signalled at %s ms for a lease whose release completed ok at %s ms",
-			w.Key, h.Client, h.Hold, ms(w.Lost.Invoke), ms(w.Release.Complete))
-	case LostLate:
-		return fmt.Sprintf("%s: c%d h%d: lost signalled at %s ms, after its deadline %s ms (the lease could not be renewed since %s ms: %s)",
-			w.Key, h.Client, h.Hold, ms(w.Lost.Invoke), ms(w.DeadlineNs), ms(w.SinceNs), w.Evidence)
-	default:
-		return fmt.Sprintf("%s: c%d h%d: no lost signal though the lease could not be renewed since %s ms (%s); the holder kept holding until %s ms, past its deadline %s ms",
-			w.Key, h.Client, h.Hold, ms(w.SinceNs), w.Evidence, ms(w.HeldUntilNs), ms(w.DeadlineNs))
-	}
-}
 
 // LostBound is how long after its lease could no longer be renewed a lock
 // that claims renewal has to signal lost, for a TTL ttl: one TTL (a lock
@@ -93,7 +40,7 @@ func LostBound(ttl time.Duration) time.Duration {
 // signal after the deadline, while the holder still held, is late; none
 // while it held, with the holder still holding after the deadline (its
 // release or crash invoked later, or never), is never. A holder that
-// stopped by the deadline is no violation, signalled or not. Each is a witness (LostWitness), by key and hold.
+// stopped by the deadline is no violation, signalled or not. Each is a witness (witness.LostWitness), by key and hold.
 //
 // Skipped when the history holds no lost signal and the lock claims no
 // renewal; timeliness is not judged (a note says so) when renewals are not
@@ -102,9 +49,9 @@ func Lost(h history.Header, ops []history.Operation) Result {
 	return lostWith(h, ops, nil)
 }
 
-// lostWith is Lost with the history's holds (Holds(ops)) given; nil: it
+// lostWith is Lost with the history's holds (measure.Holds(ops)) given; nil: it
 // computes them when it needs them.
-func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
+func lostWith(h history.Header, ops []history.Operation, hs []measure.Hold) Result {
 	type lease struct {
 		client     int
 		key, token string
@@ -154,15 +101,15 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 		}
 	}
 	if hs == nil {
-		hs = Holds(ops)
+		hs = measure.Holds(ops)
 	}
-	holdOf := map[int64]Hold{}
+	holdOf := map[int64]measure.Hold{}
 	if len(losts) > 0 {
 		for _, hd := range hs {
 			holdOf[hd.Hold] = hd
 		}
 	}
-	var found []LostWitness
+	var found []witness.LostWitness
 	// Lost for a released lease.
 	for _, lo := range losts {
 		l := lease{lo.Client, lo.Key, lo.Token}
@@ -180,7 +127,7 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 			again = again || a.Invoke > rel.Complete && a.Invoke <= lo.Invoke
 		}
 		if !again {
-			found = append(found, LostWitness{Key: lo.Key, Kind: LostAfterRelease, Hold: refOf(holdOf[rel.Hold]), Lost: opRef(lo), Release: opRef(*rel)})
+			found = append(found, witness.LostWitness{Key: lo.Key, Kind: witness.LostAfterRelease, Hold: refOf(holdOf[rel.Hold]), Lost: opRef(lo), Release: opRef(*rel)})
 		}
 	}
 	// Timeliness.
@@ -191,7 +138,7 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 	if h.Renewal && (visible || len(rounds) > 0) {
 		ttl := int64(h.TTLMs) * int64(time.Millisecond)
 		bound := int64(LostBound(time.Duration(ttl)))
-		faults := FaultWindows(ops)
+		faults := measure.FaultWindows(ops)
 		renewals := map[lease][]history.Operation{} // ok extends by lease
 		for _, e := range extends {
 			if e.Result == history.OK {
@@ -233,13 +180,13 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 					sig = &lostOf[l][i]
 				}
 			}
-			w := LostWitness{Key: hd.Key, Hold: refOf(hd), SinceNs: since, DeadlineNs: deadline, Evidence: why}
+			w := witness.LostWitness{Key: hd.Key, Hold: refOf(hd), SinceNs: since, DeadlineNs: deadline, Evidence: why}
 			switch {
 			case sig == nil:
-				w.Kind, w.HeldUntilNs = LostNever, held
+				w.Kind, w.HeldUntilNs = witness.LostNever, held
 				found = append(found, w)
 			case sig.Invoke > deadline:
-				w.Kind, w.Lost = LostLate, opRef(*sig)
+				w.Kind, w.Lost = witness.LostLate, opRef(*sig)
 				found = append(found, w)
 			}
 		}
@@ -257,14 +204,14 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 	r.Violations = len(found)
 	r.Details = detailsOf(found, r.Violations)
 	if r.Violations > 0 {
-		kinds := map[LostWitnessKind]int{}
+		kinds := map[witness.LostWitnessKind]int{}
 		for _, w := range found {
 			kinds[w.Kind]++
 		}
 		r.Status = Violated
-		r.Witnesses = Witnesses{Lost: keep(found), Total: WitnessCounts{Lost: r.Violations}}
+		r.Witnesses = witness.Witnesses{Lost: keep(found), Total: witness.WitnessCounts{Lost: r.Violations}}
 		r.Message = fmt.Sprintf("%d lost signals for a released lease, %d late, %d never signalled%s",
-			kinds[LostAfterRelease], kinds[LostLate], kinds[LostNever], note)
+			kinds[witness.LostAfterRelease], kinds[witness.LostLate], kinds[witness.LostNever], note)
 		return r
 	}
 	r.Status = OK
@@ -273,7 +220,7 @@ func lostWith(h history.Header, ops []history.Operation, hs []Hold) Result {
 }
 
 // holdEnds returns, per hold id, when the hold stopped holding: the
-// earliest invoke of its outermost release or its crash (Hold.EndOfUse
+// earliest invoke of its outermost release or its crash (measure.Hold.EndOfUse
 // caps at both, but also at the last resource operation, which does not
 // end a hold). Holds with neither are absent.
 func holdEnds(ops []history.Operation) map[int64]int64 {
@@ -295,7 +242,7 @@ func holdEnds(ops []history.Operation) map[int64]int64 {
 // renewals of its token) not followed, within ttl, by the invoke of
 // another ok renewal while it was held, plus ttl; -1 when renewals kept
 // the lease alive until held.
-func lapse(hd Hold, renewals []history.Operation, held, ttl int64) (int64, string) {
+func lapse(hd measure.Hold, renewals []history.Operation, held, ttl int64) (int64, string) {
 	last := hd.AcquireComplete
 	var rs []history.Operation
 	for _, e := range renewals {
@@ -321,7 +268,7 @@ func lapse(hd Hold, renewals []history.Operation, held, ttl int64) (int64, strin
 // was held, that found its key gone or another owner's on a majority of
 // the nodes, unless a later read before that moment plus bound found the
 // holder's token again; ok false when there is none.
-func seenLost(hd Hold, rs []round, held, bound int64) (int64, bool) {
+func seenLost(hd measure.Hold, rs []round, held, bound int64) (int64, bool) {
 	for i := readAfter(rs, hd.AcquireComplete); i < len(rs); i++ {
 		r := rs[i]
 		if r.complete >= held {
@@ -348,7 +295,7 @@ func seenLost(hd Hold, rs []round, held, bound int64) (int64, bool) {
 // deadlineAfter is since plus bound, moved to a fault window's end plus
 // bound for every window in force before that deadline and ending after
 // since (faults in order of start).
-func deadlineAfter(since, bound int64, faults []FaultWindow) int64 {
+func deadlineAfter(since, bound int64, faults []measure.FaultWindow) int64 {
 	d := since + bound
 	for _, f := range faults {
 		if f.Start <= d && f.End > since {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/plots"
@@ -44,7 +45,7 @@ func keyOf(kind plots.MarkKind, key string, start, end float64, clients []int) m
 // wantMarks are the marks the stored witnesses call for, per key: every
 // exclusion witness over its interval both held on both holders' rows,
 // every resource witness over its from..to on the writer's row.
-func wantMarks(w checker.Witnesses) map[string][]markKey {
+func wantMarks(w witness.Witnesses) map[string][]markKey {
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
 	out := map[string][]markKey{}
 	for _, o := range w.Exclusion {
@@ -54,7 +55,7 @@ func wantMarks(w checker.Witnesses) map[string][]markKey {
 		}
 		out[o.Key] = append(out[o.Key], keyOf(plots.MarkBothHeld, o.Key, ms(o.BothFromNs), ms(o.BothToNs), clients))
 	}
-	kinds := map[checker.ResourceWitnessKind]plots.MarkKind{checker.LostUpdate: plots.MarkLostUpdate, checker.StaleWrite: plots.MarkStaleWrite, checker.NotLinearizable: plots.MarkNotLinearizable}
+	kinds := map[witness.ResourceWitnessKind]plots.MarkKind{witness.LostUpdate: plots.MarkLostUpdate, witness.StaleWrite: plots.MarkStaleWrite, witness.NotLinearizable: plots.MarkNotLinearizable}
 	for _, r := range w.Resource {
 		var clients []int
 		if r.Write != nil {

@@ -141,3 +141,17 @@ func readAfter(rs []round, t int64) int {
 func isClientOp(op history.Operation, k history.Kind) bool {
 	return op.Kind == k && op.Client >= 0 && isWholeLock(op)
 }
+
+// isWholeLock reports whether op is a whole-lock operation (not a per-node
+// call of a quorum strategy).
+func isWholeLock(op history.Operation) bool { return op.Node == "" }
+
+// isOutermost reports whether a lock operation bounds a hold: depth 1, or 0
+// for non-reentrant strategies.
+func isOutermost(op history.Operation) bool { return op.Depth <= 1 }
+
+// isClientLockCall reports whether op is a client's outermost whole-lock
+// call, the lock operations measure.Evidence counts.
+func isClientLockCall(op history.Operation) bool {
+	return op.Client >= 0 && isWholeLock(op) && isOutermost(op)
+}

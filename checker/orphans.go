@@ -4,75 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
-
-// OrphanWitness is an orphan check witness: a key that held, after an
-// acquire that said it did not grant (result fail), a token that no
-// granted acquire returned: the lock said "not done" and it was done, a
-// hold nobody knows of. Times are ns since the run started.
-type OrphanWitness struct {
-	Key   string `json:"key"`
-	Token string `json:"token"`
-	// Acquire is the failed acquire the token is attributed to: the one
-	// that stated it tried it (Operation.Token). nil when the lock states
-	// no token: then the token is one no granted acquire returned, on a key
-	// no acquire with an unknown outcome had touched before it was read,
-	// so only a failed acquire can have written it.
-	Acquire *history.Operation `json:"acquire,omitempty"`
-	// Nodes are the nodes whose reads found the token; Quorum is true when
-	// a majority of the nodes held it in one pass (the lock was held; on a
-	// single-node lock, the node did).
-	Nodes  []string `json:"nodes"`
-	Quorum bool     `json:"quorum,omitempty"`
-	// FirstSeenNs and LastSeenNs are the first and last reads that found it
-	// (their invokes); GoneNs the completion of the first later read in
-	// which no node held it, -1 when none came (the run ended first).
-	FirstSeenNs int64 `json:"first_seen_ns"`
-	LastSeenNs  int64 `json:"last_seen_ns"`
-	GoneNs      int64 `json:"gone_ns"`
-	// PTTLMs is the key's PTTL at the last read that found the token (-1:
-	// no TTL).
-	PTTLMs int64 `json:"pttl_ms"`
-	// FromNs and ToNs bound how long the key was kept: from the acquire's
-	// invoke (the first read, when unattributed) to GoneNs, or when it
-	// was never read gone to the last read plus its PTTL (-1: no TTL, the
-	// key is kept until something deletes it).
-	FromNs int64 `json:"from_ns"`
-	ToNs   int64 `json:"to_ns"`
-}
-
-// String is the witness in one line, times in ms since run start.
-func (w OrphanWitness) String() string {
-	who := "an acquire that failed (the lock states no token; no acquire with an unknown outcome came before)"
-	if a := w.Acquire; a != nil {
-		who = fmt.Sprintf("c%d's acquire at [%s, %s] ms, which said fail", a.Client, ms(a.Invoke), ms(a.Complete))
-	}
-	held := strings.Join(w.Nodes, ", ")
-	if w.Quorum {
-		held += " (the lock held)"
-	} else {
-		held += " (fewer than a majority of the nodes)"
-	}
-	until := "never read gone"
-	switch {
-	case w.GoneNs >= 0:
-		until = fmt.Sprintf("read gone at %s ms", ms(w.GoneNs))
-	case w.PTTLMs == -1:
-		until = "never read gone, no TTL"
-	case w.ToNs >= 0:
-		until = fmt.Sprintf("never read gone, PTTL %d ms at the last read: kept until ~%s ms", w.PTTLMs, ms(w.ToNs))
-	}
-	keptFor := ""
-	if w.ToNs >= 0 {
-		keptFor = fmt.Sprintf("; kept up to %s ms", ms(w.ToNs-w.FromNs))
-	}
-	return fmt.Sprintf("%s: token %q of %s, held on %s after it: read at %s..%s ms, %s%s",
-		w.Key, w.Token, who, held, ms(w.FirstSeenNs), ms(w.LastSeenNs), until, keptFor)
-}
 
 // orphanClass says what a token a key kept came from.
 type orphanClass int
@@ -103,7 +40,7 @@ type orphan struct {
 // after such an acquire returned, a token no granted acquire returned is
 // an orphan, with how long the key kept it. After a definite fail it is a
 // violation (the lock said "not done" and it was done: a hold the client
-// does not know of), each a witness (OrphanWitness), per key and token in
+// does not know of), each a witness (witness.OrphanWitness), per key and token in
 // order of first sight. After an unknown outcome (info) it is what "unknown"
 // allows: counted in the figures (Orphans, LongestOrphanMs: keys blocked
 // with no holder), not a violation.
@@ -184,10 +121,10 @@ func Orphans(h history.Header, ops []history.Operation) (Result, OrphanFigures) 
 			}
 		}
 	}
-	faults := FaultWindows(ops)
+	faults := measure.FaultWindows(ops)
 	ttl := time.Duration(h.TTLMs) * time.Millisecond
 
-	var found []OrphanWitness
+	var found []witness.OrphanWitness
 	var fig OrphanFigures
 	uncalibrated, noTTL, foreign := 0, 0, 0
 	for _, k := range keys {
@@ -243,7 +180,7 @@ func Orphans(h history.Header, ops []history.Operation) (Result, OrphanFigures) 
 				o.seenNodes = append(o.seenNodes, n)
 			}
 			sort.Strings(o.seenNodes)
-			w := OrphanWitness{Key: k, Token: t, Acquire: o.acquire, Nodes: o.seenNodes, Quorum: o.quorum,
+			w := witness.OrphanWitness{Key: k, Token: t, Acquire: o.acquire, Nodes: o.seenNodes, Quorum: o.quorum,
 				FirstSeenNs: o.first.invoke, LastSeenNs: o.last.invoke, GoneNs: o.goneNs, PTTLMs: o.lastPTTL, FromNs: o.fromNs, ToNs: -1}
 			switch {
 			case o.goneNs >= 0:
@@ -289,7 +226,7 @@ func Orphans(h history.Header, ops []history.Operation) (Result, OrphanFigures) 
 	}
 	if r.Violations > 0 {
 		r.Status = Violated
-		r.Witnesses = Witnesses{Orphans: keep(found), Total: WitnessCounts{Orphans: r.Violations}}
+		r.Witnesses = witness.Witnesses{Orphans: keep(found), Total: witness.WitnessCounts{Orphans: r.Violations}}
 		r.Message = fmt.Sprintf("%d tokens of acquires that said fail were held by the servers afterwards (a hold nobody knows of)%s", r.Violations, note)
 		return r, fig
 	}
@@ -383,7 +320,7 @@ func promotedReplicas(ops []history.Operation) map[string]bool {
 // such call),
 // or a fault window overlaps [from, first read] (for an unattributed
 // token: the TTL before the first read).
-func partialExcuse(k, t string, o *orphan, nodeUnknown map[[3]string]bool, promoted map[string]bool, faults []FaultWindow, ttl time.Duration) string {
+func partialExcuse(k, t string, o *orphan, nodeUnknown map[[3]string]bool, promoted map[string]bool, faults []measure.FaultWindow, ttl time.Duration) string {
 	anyUnknown := false
 	for u := range nodeUnknown {
 		anyUnknown = anyUnknown || u[0] == k && u[1] == t
@@ -411,7 +348,7 @@ func partialExcuse(k, t string, o *orphan, nodeUnknown map[[3]string]bool, promo
 	if o.acquire == nil {
 		from = o.first.complete - int64(ttl)
 	}
-	if slices.ContainsFunc(faults, func(f FaultWindow) bool { return f.Start <= o.first.complete && f.End >= from }) {
+	if slices.ContainsFunc(faults, func(f measure.FaultWindow) bool { return f.Start <= o.first.complete && f.End >= from }) {
 		return "a fault window overlaps the acquire"
 	}
 	return ""

@@ -4,58 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
-
-// ReasonWitness is a reasons check witness: a release or extend that
-// failed stating a reason (history.ReasonTaken or history.ReasonExpired)
-// which the server state, as the observer read it before the call and as
-// the history allows it to have changed until the call returned, rules
-// out. Times are ns since the run started.
-type ReasonWitness struct {
-	Key string `json:"key"`
-	// Call is the release or extend, with its Reason.
-	Call *history.Operation `json:"call"`
-	// ReadNs is the invoke of the observer's last answered pass over the
-	// key that completed before the call was invoked; Reads are its
-	// answered reads, one per node.
-	ReadNs int64        `json:"read_ns"`
-	Reads  []ReasonRead `json:"reads"`
-	// Could is what the key could hold while the call ran, every node taken
-	// together: some of "gone", "the caller's token", "another owner's
-	// token".
-	Could []string `json:"could"`
-}
-
-// ReasonRead is one node's answer in a ReasonWitness's read.
-type ReasonRead struct {
-	Node string `json:"node"`
-	// Token is the token the key held ("" when absent); PTTLMs its PTTL
-	// in ms (-1: no TTL, -2: no key).
-	Token  string `json:"token,omitempty"`
-	PTTLMs int64  `json:"pttl_ms"`
-}
-
-// String is the witness in one line, times in ms since run start.
-func (w ReasonWitness) String() string {
-	c := w.Call
-	var found []string
-	for _, r := range w.Reads {
-		switch {
-		case r.Token == "":
-			found = append(found, r.Node+" no key")
-		case r.Token == c.Token:
-			found = append(found, fmt.Sprintf("%s the caller's token, PTTL %d ms", r.Node, r.PTTLMs))
-		default:
-			found = append(found, fmt.Sprintf("%s token %q, PTTL %d ms", r.Node, r.Token, r.PTTLMs))
-		}
-	}
-	return fmt.Sprintf("%s: c%d's %s of token %q at [%s, %s] ms failed saying %q, but the key could only be %s while it ran: the observer read at %s ms found %s, and no other owner's acquire, release, renewal or server fault came between",
-		w.Key, c.Client, c.Kind, c.Token, ms(c.Invoke), ms(c.Complete), c.Reason, strings.Join(w.Could, " or "), ms(w.ReadNs), strings.Join(found, "; "))
-}
 
 // What a key may hold on one node while a call runs (a bit set).
 const (
@@ -64,7 +18,7 @@ const (
 	mayOther             // another owner's token
 )
 
-// clientFaults are the fault windows (FaultWindow.Name) that act on a
+// clientFaults are the fault windows (measure.FaultWindow.Name) that act on a
 // client alone and change no server's state behind the history's back: a
 // paused or slow client, a crashed one. Every other fault (a restart, a
 // failover, a clock jump, a deleted key, a cut or slowed link that may
@@ -111,7 +65,7 @@ type ReasonFigures struct {
 // A call during a server fault window (anything but clientFaults) is not
 // judged. "taken" is a lie when no node could hold another owner's token
 // (every node answered the read); "expired" when no node could be
-// without the key. Each lie is a witness (ReasonWitness), in history
+// without the key. Each lie is a witness (witness.ReasonWitness), in history
 // order. Reasons unavailable, cancelled and unknown are not judged: the
 // observer reads state, not reachability.
 //
@@ -180,14 +134,14 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 			extends[op.Key] = append(extends[op.Key], op)
 		}
 	}
-	var faults []FaultWindow
-	for _, f := range FaultWindows(ops) {
+	var faults []measure.FaultWindow
+	for _, f := range measure.FaultWindows(ops) {
 		if !slices.Contains(clientFaults, f.Name) {
 			faults = append(faults, f)
 		}
 	}
 	slack := int64(expirySlack)
-	var found []ReasonWitness
+	var found []witness.ReasonWitness
 	var fig ReasonFigures
 	for _, c := range stated {
 		rs := rounds[c.Key]
@@ -202,7 +156,7 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 		if r0 != nil {
 			from = r0.invoke
 		}
-		if slices.ContainsFunc(faults, func(f FaultWindow) bool { return f.Start <= c.Complete && f.End >= from }) {
+		if slices.ContainsFunc(faults, func(f measure.FaultWindow) bool { return f.Start <= c.Complete && f.End >= from }) {
 			continue // a server fault between the read and the call's end: not judged
 		}
 		fig.Stated++
@@ -289,9 +243,9 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 		if !lie {
 			continue
 		}
-		w := ReasonWitness{Key: c.Key, Call: opRef(c), ReadNs: r0.invoke}
+		w := witness.ReasonWitness{Key: c.Key, Call: opRef(c), ReadNs: r0.invoke}
 		for _, rd := range r0.reads {
-			w.Reads = append(w.Reads, ReasonRead{Node: rd.Node, Token: rd.Token, PTTLMs: rd.Value})
+			w.Reads = append(w.Reads, witness.ReasonRead{Node: rd.Node, Token: rd.Token, PTTLMs: rd.Value})
 		}
 		for _, s := range []struct {
 			bit  int
@@ -310,7 +264,7 @@ func Reasons(h history.Header, ops []history.Operation) (Result, ReasonFigures) 
 	judged := fmt.Sprintf("%d of %d failed releases or extends stating expired or taken judged against the observer's reads", fig.Judged, len(stated))
 	if r.Violations > 0 {
 		r.Status = Violated
-		r.Witnesses = Witnesses{Reasons: keep(found), Total: WitnessCounts{Reasons: r.Violations}}
+		r.Witnesses = witness.Witnesses{Reasons: keep(found), Total: witness.WitnessCounts{Reasons: r.Violations}}
 		r.Message = fmt.Sprintf("%d failed releases or extends stated a reason the server state rules out (%s)", r.Violations, judged)
 		return r, fig
 	}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // RenewalOptions configure the renewal-liveness check (Renewal).
@@ -32,55 +34,15 @@ type RenewalOptions struct {
 	HarnessRenews bool
 }
 
-// Kinds of renewal witness.
-const (
-	// RenewalLost: the lock said the lease was lost (a lost operation).
-	RenewalLost = "lost"
-	// RenewalFailed: a renewal (extend) certainly failed.
-	RenewalFailed = "renewal-failed"
-	// RenewalExpired: the server no longer held the holder's token while
-	// the holder ran (observe operations: the key gone, or another
-	// owner's, on a majority of the nodes).
-	RenewalExpired = "expired-under-holder"
-)
-
-// RenewalWitness is a lease lost with no fault to explain it, while its
-// holder still ran: the lock's renewal did not keep it.
-type RenewalWitness struct {
-	Key    string `json:"key"`
-	Client int    `json:"client"`
-	Hold   int64  `json:"hold"`
-	// Kind is RenewalLost, RenewalFailed or RenewalExpired.
-	Kind string `json:"kind"`
-	// AtNs is when it happened (the operation's completion), ns since
-	// run start; GrantedNs when the hold's acquire completed.
-	AtNs      int64 `json:"at_ns"`
-	GrantedNs int64 `json:"granted_ns"`
-	// Detail says what the server or the lock said, e.g. "n1: key absent
-	// (PTTL -2)", "extend failed: expired".
-	Detail string `json:"detail,omitempty"`
-}
-
-// String is the witness in one line, times in ms since run start.
-func (w RenewalWitness) String() string {
-	what := map[string]string{RenewalLost: "the lock said lost", RenewalFailed: "a renewal failed", RenewalExpired: "the server no longer held its token"}[w.Kind]
-	s := fmt.Sprintf("%s: c%d h%d granted at %s ms: %s at %s ms (%s ms into the hold) with no fault, while the holder ran", w.Key, w.Client, w.Hold,
-		ms(w.GrantedNs), what, ms(w.AtNs), ms(w.AtNs-w.GrantedNs))
-	if w.Detail != "" {
-		s += ": " + w.Detail
-	}
-	return s
-}
-
 // Renewal checks renewal liveness: a lock that renews its leases must
 // not lose one while its holder runs unless a fault explains it. For
-// every hold (Holds) it looks, from the grant to the holder's release
+// every hold (measure.Holds) it looks, from the grant to the holder's release
 // (or crash; the end of the history when neither came), for: a lost
 // operation of the hold, an extend of the hold with result fail, and an
 // observe round (the observer's reads of the key on every node, sharing
 // an invoke time) invoked after the grant in which fewer than a majority
 // of the nodes answered with the holder's token while a majority
-// answered at all. Each is a violation with its witness (RenewalWitness;
+// answered at all. Each is a violation with its witness (witness.RenewalWitness;
 // one per hold, the first) unless a fault explains it: a fault window,
 // with its reach (o), that meets the span from the hold's last evidence
 // that its key was still its own (the grant, a renewal that said ok, an
@@ -92,11 +54,11 @@ func (w RenewalWitness) String() string {
 // (a lock that claims renewal); the checker runs it on every history.
 // Skipped when the history has no hold; ok otherwise.
 func Renewal(h history.Header, ops []history.Operation, o RenewalOptions) Result {
-	return renewalWith(h, ops, Holds(ops), o)
+	return renewalWith(h, ops, measure.Holds(ops), o)
 }
 
-// renewalWith is Renewal with the history's holds (Holds(ops)) given.
-func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o RenewalOptions) Result {
+// renewalWith is Renewal with the history's holds (measure.Holds(ops)) given.
+func renewalWith(h history.Header, ops []history.Operation, holds []measure.Hold, o RenewalOptions) Result {
 	if len(holds) == 0 {
 		return Result{Status: Skipped, Message: "no holds"}
 	}
@@ -106,7 +68,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 	}
 	var windows [][2]int64
 	if !o.KeepsLeases {
-		for _, w := range FaultWindows(ops) {
+		for _, w := range measure.FaultWindows(ops) {
 			windows = append(windows, [2]int64{w.Start, w.End + int64(reach)})
 		}
 	}
@@ -143,7 +105,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		byHold[hd.Hold] = i
 	}
 	type span struct {
-		hold     Hold
+		hold     measure.Hold
 		from, to int64
 	}
 	// The holds of each key while their holders ran, for the observe
@@ -178,7 +140,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		if op.Result == history.OK {
 			renewals[op.Hold] = append(renewals[op.Hold], op.Invoke)
 		} else {
-			others[op.Hold] = append(others[op.Hold], renewalCall{op.Complete, op.Result == history.Fail || !IsTimeout(op.Error)})
+			others[op.Hold] = append(others[op.Hold], renewalCall{op.Complete, op.Result == history.Fail || !measure.IsTimeout(op.Error)})
 		}
 	}
 	ttl := int64(time.Duration(h.TTLMs) * time.Millisecond)
@@ -188,7 +150,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 	// certainly lived (within a TTL of the last success): the renewals
 	// ran late, or timed out unanswered, until the lease lapsed; a
 	// failure answered after that may be the lapse's consequence.
-	late := func(hd Hold, at int64) (int64, bool) {
+	late := func(hd measure.Hold, at int64) (int64, bool) {
 		if !o.HarnessRenews || ttl <= 0 {
 			return 0, false
 		}
@@ -245,7 +207,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		}
 	}
 	// lastHeld is the latest evidence of hd's key held invoked before t.
-	lastHeld := func(hd Hold, t int64) int64 {
+	lastHeld := func(hd measure.Hold, t int64) int64 {
 		if heldAt == nil {
 			buildHeldAt()
 		}
@@ -256,22 +218,22 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		}
 		return ts[i-1]
 	}
-	found := map[int64]RenewalWitness{}
+	found := map[int64]witness.RenewalWitness{}
 	var lateHolds []string
 	// note records a loss of hd seen by an operation invoked at at and
 	// complete at seen, unless a fault explains it (faulted, from the
 	// hold's last evidence of its key before at) or lockbench ran the
 	// renewal late.
-	note := func(hd Hold, kind string, at, seen int64, detail string) {
+	note := func(hd measure.Hold, kind string, at, seen int64, detail string) {
 		if _, ok := found[hd.Hold]; ok || faulted(lastHeld(hd, at), seen) {
 			return
 		}
 		if gap, ok := late(hd, at); ok {
-			found[hd.Hold] = RenewalWitness{} // counted once, not a violation
+			found[hd.Hold] = witness.RenewalWitness{} // counted once, not a violation
 			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (no renewal succeeded for %s ms, TTL %d ms)", hd.Client, hd.Hold, ms(gap), h.TTLMs))
 			return
 		}
-		found[hd.Hold] = RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
+		found[hd.Hold] = witness.RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
 	}
 	for _, op := range ops {
 		if op.Kind != history.Lost && (op.Kind != history.Extend || op.Result != history.Fail || op.Node != "") {
@@ -291,13 +253,13 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		}
 		switch {
 		case op.Kind == history.Lost:
-			note(hd, RenewalLost, op.Complete, op.Complete, "")
+			note(hd, witness.RenewalLost, op.Complete, op.Complete, "")
 		case op.Kind == history.Extend && op.Result == history.Fail && op.Node == "":
 			d := "extend failed"
 			if op.Reason != "" {
 				d += ": " + op.Reason
 			}
-			note(hd, RenewalFailed, op.Complete, op.Complete, d)
+			note(hd, witness.RenewalFailed, op.Complete, op.Complete, d)
 		}
 	}
 	// Observe rounds: reads of one key on every node sharing an invoke,
@@ -315,11 +277,11 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 				if r.holds(sp.hold.Token) {
 					continue // a majority still holds it
 				}
-				note(sp.hold, RenewalExpired, r.invoke, r.complete, sampleOf(r))
+				note(sp.hold, witness.RenewalExpired, r.invoke, r.complete, sampleOf(r))
 			}
 		}
 	}
-	ws := make([]RenewalWitness, 0, len(found))
+	ws := make([]witness.RenewalWitness, 0, len(found))
 	for _, w := range found {
 		if w.Hold != 0 {
 			ws = append(ws, w)
@@ -348,7 +310,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []Hold, o Rene
 		r.Details = append(r.Details, w.String())
 	}
 	r.Witnesses.Total.Renewal = len(ws)
-	r.Witnesses.Renewal = ws[:min(len(ws), MaxWitnesses)]
+	r.Witnesses.Renewal = ws[:min(len(ws), witness.MaxWitnesses)]
 	return r
 }
 

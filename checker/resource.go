@@ -7,7 +7,9 @@ import (
 	"sort"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // Fencing modes of the protected resource (history.Header.Fencing).
@@ -46,7 +48,7 @@ const (
 // OK when it finds one; a porcupine timeout is Inconclusive. Skipped when
 // the history has no resource operations.
 //
-// On a violation the witnesses (ResourceWitness) are:
+// On a violation the witnesses (witness.ResourceWitness) are:
 //
 //   - lost updates, found by replaying each key's accepted writes in
 //     completion order (the resource is linearizable by construction in
@@ -64,7 +66,7 @@ const (
 //     10).
 //
 // Result.Violations is the number of witnesses (at least 1); the first
-// MaxWitnesses are kept, by key, then by the end of what they mark.
+// witness.MaxWitnesses are kept, by key, then by the end of what they mark.
 //
 // On a violation, porcupine's visualisation of the pieces it rejects (up to
 // 10) is written next to o.VisualizationPath (see Options), with the
@@ -244,7 +246,7 @@ func (m resModel) resourcePieces(ops []history.Operation, minOps int) [][]porcup
 			}
 			ret := op.Complete
 			if op.Result == history.Info {
-				ret = Inf
+				ret = measure.Inf
 			}
 			cur = append(cur, porcupine.Operation{ClientId: op.Stream, Input: resInput{op: &ops[i], piece: len(pieces)},
 				Call: op.Invoke, Output: out, Return: ret})
@@ -282,7 +284,7 @@ func resSpan(op porcupine.Operation) string {
 // Prev is not the value left by the write before it is a lost update, unless
 // an info write of that value invoked before it completed explains it (taken
 // as applied, once).
-func replayLostUpdates(ops []history.Operation) []ResourceWitness {
+func replayLostUpdates(ops []history.Operation) []witness.ResourceWitness {
 	writes := map[string][]int{} // indexes into ops
 	infos := map[string][]int{}
 	var keys []string
@@ -310,7 +312,7 @@ func replayLostUpdates(ops []history.Operation) []ResourceWitness {
 		}
 	}
 	sort.Strings(keys)
-	var lost []ResourceWitness
+	var lost []witness.ResourceWitness
 	for _, k := range keys {
 		ws := writes[k]
 		slices.SortFunc(ws, func(i, j int) int { // stable: file order breaks ties
@@ -343,7 +345,7 @@ func replayLostUpdates(ops []history.Operation) []ResourceWitness {
 					if last >= 0 {
 						overwrote = opRef(ops[last])
 					}
-					lost = append(lost, ResourceWitness{Key: k, Kind: LostUpdate, Write: opRef(*w), Overwrote: overwrote,
+					lost = append(lost, witness.ResourceWitness{Key: k, Kind: witness.LostUpdate, Write: opRef(*w), Overwrote: overwrote,
 						Current: value, FromNs: w.Invoke, ToNs: w.Complete})
 				}
 			}
@@ -362,7 +364,7 @@ func replayLostUpdates(ops []history.Operation) []ResourceWitness {
 // token the resource has seen above the write's, so these are certain
 // violations of the model. Info operations, which may not have taken
 // effect, raise nothing here.
-func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
+func (m resModel) staleWrites(ops []history.Operation) []witness.ResourceWitness {
 	if m.mode == fencingOff {
 		return nil
 	}
@@ -377,7 +379,7 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 		}
 	}
 	sort.Strings(keys)
-	var out []ResourceWitness
+	var out []witness.ResourceWitness
 	for _, k := range keys {
 		done := append([]int(nil), byKey[k]...) // accepted fenced ops by completion
 		sortIndexStable(done, func(i int) int64 { return ops[i].Complete })
@@ -388,7 +390,7 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 			}
 		}
 		sortIndexStable(writes, func(i int) int64 { return ops[i].Invoke })
-		var found []ResourceWitness
+		var found []witness.ResourceWitness
 		next, top := 0, -1 // top: the highest token among done[:next]
 		for _, w := range writes {
 			for next < len(done) && ops[done[next]].Complete < ops[w].Invoke {
@@ -398,7 +400,7 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 				next++
 			}
 			if top >= 0 && ops[w].Fence < ops[top].Fence {
-				found = append(found, ResourceWitness{Key: k, Kind: StaleWrite, Write: opRef(ops[w]), FencedBy: opRef(ops[top]),
+				found = append(found, witness.ResourceWitness{Key: k, Kind: witness.StaleWrite, Write: opRef(ops[w]), FencedBy: opRef(ops[top]),
 					FromNs: ops[w].Invoke, ToNs: ops[w].Complete})
 			}
 		}
@@ -411,7 +413,7 @@ func (m resModel) staleWrites(ops []history.Operation) []ResourceWitness {
 // mergeStale appends to lost the stale writes that are not lost updates
 // too; a lost update that is also a stale write gets the stale write's
 // FencedBy, so each bad write is one witness.
-func mergeStale(lost, stale []ResourceWitness) []ResourceWitness {
+func mergeStale(lost, stale []witness.ResourceWitness) []witness.ResourceWitness {
 	type id struct {
 		client           int
 		hold             int64
@@ -435,7 +437,7 @@ func mergeStale(lost, stale []ResourceWitness) []ResourceWitness {
 
 // withReads sets each witness's Read: the latest accepted read of the
 // write's hold that completed by the write's invoke.
-func withReads(ws []ResourceWitness, ops []history.Operation) {
+func withReads(ws []witness.ResourceWitness, ops []history.Operation) {
 	holds := map[int64]bool{}
 	for _, w := range ws {
 		if w.Write != nil && w.Write.Hold != 0 {
@@ -470,10 +472,10 @@ func withReads(ws []ResourceWitness, ops []history.Operation) {
 // unexplained turns pieces porcupine rejects into not-linearizable
 // witnesses: the piece's key, its number of operations, its first invoke
 // and last finite completion.
-func unexplained(pieces [][]porcupine.Operation, bad []int) []ResourceWitness {
-	var out []ResourceWitness
+func unexplained(pieces [][]porcupine.Operation, bad []int) []witness.ResourceWitness {
+	var out []witness.ResourceWitness
 	for _, p := range bad {
-		w := ResourceWitness{Kind: NotLinearizable, FromNs: Inf, ToNs: -1}
+		w := witness.ResourceWitness{Kind: witness.NotLinearizable, FromNs: measure.Inf, ToNs: -1}
 		for _, op := range pieces[p] {
 			in := op.Input.(resInput)
 			if in.start {
@@ -483,7 +485,7 @@ func unexplained(pieces [][]porcupine.Operation, bad []int) []ResourceWitness {
 			w.Ops++
 			w.FromNs = min(w.FromNs, op.Call)
 			w.ToNs = max(w.ToNs, op.Call)
-			if op.Return != Inf {
+			if op.Return != measure.Inf {
 				w.ToNs = max(w.ToNs, op.Return)
 			}
 		}
@@ -496,7 +498,7 @@ func unexplained(pieces [][]porcupine.Operation, bad []int) []ResourceWitness {
 
 // sortResourceWitnesses orders witnesses by key, then by the end of what
 // they mark, lost updates before stale writes at equal times.
-func sortResourceWitnesses(ws []ResourceWitness) {
+func sortResourceWitnesses(ws []witness.ResourceWitness) {
 	sort.SliceStable(ws, func(i, j int) bool {
 		a, b := ws[i], ws[j]
 		if a.Key != b.Key {
@@ -570,7 +572,7 @@ func resource(h history.Header, ops []history.Operation, o Options) (Result, str
 	found = keep(found)
 	withReads(found, ops)
 	r.Violations = max(total, 1)
-	r.Witnesses = Witnesses{Resource: found, Total: WitnessCounts{Resource: total}}
+	r.Witnesses = witness.Witnesses{Resource: found, Total: witness.WitnessCounts{Resource: total}}
 	r.Details = detailsOf(found, total)
 	badKeys := map[string]bool{}
 	for _, w := range found {

@@ -3,27 +3,29 @@ package checker
 import (
 	"fmt"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // Fencing checks that fencing tokens strictly increase across the grants
-// (holds, see Holds) of each key. Grant B violates it when some grant A of
+// (holds, see measure.Holds) of each key. Grant B violates it when some grant A of
 // the same key completed before B was invoked (A.AcquireComplete <
 // B.AcquireInvoke, so A was certainly granted first) with A.Fence >=
 // B.Fence, or when B carries the same token as an earlier-completed grant it
 // overlaps. Grants whose acquires overlap in time are not ordered otherwise:
 // either may have been granted first. Each grant flagged is a witness
-// (FenceWitness, with the earlier grant), per key in key order, in order of
+// (witness.FenceWitness, with the earlier grant), per key in key order, in order of
 // acquire invoke; Result.Violations counts them.
 //
 // It applies when h.Fencing is not "off" or any grant carries a token
 // (Fence > 0); it is Skipped when no grant carries one.
 func Fencing(h history.Header, ops []history.Operation) Result {
-	return fencingOf(h, Holds(ops))
+	return fencingOf(h, measure.Holds(ops))
 }
 
-// fencingOf is Fencing on the history's holds (Holds(ops)).
-func fencingOf(h history.Header, hs []Hold) Result {
+// fencingOf is Fencing on the history's holds (measure.Holds(ops)).
+func fencingOf(h history.Header, hs []measure.Hold) Result {
 	fenced := 0
 	for _, hd := range hs {
 		if hd.Fence > 0 {
@@ -37,11 +39,11 @@ func fencingOf(h history.Header, hs []Hold) Result {
 		}
 		return Result{Status: Skipped, Message: msg}
 	}
-	keys, byKey := holdsByKey(hs)
+	keys, byKey := measure.HoldsByKey(hs)
 	var r Result
-	var found []FenceWitness
+	var found []witness.FenceWitness
 	for _, k := range keys {
-		byInvoke := byKey[k] // Holds sorts by AcquireInvoke
+		byInvoke := byKey[k] // measure.Holds sorts by AcquireInvoke
 		byComplete := append([]int(nil), byInvoke...)
 		sortIndexStable(byComplete, func(i int) int64 { return hs[i].AcquireComplete })
 		sameFence := map[int64][]int{}
@@ -59,7 +61,7 @@ func fencingOf(h history.Header, hs []Hold) Result {
 				done++
 			}
 			if top >= 0 && hs[top].Fence >= hb.Fence {
-				found = append(found, FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(hs[top])})
+				found = append(found, witness.FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(hs[top])})
 				continue
 			}
 			// Same token as an overlapping grant that completed earlier.
@@ -67,7 +69,7 @@ func fencingOf(h history.Header, hs []Hold) Result {
 				ha := hs[a]
 				if a != b && ha.AcquireComplete >= hb.AcquireInvoke &&
 					(ha.AcquireComplete < hb.AcquireComplete || ha.AcquireComplete == hb.AcquireComplete && a < b) {
-					found = append(found, FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(ha), Shared: true})
+					found = append(found, witness.FenceWitness{Key: k, Grant: refOf(hb), Earlier: refOf(ha), Shared: true})
 					break
 				}
 			}
@@ -77,7 +79,7 @@ func fencingOf(h history.Header, hs []Hold) Result {
 	r.Details = detailsOf(found, r.Violations)
 	if r.Violations > 0 {
 		r.Status = Violated
-		r.Witnesses = Witnesses{Fencing: keep(found), Total: WitnessCounts{Fencing: r.Violations}}
+		r.Witnesses = witness.Witnesses{Fencing: keep(found), Total: witness.WitnessCounts{Fencing: r.Violations}}
 		r.Message = fmt.Sprintf("%d of %d grants do not get a fencing token above the grants before them", r.Violations, len(hs))
 		return r
 	}
@@ -113,7 +115,7 @@ func Reentrancy(h history.Header, ops []history.Operation) Result {
 	}
 	unknown := map[owner]int{} // unknown-outcome acquires and releases since the count was last known
 	var r Result
-	var found []CountWitness
+	var found []witness.CountWitness
 	var acquires, releases, unjudged int
 	for _, op := range ops {
 		if !isWholeLock(op) || (op.Kind != history.Acquire && op.Kind != history.Release) {
@@ -138,7 +140,7 @@ func Reentrancy(h history.Header, ops []history.Operation) Result {
 			if u := unknown[o]; u > 0 && -u <= d && d <= u {
 				unjudged++
 			} else {
-				found = append(found, CountWitness{Op: opRef(op), Want: want})
+				found = append(found, witness.CountWitness{Op: opRef(op), Want: want})
 			}
 		}
 		if (op.Kind == history.Acquire && op.Depth == 1 && op.Count == 1) || (op.Kind == history.Release && op.Count == 0) {
@@ -153,7 +155,7 @@ func Reentrancy(h history.Header, ops []history.Operation) Result {
 	}
 	if r.Violations > 0 {
 		r.Status = Violated
-		r.Witnesses = Witnesses{Reentrancy: keep(found), Total: WitnessCounts{Reentrancy: r.Violations}}
+		r.Witnesses = witness.Witnesses{Reentrancy: keep(found), Total: witness.WitnessCounts{Reentrancy: r.Violations}}
 		r.Message = fmt.Sprintf("%d of %d successful acquires and releases report a count that does not match their depth%s", r.Violations, acquires+releases, note)
 		return r
 	}

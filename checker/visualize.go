@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -146,7 +147,7 @@ func describeSpan(meta interface{}) string {
 // overlapAnnotation marks an exclusion witness on porcupine's
 // visualisation: the interval where both holds certainly held the key, on
 // an "overlap KEY" row.
-func overlapAnnotation(o Overlap) porcupine.Annotation {
+func overlapAnnotation(o witness.Overlap) porcupine.Annotation {
 	return porcupine.Annotation{
 		Tag:             "overlap " + o.Key,
 		Start:           o.BothFromNs,
@@ -160,7 +161,7 @@ func overlapAnnotation(o Overlap) porcupine.Annotation {
 // resourceAnnotation marks a resource witness on porcupine's visualisation:
 // the accepted write (or the stretch porcupine rejects), on a row named
 // after the witness's kind and key.
-func resourceAnnotation(w ResourceWitness) porcupine.Annotation {
+func resourceAnnotation(w witness.ResourceWitness) porcupine.Annotation {
 	desc := string(w.Kind)
 	if w.Write != nil {
 		desc = fmt.Sprintf("%s c%d h%d", w.Kind, w.Write.Client, w.Write.Hold)

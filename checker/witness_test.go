@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // nsOf converts ms to ns since run start, for the tables below.
@@ -24,7 +26,7 @@ type overlapWant struct {
 
 // resourceWant is the expected part of a ResourceWitness.
 type resourceWant struct {
-	kind      ResourceWitnessKind
+	kind      witness.ResourceWitnessKind
 	writer    [2]int64 // client, hold of Write (0, 0 for none)
 	readAtMs  float64  // completion of Read (-1: none)
 	overwrote int64    // hold of Overwrote (-1: none)
@@ -46,23 +48,23 @@ func TestWitnessesOfRecordedHistories(t *testing.T) {
 		{file: "back-to-back.jsonl"},
 		{file: "overlap.jsonl",
 			exclusion: []overlapWant{{"k0", [2]int64{0, 1}, [2]int64{1, 2}, 4, 7, true}},
-			resource:  []resourceWant{{LostUpdate, [2]int64{0, 1}, 1.2, 2, 1, -1, 9, 10}}},
+			resource:  []resourceWant{{witness.LostUpdate, [2]int64{0, 1}, 1.2, 2, 1, -1, 9, 10}}},
 		{file: "fenced-stale-write-rejected.jsonl",
 			exclusion: []overlapWant{{"k0", [2]int64{0, 1}, [2]int64{1, 2}, 13, 15, true}}},
 		{file: "fenced-writes-lost-update.jsonl",
 			exclusion: []overlapWant{{"k0", [2]int64{0, 1}, [2]int64{1, 2}, 13, 21, true}},
-			resource:  []resourceWant{{LostUpdate, [2]int64{1, 2}, 14, 1, 1, -1, 25, 26}}},
+			resource:  []resourceWant{{witness.LostUpdate, [2]int64{1, 2}, 14, 1, 1, -1, 25, 26}}},
 		{file: "fenced-stale-write-accepted.jsonl",
 			exclusion: []overlapWant{{"k0", [2]int64{0, 1}, [2]int64{1, 2}, 13, 15, true}},
-			resource:  []resourceWant{{StaleWrite, [2]int64{0, 1}, 31, -1, 0, 2, 31, 32}}},
+			resource:  []resourceWant{{witness.StaleWrite, [2]int64{0, 1}, 31, -1, 0, 2, 31, 32}}},
 		{file: "stale-read.jsonl",
-			resource: []resourceWant{{NotLinearizable, [2]int64{}, -1, -1, 0, -1, 1, 9}}},
+			resource: []resourceWant{{witness.NotLinearizable, [2]int64{}, -1, -1, 0, -1, 1, 9}}},
 		// The slow acquire of c2 took effect after c1's whole hold: no
 		// pair there; the failover's lost lock is one pair and one lost
 		// update, and the lost fencing counter gives c1 fence 4 again.
 		{file: "slow-acquire-before-fault.jsonl",
 			exclusion: []overlapWant{{"lb:k0", [2]int64{0, 4}, [2]int64{1, 5}, 508, 513.5, true}},
-			resource:  []resourceWant{{LostUpdate, [2]int64{1, 5}, 508.5, 4, 4, -1, 513.6, 513.8}},
+			resource:  []resourceWant{{witness.LostUpdate, [2]int64{1, 5}, 508.5, 4, 4, -1, 513.6, 513.8}},
 			fencing:   [][2]int64{{5, 4}}},
 		{file: "fence-not-increasing.jsonl", fencing: [][2]int64{{2, 1}, {3, 1}}},
 		{file: "reentrancy-count-wrong.jsonl", reentrancy: []int64{1}},
@@ -84,7 +86,7 @@ func TestWitnessesOfRecordedHistories(t *testing.T) {
 					t.Errorf("exclusion witness %d: %+v, want %+v", i, g, want)
 				}
 				// The interval both held is inside both holds.
-				for _, hr := range []HoldRef{g.A, g.B} {
+				for _, hr := range []witness.HoldRef{g.A, g.B} {
 					if g.BothFromNs < hr.AcquireCompleteNs || g.BothToNs > hr.EndOfUseNs || g.BothFromNs > g.BothToNs {
 						t.Errorf("exclusion witness %d: both held [%d, %d] not inside hold %+v", i, g.BothFromNs, g.BothToNs, hr)
 					}
@@ -151,7 +153,7 @@ func TestWitnessesOfRecordedHistories(t *testing.T) {
 }
 
 // witnessLines are the String of every witness in w, in order.
-func witnessLines(w Witnesses) []string {
+func witnessLines(w witness.Witnesses) []string {
 	var out []string
 	for _, x := range w.Exclusion {
 		out = append(out, x.String())
@@ -171,7 +173,7 @@ func witnessLines(w Witnesses) []string {
 	return out
 }
 
-func fmtResource(ws []ResourceWitness) string {
+func fmtResource(ws []witness.ResourceWitness) string {
 	var b strings.Builder
 	for _, w := range ws {
 		fmt.Fprintf(&b, "[%s] ", w.String())
@@ -186,11 +188,11 @@ func TestWitnessesBounded(t *testing.T) {
 	h, ops, planted := synthHistory(synthSpec{ops: 40000, keys: 1, clients: 16, plants: 150, seed: 9})
 	r := Check(h, ops, Options{})
 	w := r.Witnesses()
-	if w.Total.Exclusion != planted || r.Exclusion.Violations != planted || len(w.Exclusion) != MaxWitnesses {
-		t.Errorf("exclusion: total %d, violations %d, kept %d; want %d, %d, %d", w.Total.Exclusion, r.Exclusion.Violations, len(w.Exclusion), planted, planted, MaxWitnesses)
+	if w.Total.Exclusion != planted || r.Exclusion.Violations != planted || len(w.Exclusion) != witness.MaxWitnesses {
+		t.Errorf("exclusion: total %d, violations %d, kept %d; want %d, %d, %d", w.Total.Exclusion, r.Exclusion.Violations, len(w.Exclusion), planted, planted, witness.MaxWitnesses)
 	}
-	if w.Total.Resource != planted || len(w.Resource) != MaxWitnesses {
-		t.Errorf("resource: total %d, kept %d; want %d, %d", w.Total.Resource, len(w.Resource), planted, MaxWitnesses)
+	if w.Total.Resource != planted || len(w.Resource) != witness.MaxWitnesses {
+		t.Errorf("resource: total %d, kept %d; want %d, %d", w.Total.Resource, len(w.Resource), planted, witness.MaxWitnesses)
 	}
 	last := r.Exclusion.Details[len(r.Exclusion.Details)-1]
 	if len(r.Exclusion.Details) != maxDetails || last != fmt.Sprintf("... and %d more", planted-maxDetails+1) {
@@ -207,7 +209,7 @@ func TestOverlapWitnessesMatchRule(t *testing.T) {
 	h := history.Header{SchemaVersion: history.SchemaVersion, Fencing: "off"}
 	for i := range 1000 {
 		ops := randomHistory(rng)
-		hs := Holds(ops)
+		hs := measure.Holds(ops)
 		type pair struct{ a, b int64 }
 		want := map[pair]bool{}
 		for x := range hs {

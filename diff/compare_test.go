@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
@@ -20,7 +21,7 @@ func runs(sc string, n, violated int, cmds float64) []results.Run {
 			Verdict: results.Verdict{Exclusion: checker.OK, Resource: checker.OK, Liveness: checker.OK}}
 		if i < violated {
 			r.Verdict.Exclusion = checker.Violated
-			r.Witnesses.Exclusion = []checker.Overlap{{Key: "k"}}
+			r.Witnesses.Exclusion = []witness.Overlap{{Key: "k"}}
 			r.Violations = 1
 			r.AsExpected, r.Unexpected = false, []string{"exclusion must hold but is violated"}
 		}
@@ -105,16 +106,16 @@ func TestCompareContractChecks(t *testing.T) {
 		breaks func(*results.Run)
 	}{
 		{"orphans", "orphans violated", func(r *results.Run) {
-			r.Verdict.Orphans, r.Witnesses.Orphans = checker.Violated, []checker.OrphanWitness{{Key: "k"}}
+			r.Verdict.Orphans, r.Witnesses.Orphans = checker.Violated, []witness.OrphanWitness{{Key: "k"}}
 		}},
 		{"lost", "lost signals violated", func(r *results.Run) {
-			r.Verdict.Lost, r.Witnesses.Lost = checker.Violated, []checker.LostWitness{{Key: "k", Kind: checker.LostAfterRelease, Lost: &history.Operation{}, Release: &history.Operation{}}}
+			r.Verdict.Lost, r.Witnesses.Lost = checker.Violated, []witness.LostWitness{{Key: "k", Kind: witness.LostAfterRelease, Lost: &history.Operation{}, Release: &history.Operation{}}}
 		}},
 		{"extends", "extends violated", func(r *results.Run) {
-			r.Verdict.Extends, r.Witnesses.Extends = checker.Violated, []checker.ExtendWitness{{Key: "k", Release: &history.Operation{}, Extend: &history.Operation{}}}
+			r.Verdict.Extends, r.Witnesses.Extends = checker.Violated, []witness.ExtendWitness{{Key: "k", Release: &history.Operation{}, Extend: &history.Operation{}}}
 		}},
 		{"reasons", "reasons violated", func(r *results.Run) {
-			r.Verdict.Reasons, r.Witnesses.Reasons = checker.Violated, []checker.ReasonWitness{{Key: "k", Call: &history.Operation{}}}
+			r.Verdict.Reasons, r.Witnesses.Reasons = checker.Violated, []witness.ReasonWitness{{Key: "k", Call: &history.Operation{}}}
 		}},
 	}
 	o := Options{A: "twin", B: "mutant", Scenarios: []string{"baseline"}, Repeat: 4, MaxRegression: 0.1}

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -78,9 +78,9 @@ func WindowsOf(ops []history.Operation, n int, counter []results.CounterSample) 
 	if b == nil {
 		return nil
 	}
-	gs := checker.Grants(ops)
-	holds, rounds := checker.HoldCalls(ops)
-	handoffs := checker.Handoffs(ops)
+	gs := measure.Grants(ops)
+	holds, rounds := measure.HoldCalls(ops)
+	handoffs := measure.Handoffs(ops)
 	out := make([]results.Window, n)
 	gi := 0
 	for i := range n {
@@ -119,7 +119,7 @@ func WindowsOf(ops []history.Operation, n int, counter []results.CounterSample) 
 // timedPercentiles returns the p50 and p99 (Percentiles) of the figures
 // of xs (sorted by AtNs) complete in [from, to), or [from, to] when last;
 // nil, nil when none is.
-func timedPercentiles(xs []checker.Timed, from, to int64, last bool) (p50, p99 *float64) {
+func timedPercentiles(xs []measure.Timed, from, to int64, last bool) (p50, p99 *float64) {
 	i := sort.Search(len(xs), func(i int) bool { return xs[i].AtNs >= from })
 	var vs []float64
 	for ; i < len(xs) && (xs[i].AtNs < to || last && xs[i].AtNs == to); i++ {

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -123,7 +123,7 @@ func TestWindowsOfRealRun(t *testing.T) {
 	if grants != r.Grants {
 		t.Errorf("windows hold %d grants, the run %d", grants, r.Grants)
 	}
-	if lat := checker.AcquireLatencies(ops); len(lat) != r.Grants || len(lat) != r.AcquireLatencyMs.Samples {
+	if lat := measure.AcquireLatencies(ops); len(lat) != r.Grants || len(lat) != r.AcquireLatencyMs.Samples {
 		t.Errorf("%d acquire latencies, %d grants, %d latency samples", len(lat), r.Grants, r.AcquireLatencyMs.Samples)
 	}
 }

@@ -253,7 +253,7 @@ type Header struct {
 	// Clock is the run's clock measured against its lock server's clock
 	// before the run (lockbench on the external backend), so that
 	// histories of several client hosts can be put on one timeline
-	// (checker.CrossHost); nil when not measured.
+	// (crosshost.Check); nil when not measured.
 	Clock *ClockSync `json:"clock,omitempty"`
 	// ClockAfter is not part of the header line: Parse sets it from the
 	// end line, which carries the same measurement taken after the run.

@@ -5,8 +5,9 @@ import (
 	"math"
 	"sort"
 
-	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -32,7 +33,7 @@ func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
 // without linearization across every row). Fencing, reentrancy and
 // liveness witnesses are not drawn on a timeline. Marks come in the
 // witnesses' order, exclusion first.
-func WitnessMarks(w checker.Witnesses, key string) []Mark {
+func WitnessMarks(w witness.Witnesses, key string) []Mark {
 	var ms []Mark
 	for _, o := range w.Exclusion {
 		if o.Key != key {
@@ -50,9 +51,9 @@ func WitnessMarks(w checker.Witnesses, key string) []Mark {
 		}
 		m := Mark{Kind: MarkNotLinearizable, StartMs: nsToMs(r.FromNs), EndMs: nsToMs(r.ToNs), Witness: r.String()}
 		switch r.Kind {
-		case checker.LostUpdate:
+		case witness.LostUpdate:
 			m.Kind = MarkLostUpdate
-		case checker.StaleWrite:
+		case witness.StaleWrite:
 			m.Kind = MarkStaleWrite
 		}
 		if r.Write != nil {
@@ -68,7 +69,7 @@ func WitnessMarks(w checker.Witnesses, key string) []Mark {
 // then, up to MaxTimelineKeys keys in all, the others by how many holds
 // they had (then by name). A history without holds gives the key of its
 // first lock operation.
-func TimelineKeys(ops []history.Operation, w checker.Witnesses) []string {
+func TimelineKeys(ops []history.Operation, w witness.Witnesses) []string {
 	witnessed := map[string]bool{}
 	for _, o := range w.Exclusion {
 		witnessed[o.Key] = true
@@ -77,7 +78,7 @@ func TimelineKeys(ops []history.Operation, w checker.Witnesses) []string {
 		witnessed[r.Key] = true
 	}
 	count := map[string]int{}
-	for _, h := range checker.Holds(ops) {
+	for _, h := range measure.Holds(ops) {
 		count[h.Key]++
 	}
 	var keys []string
@@ -201,11 +202,11 @@ func TimelineWindows(holds []Interval, faults []Window, marks []Mark, ttlMs, end
 
 // RunTimeline draws the timeline of key in a run (see Timeline) and
 // returns the marks drawn: the holds of key from the run's history ops
-// (grant to end of use, see checker.Holds), the run's fault windows, and
+// (grant to end of use, see measure.Holds), the run's fault windows, and
 // the run's stored witnesses on key (WitnessMarks), in the windows
 // TimelineWindows chooses with the run's TTL (100 ms if unknown) up to the
 // history's last operation (probes and observations left out). The legend notes when the
-// run kept only the first checker.MaxWitnesses witnesses of a check.
+// run kept only the first witness.MaxWitnesses witnesses of a check.
 func RunTimeline(ops []history.Operation, r results.Run, key, prefix string) ([]Mark, error) {
 	ttl := r.Config.TTLMs
 	if ttl <= 0 {
@@ -218,7 +219,7 @@ func RunTimeline(ops []history.Operation, r results.Run, key, prefix string) ([]
 		}
 	}
 	var iv []Interval
-	for _, h := range checker.Holds(ops) {
+	for _, h := range measure.Holds(ops) {
 		if h.Key == key {
 			iv = append(iv, Interval{Client: h.Client, StartMs: nsToMs(h.AcquireComplete), EndMs: nsToMs(h.EndOfUse)})
 		}
@@ -230,7 +231,7 @@ func RunTimeline(ops []history.Operation, r results.Run, key, prefix string) ([]
 	marks := WitnessMarks(r.Witnesses, key)
 	note := ""
 	if t := r.Witnesses.Total; t.Exclusion > len(r.Witnesses.Exclusion) || t.Resource > len(r.Witnesses.Resource) {
-		note = fmt.Sprintf("marks: the first %d witnesses per check of %d exclusion, %d resource", checker.MaxWitnesses, t.Exclusion, t.Resource)
+		note = fmt.Sprintf("marks: the first %d witnesses per check of %d exclusion, %d resource", witness.MaxWitnesses, t.Exclusion, t.Resource)
 	}
 	return Timeline(key, iv, ws, marks, prefix, &TimelineOptions{
 		Title:    fmt.Sprintf("%s under %s (seed %d): holders of %s", r.Strategy, r.Scenario, r.Seed, key),

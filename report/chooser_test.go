@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/figures"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/internal/resultstest"
 	"github.com/lockbench/lockbench/results"
 )
@@ -183,7 +183,7 @@ func TestChooserStable(t *testing.T) {
 		file(lostUpdate),
 		file(func(r *results.Run) {
 			r.Verdict.Exclusion = "violated"
-			r.Evidence = checker.Evidence{ResourceRejected: 2}
+			r.Evidence = measure.Evidence{ResourceRejected: 2}
 		}),
 		file(noHolds),
 	}

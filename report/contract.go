@@ -9,7 +9,7 @@ import (
 )
 
 // maxContractWitnessLines bounds the contract witnesses a report shows per
-// check of a run; results.json keeps up to checker.MaxWitnesses.
+// check of a run; results.json keeps up to witness.MaxWitnesses.
 const maxContractWitnessLines = 5
 
 // contractVerdicts lists a run's contract checks (validate.ContractChecks)

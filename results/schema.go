@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -316,7 +318,7 @@ type Run struct {
 	ServerCommandsPerAttempt float64 `json:"server_commands_per_attempt,omitempty"`
 	// Availability is what the clients' acquires came to outside every
 	// fault window (the first entry, fault "quiet") and in each fault
-	// window (checker.AvailabilityOf): the availability and grant latency
+	// window (measure.AvailabilityOf): the availability and grant latency
 	// per fault window beside the quiet time.
 	Availability []AvailabilityWindow `json:"availability,omitempty"`
 	// Liveness figures.
@@ -338,15 +340,15 @@ type Run struct {
 	// Evidence counts what the run's verdicts rest on (holds, clients,
 	// chances to overlap, acquires and releases by result, resource
 	// operations, faults recorded, landed and missed): see
-	// checker.Evidence.
-	Evidence checker.Evidence `json:"evidence"`
+	// measure.Evidence.
+	Evidence measure.Evidence `json:"evidence"`
 	// Witnesses are the checker's witnesses of every violation it found
 	// (overlapping holds with the interval both held, lost updates and
 	// stale writes with their operations, fencing, reentrancy and probe
-	// witnesses), at most checker.MaxWitnesses per check, with the total
+	// witnesses), at most witness.MaxWitnesses per check, with the total
 	// found per check; times in ns since run start, as in the history.
 	// Reports and plots draw violations from these alone.
-	Witnesses checker.Witnesses `json:"witnesses"`
+	Witnesses witness.Witnesses `json:"witnesses"`
 	// History is the history file, relative to the results folder.
 	History string `json:"history"`
 	// Visualization is porcupine's HTML, relative to the results folder; empty if none was written.

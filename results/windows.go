@@ -14,7 +14,7 @@ type Window struct {
 	GrantsPerS float64 `json:"grants_per_s"`
 	// AcquireP50Ms and AcquireP99Ms are percentiles, in ms, of the acquire
 	// latency (first attempt to grant, retries included) of the window's
-	// grants (checker.Grants; linear interpolation, as stats.Percentiles); absent when the
+	// grants (measure.Grants; linear interpolation, as stats.Percentiles); absent when the
 	// window has no grant.
 	AcquireP50Ms *float64 `json:"acquire_p50_ms,omitempty"`
 	AcquireP99Ms *float64 `json:"acquire_p99_ms,omitempty"`
@@ -25,19 +25,19 @@ type Window struct {
 	CommandsPerGrant *float64 `json:"commands_per_grant,omitempty"`
 	// HoldP50Ms and HoldP99Ms are percentiles, in ms, of the lock calls of
 	// the holds released (with a known outcome) in the window: the
-	// granting acquire call plus the release call (checker.HoldCalls), what
+	// granting acquire call plus the release call (measure.HoldCalls), what
 	// the lock costs per hold when nobody waits; absent without one.
 	HoldP50Ms *float64 `json:"hold_p50_ms,omitempty"`
 	HoldP99Ms *float64 `json:"hold_p99_ms,omitempty"`
 	// RoundTripsPerHold is the median count of round trips the same
-	// holds' lock calls made (checker.HoldCalls's rounds, counted on the
+	// holds' lock calls made (measure.HoldCalls's rounds, counted on the
 	// clients' own connections; a quorum lock's parallel commands share
 	// one); absent when they were not counted (adapters).
 	RoundTripsPerHold *float64 `json:"round_trips_per_hold,omitempty"`
 	// HandoffP50Ms and HandoffP99Ms are percentiles, in ms, of the
 	// handoffs that completed in the window: from a release's completion
 	// to the next grant of the key to a client that was waiting
-	// (checker.Handoffs); absent without one (nobody waited).
+	// (measure.Handoffs); absent without one (nobody waited).
 	HandoffP50Ms *float64 `json:"handoff_p50_ms,omitempty"`
 	HandoffP99Ms *float64 `json:"handoff_p99_ms,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -27,7 +28,7 @@ const (
 	// that was exercised clears it.
 	MinHolds = 10
 	// MinChancesToOverlap is the fewest holds that met another client's
-	// attempt on the same key (checker.Evidence.ChancesToOverlap) on which
+	// attempt on the same key (measure.Evidence.ChancesToOverlap) on which
 	// the absence of an exclusion or resource violation counts, for a
 	// must-hold pair and a must-break canary alike: a hold nobody else
 	// tried during could not have overlapped another. Why 10: the same
@@ -47,7 +48,7 @@ const (
 	// nobody during a long critical section), but it needs a fault
 	// injected at all (a scenario whose trigger never came tested
 	// nothing). A fault whose nemesis cannot tell (Landing "":
-	// checker.Evidence.FaultsUnknown) counts as landed: only a nemesis
+	// measure.Evidence.FaultsUnknown) counts as landed: only a nemesis
 	// that says "missed" takes the evidence away. Why 1: one struck hold
 	// is what a canary needs to break (its witness).
 	MinFaultsLanded = 1
@@ -62,7 +63,7 @@ const (
 	// MinObservedShare is the smallest share (0..1) of the failed
 	// outermost acquires that the server-state observer must have
 	// followed with a read of their key within TTL/2
-	// (checker.Evidence.FailedAcquiresObserved) for the absence of an
+	// (measure.Evidence.FailedAcquiresObserved) for the absence of an
 	// orphan to count: an orphan lives about a TTL, so a read within
 	// TTL/2 would have found it. Why 0.5: the observer reads a key at
 	// most TTL/10 after a failed acquire asks, so in the ci profile it
@@ -92,7 +93,7 @@ const (
 // faulted reports whether a run of scenario injects faults: the scenario
 // says so (its kind is not chaos.None), or, for a scenario this lockbench
 // does not know (a history from elsewhere), the history holds a fault.
-func faulted(scenario string, ev checker.Evidence) bool {
+func faulted(scenario string, ev measure.Evidence) bool {
 	if sc, err := chaos.Lookup(scenario); err == nil {
 		return sc.Kind != chaos.None
 	}
@@ -125,7 +126,7 @@ type Finding struct {
 // attempts: the retry policy sets how many attempts a client makes
 // (--retry spin retries at once). A deadlock (liveness violated) is its
 // own finding: pass deadlocked true and there is none.
-func LivenessFinding(clients int, ev checker.Evidence, u Unknowns, deadlocked bool) Finding {
+func LivenessFinding(clients int, ev measure.Evidence, u Unknowns, deadlocked bool) Finding {
 	grants, fail, info := ev.Acquires.OK, ev.Acquires.Fail, ev.Acquires.Info
 	noAnswer, total := info+ev.SplitVotes, ev.Acquires.Total()
 	switch {
@@ -257,7 +258,7 @@ func RerunHelps(r results.Run) bool {
 // missingFor is the evidence one check lacks, if any: holds (and chances
 // to overlap when overlap is set), the unknown share, and in a scenario
 // with faults a fault injected (and, for a canary, one that landed).
-func missingFor(scenario string, ev checker.Evidence, overlap, canary bool, finding Finding, u Unknowns) (results.MissingEvidence, bool) {
+func missingFor(scenario string, ev measure.Evidence, overlap, canary bool, finding Finding, u Unknowns) (results.MissingEvidence, bool) {
 	var what, fix []string
 	addFix := func(f string) {
 		if f != "" && !slices.Contains(fix, f) {
@@ -317,7 +318,7 @@ const fixObserve = "rerun on a quieter machine, or with a longer --ttl (the obse
 
 // tokensMissing is the evidence every check that matches tokens read on
 // the servers lacks when none of them is one the lock reported.
-func tokensMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+func tokensMissing(ev measure.Evidence) (results.MissingEvidence, bool) {
 	if ev.ObservedTokens == 0 || ev.ObservedKnownTokens > 0 {
 		return results.MissingEvidence{}, false
 	}
@@ -327,7 +328,7 @@ func tokensMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
 // orphansMissing is the evidence the orphan check lacks, if any: tokens
 // it can match, and reads after at least MinObservedShare of the failed
 // acquires.
-func orphansMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+func orphansMissing(ev measure.Evidence) (results.MissingEvidence, bool) {
 	if m, ok := tokensMissing(ev); ok {
 		return m, true
 	}
@@ -341,7 +342,7 @@ func orphansMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
 // the key before at least MinObservedShare of the failed releases and
 // extends that stated expired or taken (outside server faults), or a
 // token read on the servers that the lock reported.
-func reasonsMissing(ev checker.Evidence) (results.MissingEvidence, bool) {
+func reasonsMissing(ev measure.Evidence) (results.MissingEvidence, bool) {
 	if ev.ReasonsStated == 0 {
 		return results.MissingEvidence{}, false
 	}

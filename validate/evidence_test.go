@@ -7,13 +7,14 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 )
 
 // plenty is evidence that clears every rule: 100 holds, each met by
 // another client, no unknown outcome, one fault landed.
-var plenty = checker.Evidence{Holds: 100, Keys: 1, Clients: 16, ChancesToOverlap: 100,
-	Acquires: checker.OutcomeCounts{OK: 100, Fail: 900}, Faults: 1, FaultsLanded: 1}
+var plenty = measure.Evidence{Holds: 100, Keys: 1, Clients: 16, ChancesToOverlap: 100,
+	Acquires: measure.OutcomeCounts{OK: 100, Fail: 900}, Faults: 1, FaultsLanded: 1}
 
 // TestMissing: each evidence rule, with the triggering evidence, the
 // missing evidence it names and the fix, for a canary (every rule
@@ -21,7 +22,7 @@ var plenty = checker.Evidence{Holds: 100, Keys: 1, Clients: 16, ChancesToOverlap
 // the lock doing its job).
 func TestMissing(t *testing.T) {
 	ok := checker.Result{Status: checker.OK}
-	with := func(f func(*checker.Evidence)) checker.Evidence {
+	with := func(f func(*measure.Evidence)) measure.Evidence {
 		e := plenty
 		f(&e)
 		return e
@@ -29,34 +30,34 @@ func TestMissing(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		scenario string
-		ev       checker.Evidence
+		ev       measure.Evidence
 		finding  Finding
 		want     string // "" for nothing missing, else MissingEvidence.String of exclusion
 	}{
 		{"enough", "gc-pause", plenty, Finding{}, ""},
-		{"enough without faults", "baseline", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{}, ""},
-		{"few holds", "baseline", with(func(e *checker.Evidence) { e.Holds, e.ChancesToOverlap = 2, 0 }), Finding{},
+		{"enough without faults", "baseline", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{}, ""},
+		{"few holds", "baseline", with(func(e *measure.Evidence) { e.Holds, e.ChancesToOverlap = 2, 0 }), Finding{},
 			"2 holds, 0 chances to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)"},
-		{"one hold", "baseline", with(func(e *checker.Evidence) { e.Holds, e.ChancesToOverlap = 1, 1 }), Finding{},
+		{"one hold", "baseline", with(func(e *measure.Evidence) { e.Holds, e.ChancesToOverlap = 1, 1 }), Finding{},
 			"1 hold, 1 chance to overlap (need ≥ 10): run longer (--duration) or with more clients (--clients)"},
-		{"few holds of a starved strategy", "baseline", with(func(e *checker.Evidence) { e.Holds, e.ChancesToOverlap = 2, 2 }), Finding{Text: "granted 2 times", Fix: fixTimeouts},
+		{"few holds of a starved strategy", "baseline", with(func(e *measure.Evidence) { e.Holds, e.ChancesToOverlap = 2, 2 }), Finding{Text: "granted 2 times", Fix: fixTimeouts},
 			"2 holds, 2 chances to overlap (need ≥ 10): " + fixTimeouts},
-		{"holds without contention", "baseline", with(func(e *checker.Evidence) { e.ChancesToOverlap = 4 }), Finding{},
+		{"holds without contention", "baseline", with(func(e *measure.Evidence) { e.ChancesToOverlap = 4 }), Finding{},
 			"100 holds, 4 chances to overlap (need ≥ 10): contend more: more clients per key (more --clients or fewer --keys)"},
-		{"most outcomes unknown", "baseline", with(func(e *checker.Evidence) { e.Acquires = checker.OutcomeCounts{OK: 100, Fail: 4, Info: 714} }), Finding{},
+		{"most outcomes unknown", "baseline", with(func(e *measure.Evidence) { e.Acquires = measure.OutcomeCounts{OK: 100, Fail: 4, Info: 714} }), Finding{},
 			"714 of 818 acquires unknown (87%; at most 50%): " + fixTimeouts},
-		{"half unknown is enough", "baseline", with(func(e *checker.Evidence) { e.Acquires = checker.OutcomeCounts{OK: 100, Fail: 100, Info: 200} }), Finding{}, ""},
-		{"every fault missed", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{},
+		{"half unknown is enough", "baseline", with(func(e *measure.Evidence) { e.Acquires = measure.OutcomeCounts{OK: 100, Fail: 100, Info: 200} }), Finding{}, ""},
+		{"every fault missed", "gc-pause", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{},
 			"no fault landed (3 injected, 3 missed): rerun with another --seed"},
-		{"every fault missed, must hold: the lock did its job", "long-cs", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{}, ""},
-		{"no fault injected, must hold", "long-cs", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
+		{"every fault missed, must hold: the lock did its job", "long-cs", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 3 }), Finding{}, ""},
+		{"no fault injected, must hold", "long-cs", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
 			"no fault injected: " + fixTrigger},
-		{"a fault that cannot tell counts as landed", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 2 }), Finding{}, ""},
-		{"no fault injected", "gc-pause", with(func(e *checker.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
+		{"a fault that cannot tell counts as landed", "gc-pause", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded, e.FaultsMissed = 3, 0, 2 }), Finding{}, ""},
+		{"no fault injected", "gc-pause", with(func(e *measure.Evidence) { e.Faults, e.FaultsLanded = 0, 0 }), Finding{},
 			"no fault injected: " + fixTrigger},
-		{"a fault in an unknown scenario", "someone-elses", with(func(e *checker.Evidence) { e.FaultsLanded, e.FaultsMissed = 0, 1 }), Finding{},
+		{"a fault in an unknown scenario", "someone-elses", with(func(e *measure.Evidence) { e.FaultsLanded, e.FaultsMissed = 0, 1 }), Finding{},
 			"no fault landed (1 injected, 1 missed): rerun with another --seed"},
-		{"everything short", "gc-pause", checker.Evidence{Holds: 1, ChancesToOverlap: 1, Acquires: checker.OutcomeCounts{OK: 1, Fail: 4, Info: 714}, Faults: 1, FaultsMissed: 1}, Finding{},
+		{"everything short", "gc-pause", measure.Evidence{Holds: 1, ChancesToOverlap: 1, Acquires: measure.OutcomeCounts{OK: 1, Fail: 4, Info: 714}, Faults: 1, FaultsMissed: 1}, Finding{},
 			"1 hold, 1 chance to overlap (need ≥ 10); 714 of 719 acquires unknown (99%; at most 50%); no fault landed (1 injected, 1 missed): " +
 				fixLonger + "; " + fixTimeouts + "; " + fixSeed},
 	} {
@@ -98,10 +99,10 @@ func TestMissingPerCheck(t *testing.T) {
 		rep  checker.Report
 		want []string // checks listed, in order exclusion, resource, fencing
 	}{
-		{"violations need no minimum", checker.Report{Exclusion: bad, Resource: bad, Fencing: bad, Evidence: checker.Evidence{Holds: 2}}, nil},
+		{"violations need no minimum", checker.Report{Exclusion: bad, Resource: bad, Fencing: bad, Evidence: measure.Evidence{Holds: 2}}, nil},
 		{"fencing needs holds, not overlap", checker.Report{Exclusion: ok, Resource: ok, Fencing: ok, Evidence: noChances}, []string{"exclusion", "resource"}},
-		{"fencing short of holds", checker.Report{Exclusion: bad, Resource: bad, Fencing: ok, Evidence: checker.Evidence{Holds: 3, Acquires: checker.OutcomeCounts{OK: 3}}}, []string{"fencing"}},
-		{"no holds: exclusion and resource skipped", checker.Report{Exclusion: skip, Resource: skip, Fencing: skip, Evidence: checker.Evidence{Acquires: checker.OutcomeCounts{Info: 188}}}, []string{"exclusion", "resource"}},
+		{"fencing short of holds", checker.Report{Exclusion: bad, Resource: bad, Fencing: ok, Evidence: measure.Evidence{Holds: 3, Acquires: measure.OutcomeCounts{OK: 3}}}, []string{"fencing"}},
+		{"no holds: exclusion and resource skipped", checker.Report{Exclusion: skip, Resource: skip, Fencing: skip, Evidence: measure.Evidence{Acquires: measure.OutcomeCounts{Info: 188}}}, []string{"exclusion", "resource"}},
 		{"no fencing tokens", checker.Report{Exclusion: ok, Resource: ok, Fencing: skip, Evidence: plenty}, nil},
 		{"porcupine timeout", checker.Report{Exclusion: timedOut, Resource: ok, Fencing: skip, Evidence: plenty}, []string{"exclusion"}},
 		{"checker disagreement", checker.Report{Exclusion: bug, Resource: ok, Fencing: skip, Evidence: plenty}, nil},
@@ -131,16 +132,16 @@ func TestMissingContract(t *testing.T) {
 	ok := checker.Result{Status: checker.OK}
 	bad := checker.Result{Status: checker.Violated}
 	skip := checker.Result{Status: checker.Skipped}
-	read := func(fail, observed, tokens, known int) checker.Evidence {
+	read := func(fail, observed, tokens, known int) measure.Evidence {
 		e := plenty
 		e.Acquires.Fail, e.FailedAcquiresObserved, e.ObservedTokens, e.ObservedKnownTokens = fail, observed, tokens, known
-		e.Observations = checker.OutcomeCounts{OK: 50}
+		e.Observations = measure.OutcomeCounts{OK: 50}
 		return e
 	}
 	for _, tt := range []struct {
 		name    string
 		orphans checker.Result
-		ev      checker.Evidence
+		ev      measure.Evidence
 		want    string // "" nothing missing, else a part of MissingEvidence.String
 	}{
 		{"enough", ok, read(100, 90, 20, 20), ""},
@@ -171,27 +172,27 @@ func TestLivenessFinding(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		clients    int
-		ev         checker.Evidence
+		ev         measure.Evidence
 		deadlocked bool
 		want       string // "" no finding
 		fix        string
 	}{
-		{"no grant: whole-call and per-node timeouts", 256, checker.Evidence{Acquires: checker.OutcomeCounts{Info: 188}, AcquireTimeouts: 188,
-			NodeAcquires: checker.OutcomeCounts{Info: 940}, NodeTimeouts: 931, Nodes: 5}, false,
+		{"no grant: whole-call and per-node timeouts", 256, measure.Evidence{Acquires: measure.OutcomeCounts{Info: 188}, AcquireTimeouts: 188,
+			NodeAcquires: measure.OutcomeCounts{Info: 940}, NodeTimeouts: 931, Nodes: 5}, false,
 			"granted 0 times to 256 clients in 188 acquires: 188 acquires timed out (100%); per-node: 931 of 940 timed out", fixTimeouts},
-		{"one grant, timeouts and contention", 16, checker.Evidence{Acquires: checker.OutcomeCounts{OK: 1, Fail: 4, Info: 714}, AcquireTimeouts: 714}, false,
+		{"one grant, timeouts and contention", 16, measure.Evidence{Acquires: measure.OutcomeCounts{OK: 1, Fail: 4, Info: 714}, AcquireTimeouts: 714}, false,
 			"granted once to 16 clients in 719 acquires: 714 acquires timed out (99%), 4 acquires refused as held by another client (contention)", fixTimeouts},
-		{"split votes", 16, checker.Evidence{Acquires: checker.OutcomeCounts{OK: 3, Fail: 50, Info: 2}, AcquireTimeouts: 2, SplitVotes: 50, Nodes: 5,
-			NodeAcquires: checker.OutcomeCounts{OK: 120, Fail: 150, Info: 5}, NodeTimeouts: 5}, false,
+		{"split votes", 16, measure.Evidence{Acquires: measure.OutcomeCounts{OK: 3, Fail: 50, Info: 2}, AcquireTimeouts: 2, SplitVotes: 50, Nodes: 5,
+			NodeAcquires: measure.OutcomeCounts{OK: 120, Fail: 150, Info: 5}, NodeTimeouts: 5}, false,
 			"granted 3 times to 16 clients in 55 acquires: 2 acquires timed out (3%), 50 split votes (some nodes but fewer than a quorum of 3 said yes), 50 acquires refused as held by another client (contention); per-node: 5 of 275 timed out", fixSplit},
-		{"unknown for another reason", 4, checker.Evidence{Acquires: checker.OutcomeCounts{Info: 30}}, false,
+		{"unknown for another reason", 4, measure.Evidence{Acquires: measure.OutcomeCounts{Info: 30}}, false,
 			"granted 0 times to 4 clients in 30 acquires: 30 acquires unknown for another reason (e.g. a refused connection)", fixTimeouts},
-		{"nothing but contention, no grant", 16, checker.Evidence{Acquires: checker.OutcomeCounts{Fail: 500}}, false,
+		{"nothing but contention, no grant", 16, measure.Evidence{Acquires: measure.OutcomeCounts{Fail: 500}}, false,
 			"granted 0 times to 16 clients in 500 acquires: 500 acquires refused as held by another client (contention)", fixContended},
-		{"contention with grants is no finding", 256, checker.Evidence{Acquires: checker.OutcomeCounts{OK: 150, Fail: 3000, Info: 5}}, false, "", ""},
-		{"as many grants as clients", 16, checker.Evidence{Acquires: checker.OutcomeCounts{OK: 16, Info: 900}, AcquireTimeouts: 900}, false, "", ""},
-		{"a deadlock is its own finding", 16, checker.Evidence{Acquires: checker.OutcomeCounts{OK: 3, Fail: 700}}, true, "", ""},
-		{"no attempt", 16, checker.Evidence{}, false, "", ""},
+		{"contention with grants is no finding", 256, measure.Evidence{Acquires: measure.OutcomeCounts{OK: 150, Fail: 3000, Info: 5}}, false, "", ""},
+		{"as many grants as clients", 16, measure.Evidence{Acquires: measure.OutcomeCounts{OK: 16, Info: 900}, AcquireTimeouts: 900}, false, "", ""},
+		{"a deadlock is its own finding", 16, measure.Evidence{Acquires: measure.OutcomeCounts{OK: 3, Fail: 700}}, true, "", ""},
+		{"no attempt", 16, measure.Evidence{}, false, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := LivenessFinding(tt.clients, tt.ev, Unknowns{}, tt.deadlocked)
@@ -264,7 +265,7 @@ func TestRerunHelps(t *testing.T) {
 	}{
 		{"too few holds", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": few}, Evidence: plenty}, true},
 		{"most outcomes unknown", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": few},
-			Evidence: checker.Evidence{Acquires: checker.OutcomeCounts{OK: 2, Info: 700}}}, false},
+			Evidence: measure.Evidence{Acquires: measure.OutcomeCounts{OK: 2, Info: 700}}}, false},
 		{"porcupine timed out", results.Run{Missing: map[string]results.MissingEvidence{"exclusion": {What: "porcupine timed out", Fix: fixCheckTime}}, Evidence: plenty}, false},
 		{"nothing missing", results.Run{Evidence: plenty}, false},
 	} {

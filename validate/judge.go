@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -69,7 +71,7 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 		LongestUnavailableMs: f.LongestUnavailableMs, UnavailableMsByKey: f.UnavailableMsByKey, RecoveryMs: f.RecoveryMs,
 		FailedShare: f.FailedShare, InfoShare: f.InfoShare, Deadlocked: f.Deadlocked,
 		Orphans: f.Orphans, LongestOrphanMs: f.LongestOrphanMs,
-		GrantsDuringFaults: checker.GrantsDuringFaults(ops),
+		GrantsDuringFaults: measure.GrantsDuringFaults(ops),
 	}
 	out.Evidence = rep.Evidence
 	out.Witnesses = rep.Witnesses()
@@ -160,7 +162,7 @@ const lateGrantShare = 0.5
 // alternative a reader can rule out by running another lock beside it
 // (lockbench bench, diff), which the bench's hint then does.
 func toleratesFault(ops []history.Operation, budget, ttl time.Duration) string {
-	ws := checker.AvailabilityOf(ops, budget)
+	ws := measure.AvailabilityOf(ops, budget)
 	quiet := ws[0]
 	var calls, grants, fails, atBudget, late int
 	var grantMs []float64
@@ -232,7 +234,7 @@ func medianMs(xs []float64) float64 {
 // (UnknownsOf), and sends the user to more time only when the calls took
 // it.
 func availabilityMissing(ops []history.Operation, finding Finding, budget time.Duration, a Availability) (results.MissingEvidence, bool) {
-	if calls, windows := checker.CallsDuringFaults(ops); calls == 0 && windows > 0 {
+	if calls, windows := measure.CallsDuringFaults(ops); calls == 0 && windows > 0 {
 		return results.MissingEvidence{What: "no call during the fault: no client called the lock while a fault was in force, so the window tested nothing",
 			Fix: "run longer (--duration) or check why the clients were not calling (a client slow to start delays the schedule; see config.schedule_wait_ms)"}, true
 	}
@@ -243,8 +245,8 @@ func availabilityMissing(ops []history.Operation, finding Finding, budget time.D
 		return results.MissingEvidence{What: "no grant during the fault, but the whole run granted almost nothing (" + finding.Text + ")", Fix: finding.Fix}, true
 	}
 	var during []history.Operation
-	checker.EachAcquireDuringFaults(ops, func(op history.Operation) { during = append(during, op) })
-	total, unknown := checker.AcquiresDuringFaults(ops)
+	measure.EachAcquireDuringFaults(ops, func(op history.Operation) { during = append(during, op) })
+	total, unknown := measure.AcquiresDuringFaults(ops)
 	if total > 0 && float64(unknown) > MaxUnknownShare*float64(total) {
 		m := results.MissingEvidence{What: fmt.Sprintf("no grant during the fault, but %d of its %d acquires had an unknown outcome (%s; at most %.0f%%)", unknown, total, pct(unknown, total), 100*MaxUnknownShare), Fix: fixTimeouts}
 		if text, fix, ok := UnknownsOf(during, budget).Explain("acquire"); ok {
@@ -259,7 +261,7 @@ func availabilityMissing(ops []history.Operation, finding Finding, budget time.D
 // judge compares a checker report with an expectation and returns one line
 // per contradiction (unexpected) and one per gated check that is
 // inconclusive (none of either: as expected); grantsDuringFaults is
-// checker.GrantsDuringFaults of the history and missing the evidence
+// measure.GrantsDuringFaults of the history and missing the evidence
 // rules' verdict (Missing, plus "availability"): a check listed there is
 // inconclusive whatever its checker status.
 func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing map[string]results.MissingEvidence) (unexpected, inconclusive []string) {
@@ -369,20 +371,20 @@ func FromHistory(out *results.Run, h history.Header, ops []history.Operation) er
 	}
 	out.Config = results.RunConfig{Clients: h.Clients, Keys: h.Keys, TTLMs: float64(h.TTLMs), OpTimeoutMs: float64(h.OpTimeoutMs), Fencing: h.Fencing, DurationMs: out.DurationS * 1000}
 	var err error
-	if out.AcquireLatencyMs, err = stats.Percentiles(checker.AcquireLatencies(ops)); err != nil {
+	if out.AcquireLatencyMs, err = stats.Percentiles(measure.AcquireLatencies(ops)); err != nil {
 		return err
 	}
-	if out.GrantCallMs, err = stats.Percentiles(checker.GrantCalls(ops)); err != nil {
+	if out.GrantCallMs, err = stats.Percentiles(measure.GrantCalls(ops)); err != nil {
 		return err
 	}
 	figures.SetWindows(out, ops, nil) // the command counter is not in the history
 	return nil
 }
 
-// availabilityOf converts checker.AvailabilityOf into results' form.
+// availabilityOf converts measure.AvailabilityOf into results' form.
 func availabilityOf(ops []history.Operation, budget time.Duration) []results.AvailabilityWindow {
 	var out []results.AvailabilityWindow
-	for _, w := range checker.AvailabilityOf(ops, budget) {
+	for _, w := range measure.AvailabilityOf(ops, budget) {
 		a := results.AvailabilityWindow{Fault: w.Name, StartMs: float64(w.Start) / 1e6, EndMs: float64(w.End) / 1e6,
 			Acquires: w.Acquires, OK: w.OK, Fail: w.Fail, Info: w.Info, Grants: len(w.GrantCallsMs), AtBudget: w.AtBudget}
 		if w.Quiet {
@@ -403,22 +405,22 @@ func availabilityOf(ops []history.Operation, budget time.Duration) []results.Ava
 }
 
 // faults returns the nemesis windows of a history in ms since run start,
-// ordered by start (checker.FaultWindows).
+// ordered by start (measure.FaultWindows).
 func faults(ops []history.Operation) []results.Fault {
 	var fs []results.Fault
-	for _, w := range checker.FaultWindows(ops) {
+	for _, w := range measure.FaultWindows(ops) {
 		fs = append(fs, results.Fault{Name: w.Name, StartMs: float64(w.Start) / 1e6, EndMs: float64(w.End) / 1e6, Note: w.Note})
 	}
 	return fs
 }
 
 // fairnessAndErrors computes a run's fairness and error breakdown from its
-// history (checker.Outcomes): clients is the run's client count, clients
+// history (measure.Outcomes): clients is the run's client count, clients
 // that never got a grant count as zeros in the fairness index. The
 // definitions are results.Run.Fairness and results.ErrorBreakdown's; the
 // index is stats.JainIndex.
 func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.ErrorBreakdown) {
-	o := checker.Outcomes(ops, clients)
+	o := measure.Outcomes(ops, clients)
 	// JainIndex fails only on negative or non-finite values; counts are neither.
 	fair, _ := stats.JainIndex(o.GrantsPerClient)
 	return fair, results.ErrorBreakdown{NotAcquired: o.NotAcquired, Lost: o.Lost, ExpiredOnRelease: o.ExpiredOnRelease, Info: o.Info}
@@ -464,7 +466,7 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 
 // BusyPartialOrphans applies the machine's load to a judged run whose only
 // orphans are partial ones: tokens of failed acquires left on a minority of
-// a quorum lock's nodes (checker.OrphanWitness.Quorum false). A quorum lock
+// a quorum lock's nodes (witness.OrphanWitness.Quorum false). A quorum lock
 // cleans up a failed acquire's partial holds on a short budget (redsync:
 // 0.05×TTL, 10 ms at TTL 200 ms); on a busy machine (results.Run.Busy: the
 // noise sampler saw steal or run-queue pressure) the harness may run that
@@ -475,7 +477,7 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 func BusyPartialOrphans(out *results.Run, rep checker.Report, exp Expectation) bool {
 	o := rep.Orphans.Witnesses
 	if !out.Busy() || out.Outcome() != results.OutcomeUnexpected || out.Verdict.Orphans != checker.Violated || exp.contract() != Hold ||
-		len(o.Orphans) == 0 || o.Total.Orphans != len(o.Orphans) || slices.ContainsFunc(o.Orphans, func(w checker.OrphanWitness) bool { return w.Quorum }) {
+		len(o.Orphans) == 0 || o.Total.Orphans != len(o.Orphans) || slices.ContainsFunc(o.Orphans, func(w witness.OrphanWitness) bool { return w.Quorum }) {
 		return false
 	}
 	if out.Missing == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
 )
@@ -286,12 +287,12 @@ func TestBusyPartialOrphans(t *testing.T) {
 		{Client: 0, Kind: history.Acquire, Depth: 1, Hold: 1, Invoke: 12 * ms, Complete: 13 * ms, Result: history.OK},
 	}
 	report := func(quorum bool) checker.Report {
-		w := checker.OrphanWitness{Key: "lb:k0", Token: "t1", Nodes: []string{"n4", "n5"}, Quorum: quorum}
+		w := witness.OrphanWitness{Key: "lb:k0", Token: "t1", Nodes: []string{"n4", "n5"}, Quorum: quorum}
 		return checker.Report{
 			Exclusion: checker.Result{Status: checker.OK}, Resource: checker.Result{Status: checker.OK},
 			Liveness: checker.Result{Status: checker.OK}, Fencing: checker.Result{Status: checker.Skipped}, Reentrancy: checker.Result{Status: checker.Skipped},
 			Orphans: checker.Result{Status: checker.Violated, Violations: 1, Message: "1 orphan",
-				Witnesses: checker.Witnesses{Orphans: []checker.OrphanWitness{w}, Total: checker.WitnessCounts{Orphans: 1}}},
+				Witnesses: witness.Witnesses{Orphans: []witness.OrphanWitness{w}, Total: witness.WitnessCounts{Orphans: 1}}},
 		}
 	}
 	exp := Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
 // The hints on unknown outcomes (info) name the cause the recorded
@@ -52,7 +52,7 @@ type Unknowns struct {
 	// Calls counts the unknown outcomes summarised.
 	Calls int
 	// OwnTimeouts and OwnErrors split the calls answered in less than
-	// wellInside×Budget: a timeout inside the lock (checker.IsTimeout of
+	// wellInside×Budget: a timeout inside the lock (measure.IsTimeout of
 	// the error), or another error of its own. OwnMedian is their median
 	// duration.
 	OwnTimeouts, OwnErrors int
@@ -90,7 +90,7 @@ func UnknownsOf(ops []history.Operation, budget time.Duration) Unknowns {
 		switch slack := max(time.Duration(overrunSlack*float64(budget)), minOverrun); {
 		case d < time.Duration(wellInside*float64(budget)):
 			own = append(own, d)
-			if checker.IsTimeout(op.Error) {
+			if measure.IsTimeout(op.Error) {
 				u.OwnTimeouts++
 			} else {
 				u.OwnErrors++

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/crosshost"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -158,7 +159,7 @@ func loadHistory(path string) (history.Header, []history.Operation, error) {
 // crossHost is lockbench check with several histories: those of one run's
 // client hosts against one deployment (--backend external --shared-keys),
 // each with its clock measured against the server. It prints the
-// cross-host exclusion check (checker.CrossHost: each host's operations on
+// cross-host exclusion check (crosshost.Check: each host's operations on
 // the server's timeline, widened by its clock uncertainty, so an overlap is
 // reported only when the clocks prove it) and returns the gate: errUnexpected when it
 // contradicts the run's expected exclusion (must hold: an overlap; must
@@ -168,15 +169,15 @@ func loadHistory(path string) (history.Header, []history.Operation, error) {
 // (CrossHostResult.Stalled: as a run judges its own). Each host's own
 // checks are lockbench check of its file.
 func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
-	var hosts []checker.HostHistory
+	var hosts []crosshost.History
 	for _, p := range paths {
 		h, ops, err := loadHistory(p)
 		if err != nil {
 			return err
 		}
-		hosts = append(hosts, checker.HostHistory{Name: p, Header: h, Ops: ops})
+		hosts = append(hosts, crosshost.History{Name: p, Header: h, Ops: ops})
 	}
-	res, err := checker.CrossHost(hosts)
+	res, err := crosshost.Check(hosts)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
@@ -217,10 +218,10 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 }
 
 // wallNote says how far a host's wall clock ran ahead of the server's
-// (checker.HostClock.WallAheadNs) and the skew injected for testing, e.g.
+// (crosshost.Clock.WallAheadNs) and the skew injected for testing, e.g.
 // "; wall clock 50.1ms ahead of the server's (injected --clock-skew
 // 50ms)"; "" when its history has no wall-clock start.
-func wallNote(c checker.HostClock) string {
+func wallNote(c crosshost.Clock) string {
 	if !c.WallKnown {
 		return ""
 	}

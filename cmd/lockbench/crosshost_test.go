@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/crosshost"
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -50,7 +51,7 @@ func TestCrossHost(t *testing.T) {
 			// one sees over a thousand). The canary gets up to three
 			// tries; each is logged, and three misses fail.
 			var paths []string
-			var res checker.CrossHostResult
+			var res crosshost.Result
 			var code int
 			for try := 1; try <= 3; try++ {
 				paths, res, code = runHosts(t, addr, fmt.Sprintf("lbx%d-%d:", i, try), tc.scenario, tc.skew)
@@ -86,7 +87,7 @@ func TestCrossHost(t *testing.T) {
 				return
 			}
 			// Merged by wall clock: B lands tc.skew late, on A's holds.
-			var naive []checker.HostHistory
+			var naive []crosshost.History
 			for _, p := range paths {
 				h, ops, err := history.Load(p)
 				if err != nil {
@@ -98,9 +99,9 @@ func TestCrossHost(t *testing.T) {
 				}
 				h.Clock = &history.ClockSync{Server: "wall clock", OffsetNs: st.UnixNano(), HalfRTTNs: h.Clock.HalfRTTNs}
 				h.ClockAfter = &history.ClockSync{Server: "wall clock", OffsetNs: st.UnixNano(), HalfRTTNs: h.ClockAfter.HalfRTTNs}
-				naive = append(naive, checker.HostHistory{Name: p, Header: h, Ops: ops})
+				naive = append(naive, crosshost.History{Name: p, Header: h, Ops: ops})
 			}
-			nres, err := checker.CrossHost(naive)
+			nres, err := crosshost.Check(naive)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +115,7 @@ func TestCrossHost(t *testing.T) {
 // runHosts runs TestCrossHost's two hosts at once on the key prefix
 // prefix and returns their histories' paths and lockbench check --json's
 // result and exit code.
-func runHosts(t *testing.T, addr, prefix, scenario string, skew time.Duration) ([]string, checker.CrossHostResult, int) {
+func runHosts(t *testing.T, addr, prefix, scenario string, skew time.Duration) ([]string, crosshost.Result, int) {
 	t.Helper()
 	dir := t.TempDir()
 	// A prefix per try: --shared-keys leaves the keys behind.
@@ -165,7 +166,7 @@ func runHosts(t *testing.T, addr, prefix, scenario string, skew time.Duration) (
 		paths = append(paths, p)
 	}
 	code, text := run(t, nil, append([]string{"check", "--json"}, paths...)...)
-	var res checker.CrossHostResult
+	var res crosshost.Result
 	if err := json.NewDecoder(strings.NewReader(text)).Decode(&res); err != nil { // the JSON, then any error line
 		t.Fatalf("check --json: exit %d, output not JSON (%v):\n%s", code, err, text)
 	}

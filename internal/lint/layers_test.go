@@ -31,8 +31,17 @@ import (
 //     cluster it injects faults into; observer (the reads of the lock keys
 //     during a run) sits beside it, above the workload whose dialer and
 //     recorder it uses and whose clients ask it for reads;
-//   - checker reads histories; stats is the statistics (no lockbench
-//     import); results is the schema of checked runs and its files;
+//   - measure (history/measure) measures a history and judges nothing
+//     (holds, grants, fault windows, outcomes, evidence): it needs only
+//     the history format, so it sits just above it, and every stage that
+//     draws figures from a history may use it; the checks' witnesses
+//     (checker/witness: the violations as data, with their times printed
+//     through measure) sit one layer higher;
+//   - checker reads histories and judges them on measure's holds,
+//     returning witnesses; the cross-host check (checker/crosshost) uses
+//     checker's statuses, so it sits above it, beside results; stats is
+//     the statistics (no lockbench import); results is the schema of
+//     checked runs and its files;
 //     figures cuts a run's cost samples and computes the cost table from
 //     that schema, outdir guards the output folder; validate judges a
 //     checked history into a results.Run against the verdict table (it
@@ -56,10 +65,13 @@ var layers = map[string]int{
 	"impl":                2,
 	"resource":            2,
 	"commandstats":        2,
+	"history/measure":     2,
 	"workload":            3,
+	"checker/witness":     3,
 	"chaos":               4,
 	"observer":            4,
 	"checker":             5,
+	"checker/crosshost":   6,
 	"stats":               5,
 	"results":             6,
 	"figures":             7,

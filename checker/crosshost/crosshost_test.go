@@ -1,10 +1,11 @@
-package checker
+package crosshost
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -23,7 +24,7 @@ func holdOps(client int, hold int64, from, to float64) []history.Operation {
 // host builds a host's history: holds as (from, to) ms pairs in its own
 // times, its clock offset before the run and, when after ≥ 0, after it
 // (ms), half round trips of halfRTT ms.
-func host(name string, offMs, afterMs, halfRTT float64, holds ...[2]float64) HostHistory {
+func host(name string, offMs, afterMs, halfRTT float64, holds ...[2]float64) History {
 	ns := func(ms float64) int64 { return int64(ms * float64(time.Millisecond)) }
 	h := history.Header{Strategy: "token-lua", Scenario: "gc-pause", TTLMs: 100,
 		Clock: &history.ClockSync{Server: "redis test TIME", OffsetNs: ns(offMs), HalfRTTNs: ns(halfRTT)}}
@@ -34,7 +35,7 @@ func host(name string, offMs, afterMs, halfRTT float64, holds ...[2]float64) Hos
 	for i, hd := range holds {
 		ops = append(ops, holdOps(i%3, int64(i+1), hd[0], hd[1])...)
 	}
-	return HostHistory{Name: name, Header: h, Ops: ops}
+	return History{Name: name, Header: h, Ops: ops}
 }
 
 // handoffs are n holds of 8 ms, one every 10 ms from start (ms).
@@ -59,21 +60,21 @@ func TestCrossHost(t *testing.T) {
 	b := handoffs(40, 12) // B: on the server at 970 + t: 1010-1018, 1030-1038 ...: between A's holds
 	for _, tt := range []struct {
 		name       string
-		hosts      []HostHistory
-		want       Status
+		hosts      []History
+		want       checker.Status
 		undecided  bool
 		wantInText string
 	}{
-		{"clean handoffs", []HostHistory{host("A", 1000, 1000, 0.2, a...), host("B", 970, 970, 0.2, b...)}, OK, false, "no overlap across hosts"},
-		{"planted overlap", []HostHistory{host("A", 1000, 1000, 0.2, append(a, [2]float64{300, 360})...), host("B", 970, 970, 0.2, append(b, [2]float64{330, 370})...)}, Violated, false, "1 overlaps across hosts proven"},
-		{"overlap within the uncertainty is undecided", []HostHistory{host("A", 1000, 1000, 0.5, append(a, [2]float64{300, 330.5})...), host("B", 970, 970, 0.5, append(b, [2]float64{360, 400})...)}, OK, true, "pairs undecided"},
-		{"drift widens the uncertainty", []HostHistory{host("A", 1000, 1003, 0.2, append(a, [2]float64{300, 332})...), host("B", 970, 970, 0.2, append(b, [2]float64{360, 400})...)}, OK, true, "±3.201ms"},
-		{"naive offset invents an overlap", []HostHistory{host("A", 1000, 1000, 0.2, a...), host("B", 975, 975, 0.2, b...)}, Violated, false, "proven"},
-		{"uncertainty too wide for the TTL", []HostHistory{host("A", 1000, 1000, 30, a...), host("B", 970, 970, 0.2, b...)}, Inconclusive, true, "too wide against the TTL"},
-		{"too few handoffs", []HostHistory{host("A", 1000, 1000, 0.2, a[:2]...), host("B", 970, 970, 0.2, b[:2]...)}, Inconclusive, false, "need ≥ 10"},
+		{"clean handoffs", []History{host("A", 1000, 1000, 0.2, a...), host("B", 970, 970, 0.2, b...)}, checker.OK, false, "no overlap across hosts"},
+		{"planted overlap", []History{host("A", 1000, 1000, 0.2, append(a, [2]float64{300, 360})...), host("B", 970, 970, 0.2, append(b, [2]float64{330, 370})...)}, checker.Violated, false, "1 overlaps across hosts proven"},
+		{"overlap within the uncertainty is undecided", []History{host("A", 1000, 1000, 0.5, append(a, [2]float64{300, 330.5})...), host("B", 970, 970, 0.5, append(b, [2]float64{360, 400})...)}, checker.OK, true, "pairs undecided"},
+		{"drift widens the uncertainty", []History{host("A", 1000, 1003, 0.2, append(a, [2]float64{300, 332})...), host("B", 970, 970, 0.2, append(b, [2]float64{360, 400})...)}, checker.OK, true, "±3.201ms"},
+		{"naive offset invents an overlap", []History{host("A", 1000, 1000, 0.2, a...), host("B", 975, 975, 0.2, b...)}, checker.Violated, false, "proven"},
+		{"uncertainty too wide for the TTL", []History{host("A", 1000, 1000, 30, a...), host("B", 970, 970, 0.2, b...)}, checker.Inconclusive, true, "too wide against the TTL"},
+		{"too few handoffs", []History{host("A", 1000, 1000, 0.2, a[:2]...), host("B", 970, 970, 0.2, b[:2]...)}, checker.Inconclusive, false, "need ≥ 10"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := CrossHost(tt.hosts)
+			res, err := Check(tt.hosts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,15 +95,15 @@ func TestCrossHostRefuses(t *testing.T) {
 	other := host("C", 0, -1, 0, handoffs(0, 2)...)
 	other.Header.Scenario = "baseline"
 	for _, tt := range []struct {
-		hosts []HostHistory
+		hosts []History
 		want  string
 	}{
-		{[]HostHistory{host("A", 0, -1, 0)}, "at least two hosts"},
-		{[]HostHistory{host("A", 0, -1, 0), noClock}, "B has no clock measurement"},
-		{[]HostHistory{host("A", 0, -1, 0), other}, "C is token-lua/baseline"},
-		{[]HostHistory{host("A", 0, -1, 0), failed}, "D has no clock measurement: the run could not measure it (cluster: 127.0.0.1:6379: TIME (...): NOPERM)"},
+		{[]History{host("A", 0, -1, 0)}, "at least two hosts"},
+		{[]History{host("A", 0, -1, 0), noClock}, "B has no clock measurement"},
+		{[]History{host("A", 0, -1, 0), other}, "C is token-lua/baseline"},
+		{[]History{host("A", 0, -1, 0), failed}, "D has no clock measurement: the run could not measure it (cluster: 127.0.0.1:6379: TIME (...): NOPERM)"},
 	} {
-		if _, err := CrossHost(tt.hosts); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Check(tt.hosts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("error %v, want %q", err, tt.want)
 		}
 	}
@@ -140,7 +141,7 @@ func TestCrossHostWallClock(t *testing.T) {
 			d := tt.offset.UnixNano() - int64(970*time.Millisecond)
 			a.Header.Clock.OffsetNs += d
 			a.Header.ClockAfter.OffsetNs += d
-			res, err := CrossHost([]HostHistory{a, b})
+			res, err := Check([]History{a, b})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestCrossHostWallClock(t *testing.T) {
 			if c.WallKnown != tt.known || (tt.known && c.WallAheadNs != int64(tt.want)) || c.InjectedSkewNs != int64(tt.injected) {
 				t.Errorf("wall ahead %v (known %v), injected %v; want %v (known %v), %v", time.Duration(c.WallAheadNs), c.WallKnown, time.Duration(c.InjectedSkewNs), tt.want, tt.known, tt.injected)
 			}
-			if res.Status != OK {
+			if res.Status != checker.OK {
 				t.Errorf("status %s (%s); the wall clock must not change the verdict", res.Status, res.Message)
 			}
 		})
@@ -173,11 +174,11 @@ func TestCrossHostStalled(t *testing.T) {
 			a := host("A", 1000, 1000, 0.2, append(handoffs(0, 12), [2]float64{300, 360})...)
 			b := host("B", 970, 970, 0.2, append(handoffs(40, 12), [2]float64{330, 370})...)
 			a.Header.MaxStallNs, b.Header.MaxStallNs = int64(tt.stalls[0]), int64(tt.stalls[1])
-			res, err := CrossHost([]HostHistory{a, b})
+			res, err := Check([]History{a, b})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Status != Violated || (tt.want == "") != (res.Stalled == "") || !strings.Contains(res.Stalled, tt.want) {
+			if res.Status != checker.Violated || (tt.want == "") != (res.Stalled == "") || !strings.Contains(res.Stalled, tt.want) {
 				t.Errorf("status %s, stalled %q; want violated and %q", res.Status, res.Stalled, tt.want)
 			}
 		})

@@ -1,8 +1,9 @@
-package checker
+package measure
 
 import (
 	"cmp"
 	"math"
+	"sort"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -206,4 +207,18 @@ func (x holdIndex) set(id int64, i int32) {
 		return
 	}
 	x.dense[id] = i
+}
+
+// HoldsByKey groups the indexes of hs by key (each group in hs's order) and
+// returns the keys sorted.
+func HoldsByKey(hs []Hold) (keys []string, byKey map[string][]int) {
+	byKey = map[string][]int{}
+	for i, h := range hs {
+		if _, ok := byKey[h.Key]; !ok {
+			keys = append(keys, h.Key)
+		}
+		byKey[h.Key] = append(byKey[h.Key], i)
+	}
+	sort.Strings(keys)
+	return keys, byKey
 }

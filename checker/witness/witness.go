@@ -1,15 +1,24 @@
-package checker
+// Package witness holds the witnesses of the checks' violations, as data:
+// what each verdict of "violated" rests on (the overlapping holds and the
+// interval where both held, the lost update with its operations, the
+// orphaned token, ...), each with a one-line String. Package checker
+// finds them; reports, timelines, porcupine's annotations and `lockbench
+// check` draw violations from them and from nothing else. The types carry
+// JSON tags: results.json stores them as they are.
+package witness
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
-// MaxWitnesses is how many witnesses a check keeps in its Result: the first
-// MaxWitnesses it finds, in the order each check documents. Result.Violations
-// and Witnesses.Total count every witness found, kept or not, so a reader
-// knows when the list is cut.
+// MaxWitnesses is how many witnesses a check keeps in its checker.Result:
+// the first MaxWitnesses it finds, in the order each check documents.
+// checker.Result.Violations and Witnesses.Total count every witness found,
+// kept or not, so a reader knows when the list is cut.
 const MaxWitnesses = 100
 
 // Witnesses are the violations the checks found, as data: what each verdict
@@ -34,7 +43,7 @@ type Witnesses struct {
 	// not acquire, in key order.
 	Liveness []ProbeWitness `json:"liveness,omitempty"`
 	// Renewal are the leases lost with no fault while their holder ran
-	// (Renewal), in time order.
+	// (checker.Renewal), in time order.
 	Renewal []RenewalWitness `json:"renewal,omitempty"`
 	// Orphans are the tokens of failed acquires the servers kept, per key
 	// in key order, in order of first sight.
@@ -67,36 +76,7 @@ type WitnessCounts struct {
 	Reasons    int `json:"reasons,omitempty"`
 }
 
-// Witnesses returns every check's witnesses in one value (each Result
-// carries its own check's).
-func (r Report) Witnesses() Witnesses {
-	return Witnesses{
-		Exclusion:  r.Exclusion.Witnesses.Exclusion,
-		Resource:   r.Resource.Witnesses.Resource,
-		Fencing:    r.Fencing.Witnesses.Fencing,
-		Reentrancy: r.Reentrancy.Witnesses.Reentrancy,
-		Liveness:   r.Liveness.Witnesses.Liveness,
-		Renewal:    r.Renewal.Witnesses.Renewal,
-		Orphans:    r.Orphans.Witnesses.Orphans,
-		Lost:       r.Lost.Witnesses.Lost,
-		Extends:    r.Extends.Witnesses.Extends,
-		Reasons:    r.Reasons.Witnesses.Reasons,
-		Total: WitnessCounts{
-			Exclusion:  r.Exclusion.Witnesses.Total.Exclusion,
-			Resource:   r.Resource.Witnesses.Total.Resource,
-			Fencing:    r.Fencing.Witnesses.Total.Fencing,
-			Reentrancy: r.Reentrancy.Witnesses.Total.Reentrancy,
-			Liveness:   r.Liveness.Witnesses.Total.Liveness,
-			Renewal:    r.Renewal.Witnesses.Total.Renewal,
-			Orphans:    r.Orphans.Witnesses.Total.Orphans,
-			Lost:       r.Lost.Witnesses.Total.Lost,
-			Extends:    r.Extends.Witnesses.Total.Extends,
-			Reasons:    r.Reasons.Witnesses.Total.Reasons,
-		},
-	}
-}
-
-// HoldRef is a hold (see Hold) as a witness names it. Times are nanoseconds
+// HoldRef is a hold (see measure.Hold) as a witness names it. Times are nanoseconds
 // since the run started.
 type HoldRef struct {
 	// Client is the logical client; Hold the hold id (Operation.Hold).
@@ -107,7 +87,7 @@ type HoldRef struct {
 	// AcquireInvokeNs and AcquireCompleteNs bound the granting acquire.
 	AcquireInvokeNs   int64 `json:"acquire_invoke_ns"`
 	AcquireCompleteNs int64 `json:"acquire_complete_ns"`
-	// EndOfUseNs is the hold's end of use (see Hold.EndOfUse).
+	// EndOfUseNs is the hold's end of use (see measure.Hold.EndOfUse).
 	EndOfUseNs int64 `json:"end_of_use_ns"`
 	// ReleaseCompleteNs is when the lock was certainly given back; -1 when
 	// that is unbounded (release outcome unknown, no release, a crash).
@@ -116,19 +96,9 @@ type HoldRef struct {
 	Crashed bool `json:"crashed,omitempty"`
 }
 
-// refOf names a hold for a witness.
-func refOf(h Hold) HoldRef {
-	rel := h.ReleaseComplete
-	if rel == Inf {
-		rel = -1
-	}
-	return HoldRef{Client: h.Client, Hold: h.Hold, Fence: h.Fence, AcquireInvokeNs: h.AcquireInvoke,
-		AcquireCompleteNs: h.AcquireComplete, EndOfUseNs: h.EndOfUse, ReleaseCompleteNs: rel, Crashed: h.Crashed}
-}
-
 // Overlap is an exclusion witness: two holds of one key that conflict under
 // the sweep line's rule (A.AcquireComplete < B.EndOfUse and
-// B.AcquireComplete < A.EndOfUse; see Exclusion), and the interval where
+// B.AcquireComplete < A.EndOfUse; see checker.Exclusion), and the interval where
 // both clients certainly held the key.
 type Overlap struct {
 	// Key is the lock key.
@@ -144,12 +114,6 @@ type Overlap struct {
 	// other: holds that merely touch do not conflict.
 	BothFromNs int64 `json:"both_from_ns"`
 	BothToNs   int64 `json:"both_to_ns"`
-}
-
-// overlapOf is the witness of conflicting holds a and b, a granted first.
-func overlapOf(a, b Hold) Overlap {
-	return Overlap{Key: a.Key, A: refOf(a), B: refOf(b),
-		BothFromNs: max(a.AcquireComplete, b.AcquireComplete), BothToNs: min(a.EndOfUse, b.EndOfUse)}
 }
 
 // String is the witness in one line, times in ms since run start.
@@ -304,24 +268,11 @@ func (w ProbeWitness) String() string {
 	return fmt.Sprintf("%s: not acquirable within TTL+1s (%d ms) after the run (PTTL %d ms, probe %s%s) at %s ms", w.Key, w.TTLMs+1000, op.Value, op.Result, why, ms(op.Invoke))
 }
 
-// detailsOf is Result.Details for witnesses ws of which total were found:
-// one line each, cut at maxDetails lines by capDetails.
-func detailsOf[W fmt.Stringer](ws []W, total int) []string {
-	n := min(len(ws), maxDetails)
-	d := make([]string, 0, n)
-	for _, w := range ws[:n] {
-		d = append(d, w.String())
+// ms formats a time in ns since run start as milliseconds; measure.Inf as
+// "+inf".
+func ms(ns int64) string {
+	if ns == measure.Inf {
+		return "+inf"
 	}
-	return capDetails(d, total)
+	return fmt.Sprintf("%.3f", float64(ns)/float64(time.Millisecond))
 }
-
-// keep returns the first MaxWitnesses of ws.
-func keep[W any](ws []W) []W {
-	if len(ws) > MaxWitnesses {
-		return ws[:MaxWitnesses:MaxWitnesses]
-	}
-	return ws
-}
-
-// opRef copies an operation for a witness (nil-safe for a missing one).
-func opRef(op history.Operation) *history.Operation { return &op }

@@ -1,4 +1,10 @@
-package checker
+// Package crosshost checks mutual exclusion across the histories that
+// several client hosts wrote of one run against a shared deployment
+// (lockbench --backend external --shared-keys; `lockbench check` of their
+// files together): each host's holds are put on the lock server's
+// timeline through the clock that host measured against the server, and
+// only overlaps the clocks prove count (see Check).
+package crosshost
 
 import (
 	"cmp"
@@ -6,22 +12,25 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/history/measure"
 )
 
-// HostHistory is the history one client host wrote of a run against a
+// History is the history one client host wrote of a run against a
 // deployment that several hosts share (lockbench --backend external
-// --shared-keys), for CrossHost: Name labels the host (its file).
-type HostHistory struct {
+// --shared-keys), for Check: Name labels the host (its file).
+type History struct {
 	Name   string
 	Header history.Header
 	Ops    []history.Operation
 }
 
-// HostClock is how a host's history was put on the server's timeline:
+// Clock is how a host's history was put on the server's timeline:
 // server time = history time + OffsetNs, to within UncertaintyNs.
-type HostClock struct {
-	// Name is the host's label (HostHistory.Name).
+type Clock struct {
+	// Name is the host's label (History.Name).
 	Name string
 	// OffsetNs is the measured offset before the run (ns).
 	OffsetNs int64
@@ -41,7 +50,7 @@ type HostClock struct {
 	// (OffsetNs), to within UncertaintyNs plus the microsecond of
 	// Started's own reading. A merge of histories by wall clock
 	// (Started plus their times) would misplace the host by this much;
-	// CrossHost does not use it. Valid only when WallKnown.
+	// Check does not use it. Valid only when WallKnown.
 	WallAheadNs int64
 	// WallKnown is false when the header's Started is missing or not RFC
 	// 3339 (a history from another tool).
@@ -54,11 +63,11 @@ type HostClock struct {
 	MaxStallNs int64
 }
 
-// CrossOverlap is a proven overlap of two holds of one key by clients on
+// Overlap is a proven overlap of two holds of one key by clients on
 // different hosts: on the server's timeline, both holds' certain intervals
 // (each shrunk by its host's uncertainty) share [FromNs, ToNs]. Times are
 // ns since the earliest host's run start, on the server's clock.
-type CrossOverlap struct {
+type Overlap struct {
 	// Key is the lock key both held.
 	Key string
 	// HostA and HostB name the hosts; ClientA, ClientB and HoldA, HoldB
@@ -73,21 +82,22 @@ type CrossOverlap struct {
 	UncertaintyNs int64
 }
 
-// CrossHostResult is the cross-host exclusion check of several hosts'
-// histories of one run (CrossHost).
-type CrossHostResult struct {
-	// Status is OK (no overlap, on enough evidence), Violated
-	// (an overlap the clocks prove) or Inconclusive (Why says what
+// Result is the cross-host exclusion check of several hosts'
+// histories of one run (Check).
+type Result struct {
+	// Status is checker.OK (no overlap, on enough evidence),
+	// checker.Violated (an overlap the clocks prove) or
+	// checker.Inconclusive (Why says what
 	// is missing).
-	Status Status
+	Status checker.Status
 	// Message says what was found, in one line.
 	Message string
 	// Why names the missing evidence of an inconclusive result.
 	Why string
 	// Hosts are the hosts' clocks, in the order given.
-	Hosts []HostClock
-	// Overlaps are the proven overlaps (at most MaxWitnesses); Total counts all.
-	Overlaps []CrossOverlap
+	Hosts []Clock
+	// Overlaps are the proven overlaps (at most witness.MaxWitnesses); Total counts all.
+	Overlaps []Overlap
 	Total    int
 	// Undecided counts pairs of holds from different hosts whose order the
 	// clocks cannot decide: they may overlap by less than the two hosts'
@@ -106,18 +116,18 @@ type CrossHostResult struct {
 	Stalled string
 }
 
-// MinCrossChances is the fewest Chances for which CrossHost calls an
+// MinChances is the fewest Chances for which Check calls an
 // absence of overlaps ok rather than inconclusive.
-const MinCrossChances = 10
+const MinChances = 10
 
-// CrossHost checks mutual exclusion across the histories of several
+// Check checks mutual exclusion across the histories of several
 // client hosts of one run. Each history must carry its clock measured
 // against the lock server (Header.Clock, and Header.ClockAfter from its
 // end line); every operation's time t of host h is put on the server's
 // timeline as t + offset(h), and each hold (from its acquire's completion
-// to its end of use, see Holds) is taken as certain only on its interval
+// to its end of use, see measure.Holds) is taken as certain only on its interval
 // shrunk by u(h) at both ends, where u(h) is the host's uncertainty
-// (HostClock). Two holds of one key from different hosts overlap
+// (Clock). Two holds of one key from different hosts overlap
 // provably only when their certain intervals intersect: so the check
 // never reports an overlap the clocks cannot prove (sound). A pair whose
 // possible intervals (widened by u) intersect but whose certain ones do
@@ -130,11 +140,11 @@ const MinCrossChances = 10
 //
 // The result is inconclusive when the widest uncertainty, twice over, is
 // at least TTL/2 (overlaps at the lock's own time scale could not be
-// proven), or when fewer than MinCrossChances cross-host pairs followed
+// proven), or when fewer than MinChances cross-host pairs followed
 // one another within a TTL. The histories must name one strategy,
 // scenario and TTL; errors say which does not, or which has no clock.
-func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
-	var res CrossHostResult
+func Check(hosts []History) (Result, error) {
+	var res Result
 	if len(hosts) < 2 {
 		return res, fmt.Errorf("cross-host check: want the histories of at least two hosts, got %d", len(hosts))
 	}
@@ -162,7 +172,7 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 		if h.Clock == nil {
 			return res, fmt.Errorf("cross-host check: %s has no clock measurement (header field clock): only runs on --backend external against Redis measure their clock against the server; rerun them there", hh.Name)
 		}
-		c := HostClock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs,
+		c := Clock{Name: hh.Name, OffsetNs: h.Clock.OffsetNs, UncertaintyNs: h.Clock.HalfRTTNs + int64(time.Microsecond), InjectedSkewNs: h.ClockSkewNs,
 			MaxStallNs: h.MaxStallNs}
 		if ttl := h.TTLMs * int64(time.Millisecond); h.MaxStallNs > ttl/2 && (res.Stalled == "" || h.MaxStallNs > stalled) {
 			stalled = h.MaxStallNs
@@ -187,7 +197,7 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 	for i, hh := range hosts {
 		c := res.Hosts[i]
 		off, u := c.OffsetNs-base, c.UncertaintyNs
-		for _, hd := range Holds(hh.Ops) {
+		for _, hd := range measure.Holds(hh.Ops) {
 			byKey[hd.Key] = append(byKey[hd.Key], span{host: i, client: hd.Client, hold: hd.Hold,
 				certFrom: hd.AcquireComplete + off + u, certTo: hd.EndOfUse + off - u,
 				possFrom: hd.AcquireComplete + off - u, possTo: hd.EndOfUse + off + u, uncertainty: u})
@@ -215,8 +225,8 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 				switch {
 				case a.certFrom < a.certTo && b.certFrom < b.certTo && from < to:
 					res.Total++
-					if len(res.Overlaps) < MaxWitnesses {
-						res.Overlaps = append(res.Overlaps, CrossOverlap{Key: k, HostA: hosts[a.host].Name, HostB: hosts[b.host].Name,
+					if len(res.Overlaps) < witness.MaxWitnesses {
+						res.Overlaps = append(res.Overlaps, Overlap{Key: k, HostA: hosts[a.host].Name, HostB: hosts[b.host].Name,
 							ClientA: a.client, ClientB: b.client, HoldA: a.hold, HoldB: b.hold, FromNs: from, ToNs: to,
 							UncertaintyNs: max(a.uncertainty, b.uncertainty), OverlapLenNs: to - from})
 					}
@@ -229,20 +239,20 @@ func CrossHost(hosts []HostHistory) (CrossHostResult, error) {
 	widest := time.Duration(maxU)
 	switch {
 	case res.Total > 0:
-		res.Status = Violated
+		res.Status = checker.Violated
 		o := res.Overlaps[0]
 		res.Message = fmt.Sprintf("%d overlaps across hosts proven with clock uncertainty up to ±%v (first: key %s, %s client %d and %s client %d both held it for %v)",
 			res.Total, widest, o.Key, o.HostA, o.ClientA, o.HostB, o.ClientB, time.Duration(o.OverlapLenNs))
 	case 2*maxU >= ttl/2:
-		res.Status = Inconclusive
+		res.Status = checker.Inconclusive
 		res.Why = fmt.Sprintf("clock uncertainty ±%v is too wide against the TTL %v (twice it reaches TTL/2): an overlap shorter than the two hosts' uncertainties together cannot be proven; run the clients closer to the server (a shorter round trip) or with a longer --ttl", widest, time.Duration(ttl))
 		res.Message = "inconclusive: " + res.Why
-	case res.Chances < MinCrossChances:
-		res.Status = Inconclusive
-		res.Why = fmt.Sprintf("%d pairs of holds of one key from different hosts followed one another within a TTL (need ≥ %d): run longer (--duration) or with more clients on each host", res.Chances, MinCrossChances)
+	case res.Chances < MinChances:
+		res.Status = checker.Inconclusive
+		res.Why = fmt.Sprintf("%d pairs of holds of one key from different hosts followed one another within a TTL (need ≥ %d): run longer (--duration) or with more clients on each host", res.Chances, MinChances)
 		res.Message = "inconclusive: " + res.Why
 	default:
-		res.Status = OK
+		res.Status = checker.OK
 		res.Message = fmt.Sprintf("no overlap across hosts in %d pairs of holds within a TTL of each other (clock uncertainty up to ±%v; %d pairs undecided)", res.Chances, widest, res.Undecided)
 	}
 	return res, nil
