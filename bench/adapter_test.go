@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -42,7 +43,7 @@ read -r line
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	name := impl.ExecPrefix + script
+	name := adapterclient.ExecPrefix + script
 	_, err = Run(ctx, Spec{Strategy: name, Scenario: "baseline", Seed: 1, OutDir: out,
 		Workload: workload.Config{Clients: 2, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}})
 	switch {

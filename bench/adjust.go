@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -55,14 +56,14 @@ type resolution struct {
 
 // runTTL is the TTL a run asked for ttl uses and why, "" when it is ttl:
 // at least the scenario's Setup.TTL, the TTL the lock's server enforces
-// (impl.ServerTTLer) and, for locks not on Redis, ConsensusMinTTL.
+// (strategies.ServerTTLer) and, for locks not on Redis, ConsensusMinTTL.
 func runTTL(st impl.Strategy, scenario string, setup chaos.Setup, ttl time.Duration) (time.Duration, string) {
 	var why []string
 	if setup.TTL > 0 && ttl < setup.TTL {
 		ttl = setup.TTL
 		why = append(why, fmt.Sprintf("scenario %s runs at TTL ≥ %v: %s; a longer --ttl is kept", scenario, setup.TTL, setup.TTLWhy))
 	}
-	if stt, ok := st.(impl.ServerTTLer); ok && ttl > 0 {
+	if stt, ok := st.(strategies.ServerTTLer); ok && ttl > 0 {
 		// The server enforces another TTL (etcd: whole seconds): the run,
 		// its critical sections, retries and faults follow that one, so a
 		// pause of 2×TTL outlasts the lease the server keeps.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -119,7 +119,7 @@ func TestNoSettingChangesSilently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range impl.All() {
+		for _, st := range strategies.All() {
 			for _, sc := range chaos.All() {
 				if ok, _ := sc.AppliesTo(st.Info()); !ok {
 					continue

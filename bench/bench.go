@@ -15,6 +15,8 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
@@ -130,7 +132,7 @@ func Profiles() []Profile {
 			Strategies: ciStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base, Only: ciOnly(),
 			CostClients: []int{4}, CostDuration: 500 * time.Millisecond},
 		{Name: "full", Summary: "every strategy under every scenario, three seeds, 4 s runs, a client sweep, and a hunt of 40 fault schedules on token-lua (at most 4 minutes)",
-			Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
+			Strategies: strategies.Names(), Scenarios: chaos.Names(), Seeds: 3, Workload: full,
 			ClientSweep: []int{1, 4, 16, 64, 256}, SweepStrategies: []string{"set-nx-px", "token-lua", "watchdog", "redlock", "fenced"},
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second,
 			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
@@ -164,7 +166,7 @@ func CostProfileStrategies() []string {
 // full profile: its failover runs last seconds each.
 func ciStrategies() []string {
 	var out []string
-	for _, st := range impl.All() {
+	for _, st := range strategies.All() {
 		if st.Info().Replicas > 0 || st.Info().Cluster {
 			continue // failovers that take seconds; a cluster start takes ~2 s
 		}
@@ -189,7 +191,7 @@ func ciOnly() map[string][]string {
 // algorithm they share (token-lua: SET NX PX and a token-checked Lua
 // release; watchdog: the same, renewed).
 func AdapterProfileStrategies() []string {
-	return []string{"token-lua", impl.ExecPrefix + "redis-py", "watchdog", impl.ExecPrefix + "redis-py-renew"}
+	return []string{"token-lua", adapterclient.ExecPrefix + "redis-py", "watchdog", adapterclient.ExecPrefix + "redis-py-renew"}
 }
 
 // ciScenarios are the ci profile's scenarios: the baseline, every
@@ -304,7 +306,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 		},
 	}
 	for _, name := range p.Strategies {
-		st, err := impl.Lookup(name)
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
@@ -434,7 +436,7 @@ func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 		}
 		var applies []impl.Strategy
 		for _, st := range p.Strategies {
-			strat, err := impl.Lookup(st)
+			strat, err := strategies.Lookup(st)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
@@ -452,7 +454,7 @@ func cells(p Profile, seed int64, repeat int) (specs, sweep []Spec, err error) {
 	}
 	sweepers := map[string]impl.Strategy{}
 	for _, st := range p.SweepStrategies {
-		strat, err := impl.Lookup(st)
+		strat, err := strategies.Lookup(st)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 		}
@@ -493,7 +495,7 @@ func costCells(p Profile, seed int64) ([]Spec, error) {
 			return nil, fmt.Errorf("%w: --seed %d: the cost runs' seeds (up to --seed+%d) would overflow int64; use a --seed of at most %d", errs.ErrUsage, seed, last, math.MaxInt64-last)
 		}
 		for _, name := range p.Strategies {
-			st, err := impl.Lookup(name)
+			st, err := strategies.Lookup(name)
 			if err != nil {
 				continue // cells reports unknown names
 			}
@@ -579,7 +581,7 @@ func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
 			continue
 		}
 		for _, st := range p.Strategies {
-			strat, err := impl.Lookup(st)
+			strat, err := strategies.Lookup(st)
 			if err != nil {
 				continue
 			}
@@ -646,7 +648,7 @@ func supportedOnly(specs []Spec, o cluster.Options) []Spec {
 	var out []Spec
 	for _, s := range specs {
 		sc, err1 := chaos.Lookup(s.Scenario)
-		st, err2 := impl.Lookup(s.Strategy)
+		st, err2 := strategies.Lookup(s.Strategy)
 		if err1 == nil && err2 == nil && sc.UnsupportedOn(o, st.Info()) != "" {
 			continue
 		}

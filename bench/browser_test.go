@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 	"github.com/lockbench/lockbench/validate"
@@ -106,7 +106,7 @@ func ciShapedFile(t *testing.T) *results.File {
 	f := &results.File{SchemaVersion: results.SchemaVersion, Tool: "lockbench test", Profile: "ci", Command: "lockbench bench --profile ci --seed 1 --repeat 1 --out out",
 		Host: results.Host{CPUs: 2, OS: "linux/amd64", Go: "go1.26"}, Redis: "7.0.15"}
 	for _, name := range p.Strategies {
-		st, err := impl.Lookup(name)
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/observer"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
@@ -93,7 +94,7 @@ func TestOrphansOnARealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Stop()
-	base, err := impl.Lookup("token-lua")
+	base, err := strategies.Lookup("token-lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestLostAfterReleaseRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Stop()
-	base, err := impl.Lookup("token-lua")
+	base, err := strategies.Lookup("token-lua")
 	if err != nil {
 		t.Fatal(err)
 	}

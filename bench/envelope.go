@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -26,15 +27,15 @@ const maxTTLDoublings = 4
 
 // envelopeTTL returns the TTL at which a profile runs st, given the
 // profile's TTL ttl, and the reason when it differs ("" when it does not):
-// ttl itself unless st declares a call budget (impl.Budgeted) below
+// ttl itself unless st declares a call budget (strategies.Budgeted) below
 // MinCallBudget at ttl.
 func envelopeTTL(st impl.Strategy, ttl time.Duration) (time.Duration, string) {
-	b, ok := impl.BudgetOf(st, ttl)
+	b, ok := strategies.BudgetOf(st, ttl)
 	if !ok || b.Time >= MinCallBudget || ttl <= 0 {
 		return ttl, ""
 	}
 	for t, i := 2*ttl, 0; i < maxTTLDoublings; t, i = 2*t, i+1 {
-		if nb, _ := impl.BudgetOf(st, t); nb.Time >= MinCallBudget {
+		if nb, _ := strategies.BudgetOf(st, t); nb.Time >= MinCallBudget {
 			return t, fmt.Sprintf("its call budget (%s, %s) is %v at the profile's TTL %v, below the %v a busy machine's round trips need; at TTL %v it is %v",
 				b.Rule, b.Scope, b.Time, ttl, MinCallBudget, t, nb.Time)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -26,7 +27,7 @@ func TestEnvelopeTTL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.strategy+"@"+tt.ttl.String(), func(t *testing.T) {
-			st, err := impl.Lookup(tt.strategy)
+			st, err := strategies.Lookup(tt.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestCellsRunBudgetedStrategiesInTheirEnvelope(t *testing.T) {
 		if strings.HasPrefix(s.Strategy, "redsync") {
 			want = 2 * p.Workload.TTL
 		}
-		if st, _ := impl.Lookup(s.Strategy); st.Info().Server != impl.ServerRedis && s.Scenario == CostScenario {
+		if st, _ := strategies.Lookup(s.Strategy); st.Info().Server != impl.ServerRedis && s.Scenario == CostScenario {
 			want = ConsensusMinTTL // a cost cell at the servers' floor, its critical section kept
 		}
 		if s.Workload.TTL != want {

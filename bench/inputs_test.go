@@ -6,7 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -20,7 +20,7 @@ func TestDefaultWorkloadsResolve(t *testing.T) {
 		bases = append(bases, workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: d, Reentrancy: 1, OpTimeout: 500 * time.Millisecond})
 	}
 	for _, w := range bases {
-		for _, st := range impl.All() {
+		for _, st := range strategies.All() {
 			for _, sc := range chaos.All() {
 				if ok, _ := sc.AppliesTo(st.Info()); !ok {
 					continue

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/workload"
@@ -175,13 +176,13 @@ func waitPair(pair string) bool {
 // waitsForReplicas reports whether strategy's lock waits for replicas
 // (impl.Info.Replicas).
 func waitsForReplicas(strategy string) bool {
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	return err == nil && st.Info().Replicas > 0
 }
 
 // onConsensus reports whether strategy's lock lives on etcd or ZooKeeper.
 func onConsensus(strategy string) bool {
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	return err == nil && st.Info().Server != impl.ServerRedis
 }
 

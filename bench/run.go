@@ -30,6 +30,8 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/observer"
@@ -65,7 +67,7 @@ const ConsensusMinDuration = 3 * time.Second
 
 // Spec is one run: a strategy under a scenario with one seed.
 type Spec struct {
-	// Strategy and Scenario are registry names (impl.Lookup, chaos.Lookup);
+	// Strategy and Scenario are registry names (strategies.Lookup, chaos.Lookup);
 	// Strategy is Lock's name when Lock is set.
 	Strategy, Scenario string
 	// Workload configures the clients; Seed and Policy are filled in from
@@ -88,7 +90,7 @@ type Spec struct {
 	// Command is the command line that reproduces this run alone.
 	Command string
 	// Library holds library settings of a library adapter by flag name
-	// (impl.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
+	// (strategies.Settings, e.g. "redsync-tries": "3"); nil: the defaults.
 	Library map[string]string
 	// Schedule, when set, replaces the named scenario with this fault
 	// schedule (chaos.ScheduleScenario; lockbench run --schedule, lockbench
@@ -98,7 +100,7 @@ type Spec struct {
 	// (validate.Source.ForSchedule).
 	Schedule *chaos.Schedule
 	// Lock, when set, is the strategy the run drives instead of the one
-	// the registry holds under Strategy (impl.Lookup): a lock given as
+	// the registry holds under Strategy (strategies.Lookup): a lock given as
 	// Go code in the caller's process (package locktest). Strategy must
 	// then be Lock.Name(). Its expectations come from its claims
 	// (validate.SourceOf) unless its name has verdict rows.
@@ -240,7 +242,7 @@ func (s Spec) resolve() (resolution, error) {
 		}
 		w.Think = think
 	}
-	if st, err = impl.Tune(st, s.Library, w.TTL); err != nil {
+	if st, err = strategies.Tune(st, s.Library, w.TTL); err != nil {
 		return fail(err)
 	}
 	if s.Policy == nil {
@@ -250,10 +252,10 @@ func (s Spec) resolve() (resolution, error) {
 }
 
 // strategy returns the spec's strategy: Lock when set (its name must be
-// Strategy), else the registry's (impl.Lookup).
+// Strategy), else the registry's (strategies.Lookup).
 func (s Spec) strategy() (impl.Strategy, error) {
 	if s.Lock == nil {
-		return impl.Lookup(s.Strategy)
+		return strategies.Lookup(s.Strategy)
 	}
 	if s.Lock.Name() != s.Strategy {
 		return nil, fmt.Errorf("the spec's lock is named %q but the spec names strategy %q: give the same name to both", s.Lock.Name(), s.Strategy)
@@ -423,7 +425,7 @@ func plan(s Spec) (*run, error) {
 		History: taggedHistoryName(s.Strategy, s.Scenario, s.Seed, s.HistoryTag), Command: s.Command,
 		Config: runConfig(w, r.topo, s.Cluster),
 	}
-	if t, ok := st.(impl.Tunable); ok {
+	if t, ok := st.(strategies.Tunable); ok {
 		r.out.Config.Library = t.Settings()
 	}
 	for _, a := range res.adjusted {
@@ -537,15 +539,15 @@ func (r *run) connect(ctx context.Context) error {
 		hw.Close()
 	})
 	st := r.st
-	if impl.IsExec(s.Strategy) {
+	if adapterclient.IsExec(s.Strategy) {
 		logPath := adapterLogName(r.histPath)
 		lf, err := os.Create(logPath)
 		if err != nil {
 			return outdir.OutDirError(s.OutDir, err)
 		}
 		r.atClose(func() { lf.Close() })
-		st = impl.WithAdapterLog(st, lf, logPath)
-		st = impl.WithAdapterEnv(st, r.c.Security().Environ())
+		st = adapterclient.WithAdapterLog(st, lf, logPath)
+		st = adapterclient.WithAdapterEnv(st, r.c.Security().Environ())
 		if r.setup.ClientClock {
 			// Each adapter process gets the clock shim and an offset
 			// file of its own, in a folder removed when the run ends.
@@ -558,7 +560,7 @@ func (r *run) connect(ctx context.Context) error {
 				return fmt.Errorf("%w: client clock offsets: %v", cluster.ErrEnvironment, err)
 			}
 			r.atClose(func() { os.RemoveAll(dir) })
-			st = impl.WithAdapterClock(st, shim, dir)
+			st = adapterclient.WithAdapterClock(st, shim, dir)
 		}
 	}
 	dial := workload.NewDialer(w, &r.cmds)
@@ -591,7 +593,7 @@ func (r *run) connect(ctx context.Context) error {
 		return d
 	}
 	r.env = workload.NewEnv(st, hw, r.clock)
-	if !impl.IsExec(r.s.Strategy) {
+	if !adapterclient.IsExec(r.s.Strategy) {
 		r.env.RoundTrips = roundTrips // Redis: the clients' hooks; etcd, ZooKeeper: impl.Config.RoundTrip
 	}
 	r.env.Resource = resource.New(w.Fencing)
@@ -979,5 +981,5 @@ func imageOf(o cluster.Options) string {
 // commands itself, nor for a lock on etcd or ZooKeeper, whose clients
 // the counter does not hook.
 func (r *run) countsCommands() bool {
-	return !impl.IsExec(r.s.Strategy) && r.st.Info().Server == impl.ServerRedis
+	return !adapterclient.IsExec(r.s.Strategy) && r.st.Info().Server == impl.ServerRedis
 }

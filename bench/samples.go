@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/noise"
 	"github.com/lockbench/lockbench/results"
 
@@ -67,7 +68,7 @@ func sampleCounter(clock *history.Clock, n *atomic.Int64) (stop func() []results
 // envelopeOf judges strategy st's call budget at TTL ttl against the
 // round trips in n (results.EnvelopeOf); nil when st declares no budget.
 func envelopeOf(st impl.Strategy, ttl time.Duration, n *noise.Summary, faulted bool) *results.Envelope {
-	b, ok := impl.BudgetOf(st, ttl)
+	b, ok := strategies.BudgetOf(st, ttl)
 	if !ok {
 		return nil
 	}

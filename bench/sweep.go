@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
@@ -49,7 +50,7 @@ func VerdictsSweepProfile() Profile {
 	base := workload.Config{Clients: 16, Keys: 1, TTL: 100 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3}
 	return Profile{Name: "verdicts-sweep",
 		Summary:    "every strategy under every scenario at three time scales (Redis TTL 100 ms, 1 s, 5 s; etcd and ZooKeeper 1 s, 5 s, 15 s), runs of 3-20 TTLs, one seed a pass (make verdicts-sweep SWEEP_SEED=N adds a pass), no reruns: the verdict table checked at the TTLs teams deploy (make verdicts-sweep: hours a pass)",
-		Strategies: impl.Names(), Scenarios: chaos.Names(), Seeds: 1, Workload: base, NoRerun: true,
+		Strategies: strategies.Names(), Scenarios: chaos.Names(), Seeds: 1, Workload: base, NoRerun: true,
 		Scales: []Scale{
 			{TTL: 100 * time.Millisecond, Duration: 2 * time.Second, Seeds: 1},
 			{TTL: time.Second, Duration: 6 * time.Second, Seeds: 1},
@@ -85,7 +86,7 @@ func scaleCells(p Profile, seed int64, repeat int) ([]Spec, error) {
 		}
 		var applies []impl.Strategy
 		for _, name := range p.Strategies {
-			st, err := impl.Lookup(name)
+			st, err := strategies.Lookup(name)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 			}
@@ -376,7 +377,7 @@ func VerdictsSweepTable(p Profile, files []*results.File, kept map[[2]string]str
 	var commits, hosts, dates []string
 	for _, f := range files {
 		for _, r := range f.Runs {
-			st, err := impl.Lookup(r.Strategy)
+			st, err := strategies.Lookup(r.Strategy)
 			if err != nil || r.Error != "" {
 				continue
 			}
@@ -409,7 +410,7 @@ func VerdictsSweepTable(p Profile, files []*results.File, kept map[[2]string]str
 	}
 	var unmeasured []notMeasured
 	for _, row := range validate.Matrix() {
-		st, err := impl.Lookup(row.Strategy)
+		st, err := strategies.Lookup(row.Strategy)
 		if err != nil {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -43,7 +44,7 @@ func TestCancelLands(t *testing.T) {
 			ctx := netCtx(t)
 			direct.Del(ctx, "k")
 			rec := &recorder{}
-			st, err := impl.Lookup("token-lua")
+			st, err := strategies.Lookup("token-lua")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -70,7 +71,7 @@ type openStep struct {
 	client int
 	hold   int64
 	start  int64
-	clock  impl.ClockStepper
+	clock  adapterclient.ClockStepper
 	offset time.Duration
 	note   string
 	other  bool
@@ -89,7 +90,7 @@ func (c *clockSteps) At(ctx context.Context, ev workload.Event) error {
 	default:
 		return nil
 	}
-	clock, ok := ev.Process.(impl.ClockStepper)
+	clock, ok := ev.Process.(adapterclient.ClockStepper)
 	if !ok || !c.take() {
 		return nil
 	}
@@ -151,7 +152,7 @@ func (c *clockSteps) Heal(ctx context.Context) error {
 
 // clockSeenNote says whether the stepped adapter process read its wall
 // clock at offset (the shim's ".seen" file) by when ("its release").
-func clockSeenNote(clock impl.ClockStepper, offset time.Duration, when string) string {
+func clockSeenNote(clock adapterclient.ClockStepper, offset time.Duration, when string) string {
 	if d, ok := clock.ClockSeen(); ok && d == offset {
 		return fmt.Sprintf("by %s the adapter had read its wall clock at offset %v (the clock shim applied it)", when, d)
 	}

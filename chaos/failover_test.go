@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -61,7 +62,7 @@ func TestFailoverLostWriteReal(t *testing.T) {
 	t.Cleanup(func() { links.Close() })
 	ttl := 2 * time.Second
 	rec := &recorder{}
-	tokenLua, err := impl.Lookup("token-lua")
+	tokenLua, err := strategies.Lookup("token-lua")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -24,7 +24,7 @@ type clientPause struct {
 	clients *pausedClients
 	client  int
 	// process is the client's own process (workload.Event.Process); nil: none.
-	process impl.ClientProcess
+	process adapterclient.ClientProcess
 }
 
 func (*clientPause) Name() string             { return "client-pause" }
@@ -149,11 +149,11 @@ func (c *clientCrash) Inject(context.Context) (string, error) {
 // sharedNote says, for a client whose adapter process serves other
 // logical clients too (protocol 2's threads), that they all verb with it;
 // "" otherwise.
-func sharedNote(p impl.ClientProcess, verb string) string {
+func sharedNote(p adapterclient.ClientProcess, verb string) string {
 	if p == nil {
 		return ""
 	}
-	if n := impl.SharedBy(p); n > 1 {
+	if n := adapterclient.SharedBy(p); n > 1 {
 		return fmt.Sprintf("; its adapter process serves %d logical clients: all of them %s with it", n, verb)
 	}
 	return ""

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 )
 
 // clockJump moves a node's wall clock forward by step, on top of its
@@ -106,7 +106,7 @@ func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 }
 
 // clientClockStep steps the wall clock of one client's adapter process
-// (impl.ClockStepper: the clock-offset preload, Setup.ClientClock) by
+// (adapterclient.ClockStepper: the clock-offset preload, Setup.ClientClock) by
 // step from the offset in force: a clock that NTP or an operator steps,
 // or a virtual machine's after a migration. Only the process's realtime
 // clocks move, never its monotonic clock, so a lock that counts its lease
@@ -117,9 +117,9 @@ func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 // 4242 wall clock offset 0s → -400ms (offset file reads -400000000 ns;
 // clock shim mapped)".
 type clientClockStep struct {
-	clock   impl.ClockStepper
+	clock   adapterclient.ClockStepper
 	client  int
-	process impl.ClientProcess
+	process adapterclient.ClientProcess
 	step    time.Duration
 	// offset is the process's offset after Inject.
 	offset time.Duration

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -118,8 +119,8 @@ func TestScenarioRequires(t *testing.T) {
 // declared crash point (naive: after SETNX), else inside the critical
 // section, for every registered strategy, and records a landed window.
 func TestCrashPointDeclared(t *testing.T) {
-	for _, name := range impl.Names() {
-		st, err := impl.Lookup(name)
+	for _, name := range strategies.Names() {
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}

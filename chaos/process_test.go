@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -37,7 +38,7 @@ func startCluster(t *testing.T, topo cluster.Topology, p cluster.Persistence) *c
 // (short: the first trigger is due at once).
 func testEnv(t *testing.T, strategy string, c *cluster.Cluster, ttl time.Duration) (Env, *recorder) {
 	t.Helper()
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,8 +305,8 @@ func TestNodesDownKillsForReal(t *testing.T) {
 // replicas (they are not OnReplicas).
 func TestProcessScenariosApply(t *testing.T) {
 	for _, sc := range append(processScenarios(), consensusScenarios()...) {
-		for _, name := range impl.Names() {
-			st, err := impl.Lookup(name)
+		for _, name := range strategies.Names() {
+			st, err := strategies.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}

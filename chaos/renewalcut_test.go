@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -32,7 +33,7 @@ func TestRenewalCutLands(t *testing.T) {
 	}
 	defer links.Close()
 	rec := &recorder{}
-	st, err := impl.Lookup("watchdog")
+	st, err := strategies.Lookup("watchdog")
 	if err != nil {
 		t.Fatal(err)
 	}

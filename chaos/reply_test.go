@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -62,7 +63,7 @@ func TestLostReplyLands(t *testing.T) {
 			}
 			defer links.Close()
 			rec := &recorder{}
-			st, err := impl.Lookup(tc.strategy)
+			st, err := strategies.Lookup(tc.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}

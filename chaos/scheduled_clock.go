@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -18,7 +18,7 @@ type openClockStep struct {
 	ev     workload.Event
 	since  int64 // the grant count at the step (cycles.mark)
 	start  int64 // run clock, ns
-	clock  impl.ClockStepper
+	clock  adapterclient.ClockStepper
 	offset time.Duration
 	note   string
 }
@@ -32,7 +32,7 @@ type openClockStep struct {
 // adapter process the preload reaches is a missed step, not an error.
 func (m *scheduled) clockStep(ctx context.Context, r *stepRun, ev workload.Event) {
 	start := m.env.Clock.Now()
-	clock, ok := ev.Process.(impl.ClockStepper)
+	clock, ok := ev.Process.(adapterclient.ClockStepper)
 	if !ok || ev.Hold == 0 {
 		recordWindow(m.env, start, start, history.Missed, fmt.Sprintf("%s: %s: not injected: client %d holds no lease in an adapter process whose wall clock the clock-offset preload steps", r.name(), r.st, ev.Client))
 		return

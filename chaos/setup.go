@@ -26,9 +26,9 @@ type Setup struct {
 	ClockShim bool
 	// ClientClock starts every adapter process of an exec: strategy with
 	// the clock-offset preload and an offset file of its own
-	// (impl.WithAdapterClock), so the nemesis can step the wall clock
+	// (adapterclient.WithAdapterClock), so the nemesis can step the wall clock
 	// that process reads (its workload.Event.Process is then an
-	// impl.ClockStepper). No effect on strategies inside lockbench's
+	// adapterclient.ClockStepper). No effect on strategies inside lockbench's
 	// process.
 	ClientClock bool
 	// Proxies routes every (client, node) link through its own TCP proxy

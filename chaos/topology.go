@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 )
 
@@ -76,7 +77,7 @@ func (s Scenario) UnsupportedOn(o cluster.Options, info impl.Info) string {
 // --strategy that needs fewer"). Unknown names and scenarios that do
 // not apply give nil (the run's own resolution reports them).
 func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	if err != nil {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // TestTooFewServers: the external backend must have the servers (and
@@ -41,7 +41,7 @@ func TestTooFewServers(t *testing.T) {
 		}
 	}
 	// UnsupportedOn (a bench cell's n/a) says the same for redlock on 1 server.
-	st, _ := impl.Lookup("redlock")
+	st, _ := strategies.Lookup("redlock")
 	sc, _ := Lookup("baseline")
 	if why := sc.UnsupportedOn(ext(1, 0), st.Info()); !strings.Contains(why, "needs 5 servers") {
 		t.Errorf("UnsupportedOn(redlock on 1 server) = %q", why)
@@ -56,7 +56,7 @@ func TestTooFewServers(t *testing.T) {
 // marked OnReplicas apply to it; failover-other-replica applies to no
 // lock that does not wait for a replica, and runs on two replicas.
 func TestWaitLockScenarios(t *testing.T) {
-	st, err := impl.Lookup("token-lua-wait")
+	st, err := strategies.Lookup("token-lua-wait")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestWaitLockScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range impl.All() {
+	for _, st := range strategies.All() {
 		if ok, why := other.AppliesTo(st.Info()); ok != st.Info().Claims.ReplicaAck || (!ok && why == "") {
 			t.Errorf("failover-other-replica applies to %s: %v (%s)", st.Name(), ok, why)
 		}

@@ -30,6 +30,8 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/resource"
@@ -104,7 +106,7 @@ func Plan(o Options) ([]bench.Spec, error) {
 	}
 	var infos [2]impl.Info
 	for i, name := range []string{o.A, o.B} {
-		st, err := impl.Lookup(name)
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", errs.ErrUsage, []string{"A", "B"}[i], err)
 		}
@@ -273,13 +275,13 @@ func sideOf(s bench.Spec, o Options) string {
 // label shortens an exec: strategy for progress lines: its command's
 // last path element and arguments.
 func label(strategy string) string {
-	if !impl.IsExec(strategy) {
+	if !adapterclient.IsExec(strategy) {
 		return strategy
 	}
-	cmd := strings.TrimPrefix(strategy, impl.ExecPrefix)
+	cmd := strings.TrimPrefix(strategy, adapterclient.ExecPrefix)
 	if f := strings.Fields(cmd); len(f) > 0 {
 		f[0] = filepath.Base(f[0])
-		return impl.ExecPrefix + strings.Join(f, " ")
+		return adapterclient.ExecPrefix + strings.Join(f, " ")
 	}
 	return strategy
 }
@@ -325,7 +327,7 @@ func newFile(o Options) *results.File {
 			OpTimeoutMs: float64(w.OpTimeout) / 1e6, CSMs: w.CS.String(), Retry: w.Retry.String(), Reentrancy: w.Reentrancy}
 	}
 	for i, name := range []string{o.A, o.B} {
-		if st, err := impl.Lookup(name); err == nil {
+		if st, err := strategies.Lookup(name); err == nil {
 			info := bench.StrategyInfo(st)
 			info.Name = []string{na, nb}[i]
 			f.Strategies = append(f.Strategies, info)

@@ -107,12 +107,6 @@ func TriedToken(err error) string {
 	return ""
 }
 
-// notAcquired returns err (wrapping ErrNotAcquired: the key was held)
-// with reason taken and the token tried.
-func notAcquired(err error, token string) error {
-	return WithToken(WithReason(err, ReasonTaken), token)
-}
-
 // Checker is implemented by a Locker that can say, right before a write,
 // whether it still believes it holds a lease: a protocol-2 adapter that
 // declares "check", or an in-process strategy with a view of its own. The

@@ -16,19 +16,6 @@ import (
 // deadline there (Lease.ValidUntil).
 type renewFunc func(ctx context.Context) (validity time.Duration, err error)
 
-// boolRenew adapts a renewal that says only whether it extended (true),
-// found the key gone or another owner's (false, reason: none stated) or
-// failed (an error: unknown).
-func boolRenew(f func(ctx context.Context) (bool, error)) renewFunc {
-	return func(ctx context.Context) (time.Duration, error) {
-		ok, err := f(ctx)
-		if err == nil && !ok {
-			err = ErrNotHeld
-		}
-		return 0, err
-	}
-}
-
 // startRenewal runs renew every cfg.RenewEvery for lease on a goroutine
 // under parent (counted in wg) until the lease is released (lease.stop,
 // which it sets) or parent ends; it sets lease.Lost. Shared by watchdog,
@@ -120,7 +107,7 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 		}
 		complete := cfg.Now()
 		if err == nil && validity > 0 {
-			lease.moveValidity(complete.Add(validity))
+			lease.SetValidUntil(complete.Add(validity))
 		}
 		if cfg.OnRenew != nil && ctx.Err() == nil {
 			r := Renewal{Key: lease.Key, Token: lease.Token, Invoke: invoke, Complete: complete, Err: err}
@@ -156,12 +143,24 @@ func renewLoop(ctx context.Context, cfg Config, lease *Lease, lost chan<- struct
 // The renewal runs on a goroutine counted in wg until the lease's
 // StopRenewal or ctx ends.
 func DriveRenewal(ctx context.Context, wg *sync.WaitGroup, cfg Config, lease *Lease, extend func(ctx context.Context) (validity time.Duration, err error)) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	startRenewal(ctx, wg, cfg, lease, extend, true)
 }
 
-// StopRenewal stops the lease's renewal (DriveRenewal, a strategy's
-// watchdog) and waits for its goroutine to end; it does nothing for a
+// StartRenewal starts a strategy's own renewal of lease (its watchdog,
+// a library's refresh loop): every cfg.RenewEvery it calls the Hook at
+// PointRenew, then renew, reports the call to cfg.OnRenew and closes
+// lease.Lost when renew returns an error wrapping ErrNotHeld or the TTL
+// passed since the last renewal that succeeded. renew returns how long
+// the lock says the lease stays valid from its return (0: it says
+// nothing). cfg is the Locker's, its defaults applied
+// (Config.WithDefaults). The renewal runs on a goroutine counted in wg
+// until the lease's StopRenewal or ctx ends.
+func StartRenewal(ctx context.Context, wg *sync.WaitGroup, cfg Config, lease *Lease, renew func(ctx context.Context) (validity time.Duration, err error)) {
+	startRenewal(ctx, wg, cfg, lease, renew, false)
+}
+
+// StopRenewal stops the lease's renewal (DriveRenewal, StartRenewal) and waits for its goroutine to end; it does nothing for a
 // lease without one. A Locker's Release calls it before the release call.
 func (l *Lease) StopRenewal() {
 	if l.stop != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 )
@@ -46,7 +47,7 @@ func builtinAsGo(st impl.Strategy) (*strategy, options) {
 // differences allowed are the verdict rows that differ from their claims
 // with a documented reason (validate.ClaimsExceptions), and the TTL the
 // profile raises for a lock whose call budget needs it (redsync,
-// redsync-single: impl.Budgeted), each logged.
+// redsync-single: strategies.Budgeted), each logged.
 func TestSameExpectations(t *testing.T) {
 	ci, err := bench.LookupProfile("ci")
 	if err != nil {
@@ -54,7 +55,7 @@ func TestSameExpectations(t *testing.T) {
 	}
 	var pairs, excepted, enveloped int
 	for _, name := range ci.Strategies {
-		st, err := impl.Lookup(name)
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestSameExpectations(t *testing.T) {
 				continue
 			}
 			pairs++
-			if _, budgeted := impl.BudgetOf(st, ci.Workload.TTL); budgeted && !reflect.DeepEqual(vw, dw) {
+			if _, budgeted := strategies.BudgetOf(st, ci.Workload.TTL); budgeted && !reflect.DeepEqual(vw, dw) {
 				// The profile raises the TTL of a lock whose call budget
 				// (a library's timeout, TTL-derived) is below what a busy
 				// machine's round trips need; a Go lock declares none.

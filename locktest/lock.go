@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // Errors a Lock returns (wrapped, e.g. with fmt.Errorf's %w) to say what
@@ -263,7 +264,7 @@ func (s *strategy) New(cfg impl.Config) (impl.Locker, error) {
 			f(name, call, key, token, invoke, complete, err)
 		}
 	}
-	lock, err := s.newLock(Clients{Redis: cfg.Nodes, Endpoints: cfg.Endpoints, Dial: impl.HookedDialer(ctx, cfg.Hook, dialTimeout),
+	lock, err := s.newLock(Clients{Redis: cfg.Nodes, Endpoints: cfg.Endpoints, Dial: strategies.HookedDialer(ctx, cfg.Hook, dialTimeout),
 		TTL: cfg.TTL, Owner: cfg.Owner, Now: cfg.Now, AtPoint: atPoint, NodeCall: nodeCall})
 	if err != nil {
 		cancel()

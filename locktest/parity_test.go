@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
 )
@@ -129,7 +130,7 @@ func TestSameAnswerAsLockbenchRun(t *testing.T) {
 				if only, ok := ci.Only[name]; ok && !slices.Contains(only, sc) {
 					continue
 				}
-				if st, err := impl.Lookup(name); err == nil {
+				if st, err := strategies.Lookup(name); err == nil {
 					if _, _, err := bench.Plan(bench.Spec{Strategy: name, Scenario: sc, Seed: 1, Workload: bench.WorkloadFor(st, ci, sc)}); err != nil {
 						continue // does not apply: n/a in the ci profile
 					}
@@ -142,7 +143,7 @@ func TestSameAnswerAsLockbenchRun(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(pairs)) {
 		scenarios := pairs[name]
 		t.Run(name, func(t *testing.T) {
-			st, err := impl.Lookup(name)
+			st, err := strategies.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -231,7 +232,7 @@ func startSingle(ctx context.Context, t testing.TB, strategy string) (*cluster.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -506,7 +506,7 @@ func lastLine(b []byte) string {
 // it. history names the recorded history (OutDir/histories/NAME.jsonl); ""
 // runs unrecorded.
 func (m *meter) lockbench(ctx context.Context, w workload.Config, name string) (Measure, error) {
-	st, err := impl.Lookup(Strategy)
+	st, err := strategies.Lookup(Strategy)
 	if err != nil {
 		return Measure{}, err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Strategies are the strategy names with a fixed colour, dash pattern and
-// marker, in the order lockbench lists them (impl.Names); a test checks
+// marker, in the order lockbench lists them (strategies.Names); a test checks
 // that each is registered, in registry order. A strategy registered later and not
 // listed here is drawn in one of extraColors, chosen by its name.
 var Strategies = []string{"naive", "set-nx-px", "token-lua", "watchdog", "reentrant", "redlock", "fenced", "redsync", "redsync-single", "redislock",

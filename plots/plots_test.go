@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
@@ -329,14 +329,14 @@ func TestLinearTicks(t *testing.T) {
 }
 
 // TestStrategyColors: the fixed colours go to registered strategies, in
-// the registry's order (a strategy added to impl.All without one is drawn
+// the registry's order (a strategy added to strategies.All without one is drawn
 // in a colour chosen by its name, so the palette needs no edit), none is
 // the violation red or the fault orange, and a name keeps its colour (also
 // a name outside the fixed list).
 func TestStrategyColors(t *testing.T) {
-	registered := slices.DeleteFunc(impl.Names(), func(n string) bool { return !slices.Contains(Strategies, n) })
+	registered := slices.DeleteFunc(strategies.Names(), func(n string) bool { return !slices.Contains(Strategies, n) })
 	if !slices.Equal(Strategies, registered) {
-		t.Errorf("plots.Strategies = %q, impl.Names() = %q: the fixed colours go to registered strategies, in registry order", Strategies, impl.Names())
+		t.Errorf("plots.Strategies = %q, strategies.Names() = %q: the fixed colours go to registered strategies, in registry order", Strategies, strategies.Names())
 	}
 	seen := map[color.Color]string{}
 	for _, n := range Strategies {

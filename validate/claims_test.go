@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // differs returns how a row's checks differ from the claims-derived
@@ -38,7 +39,7 @@ func differs(row, claims Expectation) string {
 // every exception must still differ.
 func TestClaimsMatchRows(t *testing.T) {
 	info := map[string]impl.Info{}
-	for _, st := range impl.All() {
+	for _, st := range strategies.All() {
 		info[st.Name()] = st.Info()
 	}
 	seen := map[[2]string]bool{}

@@ -10,7 +10,7 @@ import (
 	"unicode"
 
 	"github.com/lockbench/lockbench/chaos"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // readme returns README.md's text.
@@ -80,7 +80,7 @@ func firstColumn(t *testing.T, text, heading string) []string {
 }
 
 // TestReadmeTables: README.md's strategy and scenario tables list every
-// registered strategy (impl.All) and scenario (chaos.All), in the
+// registered strategy (strategies.All) and scenario (chaos.All), in the
 // registries' order, and nothing else.
 func TestReadmeTables(t *testing.T) {
 	s := readme(t)
@@ -89,7 +89,7 @@ func TestReadmeTables(t *testing.T) {
 		want     []string
 		registry string
 	}{
-		{"## Strategies", impl.Names(), "impl.All (impl/registry.go)"},
+		{"## Strategies", strategies.Names(), "strategies.All (impl/strategies/registry.go)"},
 		{"## Scenarios", chaos.Names(), "chaos.All"},
 	} {
 		if got := firstColumn(t, s, tt.heading); !slices.Equal(got, tt.want) {

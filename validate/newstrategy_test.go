@@ -8,18 +8,19 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // testOnlyLock stands for a strategy a contributor adds: in a real branch
-// it is one file in impl (a Strategy: its Name, its Info with its claims
-// and fault points, its Locker) plus one line in impl.All. It borrows
+// it is one file in impl/strategies (a Strategy: its Name, its Info with its claims
+// and fault points, its Locker) plus one line in strategies.All. It borrows
 // token-lua's Info, so its verdict rows can be token-lua's.
 type testOnlyLock struct{}
 
 func (testOnlyLock) Name() string { return "test-only-lock" }
 
 func (testOnlyLock) Info() impl.Info {
-	st, _ := impl.Lookup("token-lua")
+	st, _ := strategies.Lookup("token-lua")
 	in := st.Info()
 	in.Summary = "a strategy that exists only in this test"
 	return in
@@ -30,7 +31,7 @@ func (testOnlyLock) New(impl.Config) (impl.Locker, error) {
 }
 
 // TestNewStrategyNeedsOnlyItsRows: a strategy added through the registry
-// path (impl.All plus one entry) needs its verdict rows and nothing else.
+// path (strategies.All plus one entry) needs its verdict rows and nothing else.
 // Without them the verdict-table check names every missing row, one per
 // scenario that applies, and nothing else; with them (a family file of its
 // own) the table is complete. The scenarios decide from the strategy's
@@ -38,7 +39,7 @@ func (testOnlyLock) New(impl.Config) (impl.Locker, error) {
 // applicability, setup, fault features and topology as the registered
 // strategy whose Info it shares.
 func TestNewStrategyNeedsOnlyItsRows(t *testing.T) {
-	registry := append(impl.All(), testOnlyLock{}) // the one registry line
+	registry := append(strategies.All(), testOnlyLock{}) // the one registry line
 	name := testOnlyLock{}.Name()
 
 	var want []string
@@ -61,7 +62,7 @@ func TestNewStrategyNeedsOnlyItsRows(t *testing.T) {
 		t.Errorf("verdict table with the new strategy's rows: %q, want no problem", got)
 	}
 
-	twin, _ := impl.Lookup("token-lua")
+	twin, _ := strategies.Lookup("token-lua")
 	for _, sc := range chaos.All() {
 		a1, _ := sc.AppliesTo(testOnlyLock{}.Info())
 		a2, _ := sc.AppliesTo(twin.Info())

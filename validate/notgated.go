@@ -9,13 +9,14 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // NotGated names the settings that take a run away from the lock's
 // defaults its expectations assume, joined by " and "; "" if none. st is
-// the strategy as the run uses it (library settings applied: impl.Tune),
+// the strategy as the run uses it (library settings applied: strategies.Tune),
 // scenario the scenario's name and w the run's workload with every default
 // applied (its usage policy and fencing mode resolved). The reasons are:
 // a usage policy other than the strategy's (--policy), a fencing mode
@@ -144,15 +145,15 @@ func csLimit(d workload.CSDist) time.Duration {
 // adapter) that differ from the registered adapter's defaults
 // ("--redsync-tries 3, ..."); "" if none or st takes no settings.
 func libraryChanged(st impl.Strategy) string {
-	tuned, ok := st.(impl.Tunable)
+	tuned, ok := st.(strategies.Tunable)
 	if !ok {
 		return ""
 	}
-	reg, err := impl.Lookup(st.Name())
+	reg, err := strategies.Lookup(st.Name())
 	if err != nil {
 		return ""
 	}
-	def, ok := reg.(impl.Tunable)
+	def, ok := reg.(strategies.Tunable)
 	if !ok {
 		return ""
 	}

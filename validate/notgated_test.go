@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -14,7 +15,7 @@ import (
 // builtinSource is the expectation source of a registered strategy.
 func builtinSource(t *testing.T, name string) Source {
 	t.Helper()
-	st, err := impl.Lookup(name)
+	st, err := strategies.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestNotGatedSameForRowsAndClaims(t *testing.T) {
 		{"custom policy", workload.Config{Clients: 16, TTL: ttl, CS: fixed(ttl / 20), Policy: impl.Policy{CheckValidity: true, HonourLost: true}}},
 		{"fencing all", workload.Config{Clients: 16, TTL: ttl, CS: fixed(ttl / 20), Fencing: resource.FencingAll}},
 	}
-	for _, st := range impl.All() {
+	for _, st := range strategies.All() {
 		twin := claimsOnly{st}
 		in := st.Info()
 		for _, wl := range workloads {
@@ -146,7 +147,7 @@ func TestNotGatedSameForRowsAndClaims(t *testing.T) {
 		strategy string
 		gated    bool
 	}{{"token-lua", false}, {"set-nx-px", false}, {"watchdog", true}, {"redlock", true}, {"redsync", true}} {
-		st, err := impl.Lookup(tt.strategy)
+		st, err := strategies.Lookup(tt.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestPolicyInFaultFreeCells(t *testing.T) {
 		{"redlock", "baseline", ttl / 20, false},
 		{"redlock", "baseline", 2 * ttl, true},
 	} {
-		st, err := impl.Lookup(tt.strategy)
+		st, err := strategies.Lookup(tt.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}

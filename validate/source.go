@@ -10,6 +10,8 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // Source is where a lock's expectations come from, decided in one place
@@ -49,21 +51,21 @@ func SourceOf(strategy string, info impl.Info) Source {
 
 // LookupSource is SourceOf for a strategy known by name only (lockbench
 // check of a saved history): a strategy without rows is looked up
-// (impl.Lookup; an exec: adapter is started once to read its hello) for
+// (strategies.Lookup; an exec: adapter is started once to read its hello) for
 // its claims. A name that cannot be looked up has neither rows nor
 // claims: nothing is gated.
 func LookupSource(strategy string) Source {
 	if rows, ok := table()[strategy]; ok {
 		src := Source{strategy: strategy, rows: rows, known: true}
-		if st, err := impl.Lookup(strategy); err == nil {
+		if st, err := strategies.Lookup(strategy); err == nil {
 			src.info = st.Info() // its claims (renewal: the renewal-liveness check)
 		}
 		return src
 	}
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	if err != nil {
 		s := Source{strategy: strategy}
-		if impl.IsExec(strategy) {
+		if adapterclient.IsExec(strategy) {
 			s.unknown = err.Error()
 		}
 		return s
@@ -77,7 +79,7 @@ func LookupSource(strategy string) Source {
 // and whether lockbench's own process runs the lock's renewals (every
 // strategy but an exec: adapter, which renews on its own schedule).
 func RenewalOptions(strategy, scenario string) checker.RenewalOptions {
-	o := checker.RenewalOptions{HarnessRenews: !impl.IsExec(strategy)}
+	o := checker.RenewalOptions{HarnessRenews: !adapterclient.IsExec(strategy)}
 	if sc, err := chaos.Lookup(scenario); err == nil {
 		o.KeepsLeases = sc.KeepsLeases || sc.Kind == chaos.None
 	}

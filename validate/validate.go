@@ -30,7 +30,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/chaos"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // Expect is what a check must show in one (strategy, scenario) pair.
@@ -217,7 +217,7 @@ func Expected(strategy, scenario string) (e Expectation, ok bool) {
 // set, every check is at risk with that reason, so lockbench run and
 // lockbench check of its history agree. A strategy with verdict rows is
 // judged by its row, any other lock (an exec: adapter) by the expectation
-// its declared claims predict (FromClaims; impl.Lookup starts an adapter
+// its declared claims predict (FromClaims; strategies.Lookup starts an adapter
 // once to read them); a pair with neither is at risk with a reason that
 // says so: nothing is gated. Every applicable pair of a registered
 // strategy has a row (TestVerdictTableComplete).
@@ -233,7 +233,7 @@ type Pair struct {
 }
 
 // Matrix returns every row of the verdict table, in report order
-// (scenarios as chaos.All lists them, then strategies as impl.All does), for
+// (scenarios as chaos.All lists them, then strategies as strategies.All does), for
 // docs/verdicts.md and reports.
 func Matrix() []Pair {
 	rank := func(names []string) map[string]int {
@@ -243,7 +243,7 @@ func Matrix() []Pair {
 		}
 		return m
 	}
-	sc, st := rank(chaos.Names()), rank(impl.Names())
+	sc, st := rank(chaos.Names()), rank(strategies.Names())
 	var out []Pair
 	for stn, m := range table() {
 		for scn, e := range m {
@@ -265,7 +265,7 @@ func Matrix() []Pair {
 func NotApplicable() []Pair {
 	var out []Pair
 	for _, sc := range chaos.All() {
-		for _, st := range impl.All() {
+		for _, st := range strategies.All() {
 			if ok, why := sc.AppliesTo(st.Info()); !ok {
 				out = append(out, Pair{Strategy: st.Name(), Scenario: sc.Name, Expectation: Expectation{Reason: "not applicable: " + why}})
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -52,11 +53,11 @@ func TestMatrixGolden(t *testing.T) {
 }
 
 // TestVerdictTableComplete: every (strategy, scenario) pair of the
-// registries (impl.All × chaos.All) whose scenario applies to the strategy
+// registries (strategies.All × chaos.All) whose scenario applies to the strategy
 // has exactly one row; every row names a registered strategy and scenario
 // and a pair that applies; every strategy's rows live in one family file.
 func TestVerdictTableComplete(t *testing.T) {
-	for _, p := range tableProblems(impl.All(), chaos.All(), families()) {
+	for _, p := range tableProblems(strategies.All(), chaos.All(), families()) {
 		t.Error(p)
 	}
 }
@@ -85,7 +86,7 @@ func tableProblems(all []impl.Strategy, scs []chaos.Scenario, fams []map[string]
 			family[st] = i
 			info, known := strategies[st]
 			if !known {
-				errorf("rows for %s, which impl.All does not register", st)
+				errorf("rows for %s, which strategies.All does not register", st)
 				continue
 			}
 			seen := map[string]bool{}
@@ -163,14 +164,14 @@ func TestFor(t *testing.T) {
 // fencing mode, a library setting and one client each name themselves.
 func TestNotGated(t *testing.T) {
 	lookup := func(name string) impl.Strategy {
-		st, err := impl.Lookup(name)
+		st, err := strategies.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
 	tuned := func(name string, set map[string]string) impl.Strategy {
-		st, err := impl.Tune(lookup(name), set, 100*time.Millisecond)
+		st, err := strategies.Tune(lookup(name), set, 100*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}

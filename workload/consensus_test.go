@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/resource"
 )
@@ -36,7 +36,7 @@ func TestConsensusRunAndProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Stop()
-			st, err := impl.Lookup(tc.strategy)
+			st, err := strategies.Lookup(tc.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestConsensusRunAndProbe(t *testing.T) {
 					continue
 				}
 				probes++
-				if op.Result != history.OK || op.Value != impl.NotHeld {
+				if op.Result != history.OK || op.Value != strategies.NotHeld {
 					t.Errorf("probe of %s: %s, value %d, %s; want ok, -2 (free)", op.Key, op.Result, op.Value, op.Error)
 				}
 			}

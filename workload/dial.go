@@ -108,7 +108,7 @@ func (d Dialer) Sentinel(master string, sentinels []string) redis.UniversalClien
 // times it follows MOVED or ASK, or retries after TRYAGAIN, CLUSTERDOWN or
 // a network error, for one command (go-redis's default). A retried
 // command whose earlier attempt may have run is the strategy's to
-// classify (impl's token-lua-cluster reports an unknown outcome).
+// classify (impl/strategies' token-lua-cluster reports an unknown outcome).
 const clusterRedirects = 3
 
 // Cluster returns a go-redis cluster client over a Redis Cluster's nodes

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 )
 
 // Point names a place in a client's loop where Faults.At is called.
@@ -64,7 +65,7 @@ type Event struct {
 	Depth int
 	// Process is the client's own process when its Locker runs in one
 	// (exec: strategies), for faults to pause or kill; nil otherwise.
-	Process impl.ClientProcess
+	Process adapterclient.ClientProcess
 	// Call is the lock call about to be made at PointBeforeAcquire,
 	// PointBeforeRelease and PointBeforeExtend, which a nemesis may make
 	// cancellable (Call.Cancellable) to cancel it in flight; nil at every

@@ -10,13 +10,14 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 )
 
 // Probe is the liveness check after a run: for every key it reads the key's
 // PTTL (the largest over the nodes; -1 if any node holds the key without a
 // TTL, a deadlock there) and then tries to acquire the key with a fresh owner
 // of the same strategy, retrying every TTL/20, for at most TTL + 1 s. For a
-// strategy whose Locker is an impl.KeyLeaser (its locks are not Redis keys:
+// strategy whose Locker is an strategies.KeyLeaser (its locks are not Redis keys:
 // etcd, ZooKeeper) the value is its KeyLease instead, with the same
 // meaning (ms left of the holder's lease; -1 held without expiry; -2 not
 // held); a KeyLease error records -2, as a Redis node that does not answer
@@ -53,7 +54,7 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 		key := cfg.Key(i)
 		inv := env.Clock.Now()
 		var pttl int64
-		if kl, ok := l.(impl.KeyLeaser); ok {
+		if kl, ok := l.(strategies.KeyLeaser); ok {
 			pttl = keyLease(ctx, kl, cfg.ProbeTimeout(), key)
 		} else {
 			pttl = keyPTTL(ctx, nodes, cfg.ProbeTimeout(), key)
@@ -95,12 +96,12 @@ func keyPTTL(ctx context.Context, nodes []redis.UniversalClient, timeout time.Du
 }
 
 // keyLease is KeyLease bounded by timeout; -2 when it fails.
-func keyLease(ctx context.Context, kl impl.KeyLeaser, timeout time.Duration, key string) int64 {
+func keyLease(ctx context.Context, kl strategies.KeyLeaser, timeout time.Duration, key string) int64 {
 	c, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := kl.KeyLease(c, key)
 	if err != nil {
-		return impl.NotHeld
+		return strategies.NotHeld
 	}
 	return v
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/resource"
 )
 
@@ -141,7 +142,7 @@ func Run(ctx context.Context, cfg Config, env Env) (Stats, error) {
 	}
 	// One strategy for the run's Lockers: an adapter serving several
 	// logical clients per process shares its processes among them.
-	runSt := impl.ForRun(env.Strategy)
+	runSt := adapterclient.ForRun(env.Strategy)
 	clients := make([]*client, cfg.Clients)
 	defer func() {
 		for _, c := range clients {
@@ -284,14 +285,14 @@ type client struct {
 	rng    *rand.Rand
 	zipf   *rand.Zipf
 	nodes  []redis.UniversalClient
-	st     impl.Strategy // the run's (impl.ForRun)
+	st     impl.Strategy // the run's (adapterclient.ForRun)
 	locker impl.Locker
 	// dead reports whether the Locker's process is gone: an adapter
 	// process shared with other logical clients that one of them crashed
 	// (killed); nil when the Locker has none.
 	dead interface{ Dead() bool }
 	// proc is the Locker's process, when it runs in one (exec:); nil otherwise.
-	proc impl.ClientProcess
+	proc adapterclient.ClientProcess
 	// checker is the Locker's Checker, when it has one (asked before each
 	// write under Policy.AskLock); nil otherwise.
 	checker impl.Checker
@@ -376,7 +377,7 @@ func (c *client) newLocker() error {
 		return fmt.Errorf("workload: client %d: %s: %w", c.id, c.env.Strategy.Name(), err)
 	}
 	c.locker = l
-	c.proc, _ = l.(impl.ClientProcess)
+	c.proc, _ = l.(adapterclient.ClientProcess)
 	c.dead, _ = l.(interface{ Dead() bool })
 	c.checker, _ = l.(impl.Checker)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/resource"
 )
 
@@ -202,7 +203,7 @@ func startSingle(ctx context.Context, t *testing.T, strategy string) (*cluster.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	st, err := impl.Lookup(strategy)
+	st, err := strategies.Lookup(strategy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,8 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/redislog"
 )
@@ -52,8 +54,8 @@ func main() {
 	flag.IntVar(&o.threads, "threads", 1, "logical clients per process")
 	flag.BoolVar(&o.sharedLock, "shared-lock", false, "the logical clients of a process share one Locker (with --threads 2 or more)")
 	flag.Parse()
-	st, err := impl.Lookup(*name)
-	if err == nil && impl.IsExec(*name) {
+	st, err := strategies.Lookup(*name)
+	if err == nil && adapterclient.IsExec(*name) {
 		err = errors.New("an exec: strategy cannot be served again")
 	}
 	if err == nil {

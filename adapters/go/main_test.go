@@ -21,6 +21,8 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
@@ -104,7 +106,7 @@ func sameVerdictsCells(tb testing.TB, seeds int, full bool) []bench.Spec {
 		}
 		for seed := int64(1); seed <= int64(seeds); seed++ {
 			for _, st := range []string{"token-lua", "watchdog", "redlock"} {
-				strat, err := impl.Lookup(st)
+				strat, err := strategies.Lookup(st)
 				if err != nil {
 					tb.Fatal(err)
 				}
@@ -156,7 +158,7 @@ func TestSameVerdicts(t *testing.T) {
 		in, err := bench.Run(ctx, s)
 		var ex results.Run
 		if err == nil {
-			s.Strategy = impl.ExecPrefix + bin + " --strategy " + s.Strategy
+			s.Strategy = adapterclient.ExecPrefix + bin + " --strategy " + s.Strategy
 			ex, err = bench.Run(ctx, s)
 		}
 		cancel()
@@ -266,13 +268,13 @@ func BenchmarkProtocol(b *testing.B) {
 			}
 		}
 	})
-	st, _ := impl.Lookup("token-lua")
+	st, _ := strategies.Lookup("token-lua")
 	node := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4, ContextTimeoutEnabled: true})
 	defer node.Close()
 	inCfg := cfg
 	inCfg.Nodes = []redis.UniversalClient{node}
 	b.Run("acquire-release/in-process", func(b *testing.B) { acquireRelease(b, st, inCfg) })
-	ex, err := impl.Lookup(impl.ExecPrefix + bin + " --strategy token-lua")
+	ex, err := strategies.Lookup(adapterclient.ExecPrefix + bin + " --strategy token-lua")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -307,7 +309,7 @@ func TestCrashPoint(t *testing.T) {
 	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	addr := startRedis(t)
-	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy naive", impl.ExecOptions{})
+	st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+bin+" --strategy naive", adapterclient.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +346,7 @@ func TestCrashPoint(t *testing.T) {
 // client-clock-step is n/a for it, naming the program and why.
 func TestClockNotSteppable(t *testing.T) {
 	bin := build(t)
-	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy token-lua", impl.ExecOptions{})
+	st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+bin+" --strategy token-lua", adapterclient.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +368,7 @@ func TestPauseStopsRenewal(t *testing.T) {
 	leakcheck.AtEnd(t, append(leakcheck.Servers, adapterComm)...)
 	bin := build(t)
 	addr := startRedis(t)
-	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" --strategy watchdog", impl.ExecOptions{})
+	st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+bin+" --strategy watchdog", adapterclient.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +390,7 @@ func TestPauseStopsRenewal(t *testing.T) {
 		t.Fatal("lost before the pause")
 	default:
 	}
-	proc := l.(impl.ClientProcess)
+	proc := l.(adapterclient.ClientProcess)
 	if err := proc.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +424,7 @@ func TestCrashBetweenScenario(t *testing.T) {
 	out := t.TempDir()
 	w := workload.Config{Clients: 4, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
 	var verdicts []results.Verdict
-	for _, st := range []string{"naive", impl.ExecPrefix + bin + " --strategy naive"} {
+	for _, st := range []string{"naive", adapterclient.ExecPrefix + bin + " --strategy naive"} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		r, err := bench.Run(ctx, bench.Spec{Strategy: st, Scenario: "crash-between", Seed: 1, Workload: w, OutDir: out})
 		cancel()
@@ -457,7 +459,7 @@ func TestCrashBetweenScenario(t *testing.T) {
 		if crashes != 1 || inflight != 1 {
 			t.Errorf("%s: %d crash operations and %d unknown acquires of the crashed client, want 1 and 1", st, crashes, inflight)
 		}
-		if impl.IsExec(st) {
+		if adapterclient.IsExec(st) {
 			log, err := os.ReadFile(strings.TrimSuffix(hist, filepath.Ext(hist)) + ".adapter.log")
 			if err != nil || !strings.Contains(string(log), "exited at point after-setnx as asked") {
 				t.Errorf("adapter log (%v) does not say the adapter exited at after-setnx as asked:\n%s", err, log)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -17,7 +18,7 @@ import (
 // execOf looks the adapter up with flags, not cached.
 func execOf(t *testing.T, bin, flags string) impl.Strategy {
 	t.Helper()
-	st, err := impl.Exec(context.Background(), impl.ExecPrefix+bin+" "+flags, impl.ExecOptions{})
+	st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+bin+" "+flags, adapterclient.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestThreads(t *testing.T) {
 		if shared {
 			flags += " --shared-lock"
 		}
-		run := impl.ForRun(execOf(t, bin, flags))
+		run := adapterclient.ForRun(execOf(t, bin, flags))
 		var ls []impl.Locker
 		for i := range 3 {
 			l, err := run.New(impl.Config{Endpoints: []string{addr}, TTL: time.Second, Owner: "c" + string(rune('0'+i)), Client: i})
@@ -301,7 +302,7 @@ func TestThreads(t *testing.T) {
 		if shared && err != nil || !shared && !errors.Is(err, impl.ErrNotAcquired) {
 			t.Errorf("shared %v: the second client's acquire of a held key: %v (want granted with a shared lock object, refused without)", shared, err)
 		}
-		if err := ls[0].(impl.ClientProcess).Kill(); err != nil {
+		if err := ls[0].(adapterclient.ClientProcess).Kill(); err != nil {
 			t.Fatal(err)
 		}
 		dead := func(l impl.Locker) bool { return l.(interface{ Dead() bool }).Dead() }

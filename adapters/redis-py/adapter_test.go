@@ -16,6 +16,8 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
@@ -51,7 +53,7 @@ func TestDeclaredClaims(t *testing.T) {
 		{"", impl.Claims{AtomicAcquire: true, TokenRelease: true}},
 		{" --renew", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}},
 	} {
-		st, err := impl.Exec(context.Background(), impl.ExecPrefix+command(t, tt.args), impl.ExecOptions{})
+		st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+command(t, tt.args), adapterclient.ExecOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	for _, tt := range cells {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		r, err := bench.Run(ctx, bench.Spec{Strategy: impl.ExecPrefix + tt.command, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out})
+		r, err := bench.Run(ctx, bench.Spec{Strategy: adapterclient.ExecPrefix + tt.command, Scenario: tt.scenario, Seed: 1, Workload: w, OutDir: out})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s under %s: %v", tt.command, tt.scenario, err)
@@ -162,7 +164,7 @@ func BenchmarkRedisPy(b *testing.B) {
 		}
 	})
 	b.Run("acquire-release", func(b *testing.B) {
-		st, err := impl.Lookup(impl.ExecPrefix + cmd)
+		st, err := strategies.Lookup(adapterclient.ExecPrefix + cmd)
 		if err != nil {
 			b.Fatal(err)
 		}

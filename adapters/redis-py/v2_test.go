@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 )
 
@@ -27,14 +28,14 @@ func startRedis(t *testing.T) string {
 }
 
 // lockers makes n logical clients of the adapter with args, for one run
-// (impl.ForRun: with --threads they share processes).
+// (adapterclient.ForRun: with --threads they share processes).
 func lockers(t *testing.T, args, addr string, ttl time.Duration, n int) []impl.Locker {
 	t.Helper()
-	st, err := impl.Exec(context.Background(), impl.ExecPrefix+command(t, args), impl.ExecOptions{})
+	st, err := adapterclient.Exec(context.Background(), adapterclient.ExecPrefix+command(t, args), adapterclient.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := impl.ForRun(st)
+	run := adapterclient.ForRun(st)
 	var ls []impl.Locker
 	for i := range n {
 		l, err := run.New(impl.Config{Endpoints: []string{addr}, TTL: ttl, Owner: fmt.Sprintf("c%d", i), Client: i})

@@ -15,7 +15,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/hunt"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/report"
@@ -321,7 +321,7 @@ func onlySome(p bench.Profile, strategies, scenarios []string) (bench.Profile, e
 		}
 		var extra []string // exec: strategies run beside the profile's
 		for _, w := range want {
-			if flag == "strategies" && impl.IsExec(w) {
+			if flag == "strategies" && adapterclient.IsExec(w) {
 				extra = append(extra, w)
 			} else if !slices.Contains(all, w) {
 				return nil, notInProfile(p.Name, flag, w, all)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -26,7 +26,7 @@ func runCommand(s bench.Spec) string {
 	if w.OwnKeys {
 		cmd += " --own-keys" // an uncontended cost run: a key per client
 	}
-	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
+	if st, err := strategies.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}
 	return cmd + backendArgs(s.Cluster, w.KeyPrefix)

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/compare"
 	"github.com/lockbench/lockbench/diff"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 )
@@ -258,7 +259,7 @@ func passThrough(fs *pflag.FlagSet) []string {
 func bothApply(names []string, a, b string) []string {
 	var infos []impl.Info
 	for _, n := range []string{a, b} {
-		st, err := impl.Lookup(n)
+		st, err := strategies.Lookup(n)
 		if err != nil {
 			return names
 		}

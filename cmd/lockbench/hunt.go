@@ -14,7 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/hunt"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -264,7 +264,7 @@ func scheduleCommand(s bench.Spec, file string) string {
 	if w.Think > 0 {
 		cmd += fmt.Sprintf(" --think %v", w.Think)
 	}
-	if st, err := impl.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
+	if st, err := strategies.Lookup(s.Strategy); err == nil && st.Info().Claims.Reentrant && w.Reentrancy > 1 {
 		cmd += fmt.Sprintf(" --reentrancy %d", w.Reentrancy)
 	}
 	var names []string

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/validate"
 )
@@ -51,7 +51,7 @@ func newListCmd() *cobra.Command {
 				return nil
 			}
 			fmt.Fprintln(w, "STRATEGY\tNODES\tCLAIMS\tDEFAULT POLICY\tHOW")
-			for _, st := range impl.All() {
+			for _, st := range strategies.All() {
 				in := bench.StrategyInfo(st)
 				pol := strings.Join(in.Policy, ",")
 				if pol == "" {

@@ -20,6 +20,8 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/impl/adapterclient"
+	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/report"
@@ -262,9 +264,9 @@ func (f *runFlags) printRuns(cmd *cobra.Command, o *output, file *results.File) 
 }
 
 // libraryFlags adds one flag per library setting of the library adapters
-// (impl.Settings: --redsync-tries, --redislock-refresh, ...).
+// (strategies.Settings: --redsync-tries, --redislock-refresh, ...).
 func libraryFlags(c *cobra.Command) {
-	for _, s := range impl.Settings() {
+	for _, s := range strategies.Settings() {
 		if !s.Bool {
 			c.Flags().String(s.Name, s.Default, s.Usage)
 			continue
@@ -279,7 +281,7 @@ func libraryFlags(c *cobra.Command) {
 // name; nil if none.
 func librarySettings(cmd *cobra.Command) map[string]string {
 	var m map[string]string
-	for _, s := range impl.Settings() {
+	for _, s := range strategies.Settings() {
 		if fl := cmd.Flags().Lookup(s.Name); fl != nil && fl.Changed {
 			if m == nil {
 				m = map[string]string{}
@@ -291,14 +293,14 @@ func librarySettings(cmd *cobra.Command) map[string]string {
 }
 
 // boolSetting is the value of a library setting that is a bool flag
-// (impl.Setting.Bool): help shows it as a bool (given alone it is "true";
+// (strategies.Setting.Bool): help shows it as a bool (given alone it is "true";
 // a value goes after "=") while the adapter validates the text, so that
 // --redsync-fail-fast=maybe gets the adapter's message.
 type boolSetting string
 
 func (b *boolSetting) String() string { return string(*b) }
 
-// Set stores s; the adapter checks it (impl.Tune).
+// Set stores s; the adapter checks it (strategies.Tune).
 func (b *boolSetting) Set(s string) error { *b = boolSetting(s); return nil }
 
 // Type is the flag's type name in help: "bool", which help leaves out.
@@ -322,9 +324,9 @@ func strayArgument(cmd *cobra.Command, raw []string, arg string) error {
 		break
 	}
 	if !cmd.Flags().Changed("strategy") {
-		known := impl.IsExec(arg) // not looked up: that would start the adapter
+		known := adapterclient.IsExec(arg) // not looked up: that would start the adapter
 		if !known {
-			_, err := impl.Lookup(arg)
+			_, err := strategies.Lookup(arg)
 			known = err == nil
 		}
 		if known {
@@ -476,7 +478,7 @@ func clockSkew(d time.Duration, backend string) (time.Duration, error) {
 // durations outside their documented bounds. Errors wrap errs.ErrUsage.
 func (f *runFlags) checkValues() error {
 	if f.strategy == "" {
-		return fmt.Errorf("%w: --strategy is required (valid: %s)", errs.ErrUsage, strings.Join(impl.Names(), ", "))
+		return fmt.Errorf("%w: --strategy is required (valid: %s)", errs.ErrUsage, strings.Join(strategies.Names(), ", "))
 	}
 	if f.tailShare < 0 || f.tailShare > 1 {
 		return fmt.Errorf("%w: --cs-tail %g: want a share between 0 and 1", errs.ErrUsage, f.tailShare)

@@ -260,7 +260,7 @@ func helloOf(m Message) (Hello, string) {
 }
 
 // NodesProblem is the one rule on a lock's nodes and its quorum claim,
-// for adapters' hellos and the built-in strategies alike (impl's
+// for adapters' hellos and the built-in strategies alike (impl/strategies'
 // TestBuiltinsKeepNodesRule), in words after "its hello", or "" when they
 // agree. server is the kind of server ("", "redis", "etcd",
 // "zookeeper"). On Redis, nodes are independent servers: more than one is

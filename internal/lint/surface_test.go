@@ -23,7 +23,6 @@ var surfaceDebt = map[string]int{
 	"results":  33,
 	"chaos":    73,
 	"cluster":  69,
-	"impl":     61,
 	"bench":    42,
 	"validate": 33,
 }

@@ -1,0 +1,5 @@
+#!/bin/sh
+# A broken adapter for impl/adapterclient's TestBadAdapters: its policy asks the lock before each write, but it serves no check.
+echo $$ >>"${PIDFILE:-/dev/null}" # the test checks that no process is left
+echo '{"type":"hello","protocol":2,"name":"bad","version":"0","claims":{"atomic_acquire":true,"token_release":true,"renewal":false,"reentrant":false,"quorum":false,"fencing":false,"validity":false},"nodes":1,"policy":{"check_validity":false,"honour_lost":false,"ask_lock":true}}'
+read -r line

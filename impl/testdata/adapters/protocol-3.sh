@@ -1,5 +1,0 @@
-#!/bin/sh
-# A broken adapter for impl's TestBadAdapters: it speaks protocol 3.
-echo $$ >>"${PIDFILE:-/dev/null}" # the test checks that no process is left
-echo '{"type":"hello","protocol":3,"name":"bad","version":"0","claims":{"atomic_acquire":true,"token_release":true,"renewal":false,"reentrant":false,"quorum":false,"fencing":false,"validity":false},"nodes":1}'
-read -r line
