@@ -16,7 +16,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -81,7 +81,7 @@ func TestDockerVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := validate.For(tt.strategy, tt.scenario, "").Summary(); r.Expected != want {
+			if want := verdicts.For(tt.strategy, tt.scenario, "").Summary(); r.Expected != want {
 				t.Errorf("expected %q, table says %q", r.Expected, want)
 			}
 			switch r.Outcome() {

@@ -21,6 +21,7 @@ import (
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -573,8 +574,8 @@ func StrategyInfo(st impl.Strategy) results.StrategyInfo {
 // scenario does not apply to the strategy (n/a in the verdict table:
 // "not applicable: ...") and those whose faults the backend cannot inject
 // (Unsupported).
-func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
-	var out []validate.Pair
+func SkippedPairs(p Profile, o cluster.Options) []verdicts.Pair {
+	var out []verdicts.Pair
 	for _, sc := range p.Scenarios {
 		scen, err := chaos.Lookup(sc)
 		if err != nil {
@@ -595,7 +596,7 @@ func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
 				why = scen.UnsupportedOn(o, strat.Info())
 			}
 			if why != "" {
-				out = append(out, validate.Pair{Strategy: st, Scenario: sc, Expectation: validate.Expectation{Reason: why}})
+				out = append(out, verdicts.Pair{Strategy: st, Scenario: sc, Expectation: verdicts.Expectation{Reason: why}})
 			}
 		}
 	}
@@ -607,7 +608,7 @@ func SkippedPairs(p Profile, o cluster.Options) []validate.Pair {
 // the backend of o; then an error wrapping errs.ErrUsage naming the scenario,
 // why each of its pairs is skipped (skipped, from SkippedPairs) and the
 // fix, as a named strategy that cannot run is refused (CheckServers).
-func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []validate.Pair) error {
+func CheckScenarios(p Profile, o cluster.Options, named []string, skipped []verdicts.Pair) error {
 	for _, sc := range named {
 		var reasons []string         // distinct, in order
 		who := map[string][]string{} // reason → its strategies

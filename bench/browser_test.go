@@ -20,7 +20,7 @@ import (
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // chromium returns the path of a headless-capable Chromium, or fails the
@@ -114,7 +114,7 @@ func ciShapedFile(t *testing.T) *results.File {
 	}
 	jitter := []float64{-0.1, -0.05, 0, 0.02, 0.05, 0.1}
 	i := 0
-	for _, pair := range validate.Matrix() {
+	for _, pair := range verdicts.Matrix() {
 		if !slices.Contains(p.Scenarios, pair.Scenario) || !slices.Contains(p.Strategies, pair.Strategy) {
 			continue
 		}
@@ -122,9 +122,9 @@ func ciShapedFile(t *testing.T) *results.File {
 		e := pair.Expectation
 		v := results.Verdict{Exclusion: "ok", Resource: "ok", Liveness: "ok"}
 		switch {
-		case e.Exclusion == validate.Break || e.Exclusion == validate.AtRisk && i%2 == 0:
+		case e.Exclusion == verdicts.Break || e.Exclusion == verdicts.AtRisk && i%2 == 0:
 			v.Exclusion = "violated"
-			if e.Resource != validate.Hold {
+			if e.Resource != verdicts.Hold {
 				v.Resource = "violated"
 			}
 		}

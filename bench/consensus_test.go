@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -110,7 +110,7 @@ func TestConsensusTimeScales(t *testing.T) {
 		return r
 	}
 	for _, scale := range p.ConsensusScales[1:] {
-		for _, pair := range validate.Matrix() {
+		for _, pair := range verdicts.Matrix() {
 			if !onConsensus(pair.Strategy) {
 				continue
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/observer"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -138,7 +139,7 @@ func TestOrphansOnARealServer(t *testing.T) {
 			t.Logf("%s: %s; evidence: %d of %d failed acquires observed", tc.outcome, rep.Orphans.Message, rep.Evidence.FailedAcquiresObserved, rep.Evidence.Acquires.Fail)
 			var out results.Run
 			out.Scenario = "baseline"
-			validate.Fill(&out, rec.ops, rep, validate.Expectation{Exclusion: validate.AtRisk, Resource: validate.AtRisk, Liveness: validate.AtRisk}, t.TempDir())
+			validate.Fill(&out, rec.ops, rep, verdicts.Expectation{Exclusion: verdicts.AtRisk, Resource: verdicts.AtRisk, Liveness: verdicts.AtRisk}, t.TempDir())
 			gated := strings.Contains(strings.Join(out.Unexpected, "\n"), "orphans must hold but is violated")
 			if gated != tc.violation || out.Verdict.Orphans != rep.Orphans.Status {
 				t.Errorf("judged %q (orphans %s): gated %v, want %v", out.Unexpected, out.Verdict.Orphans, gated, tc.violation)

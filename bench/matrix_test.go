@@ -15,7 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -76,7 +76,7 @@ func TestVerdictMatrix(t *testing.T) {
 		t.Skip("runs redis-server for every pair; skipped with -short")
 	}
 	out := t.TempDir()
-	for _, p := range validate.Matrix() {
+	for _, p := range verdicts.Matrix() {
 		pair := p.Strategy + "/" + p.Scenario
 		if p.Summary() == "at-risk" || onConsensus(p.Strategy) {
 			// The etcd and ZooKeeper pairs run seconds each on a shared

@@ -38,6 +38,7 @@ import (
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -97,13 +98,13 @@ type Spec struct {
 	// hunt): Scenario is then "" or the schedule's scenario name
 	// (Schedule.Scenario), and the run is judged by the weakest
 	// expectation of the scenarios that exercise its primitives
-	// (validate.Source.ForSchedule).
+	// (verdicts.Source.ForSchedule).
 	Schedule *chaos.Schedule
 	// Lock, when set, is the strategy the run drives instead of the one
 	// the registry holds under Strategy (strategies.Lookup): a lock given as
 	// Go code in the caller's process (package locktest). Strategy must
 	// then be Lock.Name(). Its expectations come from its claims
-	// (validate.SourceOf) unless its name has verdict rows.
+	// (verdicts.SourceOf) unless its name has verdict rows.
 	Lock impl.Strategy
 	// Shared, when set, lends the run its etcd or ZooKeeper cluster
 	// instead of one started and stopped for the run alone (see Shared);
@@ -360,8 +361,8 @@ type run struct {
 	setup    chaos.Setup
 	w        workload.Config
 	topo     cluster.Topology
-	notGated string // validate.NotGated: why the run is not gated, "" when it is
-	exp      validate.Expectation
+	notGated string // verdicts.NotGated: why the run is not gated, "" when it is
+	exp      verdicts.Expectation
 	rep      checker.Report // the checkers' report, set by judge
 	out      results.Run
 	histPath string
@@ -413,8 +414,8 @@ func plan(s Spec) (*run, error) {
 	st, sc, setup, w := res.st, res.sc, res.setup, res.w
 	r := &run{s: s, st: st, info: st.Info(), sc: sc, setup: setup, w: w}
 	r.topo = sc.TopologyFor(r.info)
-	r.notGated = validate.NotGated(st, s.Scenario, w)
-	if src := validate.SourceOf(st.Name(), r.info); s.Schedule != nil {
+	r.notGated = verdicts.NotGated(st, s.Scenario, w)
+	if src := verdicts.SourceOf(st.Name(), r.info); s.Schedule != nil {
 		r.exp = src.ForSchedule(*s.Schedule, r.notGated)
 	} else {
 		r.exp = src.For(s.Scenario, r.notGated)
@@ -852,7 +853,7 @@ func (r *run) judge() ([]history.Operation, error) {
 		os.Remove(old) // a visualisation left by an earlier run of the same pair would mislead
 	}
 	rep := checker.Check(h, ops, checker.Options{Timeout: r.s.CheckTimeout, VisualizationPath: vis,
-		Renewal: validate.RenewalOptions(r.s.Strategy, r.s.Scenario)})
+		Renewal: verdicts.RenewalOptions(r.s.Strategy, r.s.Scenario)})
 	validate.Fill(&r.out, ops, rep, r.exp, r.s.OutDir)
 	r.rep = rep
 	return ops, nil

@@ -15,7 +15,7 @@ import (
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -214,19 +214,19 @@ func newSweepRun(r results.Run) sweepRun {
 // check that must break held although a fault landed (or the scenario
 // has none). A pair without a row contradicts nothing.
 func contradicts(r results.Run) bool {
-	exp, ok := validate.Expected(r.Strategy, r.Scenario)
+	exp, ok := verdicts.Expected(r.Strategy, r.Scenario)
 	if !ok {
 		return false
 	}
 	landed := r.Evidence.Faults == 0 || r.Evidence.FaultsLanded > 0 || r.Evidence.FaultsUnknown() > 0
 	for _, c := range []struct {
-		want validate.Expect
+		want verdicts.Expect
 		got  checker.Status
 	}{{exp.Exclusion, r.Verdict.Exclusion}, {exp.Resource, r.Verdict.Resource}, {exp.Liveness, r.Verdict.Liveness}, {exp.Fencing, r.Verdict.Fencing}} {
 		switch {
-		case c.want == validate.Hold && c.got == checker.Violated:
+		case c.want == verdicts.Hold && c.got == checker.Violated:
 			return true
-		case c.want == validate.Break && c.got == checker.OK && landed:
+		case c.want == verdicts.Break && c.got == checker.OK && landed:
 			return true
 		}
 	}
@@ -409,7 +409,7 @@ func VerdictsSweepTable(p Profile, files []*results.File, kept map[[2]string]str
 		strategies []string
 	}
 	var unmeasured []notMeasured
-	for _, row := range validate.Matrix() {
+	for _, row := range verdicts.Matrix() {
 		st, err := strategies.Lookup(row.Strategy)
 		if err != nil {
 			continue
@@ -558,7 +558,7 @@ func CheckVerdictsSweepDoc(doc string) []error {
 		return []error{fmt.Errorf("the verdicts-sweep table has no header %q", sweepHeader)}
 	}
 	rows := map[[2]string]bool{}
-	for _, r := range validate.Matrix() {
+	for _, r := range verdicts.Matrix() {
 		rows[[2]string{r.Scenario, r.Strategy}] = true
 	}
 	var problems []error

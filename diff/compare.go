@@ -23,7 +23,7 @@ const (
 	// regression is gated.
 	ClassLiveness = "liveness"
 	// ClassContract: the contract checks, a lock's promises about its own
-	// calls (validate.ContractChecks): no failed acquire leaves its token
+	// calls (verdicts.ContractChecks): no failed acquire leaves its token
 	// (orphans), lost is signalled in time and never for a released lease
 	// (lost), no extend after release (extends), no stated reason the
 	// server state rules out (reasons). A significant regression is gated.

@@ -226,7 +226,7 @@ type Header struct {
 	Started string `json:"started,omitempty"`
 	// NotGated, when set, says why the verdict table does not gate the run
 	// (a custom usage policy, fencing mode or library settings; see
-	// validate.NotGated): lockbench check then reports the run at risk, as
+	// verdicts.NotGated): lockbench check then reports the run at risk, as
 	// lockbench run did. Its JSON name is "ungated", the name histories of
 	// this schema version carry; it stays so that they remain readable
 	// without a schema change.

@@ -17,7 +17,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // builtinAsGo is the locktest strategy a team would declare for the
@@ -45,7 +45,7 @@ func builtinAsGo(st impl.Strategy) (*strategy, options) {
 // adjustments) and the same expectation as lockbench run gives the
 // built-in strategy (bench.Plan: nothing is started); the only
 // differences allowed are the verdict rows that differ from their claims
-// with a documented reason (validate.ClaimsExceptions), and the TTL the
+// with a documented reason (verdicts.ClaimsExceptions), and the TTL the
 // profile raises for a lock whose call budget needs it (redsync,
 // redsync-single: strategies.Budgeted), each logged.
 func TestSameExpectations(t *testing.T) {
@@ -99,7 +99,7 @@ func TestSameExpectations(t *testing.T) {
 			if vr.Expected == dr.Expected && maps.Equal(vr.ExpectedChecks, dr.ExpectedChecks) {
 				continue
 			}
-			if why, ok := validate.ClaimsExceptions[[2]string{name, sc}]; ok {
+			if why, ok := verdicts.ClaimsExceptions[[2]string{name, sc}]; ok {
 				excepted++
 				t.Logf("%s × %s: locktest expects %s (from the claims), lockbench run %s (its row): %s", name, sc, vr.Expected, dr.Expected, why)
 				continue

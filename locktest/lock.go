@@ -106,7 +106,7 @@ type Lease struct {
 // Claims are the guarantees the lock under test makes, as an adapter's
 // hello declares them (docs/protocol.md). They decide what Run expects of
 // each scenario (the same rules as lockbench run uses for a lock without
-// verdict rows, validate.FromClaims) and how clients use a lease: a lock
+// verdict rows, verdicts.FromClaims) and how clients use a lease: a lock
 // that claims Validity has its validity checked before each write, one
 // that claims Renewal has its lost signal honoured.
 type Claims struct {

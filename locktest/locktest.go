@@ -12,7 +12,7 @@
 //
 // It reuses lockbench run's stages unchanged: the workload, the
 // scenarios' nemeses, the checkers and the claims-derived expectations
-// (validate.FromClaims, as for an adapter process). A busy machine makes a
+// (verdicts.FromClaims, as for an adapter process). A busy machine makes a
 // run inconclusive, logged, never a failure. Everything Run starts (server
 // processes, goroutines, temporary folders) is stopped or removed when the
 // test ends; the servers die with the test binary even when it is killed.

@@ -16,7 +16,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // EnvParity selects the strategies TestSameAnswerAsLockbenchRun runs:
@@ -93,7 +93,7 @@ func gatedVerdicts(r results.Run) map[string]checker.Status {
 		"fencing": r.Verdict.Fencing, "renewal": r.Verdict.Renewal}
 	out := map[string]checker.Status{}
 	for c, e := range r.ExpectedChecks {
-		if s, ok := v[c]; ok && (e == string(validate.Hold) || e == string(validate.Break)) {
+		if s, ok := v[c]; ok && (e == string(verdicts.Hold) || e == string(verdicts.Break)) {
 			out[c] = s
 		}
 	}
@@ -104,7 +104,7 @@ func gatedVerdicts(r results.Run) map[string]checker.Status {
 // locktest.Run (its Locker behind the public Lock, its claims and crash
 // point declared) and the same strategy run by name through bench.Run,
 // the function behind lockbench run, with the same workload and seed, get
-// the same expectation (but for validate.ClaimsExceptions, logged) and,
+// the same expectation (but for verdicts.ClaimsExceptions, logged) and,
 // where both runs are conclusive, the same verdict on every gated check
 // and the same outcome. At-risk checks are seed- and timing-dependent by
 // definition, and are logged when they differ. make test runs
@@ -181,7 +181,7 @@ func TestSameAnswerAsLockbenchRun(t *testing.T) {
 					t.Logf("%s: lockbench run: %v (no verdict to compare)", sc, err)
 				}
 				if via.Expected != direct.Expected || !maps.Equal(via.ExpectedChecks, direct.ExpectedChecks) {
-					if why, ok := validate.ClaimsExceptions[[2]string{name, sc}]; ok {
+					if why, ok := verdicts.ClaimsExceptions[[2]string{name, sc}]; ok {
 						t.Logf("%s: locktest expects %s (its claims), lockbench run %s (its row): %s", sc, via.Expected, direct.Expected, why)
 					} else {
 						t.Errorf("%s: locktest expects %s %v, lockbench run %s %v", sc, via.Expected, via.ExpectedChecks, direct.Expected, direct.ExpectedChecks)

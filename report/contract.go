@@ -12,7 +12,7 @@ import (
 // check of a run; results.json keeps up to witness.MaxWitnesses.
 const maxContractWitnessLines = 5
 
-// contractVerdicts lists a run's contract checks (validate.ContractChecks)
+// contractVerdicts lists a run's contract checks (verdicts.ContractChecks)
 // with their verdicts, in report order.
 func contractVerdicts(r results.Run) []struct {
 	name   string

@@ -565,7 +565,7 @@ type Verdict struct {
 	// Renewal is renewal liveness: no lease lost with no fault while its
 	// holder ran (checker.Renewal); gated for locks that claim renewal.
 	Renewal checker.Status `json:"renewal,omitempty"`
-	// The contract checks' verdicts (validate.ContractChecks: promises
+	// The contract checks' verdicts (verdicts.ContractChecks: promises
 	// every lock makes about its own calls); empty in files that predate
 	// them. Orphans: no acquire that said fail left its token on the
 	// servers. Lost: a lock that claims renewal signals lost in time,

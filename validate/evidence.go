@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // The evidence rules: the absence of a violation is a pass only when the
@@ -185,18 +186,18 @@ func LivenessFinding(clients int, ev measure.Evidence, u Unknowns, deadlocked bo
 // decides it. u (UnknownsOf) explains a share of unknown outcomes above
 // MaxUnknownShare by the calls' durations against their budget, and names
 // the fix of its largest group: more time only when the calls took it.
-func Missing(scenario string, rep checker.Report, exp Expectation, finding Finding, u Unknowns) map[string]results.MissingEvidence {
+func Missing(scenario string, rep checker.Report, exp verdicts.Expectation, finding Finding, u Unknowns) map[string]results.MissingEvidence {
 	ev := rep.Evidence
 	out := map[string]results.MissingEvidence{}
 	fencing := exp.Fencing
 	if fencing == "" {
-		fencing = Hold
+		fencing = verdicts.Hold
 	}
 	for _, c := range []struct {
 		name    string
 		r       checker.Result
 		overlap bool // the check needs two holders to find anything
-		e       Expect
+		e       verdicts.Expect
 	}{{"exclusion", rep.Exclusion, true, exp.Exclusion}, {"resource", rep.Resource, true, exp.Resource}, {"fencing", rep.Fencing, false, fencing}} {
 		switch {
 		case c.r.Status == checker.Violated:
@@ -209,7 +210,7 @@ func Missing(scenario string, rep checker.Report, exp Expectation, finding Findi
 		case c.r.Status == checker.Skipped && (!c.overlap || ev.Holds > 0):
 			continue // the check does not apply (no fencing tokens, no resource)
 		}
-		if m, ok := missingFor(scenario, ev, c.overlap, c.e == Break, finding, u); ok {
+		if m, ok := missingFor(scenario, ev, c.overlap, c.e == verdicts.Break, finding, u); ok {
 			out[c.name] = m
 		}
 	}

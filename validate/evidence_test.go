@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // plenty is evidence that clears every rule: 100 holds, each met by
@@ -232,7 +233,7 @@ func TestLowEvidenceRecordings(t *testing.T) {
 			}
 			rep := checker.Check(h, ops, checker.Options{})
 			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Config: results.RunConfig{Clients: h.Clients}}
-			Fill(&r, ops, rep, For(h.Strategy, h.Scenario, h.NotGated), t.TempDir())
+			Fill(&r, ops, rep, verdicts.For(h.Strategy, h.Scenario, h.NotGated), t.TempDir())
 			if r.Outcome() != results.OutcomeInconclusive || r.AsExpected || len(r.Unexpected) > 0 {
 				t.Errorf("outcome %s (as expected %v), unexpected %q; want inconclusive and nothing unexpected", r.Outcome(), r.AsExpected, r.Unexpected)
 			}

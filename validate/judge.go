@@ -1,3 +1,16 @@
+// Package validate judges a checked history against the verdict table
+// (package verdicts): it turns the checker's results into a run's
+// verdicts, "as expected" or the lines that say what contradicted the
+// table, with the evidence rules (a check that found nothing on too little
+// evidence is inconclusive) and the unknown calls' budget. lockbench run,
+// bench and check all judge through it, so a run and `lockbench check` of
+// its saved history agree.
+//
+// The entry points: Fill (a checker report and a history → the run's
+// record), FromHistory (the record's settings from a history header),
+// CheckHistory (lockbench check after loading), and the rules bench asks
+// about a finished run (Stalled, BusyPartialOrphans, RerunHelps,
+// AvailabilityHints).
 package validate
 
 import (
@@ -15,6 +28,7 @@ import (
 	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // Fill judges a checked history: it sets out's expectation (Expected,
@@ -43,7 +57,7 @@ import (
 // inside fault windows; "must keep granting" with no grant is inconclusive
 // when the whole run granted almost nothing (a liveness finding) or most
 // acquires during the faults had an unknown outcome (availabilityMissing).
-func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Expectation, outDir string) {
+func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp verdicts.Expectation, outDir string) {
 	out.Expected, out.ExpectedChecks, out.Reason = exp.Summary(), exp.Checks(), exp.Reason
 	out.Verdict = results.Verdict{
 		Exclusion:  rep.Exclusion.Status,
@@ -90,7 +104,7 @@ func Fill(out *results.Run, ops []history.Operation, rep checker.Report, exp Exp
 	out.Availability = availabilityOf(ops, budget)
 	missing := Missing(out.Scenario, rep, exp, finding, UnknownsOf(ops, budget))
 	var tolerates string // why the availability during the faults is violated ("" if it is not)
-	if exp.DuringFaults == Granting && spansSeveral(out.Config.Topology) {
+	if exp.DuringFaults == verdicts.Granting && spansSeveral(out.Config.Topology) {
 		tolerates = toleratesFault(ops, budget, time.Duration(out.Config.TTLMs*float64(time.Millisecond)))
 	}
 	if rep.Renewal.Status == checker.Inconclusive {
@@ -233,12 +247,12 @@ func medianMs(xs []float64) float64 {
 // recorded): the hint says what the unknowns' durations show
 // (UnknownsOf), and sends the user to more time only when the calls took
 // it.
-func availabilityMissing(ops []history.Operation, finding Finding, budget time.Duration, a Availability) (results.MissingEvidence, bool) {
+func availabilityMissing(ops []history.Operation, finding Finding, budget time.Duration, a verdicts.Availability) (results.MissingEvidence, bool) {
 	if calls, windows := measure.CallsDuringFaults(ops); calls == 0 && windows > 0 {
 		return results.MissingEvidence{What: "no call during the fault: no client called the lock while a fault was in force, so the window tested nothing",
 			Fix: "run longer (--duration) or check why the clients were not calling (a client slow to start delays the schedule; see config.schedule_wait_ms)"}, true
 	}
-	if a != Granting {
+	if a != verdicts.Granting {
 		return results.MissingEvidence{}, false
 	}
 	if finding.Text != "" {
@@ -264,25 +278,25 @@ func availabilityMissing(ops []history.Operation, finding Finding, budget time.D
 // measure.GrantsDuringFaults of the history and missing the evidence
 // rules' verdict (Missing, plus "availability"): a check listed there is
 // inconclusive whatever its checker status.
-func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing map[string]results.MissingEvidence) (unexpected, inconclusive []string) {
+func judge(rep checker.Report, exp verdicts.Expectation, grantsDuringFaults int, missing map[string]results.MissingEvidence) (unexpected, inconclusive []string) {
 	lacks := func(name string) (string, bool) {
 		m, ok := missing[name]
 		return m.String(), ok
 	}
-	check := func(name string, e Expect, r checker.Result) {
+	check := func(name string, e verdicts.Expect, r checker.Result) {
 		m, short := lacks(name)
 		switch {
-		case e == AtRisk || e == "":
+		case e == verdicts.AtRisk || e == "":
 		case short: // before a violation: Stalled lists violations the machine may have caused
 			inconclusive = append(inconclusive, fmt.Sprintf("%s must %s: inconclusive: %s", name, e, m))
-		case r.Status == checker.Violated && e == Hold:
+		case r.Status == checker.Violated && e == verdicts.Hold:
 			unexpected = append(unexpected, fmt.Sprintf("%s must hold but is violated: %s", name, r.Message))
 		case r.Status == checker.Violated:
 		case r.Status == checker.Inconclusive:
 			unexpected = append(unexpected, fmt.Sprintf("%s is inconclusive: %s", name, r.Message))
-		case e == Hold && r.Status == checker.Skipped && (name == "exclusion" || name == "resource"):
+		case e == verdicts.Hold && r.Status == checker.Skipped && (name == "exclusion" || name == "resource"):
 			unexpected = append(unexpected, fmt.Sprintf("%s must hold but nothing was checked: %s", name, r.Message))
-		case e == Break:
+		case e == verdicts.Break:
 			unexpected = append(unexpected, fmt.Sprintf("%s must break (canary) but is %s: %s", name, r.Status, r.Message))
 		}
 	}
@@ -290,15 +304,15 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 	check("resource", exp.Resource, rep.Resource)
 	check("liveness", exp.Liveness, rep.Liveness)
 	switch g := grantsDuringFaults; {
-	case exp.DuringFaults == Granting && g == 0:
+	case exp.DuringFaults == verdicts.Granting && g == 0:
 		if m, short := lacks("availability"); short {
 			inconclusive = append(inconclusive, "availability must keep granting during the fault: inconclusive: "+m)
 		} else {
 			unexpected = append(unexpected, "availability: must keep granting during the fault but granted nothing")
 		}
-	case exp.DuringFaults == NotGranting && g > 0:
+	case exp.DuringFaults == verdicts.NotGranting && g > 0:
 		unexpected = append(unexpected, fmt.Sprintf("availability: must grant nothing during the fault but granted %d times", g))
-	case exp.DuringFaults == NotGranting:
+	case exp.DuringFaults == verdicts.NotGranting:
 		if m, short := lacks("availability"); short {
 			inconclusive = append(inconclusive, "availability must grant nothing during the fault: inconclusive: "+m)
 		}
@@ -307,8 +321,8 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 	// that claims them must keep them in every scenario, unless exp.Fencing
 	// expects otherwise (a fault that loses the fencing counter itself) or
 	// the fault loses the lock's state (reentrancy, below).
-	if exp.Fencing == "" || exp.Fencing == Hold {
-		check("fencing", Hold, rep.Fencing)
+	if exp.Fencing == "" || exp.Fencing == verdicts.Hold {
+		check("fencing", verdicts.Hold, rep.Fencing)
 	} else {
 		check("fencing", exp.Fencing, rep.Fencing)
 	}
@@ -316,16 +330,16 @@ func judge(rep checker.Report, exp Expectation, grantsDuringFaults int, missing 
 	// break, or puts it at risk) loses the hold counts with it: a nested
 	// acquire then re-creates the hash at count 1. Counts are a promise
 	// where the lock keeps its state; elsewhere they are at risk.
-	if exp.Exclusion == Break || exp.Exclusion == AtRisk {
-		check("reentrancy", AtRisk, rep.Reentrancy)
+	if exp.Exclusion == verdicts.Break || exp.Exclusion == verdicts.AtRisk {
+		check("reentrancy", verdicts.AtRisk, rep.Reentrancy)
 	} else {
-		check("reentrancy", Hold, rep.Reentrancy)
+		check("reentrancy", verdicts.Hold, rep.Reentrancy)
 	}
 	check("renewal", exp.Renewal, rep.Renewal)
 	// The contract checks: every lock's promises about its own calls, in
 	// every scenario (Expectation.Contract).
 	for _, c := range contractResults(rep) {
-		check(c.name, exp.contract(), c.r)
+		check(c.name, exp.ContractExpect(), c.r)
 	}
 	return unexpected, inconclusive
 }
@@ -336,7 +350,7 @@ type contractResult struct {
 	r    checker.Result
 }
 
-// contractResults lists the contract checks' results in ContractChecks order.
+// contractResults lists the contract checks' results in verdicts.ContractChecks order.
 func contractResults(rep checker.Report) []contractResult {
 	return []contractResult{{"orphans", rep.Orphans}, {"lost", rep.Lost}, {"extends", rep.Extends}, {"reasons", rep.Reasons}}
 }
@@ -434,18 +448,18 @@ func fairnessAndErrors(ops []history.Operation, clients int) (float64, results.E
 // evidence naming the stall, and out is judged again (rep and exp as given
 // to Fill). It reports whether it changed out. A canary's violation and
 // any check expected to hold that was not violated are left as they are.
-func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl time.Duration) bool {
+func Stalled(out *results.Run, rep checker.Report, exp verdicts.Expectation, stall, ttl time.Duration) bool {
 	if stall <= ttl/2 || out.Outcome() != results.OutcomeUnexpected {
 		return false
 	}
 	changed := false
 	for _, c := range []struct {
 		name    string
-		e       Expect
+		e       verdicts.Expect
 		verdict *checker.Status
 	}{{"exclusion", exp.Exclusion, &out.Verdict.Exclusion}, {"resource", exp.Resource, &out.Verdict.Resource}, {"fencing", exp.Fencing, &out.Verdict.Fencing},
-		{"renewal", exp.Renewal, &out.Verdict.Renewal}, {"orphans", exp.contract(), &out.Verdict.Orphans}, {"lost", exp.contract(), &out.Verdict.Lost}, {"extends", exp.contract(), &out.Verdict.Extends}, {"reasons", exp.contract(), &out.Verdict.Reasons}} {
-		if c.e != Hold || *c.verdict != checker.Violated {
+		{"renewal", exp.Renewal, &out.Verdict.Renewal}, {"orphans", exp.ContractExpect(), &out.Verdict.Orphans}, {"lost", exp.ContractExpect(), &out.Verdict.Lost}, {"extends", exp.ContractExpect(), &out.Verdict.Extends}, {"reasons", exp.ContractExpect(), &out.Verdict.Reasons}} {
+		if c.e != verdicts.Hold || *c.verdict != checker.Violated {
 			continue
 		}
 		if out.Missing == nil {
@@ -474,9 +488,9 @@ func Stalled(out *results.Run, rep checker.Report, exp Expectation, stall, ttl t
 // The orphans check then becomes inconclusive, its missing evidence naming
 // the load, and out is judged again. It reports whether it changed out. A
 // quorum orphan (the lock held by nobody's knowledge) stays a violation.
-func BusyPartialOrphans(out *results.Run, rep checker.Report, exp Expectation) bool {
+func BusyPartialOrphans(out *results.Run, rep checker.Report, exp verdicts.Expectation) bool {
 	o := rep.Orphans.Witnesses
-	if !out.Busy() || out.Outcome() != results.OutcomeUnexpected || out.Verdict.Orphans != checker.Violated || exp.contract() != Hold ||
+	if !out.Busy() || out.Outcome() != results.OutcomeUnexpected || out.Verdict.Orphans != checker.Violated || exp.ContractExpect() != verdicts.Hold ||
 		len(o.Orphans) == 0 || o.Total.Orphans != len(o.Orphans) || slices.ContainsFunc(o.Orphans, func(w witness.OrphanWitness) bool { return w.Quorum }) {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/checker/witness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // TestJudge: each rule of the judgement on a checker report, one case each.
@@ -29,7 +30,7 @@ func TestJudge(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		rep    checker.Report
-		exp    Expectation
+		exp    verdicts.Expectation
 		grants int    // grants during faults
 		want   string // "" as expected, else a part of the one unexpected line
 	}{
@@ -43,15 +44,15 @@ func TestJudge(t *testing.T) {
 		{"at risk is never judged", with(func(r *checker.Report) { r.Exclusion, r.Resource = bad, unsure }), mayBreak("r"), 0, ""},
 		{"must keep granting", clean, keepsGranting("r"), 0, "availability: must keep granting during the fault but granted nothing"},
 		{"kept granting", clean, keepsGranting("r"), 2, ""},
-		{"must grant nothing", clean, Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, DuringFaults: NotGranting}, 3, "must grant nothing during the fault but granted 3 times"},
+		{"must grant nothing", clean, verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold, DuringFaults: verdicts.NotGranting}, 3, "must grant nothing during the fault but granted 3 times"},
 		{"fencing is a promise", with(func(r *checker.Report) { r.Fencing = bad }), safe("r"), 0, "fencing must hold but is violated"},
-		{"fencing expected to break", with(func(r *checker.Report) { r.Fencing = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, ""},
-		{"fencing expected to break but held", with(func(r *checker.Report) { r.Fencing = ok }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Fencing: Break}, 0, "fencing must break (canary) but is ok"},
+		{"fencing expected to break", with(func(r *checker.Report) { r.Fencing = bad }), verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold, Fencing: verdicts.Break}, 0, ""},
+		{"fencing expected to break but held", with(func(r *checker.Report) { r.Fencing = ok }), verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold, Fencing: verdicts.Break}, 0, "fencing must break (canary) but is ok"},
 		{"reentrancy is a promise", with(func(r *checker.Report) { r.Reentrancy = unsure }), safe("r"), 0, "reentrancy is inconclusive"},
 		{"orphans: a contract check, gated for a must-hold pair", with(func(r *checker.Report) { r.Orphans = bad }), safe("r"), 0, "orphans must hold but is violated"},
 		{"orphans: gated for a canary too", with(func(r *checker.Report) { r.Exclusion, r.Resource, r.Orphans = bad, bad, bad }), broken("r"), 0, "orphans must hold but is violated"},
 		{"orphans: gated for an at-risk pair too", with(func(r *checker.Report) { r.Orphans = bad }), mayBreak("r"), 0, "orphans must hold but is violated"},
-		{"orphans: a row may say at risk", with(func(r *checker.Report) { r.Orphans = bad }), Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold, Contract: AtRisk}, 0, ""},
+		{"orphans: a row may say at risk", with(func(r *checker.Report) { r.Orphans = bad }), verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold, Contract: verdicts.AtRisk}, 0, ""},
 		{"orphans skipped (not observed) is no contradiction", with(func(r *checker.Report) { r.Orphans = skip }), safe("r"), 0, ""},
 	} {
 		got, inconclusive := judge(tt.rep, tt.exp, tt.grants, nil)
@@ -81,7 +82,7 @@ func TestJudgeInconclusive(t *testing.T) {
 	for _, tt := range []struct {
 		name             string
 		rep              checker.Report
-		exp              Expectation
+		exp              verdicts.Expectation
 		missing          map[string]results.MissingEvidence
 		grants           int
 		wantInconclusive []string // parts of each line, in order
@@ -98,10 +99,10 @@ func TestJudgeInconclusive(t *testing.T) {
 		{"no grant during the fault of a starved run", rep, keepsGranting("r"),
 			map[string]results.MissingEvidence{"availability": {What: "no grant during the fault, but the whole run granted almost nothing", Fix: fixTimeouts}}, 0,
 			[]string{"availability must keep granting during the fault: inconclusive: no grant during the fault"}, ""},
-		{"no call during the fault, must grant nothing", rep, Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, DuringFaults: NotGranting},
+		{"no call during the fault, must grant nothing", rep, verdicts.Expectation{Exclusion: verdicts.AtRisk, Resource: verdicts.AtRisk, Liveness: verdicts.AtRisk, DuringFaults: verdicts.NotGranting},
 			map[string]results.MissingEvidence{"availability": {What: "no call during the fault: no client called the lock while a fault was in force"}}, 0,
 			[]string{"availability must grant nothing during the fault: inconclusive: no call during the fault"}, ""},
-		{"no call during the fault, must keep granting", rep, Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk, DuringFaults: Granting},
+		{"no call during the fault, must keep granting", rep, verdicts.Expectation{Exclusion: verdicts.AtRisk, Resource: verdicts.AtRisk, Liveness: verdicts.AtRisk, DuringFaults: verdicts.Granting},
 			map[string]results.MissingEvidence{"availability": {What: "no call during the fault: no client called the lock while a fault was in force"}}, 0,
 			[]string{"availability must keep granting during the fault: inconclusive: no call during the fault"}, ""},
 		{"inconclusive beside a contradiction", func() checker.Report { r := rep; r.Liveness = bad; return r }(), safe("r"), both, 0,
@@ -215,15 +216,15 @@ func TestAvailabilityMissing(t *testing.T) {
 		ops     []history.Operation
 		finding Finding
 		missing string // substring of What; "" when nothing is missing
-		a       Availability
+		a       verdicts.Availability
 	}{
-		{"refused during the fault", []history.Operation{fault, acq(20, history.Fail), acq(40, history.Fail), acq(60, history.Info)}, Finding{}, "", Granting},
-		{"timed out during the fault", []history.Operation{fault, acq(20, history.Info), acq(40, history.Info), acq(60, history.Fail)}, Finding{}, "2 of its 3 acquires had an unknown outcome", Granting},
-		{"unknown outside the fault only", []history.Operation{fault, acq(20, history.Fail), acq(200, history.Info), acq(300, history.Info)}, Finding{}, "", Granting},
-		{"run granted almost nothing", []history.Operation{fault, acq(20, history.Fail)}, Finding{Text: "granted once", Fix: "x"}, "granted almost nothing", Granting},
-		{"no call during the fault", []history.Operation{fault, acq(150, history.OK), acq(200, history.Fail)}, Finding{}, "no call during the fault", Granting},
-		{"no call during the fault, must grant nothing", []history.Operation{fault, acq(150, history.OK)}, Finding{}, "no call during the fault", NotGranting},
-		{"a call across the fault", []history.Operation{fault, acq(8, history.Fail)}, Finding{}, "", NotGranting},
+		{"refused during the fault", []history.Operation{fault, acq(20, history.Fail), acq(40, history.Fail), acq(60, history.Info)}, Finding{}, "", verdicts.Granting},
+		{"timed out during the fault", []history.Operation{fault, acq(20, history.Info), acq(40, history.Info), acq(60, history.Fail)}, Finding{}, "2 of its 3 acquires had an unknown outcome", verdicts.Granting},
+		{"unknown outside the fault only", []history.Operation{fault, acq(20, history.Fail), acq(200, history.Info), acq(300, history.Info)}, Finding{}, "", verdicts.Granting},
+		{"run granted almost nothing", []history.Operation{fault, acq(20, history.Fail)}, Finding{Text: "granted once", Fix: "x"}, "granted almost nothing", verdicts.Granting},
+		{"no call during the fault", []history.Operation{fault, acq(150, history.OK), acq(200, history.Fail)}, Finding{}, "no call during the fault", verdicts.Granting},
+		{"no call during the fault, must grant nothing", []history.Operation{fault, acq(150, history.OK)}, Finding{}, "no call during the fault", verdicts.NotGranting},
+		{"a call across the fault", []history.Operation{fault, acq(8, history.Fail)}, Finding{}, "", verdicts.NotGranting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,14 +252,14 @@ func TestStalled(t *testing.T) {
 	ttl := 100 * time.Millisecond
 	tests := []struct {
 		name    string
-		exp     Expectation
+		exp     verdicts.Expectation
 		stall   time.Duration
 		changed bool
 		outcome string
 	}{
-		{"must-hold, stall past TTL/2", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}, 105 * time.Millisecond, true, results.OutcomeInconclusive},
-		{"must-hold, short stall", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}, 20 * time.Millisecond, false, results.OutcomeUnexpected},
-		{"canary, stall past TTL/2", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold}, 105 * time.Millisecond, false, results.OutcomeAsExpected},
+		{"must-hold, stall past TTL/2", verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold}, 105 * time.Millisecond, true, results.OutcomeInconclusive},
+		{"must-hold, short stall", verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold}, 20 * time.Millisecond, false, results.OutcomeUnexpected},
+		{"canary, stall past TTL/2", verdicts.Expectation{Exclusion: verdicts.Break, Resource: verdicts.AtRisk, Liveness: verdicts.Hold}, 105 * time.Millisecond, false, results.OutcomeAsExpected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,7 +296,7 @@ func TestBusyPartialOrphans(t *testing.T) {
 				Witnesses: witness.Witnesses{Orphans: []witness.OrphanWitness{w}, Total: witness.WitnessCounts{Orphans: 1}}},
 		}
 	}
-	exp := Expectation{Exclusion: Hold, Resource: Hold, Liveness: Hold}
+	exp := verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold}
 	tests := []struct {
 		name    string
 		busy    bool
@@ -323,4 +324,29 @@ func TestBusyPartialOrphans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// safe is the verdict table's safe row: every check must hold.
+func safe(reason string) verdicts.Expectation {
+	return verdicts.Expectation{Exclusion: verdicts.Hold, Resource: verdicts.Hold, Liveness: verdicts.Hold, Reason: reason}
+}
+
+// broken is the verdict table's canary row: exclusion and the resource
+// must break; liveness must hold.
+func broken(reason string) verdicts.Expectation {
+	return verdicts.Expectation{Exclusion: verdicts.Break, Resource: verdicts.Break, Liveness: verdicts.Hold, Reason: reason}
+}
+
+// mayBreak is the verdict table's at-risk row: exclusion and the resource
+// are at risk; liveness must hold.
+func mayBreak(reason string) verdicts.Expectation {
+	return verdicts.Expectation{Exclusion: verdicts.AtRisk, Resource: verdicts.AtRisk, Liveness: verdicts.Hold, Reason: reason}
+}
+
+// keepsGranting is safe, and the lock must keep granting while the fault
+// is on.
+func keepsGranting(reason string) verdicts.Expectation {
+	e := safe(reason)
+	e.DuringFaults = verdicts.Granting
+	return e
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // unknownAcquire is a client's outermost acquire with an unknown outcome
@@ -146,7 +147,7 @@ func TestHintsFromDurations(t *testing.T) {
 			h := history.Header{Strategy: "token-lua", Scenario: "baseline", Clients: 8, Keys: 1, TTLMs: 100, OpTimeoutMs: 500}
 			rep := checker.Check(h, ops, checker.Options{})
 			r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Config: results.RunConfig{Clients: h.Clients, OpTimeoutMs: float64(h.OpTimeoutMs)}}
-			Fill(&r, ops, rep, For(h.Strategy, h.Scenario, ""), t.TempDir())
+			Fill(&r, ops, rep, verdicts.For(h.Strategy, h.Scenario, ""), t.TempDir())
 			m := r.Missing["exclusion"]
 			if !strings.Contains(m.What, tt.what) {
 				t.Errorf("missing evidence\n %q\nwant it to contain\n %q", m.What, tt.what)
@@ -175,7 +176,7 @@ func TestLowEvidenceRecordingsWithBudget(t *testing.T) {
 	}
 	rep := checker.Check(h, ops, checker.Options{})
 	r := results.Run{Strategy: h.Strategy, Scenario: h.Scenario, Config: results.RunConfig{Clients: h.Clients, OpTimeoutMs: 500}}
-	Fill(&r, ops, rep, For(h.Strategy, h.Scenario, h.NotGated), t.TempDir())
+	Fill(&r, ops, rep, verdicts.For(h.Strategy, h.Scenario, h.NotGated), t.TempDir())
 	m := r.Missing["exclusion"]
 	if !strings.Contains(m.What, "712 acquires timed out inside the lock") || !strings.Contains(m.Fix, fixOwnBudget) {
 		t.Errorf("missing evidence %q, want the strategy's own timeout and %q", m, fixOwnBudget)

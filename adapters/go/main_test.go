@@ -27,7 +27,7 @@ import (
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -172,7 +172,7 @@ func TestSameVerdicts(t *testing.T) {
 		case err != nil:
 			t.Fatalf("%s/%s seed %d: %v", pair[0], s.Scenario, s.Seed, err)
 		}
-		exp, _ := validate.Expected(pair[0], s.Scenario)
+		exp, _ := verdicts.Expected(pair[0], s.Scenario)
 		inconclusive, atRisk, mismatch := compareVerdicts(in.Verdict, ex.Verdict, exp)
 		switch {
 		case len(mismatch) > 0:
@@ -207,11 +207,11 @@ func TestSameVerdicts(t *testing.T) {
 // inconclusive on either side (not compared), the checks that differ where
 // the expectation exp says at risk (timing the seed does not fix), and the
 // checks that reached different verdicts.
-func compareVerdicts(a, b results.Verdict, exp validate.Expectation) (inconclusive, atRisk, mismatch []string) {
+func compareVerdicts(a, b results.Verdict, exp verdicts.Expectation) (inconclusive, atRisk, mismatch []string) {
 	for _, c := range []struct {
 		name string
 		a, b checker.Status
-		exp  validate.Expect
+		exp  verdicts.Expect
 	}{
 		{"exclusion", a.Exclusion, b.Exclusion, exp.Exclusion}, {"resource", a.Resource, b.Resource, exp.Resource},
 		{"liveness", a.Liveness, b.Liveness, exp.Liveness}, {"fencing", a.Fencing, b.Fencing, exp.Fencing},
@@ -221,7 +221,7 @@ func compareVerdicts(a, b results.Verdict, exp validate.Expectation) (inconclusi
 		case c.a == checker.Inconclusive || c.b == checker.Inconclusive:
 			inconclusive = append(inconclusive, fmt.Sprintf("%s %s/%s", c.name, c.a, c.b))
 		case c.a == c.b:
-		case c.exp == validate.AtRisk:
+		case c.exp == verdicts.AtRisk:
 			atRisk = append(atRisk, diff)
 		default:
 			mismatch = append(mismatch, diff)
@@ -423,7 +423,7 @@ func TestCrashBetweenScenario(t *testing.T) {
 	bin := build(t)
 	out := t.TempDir()
 	w := workload.Config{Clients: 4, TTL: 200 * time.Millisecond, Duration: 2 * time.Second}
-	var verdicts []results.Verdict
+	var vs []results.Verdict
 	for _, st := range []string{"naive", adapterclient.ExecPrefix + bin + " --strategy naive"} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		r, err := bench.Run(ctx, bench.Spec{Strategy: st, Scenario: "crash-between", Seed: 1, Workload: w, OutDir: out})
@@ -431,7 +431,7 @@ func TestCrashBetweenScenario(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}
-		verdicts = append(verdicts, r.Verdict)
+		vs = append(vs, r.Verdict)
 		hist := filepath.Join(out, r.History)
 		h, ops, err := history.Load(hist)
 		if err != nil {
@@ -468,10 +468,10 @@ func TestCrashBetweenScenario(t *testing.T) {
 	}
 	// The key left without a TTL is a deadlock both ways; the other
 	// checks agree unless one side lacked evidence (a busy machine).
-	exp, _ := validate.Expected("naive", "crash-between")
-	inconclusive, _, mismatch := compareVerdicts(verdicts[0], verdicts[1], exp)
-	if verdicts[0].Liveness != "violated" || verdicts[1].Liveness != "violated" || len(mismatch) > 0 {
-		t.Errorf("in-process %+v, through the adapter %+v: want liveness violated both ways and no other difference (%v)", verdicts[0], verdicts[1], mismatch)
+	exp, _ := verdicts.Expected("naive", "crash-between")
+	inconclusive, _, mismatch := compareVerdicts(vs[0], vs[1], exp)
+	if vs[0].Liveness != "violated" || vs[1].Liveness != "violated" || len(mismatch) > 0 {
+		t.Errorf("in-process %+v, through the adapter %+v: want liveness violated both ways and no other difference (%v)", vs[0], vs[1], mismatch)
 	}
 	if len(inconclusive) > 0 {
 		t.Logf("inconclusive, not compared: %v", inconclusive)

@@ -75,7 +75,7 @@ const FullEnv = "LOCKBENCH_ADAPTER_SWEEP"
 
 // TestVerdicts runs redis-py's Lock under the faults its claims decide
 // and judges each run against the expectation those claims predict
-// (validate.FromClaims): nothing may contradict it; a run short of
+// (verdicts.FromClaims): nothing may contradict it; a run short of
 // evidence is logged. By default three runs: gc-pause (SIGSTOP of the
 // Python process) must break the plain Lock, as token-lua; long-cs must
 // hold with --renew (extend requests keep the lease, as watchdog);

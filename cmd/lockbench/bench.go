@@ -20,7 +20,7 @@ import (
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // benchFlags are the flags of `lockbench bench`.
@@ -231,7 +231,7 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 // printSkipped writes one line per scenario and reason to w: with one
 // strategy "n/a STRATEGY/SCENARIO: why", with several "n/a SCENARIO for
 // A, B, C: why".
-func printSkipped(w io.Writer, skipped []validate.Pair) {
+func printSkipped(w io.Writer, skipped []verdicts.Pair) {
 	type group struct{ scenario, why string }
 	var order []group
 	strategies := map[group][]string{}

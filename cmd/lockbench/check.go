@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 // oneArg requires exactly one positional argument, named in the error.
@@ -182,7 +183,7 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 		return fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
 	h := hosts[0].Header
-	exp := validate.ForHeader(h)
+	exp := verdicts.ForHeader(h)
 	w := cmd.OutOrStdout()
 	if asJSON {
 		b, _ := json.MarshalIndent(res, "", "  ")
@@ -205,13 +206,13 @@ func crossHost(cmd *cobra.Command, paths []string, asJSON bool) error {
 		}
 	}
 	switch {
-	case exp.Exclusion == validate.Hold && res.Status == checker.Violated && res.Stalled != "":
+	case exp.Exclusion == verdicts.Hold && res.Status == checker.Violated && res.Stalled != "":
 		return fmt.Errorf("%w: exclusion must hold across hosts, and %d overlaps were proven, but %s", errInconclusive, res.Total, res.Stalled)
-	case exp.Exclusion == validate.Hold && res.Status == checker.Violated:
+	case exp.Exclusion == verdicts.Hold && res.Status == checker.Violated:
 		return fmt.Errorf("%w: exclusion must hold across hosts: %s", errUnexpected, res.Message)
-	case exp.Exclusion == validate.Break && res.Status == checker.OK:
+	case exp.Exclusion == verdicts.Break && res.Status == checker.OK:
 		return fmt.Errorf("%w: exclusion must break across hosts (a canary), none found: %s", errUnexpected, res.Message)
-	case exp.Exclusion != validate.AtRisk && res.Status == checker.Inconclusive:
+	case exp.Exclusion != verdicts.AtRisk && res.Status == checker.Inconclusive:
 		return fmt.Errorf("%w: %s", errInconclusive, res.Why)
 	}
 	return nil

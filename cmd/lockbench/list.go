@@ -12,7 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
-	"github.com/lockbench/lockbench/validate"
+	"github.com/lockbench/lockbench/verdicts"
 )
 
 func newListCmd() *cobra.Command {
@@ -33,7 +33,7 @@ func newListCmd() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			defer w.Flush()
 			if markdown {
-				fmt.Fprint(cmd.OutOrStdout(), validate.MatrixMarkdown())
+				fmt.Fprint(cmd.OutOrStdout(), verdicts.MatrixMarkdown())
 				return nil
 			}
 			if matrix {
@@ -44,7 +44,7 @@ func newListCmd() *cobra.Command {
 					}
 					return s
 				}
-				for _, p := range validate.Matrix() {
+				for _, p := range verdicts.Matrix() {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Scenario, p.Strategy, p.Summary(), p.Exclusion, p.Resource, p.Liveness,
 						dash(string(p.Fencing)), dash(string(p.DuringFaults)), p.Reason)
 				}

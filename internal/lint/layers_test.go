@@ -47,9 +47,12 @@ import (
 //     the statistics (no lockbench import); results is the schema of
 //     checked runs and its files;
 //     figures cuts a run's cost samples and computes the cost table from
-//     that schema, outdir guards the output folder; validate judges a
-//     checked history into a results.Run against the verdict table (it
-//     knows scenarios and strategies); plots draws results;
+//     that schema, outdir guards the output folder; verdicts is the
+//     verdict table (what each strategy × scenario pair must show: it
+//     knows scenarios, strategies, the workload's settings and the
+//     checker's options, and no results), beside results; validate judges
+//     a checked history into a results.Run against that table; plots
+//     draws results;
 //   - compare (two results files side by side), then report (report.md,
 //     details.md, index.html, with the plots' files; it names compare's
 //     gate), read everything below;
@@ -80,6 +83,7 @@ var layers = map[string]int{
 	"checker/crosshost":   8,
 	"stats":               7,
 	"results":             8,
+	"verdicts":            8,
 	"figures":             9,
 	"outdir":              9,
 	"validate":            10,

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // Cancel (an acquire cancelled in flight).
 //

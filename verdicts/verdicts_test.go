@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 import (
 	"flag"
@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/matrix.golden.md and t
 // TestMatrixGolden pins the whole verdict matrix (every expectation and
 // reason, and the pairs that do not apply) to testdata/matrix.golden.md: a
 // verdict changes only with a deliberate update of the file
-// (go test ./validate -run TestMatrixGolden -update), which a reviewer sees
+// (go test ./verdicts -run TestMatrixGolden -update), which a reviewer sees
 // in the diff.
 func TestMatrixGolden(t *testing.T) {
 	const golden = "testdata/matrix.golden.md"

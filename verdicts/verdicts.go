@@ -1,8 +1,7 @@
-// Package validate judges a checked history: it holds the verdict table
-// (what each (strategy, scenario) pair must show, and why) and turns the
-// checker's results into a run's verdicts, "as expected" or the lines that
-// say what contradicted the table. lockbench run, bench and check all judge
-// through it, so a run and `lockbench check` of its saved history agree.
+// Package verdicts is the verdict table: what each (strategy, scenario)
+// pair must show, check by check, and why in one line. validate judges a
+// checked run against it; lockbench list, the report and docs/verdicts.md
+// print it.
 //
 // The API is a few entry points:
 //
@@ -14,15 +13,15 @@
 //     risk, not gated" when the run left the lock's defaults or there is no
 //     expectation).
 //   - NotGated: why a run's settings take it outside the table ("" if not).
-//   - Fill and FromHistory: a checker report and a history → the run's record.
 //   - Matrix, NotApplicable and MatrixMarkdown: the whole table, for lists
 //     and reports.
 //
 // The table is keyed by strategy, one file per strategy family
-// (verdicts_*.go): each row is a scenario, its expectation and a one-line
-// reason. A test fails when an applicable pair of a registered strategy has
-// no row, or a row names a pair that does not exist or does not apply.
-package validate
+// (verdicts_*.go), with the reasons the rows share in reasons_*.go: each
+// row is a scenario, its expectation and a one-line reason. A test fails
+// when an applicable pair of a registered strategy has no row, or a row
+// names a pair that does not exist or does not apply.
+package verdicts
 
 import (
 	"fmt"
@@ -99,9 +98,9 @@ type Expectation struct {
 // (see Expectation.Contract).
 var ContractChecks = []string{"orphans", "lost", "extends", "reasons"}
 
-// contract is the expectation of the contract checks: Contract, Hold
+// ContractExpect is the expectation of the contract checks: Contract, Hold
 // when unset.
-func (e Expectation) contract() Expect {
+func (e Expectation) ContractExpect() Expect {
 	if e.Contract == "" {
 		return Hold
 	}

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // reentrantVerdicts are the rows of reentrant, the Redisson-style hash lock
 // (field = owner, HINCRBY, PEXPIRE): exclusive as token-lua is, with nesting

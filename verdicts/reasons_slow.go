@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // One node slow to answer one acquire (slow-node).
 //

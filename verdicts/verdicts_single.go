@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // singleNodeVerdicts are the rows of the single-node SET-based locks the
 // articles lockbench grew from build up step by step: naive (SETNX, then

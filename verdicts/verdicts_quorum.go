@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // quorumVerdicts are the rows of redlock, SET NX PX on five independent
 // nodes with a quorum of three and a validity check before every write

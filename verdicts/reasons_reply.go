@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // Lost replies (lost-reply, lost-reply-release, lost-reply-extend,
 // lost-reply-reentrant).

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // Reasons that several strategies' rows share, grouped by the scenarios
 // they explain.

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // libraryVerdicts are the rows of the library adapters, which run the same
 // workloads so users can compare the home-made strategies with the

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 import (
 	"os"
@@ -48,7 +48,7 @@ func TestVerdictsDoc(t *testing.T) {
 		return
 	}
 	if body[nl:] != MatrixMarkdown() {
-		t.Errorf("%s's verdict matrix is out of date: rewrite it with go generate ./validate", doc)
+		t.Errorf("%s's verdict matrix is out of date: rewrite it with go generate ./verdicts", doc)
 	}
 }
 

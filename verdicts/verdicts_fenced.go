@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // fencedVerdicts are the rows of fenced, token-lua plus a fencing token from
 // an INCR in the same script; the protected resource rejects writes with a

@@ -1,4 +1,4 @@
-package validate
+package verdicts
 
 // renewalVerdicts are the rows of watchdog, token-lua plus renewal every
 // TTL/3 (Redisson's lock watchdog: Config.lockWatchdogTimeout, 30 s by
