@@ -188,14 +188,20 @@ func zooKeeperPaths(java, classpath string) (string, string, error) {
 // CheckTopology returns nil when the backend of o can run topology t,
 // before anything starts: on the process backend the servers' programs
 // are installed (CheckRedisServer for Redis topologies; etcd; java and
-// ZooKeeper's jar), the docker backend runs Redis topologies only, and
-// the external backend has addresses for t's kind of server. A missing
-// program gives an error wrapping ErrEnvironment with the line that
-// installs it; docker with etcd or ZooKeeper one wrapping ErrUnsupported
-// with the reason.
+// ZooKeeper's jar), the docker backend runs Redis topologies only (for
+// a Redis Cluster this host has the redis-cli that joins the
+// containers), and the external backend has addresses for t's kind of
+// server. A missing program gives an error wrapping ErrEnvironment with
+// the line that installs it; docker with etcd or ZooKeeper one wrapping
+// ErrUnsupported with the reason.
 func CheckTopology(o Options, t Topology) error {
 	switch o.Backend {
 	case BackendDocker:
+		if t.Kind == RedisCluster {
+			// This host's redis-cli joins the containers.
+			_, err := redisCLIPath(o.RedisServer)
+			return err
+		}
 		return dockerRefuses(t.Kind)
 	case BackendExternal:
 		return externalMissing(o.External, t.Kind)
@@ -212,13 +218,11 @@ func CheckTopology(o Options, t Topology) error {
 }
 
 // dockerRefuses returns the docker backend's refusal of kind, nil for a
-// Redis topology.
+// Redis topology (a Redis Cluster included).
 func dockerRefuses(kind Kind) error {
 	switch kind {
 	case Etcd:
 		return fmt.Errorf("%w: the docker backend runs Redis only (its image is FROM scratch with this machine's redis-server); run etcd on the process backend, or give --etcd-endpoints with --backend external", ErrUnsupported)
-	case RedisCluster:
-		return fmt.Errorf("%w: the docker backend does not build a Redis Cluster (its nodes would have to announce their container addresses on the cluster bus, and redis-cli --cluster create run inside the network): run redis-cluster:3+3 on the process backend, or give --redis-cluster-addrs with --backend external", ErrUnsupported)
 	case ZooKeeper:
 		return fmt.Errorf("%w: the docker backend cannot run ZooKeeper: a JVM and its jars do not fit its FROM scratch image of one binary and its libraries; run it on the process backend, or give --zk-servers with --backend external", ErrUnsupported)
 	}

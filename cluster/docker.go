@@ -41,6 +41,10 @@ const (
 const (
 	dockerRedisPort    = 6379
 	dockerSentinelPort = 26379
+	// dockerBusPort is a Redis Cluster node's cluster bus port (Redis's
+	// default, port+10000): each container has its own IP, so no port is
+	// shared.
+	dockerBusPort = 16379
 )
 
 // dockerHint is the fix printed when no Docker daemon answers.
@@ -249,6 +253,15 @@ func (b *dockerBackend) command(n *Node) []string {
 	}
 	if n.replicaOf != nil {
 		args = append(args, "--replicaof", b.ip(n.replicaOf).String(), strconv.Itoa(dockerRedisPort))
+	}
+	if n.c.topo.Kind == RedisCluster {
+		// nodes.conf in the container's /data survives a kill and
+		// restart (lockbench-init restarts the server in the same
+		// container), so a restarted node rejoins with its identity. The
+		// node announces its container IP on the bus, the address this
+		// host and the other containers dial.
+		args = append(args, clusterArgs("/data", dockerBusPort)...)
+		args = append(args, "--cluster-announce-ip", b.ip(n).String())
 	}
 	return args
 }

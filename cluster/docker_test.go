@@ -249,3 +249,25 @@ func TestDockerSweep(t *testing.T) {
 		t.Fatalf("after the sweep: %v", objs)
 	}
 }
+
+// TestDockerRedisCluster starts redis-cluster:3+3 as six containers
+// joined by this host's redis-cli and runs TestRedisCluster's checks on
+// it: the slot migration's MIGRATE goes from container to container, the
+// failover's kill is the docker backend's. The cleanup checks that no
+// container or network is left.
+func TestDockerRedisCluster(t *testing.T) {
+	t.Parallel()
+	o := dockerOptions(t)
+	if _, err := redisCLIPath(""); err != nil {
+		t.Skipf("docker Redis Cluster test skipped: %v", err)
+	}
+	began := time.Now()
+	c := startDockerT(t, Topology{Kind: RedisCluster}, o)
+	t.Logf("started %s on docker in %v", c.Topology(), time.Since(began).Round(time.Millisecond))
+	for _, n := range c.Nodes() {
+		if !strings.HasPrefix(n.Addr(), "10.213.") {
+			t.Fatalf("%s at %s, want its container IP", n.Name(), n.Addr())
+		}
+	}
+	exerciseRedisCluster(t, c)
+}

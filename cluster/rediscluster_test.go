@@ -50,6 +50,15 @@ func TestRedisCluster(t *testing.T) {
 	began := time.Now()
 	c := startT(t, Topology{Kind: RedisCluster}, Options{})
 	t.Logf("started %s in %v", c.Topology(), time.Since(began).Round(time.Millisecond))
+	exerciseRedisCluster(t, c)
+}
+
+// exerciseRedisCluster checks a started redis-cluster:3+3 as
+// TestRedisCluster describes: three primaries with a replica each, a slot
+// migration that keeps the key and its TTL, and the cluster's own
+// election of a killed primary's replica.
+func exerciseRedisCluster(t *testing.T, c *Cluster) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	prims, err := c.Primaries(ctx)
