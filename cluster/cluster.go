@@ -213,7 +213,9 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if be.name() == BackendDocker {
-		if err := dockerRefuses(t.Kind); err != nil {
+		// etcd and ZooKeeper refused; redis-cli on this host for a
+		// Redis Cluster, before any container starts.
+		if err := CheckTopology(o, t); err != nil {
 			return nil, err
 		}
 	}

@@ -261,6 +261,9 @@ func TestDockerRedisCluster(t *testing.T) {
 	if _, err := redisCLIPath(""); err != nil {
 		t.Skipf("docker Redis Cluster test skipped: %v", err)
 	}
+	if err := CheckTopology(o, Topology{Kind: RedisCluster}); err != nil {
+		t.Fatalf("CheckTopology(docker, redis-cluster) = %v, want nil", err)
+	}
 	began := time.Now()
 	c := startDockerT(t, Topology{Kind: RedisCluster}, o)
 	t.Logf("started %s on docker in %v", c.Topology(), time.Since(began).Round(time.Millisecond))

@@ -98,7 +98,8 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 }
 
 // redisCLIPath finds redis-cli: beside the redis-server in use, else on
-// PATH. A missing one wraps ErrEnvironment.
+// PATH (the docker backend's image has none: this host's joins the
+// containers). A missing one wraps ErrEnvironment.
 func redisCLIPath(server string) (string, error) {
 	if server != "" {
 		p := filepath.Join(filepath.Dir(server), "redis-cli")
@@ -108,7 +109,7 @@ func redisCLIPath(server string) (string, error) {
 	}
 	p, err := exec.LookPath("redis-cli")
 	if err != nil {
-		return "", fmt.Errorf("%w: redis-cli not found on PATH (a Redis Cluster is joined with redis-cli --cluster create); %s", ErrEnvironment, installHint)
+		return "", fmt.Errorf("%w: redis-cli not found on PATH (a Redis Cluster is joined with redis-cli --cluster create, from this host on the docker backend too); install it: apt-get install redis-tools", ErrEnvironment)
 	}
 	return p, nil
 }
