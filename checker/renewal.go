@@ -27,7 +27,8 @@ type RenewalOptions struct {
 	// (a built-in strategy, a Go lock through package locktest): a lease
 	// lost more than a TTL after the grant or the last renewal that
 	// succeeded (the renewals between, if any, invoked late or never
-	// answered: their calls timed out with no fault) was lost to a machine
+	// answered: their calls timed out with no fault), or of a hold whose
+	// grant's own call took more than half the TTL, was lost to a machine
 	// that ran the harness late, not to the lock, and is inconclusive
 	// rather than a violation. An adapter's renewals run in its own
 	// process on its own schedule: a late one is the lock's.
@@ -150,9 +151,19 @@ func renewalWith(h history.Header, ops []history.Operation, holds []measure.Hold
 	// certainly lived (within a TTL of the last success): the renewals
 	// ran late, or timed out unanswered, until the lease lapsed; a
 	// failure answered after that may be the lapse's consequence.
-	late := func(hd measure.Hold, at int64) (int64, bool) {
+	late := func(hd measure.Hold, at int64) (string, bool) {
 		if !o.HarnessRenews || ttl <= 0 {
-			return 0, false
+			return "", false
+		}
+		// The grant's own call took more than half the lease: the
+		// lease had less than half its TTL left when the holder got
+		// it, too little for a renewal scheduled from the grant (a
+		// watchdog renews at a third of the TTL); the machine ran the
+		// call late (a cold client's slot map and dial on a loaded
+		// host), not the lock. A lock that renews too late still shows
+		// on its holds granted promptly.
+		if call := hd.AcquireComplete - hd.AcquireInvoke; call > ttl/2 {
+			return fmt.Sprintf("its acquire call took %s ms of a TTL of %d ms", ms(call), h.TTLMs), true
 		}
 		prev, gap := hd.AcquireComplete, int64(0)
 		rs := renewals[hd.Hold]
@@ -165,14 +176,14 @@ func renewalWith(h history.Header, ops []history.Operation, holds []measure.Hold
 		}
 		gap = max(gap, at-prev)
 		if gap <= ttl {
-			return gap, false
+			return "", false
 		}
 		for _, c := range others[hd.Hold] {
 			if c.answered && c.complete > prev && c.complete < prev+ttl {
-				return gap, false // the lock failed its own renewal while the lease lived
+				return "", false // the lock failed its own renewal while the lease lived
 			}
 		}
-		return gap, true
+		return fmt.Sprintf("no renewal succeeded for %s ms, TTL %d ms", ms(gap), h.TTLMs), true
 	}
 	// Evidence that a hold's key was still its own, per hold: the grant
 	// (its acquire's invoke), its renewals that said ok and the observe
@@ -228,9 +239,9 @@ func renewalWith(h history.Header, ops []history.Operation, holds []measure.Hold
 		if _, ok := found[hd.Hold]; ok || faulted(lastHeld(hd, at), seen) {
 			return
 		}
-		if gap, ok := late(hd, at); ok {
+		if why, ok := late(hd, at); ok {
 			found[hd.Hold] = witness.RenewalWitness{} // counted once, not a violation
-			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (no renewal succeeded for %s ms, TTL %d ms)", hd.Client, hd.Hold, ms(gap), h.TTLMs))
+			lateHolds = append(lateHolds, fmt.Sprintf("c%d h%d (%s)", hd.Client, hd.Hold, why))
 			return
 		}
 		found[hd.Hold] = witness.RenewalWitness{Key: hd.Key, Client: hd.Client, Hold: hd.Hold, Kind: kind, AtNs: at, GrantedNs: hd.AcquireComplete, Detail: detail}
@@ -288,7 +299,7 @@ func renewalWith(h history.Header, ops []history.Operation, holds []measure.Hold
 		}
 	}
 	if len(ws) == 0 && len(lateHolds) > 0 {
-		return Result{Status: Inconclusive, Message: fmt.Sprintf("%d of %d holds lost their lease after no renewal of theirs succeeded for more than a TTL, lockbench having run them late or their calls having timed out unanswered with no fault: the machine ran the harness late, not the lock (%s)",
+		return Result{Status: Inconclusive, Message: fmt.Sprintf("%d of %d holds lost their lease after lockbench ran their calls late (no renewal of theirs succeeding for more than a TTL, their calls timing out unanswered with no fault, or the grant's own call taking more than half the TTL): the machine ran the harness late, not the lock (%s)",
 			len(lateHolds), len(holds), strings.Join(lateHolds[:min(3, len(lateHolds))], "; "))}
 	}
 	if len(ws) == 0 {

@@ -52,6 +52,23 @@ func TestRenewal(t *testing.T) {
 		op.Result = history.Fail
 		return op
 	}
+	// slowGrant is the hold granted by a call of 61 ms (TTL 100 ms),
+	// halfGrant by one of 50 ms; lostAt is its loss seen at once.
+	slowGrant := func() []history.Operation {
+		ops := renewalHistory()
+		ops[0].Invoke, ops[0].Complete = 10*ms, 71*ms
+		return ops
+	}
+	halfGrant := func() []history.Operation {
+		ops := renewalHistory()
+		ops[0].Invoke, ops[0].Complete = 21*ms, 71*ms
+		return ops
+	}
+	lostAt := func(at int64) history.Operation {
+		op := lost
+		op.Invoke, op.Complete = at*ms, at*ms
+		return op
+	}
 	gone := history.Operation{Client: -1, Stream: -1, Kind: history.Observe, Node: "n1", Key: "k", Value: -2, Invoke: 300 * ms, Complete: 301 * ms, Result: history.OK}
 	for _, tt := range []struct {
 		name string
@@ -69,6 +86,9 @@ func TestRenewal(t *testing.T) {
 		{"a built-in's renewal timed out, the next failed past the lease", renewalHistory(renewal(40), unanswered(70), slowFail(130, 150)), RenewalOptions{HarnessRenews: true}, Inconclusive},
 		{"a built-in's renewal failed while the lease lived", renewalHistory(renewal(40), failed(70), unanswered(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
 		{"a built-in's renewal failed on time", renewalHistory(renewal(40), renewal(70), failed(100)), RenewalOptions{HarnessRenews: true}, Violated},
+		{"a built-in's grant call took more than half the TTL, lost at once", append(slowGrant(), lostAt(72)), RenewalOptions{HarnessRenews: true}, Inconclusive},
+		{"an adapter's grant call took more than half the TTL: the lock's", append(slowGrant(), lostAt(72)), RenewalOptions{}, Violated},
+		{"a built-in's grant call took half the TTL, lost at once", append(halfGrant(), lostAt(72)), RenewalOptions{HarnessRenews: true}, Violated},
 		{"a built-in's renewals failed with its own error", renewalHistory(renewal(40), ownError(70), ownError(105), failed(145)), RenewalOptions{HarnessRenews: true}, Violated},
 		{"an adapter's renewals timed out: the lock's", renewalHistory(renewal(40), unanswered(70), unanswered(105), failed(145)), RenewalOptions{}, Violated},
 		{"the observer found the key gone", renewalHistory(gone), RenewalOptions{}, Violated},
