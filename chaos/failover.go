@@ -947,21 +947,3 @@ func (f *failover) holderOn(ctx context.Context, n *cluster.Node, key, token str
 	}
 	return holderAnother, nil
 }
-
-// waitSynced waits (at most 10 s) until replica replicates from port with
-// its link up and no sync in progress.
-func waitSynced(ctx context.Context, replica *cluster.Node, port string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		info, err := replica.Info(ctx, "replication")
-		if err == nil && info["master_port"] == port && info["master_link_status"] == "up" && info["master_sync_in_progress"] == "0" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to sync through port %s: %w (last: %v, %v)", replica.Name(), port, ctx.Err(), info, err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}

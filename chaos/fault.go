@@ -2,9 +2,7 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
@@ -54,20 +52,6 @@ func Faults() []Fault {
 	}
 }
 
-// needsOf returns the features the faults fs need, each once, in the
-// order the faults list them.
-func needsOf(fs []Fault) []cluster.Feature {
-	var out []cluster.Feature
-	for _, f := range fs {
-		for _, n := range f.Needs() {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
-}
-
 // faultTimeout bounds one Inject or one Heal: the slowest, a Sentinel
 // promotion, waits up to sentinelWait.
 const faultTimeout = 20 * time.Second
@@ -93,23 +77,4 @@ func heal(ctx context.Context, f Fault) (string, error) {
 		return ev, fmt.Errorf("chaos: %s: %w", f.Name(), err)
 	}
 	return ev, nil
-}
-
-// healAll is the heal path every nemesis ends with: it heals each fault
-// that may still be in force anywhere in the run, whoever injected it:
-// a node killed (restarted now, empty without persistence) or paused
-// (resumed) among the cluster's nodes, and every link through a proxy
-// (cuts restored, latency removed). Nodes a failover leaves down on
-// purpose are not the cluster's concern here: the failover nemesis heals
-// without healAll.
-func healAll(ctx context.Context, env Env) error {
-	var errs []error
-	for _, n := range env.Cluster.Nodes() {
-		for _, f := range []Fault{&nodeKill{node: n}, &nodePause{node: n}} {
-			_, err := heal(ctx, f)
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, env.Links.RestoreAll())
-	return errors.Join(errs...)
 }

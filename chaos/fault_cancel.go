@@ -11,7 +11,6 @@ import (
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
-	"github.com/redis/go-redis/v9"
 )
 
 // cancelCall cancels one lock call in flight while its commands wait in
@@ -142,102 +141,4 @@ func (c *cancelCall) close() {
 	c.watches = nil
 	c.mu.Unlock()
 	closeWatches(watches)
-}
-
-// keyEvents collects the keyspace notifications of one key on one Redis
-// node (notify-keyspace-events "KA" while it watches): each event's name
-// ("set", "hincrby", "expire", "del", "expired") and when it came.
-type keyEvents struct {
-	c  *redis.Client
-	ps *redis.PubSub
-
-	mu   sync.Mutex
-	evs  []keyEvent
-	done chan struct{}
-}
-
-// keyEvent is one keyspace notification.
-type keyEvent struct {
-	at   time.Time
-	name string
-}
-
-// watchTimeout bounds the set-up of a watch (a dial on a loaded machine
-// takes hundreds of ms at times).
-const watchTimeout = 2 * time.Second
-
-// errWatch marks an Inject that could not watch the key: nothing was
-// stopped, and the strike is missed rather than the run failed.
-var errWatch = errors.New("cannot watch the key")
-
-// watchKeyEvents turns keyspace notifications on at addr and subscribes
-// to key's, through a client of its own; it returns once the
-// subscription is confirmed.
-func watchKeyEvents(ctx context.Context, node, addr, key string) (*keyEvents, error) {
-	ctx, cancel := context.WithTimeout(ctx, watchTimeout)
-	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, Protocol: 2, DisableIdentity: true,
-		DialTimeout: watchTimeout, ReadTimeout: watchTimeout, WriteTimeout: watchTimeout})
-	if err := c.ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("watch %s on %s: CONFIG SET notify-keyspace-events: %w", key, node, err)
-	}
-	ps := c.Subscribe(ctx, "__keyspace@0__:"+key)
-	if _, err := ps.Receive(ctx); err != nil {
-		ps.Close()
-		c.Close()
-		return nil, fmt.Errorf("watch %s on %s: SUBSCRIBE: %w", key, node, err)
-	}
-	w := &keyEvents{c: c, ps: ps, done: make(chan struct{})}
-	ch := ps.Channel(redis.WithChannelHealthCheckInterval(time.Hour))
-	go func() {
-		defer close(w.done)
-		for m := range ch {
-			w.mu.Lock()
-			w.evs = append(w.evs, keyEvent{at: time.Now(), name: m.Payload})
-			w.mu.Unlock()
-		}
-	}()
-	return w, nil
-}
-
-// since returns the names of the events that came at or after t.
-func (w *keyEvents) since(t time.Time) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, e := range w.evs {
-		if !e.at.Before(t) {
-			out = append(out, e.name)
-		}
-	}
-	return out
-}
-
-// close unsubscribes, turns keyspace notifications off and closes the
-// client.
-func (w *keyEvents) close() {
-	_ = w.ps.Close()
-	<-w.done
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
-	defer cancel()
-	_ = w.c.ConfigSet(ctx, "notify-keyspace-events", "").Err()
-	_ = w.c.Close()
-}
-
-func closeWatches(ws []*keyEvents) {
-	for _, w := range ws {
-		w.close()
-	}
-}
-
-// takesKey reports whether a keyspace event sets a lock key: "set" (SET,
-// SETNX, a script's SET), "hincrby" or "hset" (a hash lock's owner
-// field).
-func takesKey(event string) bool {
-	switch event {
-	case "set", "hincrby", "hset", "hsetnx":
-		return true
-	}
-	return false
 }

@@ -161,13 +161,3 @@ func sharedNote(p adapterclient.ClientProcess, verb string) string {
 
 // Heal has nothing to undo: a crashed client stays dead for the run.
 func (*clientCrash) Heal(context.Context) (string, error) { return "", nil }
-
-// sleepCtx sleeps d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}

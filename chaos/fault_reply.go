@@ -176,3 +176,44 @@ func (r *lostReply) Heal(context.Context) (string, error) {
 	r.mu.Unlock()
 	return "", disarmAll(armed)
 }
+
+// slowReply makes one node answer one client late: the client's proxy
+// link to the node delays every reply by d (cluster.Proxy.SetReplyLatency)
+// and nothing the client sends, so a command reaches the node and runs at
+// once while the client learns of it d later, as from a node that answers
+// slowly (a GC, a slow disk, a congested link back). Evidence: "replies of
+// n1 to client 3 delayed 150ms". Heal removes the delay; a reply held
+// back then goes on at once.
+type slowReply struct {
+	links  *Links
+	client int
+	node   int    // node index in link order
+	name   string // its name, for evidence
+	d      time.Duration
+}
+
+func (*slowReply) Name() string { return "slow-reply" }
+
+func (*slowReply) Needs() []cluster.Feature { return nil }
+
+// Inject delays the replies on the client's link to the node, which must
+// exist.
+func (s *slowReply) Inject(context.Context) (string, error) {
+	p := s.links.Link(s.client, s.node)
+	if p == nil {
+		return "", fmt.Errorf("client %d has no proxy to node %d (Setup.Proxies)", s.client, s.node+1)
+	}
+	if err := p.SetReplyLatency(s.d); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("replies of %s to client %d delayed %v", s.name, s.client, s.d), nil
+}
+
+// Heal removes the delay.
+func (s *slowReply) Heal(context.Context) (string, error) {
+	p := s.links.Link(s.client, s.node)
+	if p == nil {
+		return "", nil
+	}
+	return "", p.SetReplyLatency(0)
+}

@@ -2,62 +2,15 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-// keyLoss deletes a held lock key on every node the lock talks to (DEL,
-// through a direct connection: what an eviction under maxmemory, a
-// FLUSHDB or an operator does), and reads each node back for the evidence
-// that the key is gone. Evidence: "DEL lb:k0 on n1: 1 (held c3's token);
-// read back: gone". Heal has nothing to undo.
-type keyLoss struct {
-	nodes []*cluster.Node
-	key   string
-}
-
-func (*keyLoss) Name() string             { return "key-loss" }
-func (*keyLoss) Needs() []cluster.Feature { return nil }
-
-// Inject deletes the key on every node and reads it back.
-func (k *keyLoss) Inject(ctx context.Context) (string, error) {
-	if len(k.nodes) == 0 || k.key == "" {
-		return "", errors.New("no node or key to take")
-	}
-	var ev []string
-	for _, n := range k.nodes {
-		c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
-			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}))
-		deleted, err := c.Del(ctx, k.key).Result()
-		if err != nil {
-			c.Close()
-			return strings.Join(ev, "; "), fmt.Errorf("DEL %s on %s: %w", k.key, n.Name(), err)
-		}
-		left, err := c.Exists(ctx, k.key).Result()
-		c.Close()
-		back := "gone"
-		switch {
-		case err != nil:
-			back = "not read back: " + err.Error()
-		case left > 0:
-			back = "back already (another owner took it)"
-		}
-		ev = append(ev, fmt.Sprintf("DEL %s on %s: %d; read back: %s", k.key, n.Name(), deleted, back))
-	}
-	return strings.Join(ev, "; "), nil
-}
-
-// Heal has nothing to undo: the key is the lock's to set again.
-func (*keyLoss) Heal(context.Context) (string, error) { return "", nil }
 
 // heldKeyLoss is the nemesis of HeldKeyLoss: at the trigger's first
 // PointInCS it deletes the holder's key on every node, keeps the other

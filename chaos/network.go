@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
-	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -187,72 +185,6 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	recordWindow(env, start, env.Clock.Now(), landing(other), fmt.Sprintf("%s: client %d (hold %d on %s) cut off from %s for %v%s (%s)",
 		p.name(), ev.Client, ev.Hold, ev.Key, nodeNames(env, all), d, extra, evidence))
 	return nil
-}
-
-// linkBlackhole partitions one client from some nodes the slow way: its
-// proxies to them (Links) accept connects but drop every byte, on open
-// and new connections, until Heal, which closes the connections that
-// carried dropped bytes (cluster.Proxy.Blackhole). Calls through them
-// hang until their budget. The protected resource is in-process and
-// stays reachable. Evidence: "PING unanswered after 100ms" (a PING
-// through the first link), or what came back instead.
-type linkBlackhole struct {
-	links  *Links
-	client int
-	nodes  []int // node indexes in link order
-}
-
-func (*linkBlackhole) Name() string             { return "link-blackhole" }
-func (*linkBlackhole) Needs() []cluster.Feature { return nil }
-
-// Inject black-holes the links, which must exist, and sends a PING
-// through the first.
-func (b *linkBlackhole) Inject(context.Context) (string, error) {
-	if err := (&linkCut{links: b.links, client: b.client, nodes: b.nodes}).check(); err != nil {
-		return "", err
-	}
-	var errs []error
-	for _, n := range b.nodes {
-		errs = append(errs, b.links.Link(b.client, n).Blackhole(true))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return "", err
-	}
-	return unanswered(b.links.Link(b.client, b.nodes[0]).Addr()), nil
-}
-
-// Heal lets data flow again on every link.
-func (b *linkBlackhole) Heal(context.Context) (string, error) {
-	if b.links == nil {
-		return "", nil
-	}
-	var errs []error
-	for _, n := range b.nodes {
-		if p := b.links.Link(b.client, n); p != nil {
-			errs = append(errs, p.Blackhole(false))
-		}
-	}
-	return "", errors.Join(errs...)
-}
-
-// unanswered connects to addr and sends a RESP PING: a black-holed link
-// accepts the connect and never answers.
-func unanswered(addr string) string {
-	const wait = 100 * time.Millisecond
-	conn, err := net.DialTimeout("tcp", addr, wait)
-	if err != nil {
-		return fmt.Sprintf("connect failed: %v", err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(wait))
-	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
-		return fmt.Sprintf("connect accepted, PING not sent: %v", err)
-	}
-	buf := make([]byte, 16)
-	if n, err := conn.Read(buf); err == nil {
-		return fmt.Sprintf("connect accepted, PING answered %q", buf[:n])
-	}
-	return fmt.Sprintf("connect accepted, PING unanswered after %v", wait)
 }
 
 // Latency adds LatencyEachWay in each direction on every link to node n1

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -91,93 +89,6 @@ func TestCycles(t *testing.T) {
 				t.Errorf("wait = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestClockJumpMovesTIME drives clocks.jump against a real redis-server
-// with the clock shim: the server's TIME reply moves by the jump, jumps add
-// up, and a key whose expiry the clock passes is gone at once.
-func TestClockJumpMovesTIME(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{ClockShim: netShim(t)})
-	n := c.Nodes()[0]
-	ctx := netCtx(t)
-	rc := redis.NewClient(&redis.Options{Addr: n.Addr()})
-	defer rc.Close()
-	if err := rc.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
-		t.Fatal(err)
-	}
-	clk := newClocks()
-	for i, step := range []time.Duration{20 * time.Second, 3 * time.Second} {
-		j, err := clk.jump(ctx, n, step)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := j.Moved(); m < step || m > step+time.Second {
-			t.Errorf("jump %d: TIME moved %v, want %v (+ < 1s)", i, m, step)
-		}
-		if !strings.Contains(j.String(), "moved +") || !strings.Contains(j.String(), n.Name()) {
-			t.Errorf("jump %d: note %q lacks evidence", i, j)
-		}
-		if i == 0 {
-			if got := rc.Exists(ctx, "k").Val(); got != 0 {
-				t.Errorf("key with PX 10000 still there after a +20s jump")
-			}
-		}
-	}
-	if got, want := clk.off[n], 23*time.Second; got != want {
-		t.Errorf("cumulative offset %v, want %v", got, want)
-	}
-	now, err := serverTime(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Until(now); d < 22*time.Second || d > 24*time.Second {
-		t.Errorf("server clock ahead by %v, want about 23s", d)
-	}
-}
-
-// TestLinksCutAndLatency checks the primitives the partition and latency
-// scenarios rely on: a cut link refuses connects and comes back on
-// Restore; a latency of 50 ms each way adds about 100 ms to a PING.
-func TestLinksCutAndLatency(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	ctx := netCtx(t)
-	l, err := NewLinks(ctx, 1, c.Nodes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	addr := l.Link(0, 0).Addr()
-	steps := []struct {
-		name    string
-		do      func() error
-		refused bool
-		minRTT  time.Duration
-		maxRTT  time.Duration
-	}{
-		{"direct", func() error { return nil }, false, 0, 50 * time.Millisecond},
-		{"cut", func() error { return l.Cut(0, 0) }, true, 0, 0},
-		{"restored", func() error { return l.Restore(0, 0) }, false, 0, 50 * time.Millisecond},
-		{"latency", func() error { return l.SetLatency(0, LatencyEachWay) }, false, 2 * LatencyEachWay, 2*LatencyEachWay + 80*time.Millisecond},
-		{"healed", l.RestoreAll, false, 0, 50 * time.Millisecond},
-	}
-	for _, s := range steps {
-		if err := s.do(); err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		if got := refused(addr) == "connect refused"; got != s.refused {
-			t.Errorf("%s: refused = %v, want %v", s.name, got, s.refused)
-		}
-		if s.refused {
-			continue
-		}
-		rtt, err := pingRTT(ctx, addr)
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		if rtt < s.minRTT || rtt > s.maxRTT {
-			t.Errorf("%s: PING %v, want %v..%v", s.name, rtt, s.minRTT, s.maxRTT)
-		}
 	}
 }
 
@@ -300,32 +211,5 @@ func TestClockShimScenariosNeedClock(t *testing.T) {
 				t.Errorf("%s (nodes %d): setup uses the clock shim but Requires is %v", s.Name, in.Nodes, s.Requires(in))
 			}
 		}
-	}
-}
-
-// TestLinkBlackhole: a black-holed link accepts the connect and answers
-// nothing (the fault's evidence says so); healed, a new connection gets
-// its PING answered.
-func TestLinkBlackhole(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	ctx := netCtx(t)
-	l, err := NewLinks(ctx, 1, c.Nodes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	b := &linkBlackhole{links: l, client: 0, nodes: []int{0}}
-	ev, err := b.Inject(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(ev, "PING unanswered") {
-		t.Errorf("evidence %q: want PING unanswered", ev)
-	}
-	if _, err := b.Heal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pingRTT(ctx, l.Link(0, 0).Addr()); err != nil {
-		t.Errorf("healed: PING through the link: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -42,9 +41,6 @@ type Primitive struct {
 	// scenarios returns the scenarios that exercise the primitive alone as
 	// step st uses it, in chaos.All's names.
 	scenarios func(st Step) []string
-	// applies, when set, narrows the strategies the primitive applies to
-	// beyond its scenarios'.
-	applies func(in impl.Info) (bool, string)
 	// checkStep, when set, refuses steps the primitive cannot play
 	// beyond Step.check's generic rules.
 	checkStep func(st Step) error
@@ -237,63 +233,9 @@ func ScenariosFor(st Step) []string {
 	return p.scenarios(st)
 }
 
-// ScenariosOf returns the scenarios that exercise step st's primitive
-// alone as st uses it and that apply to the strategy in: the scenarios
-// whose expectations a run of a schedule with st is held to. Empty: none
-// does (then nothing under st is expected to hold).
-func ScenariosOf(st Step, in impl.Info) []string {
-	var out []string
-	for _, name := range ScenariosFor(st) {
-		if sc, err := Lookup(name); err == nil {
-			if ok, _ := sc.AppliesTo(in); ok {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
-}
-
-// AppliesTo reports whether a schedule may use the primitive against a
-// strategy, and why not: it needs a scenario of it that applies (so that
-// the fault means something for the lock's topology: no links on etcd,
-// no clock shim on ZooKeeper), and its own narrowing.
-func (p Primitive) AppliesTo(in impl.Info) (bool, string) {
-	if p.applies != nil {
-		if ok, why := p.applies(in); !ok {
-			return false, why
-		}
-	}
-	if p.scenarios == nil {
-		return true, ""
-	}
-	var whys []string
-	seen := map[string]bool{}
-	for _, st := range p.steps() {
-		for _, name := range p.scenarios(st) {
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			sc, err := Lookup(name)
-			if err != nil {
-				continue
-			}
-			ok, why := sc.AppliesTo(in)
-			if ok {
-				return true, ""
-			}
-			whys = append(whys, why)
-		}
-	}
-	if len(whys) == 0 {
-		return false, "no scenario exercises it"
-	}
-	return false, "does not apply: " + whys[0]
-}
-
-// steps returns one step per event the primitive takes (with a nested
+// Steps returns one step per event the primitive takes (with a nested
 // variant of before-acquire), for listing its scenarios.
-func (p Primitive) steps() []Step {
+func (p Primitive) Steps() []Step {
 	var out []Step
 	for _, on := range p.On {
 		out = append(out, Step{Fault: p.Name, On: on})
@@ -309,3 +251,7 @@ func (p Primitive) steps() []Step {
 func (p Primitive) Describe() string {
 	return fmt.Sprintf("%s: %s (targets: %s; on: %s)", p.Name, p.Summary, strings.Join(p.Targets, ", "), strings.Join(p.On, ", "))
 }
+
+// Exercised reports whether some scenario exercises the primitive alone
+// (ScenariosFor names them for a step).
+func (p Primitive) Exercised() bool { return p.scenarios != nil }

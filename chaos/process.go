@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -290,43 +288,6 @@ func (g *grants) lastClient(key string) int {
 		return l.client
 	}
 	return -1
-}
-
-// keyState reads key on n through a direct connection right after a
-// restart and says whether the struck owner's lock survived, for a nemesis
-// note: "lb:k0 on n1 after restart: absent", "... lost (another owner's
-// lock, PTTL 196ms)" (a client was faster than this read), "... kept
-// (PTTL 31ms, the struck owner's token)", or why it could not tell.
-func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
-	c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
-		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1}))
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	prefix := fmt.Sprintf("%s on %s after restart: ", key, n.Name())
-	typ, err := c.Type(ctx, key).Result()
-	if err != nil {
-		return prefix + fmt.Sprintf("unreadable (%v)", err)
-	}
-	if typ == "none" {
-		return prefix + "absent"
-	}
-	pttl, _ := c.PTTL(ctx, key).Result()
-	if l == nil {
-		return prefix + fmt.Sprintf("present (PTTL %v)", pttl.Round(time.Millisecond))
-	}
-	var mine bool
-	switch typ {
-	case "string": // SET k token
-		v, err := c.Get(ctx, key).Result()
-		mine = err == nil && v == l.Token
-	case "hash": // reentrant: one field per owner token
-		mine, _ = c.HExists(ctx, key, l.Token).Result()
-	}
-	if mine {
-		return prefix + fmt.Sprintf("kept (PTTL %v, the struck owner's token)", pttl.Round(time.Millisecond))
-	}
-	return prefix + fmt.Sprintf("lost (another owner's lock, PTTL %v)", pttl.Round(time.Millisecond))
 }
 
 // NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT.

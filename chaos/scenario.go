@@ -12,6 +12,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -346,4 +347,37 @@ func (quiet) Heal(context.Context) error { return nil }
 func Baseline() Scenario {
 	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL", OnReplicas: true, OnCluster: true,
 		New: func(Env) Nemesis { return quiet{} }}
+}
+
+// needsOf returns the features the faults fs need, each once, in the
+// order the faults list them.
+func needsOf(fs []Fault) []cluster.Feature {
+	var out []cluster.Feature
+	for _, f := range fs {
+		for _, n := range f.Needs() {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// healAll is the heal path every nemesis ends with: it heals each fault
+// that may still be in force anywhere in the run, whoever injected it:
+// a node killed (restarted now, empty without persistence) or paused
+// (resumed) among the cluster's nodes, and every link through a proxy
+// (cuts restored, latency removed). Nodes a failover leaves down on
+// purpose are not the cluster's concern here: the failover nemesis heals
+// without healAll.
+func healAll(ctx context.Context, env Env) error {
+	var errs []error
+	for _, n := range env.Cluster.Nodes() {
+		for _, f := range []Fault{&nodeKill{node: n}, &nodePause{node: n}} {
+			_, err := heal(ctx, f)
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, env.Links.RestoreAll())
+	return errors.Join(errs...)
 }

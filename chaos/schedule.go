@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -339,22 +338,3 @@ func (st Step) check(i int) error {
 // maxTTLs bounds every time of a step: a schedule of more than 1000 TTLs
 // is a typing error.
 const maxTTLs = 1000
-
-// Applies reports whether every step of s can run against a strategy
-// (its primitive applies to the strategy and, for target "node", the
-// node exists), and if not why.
-func (s Schedule) Applies(in impl.Info) (bool, string) {
-	for i, st := range s.Steps {
-		p, _ := LookupPrimitive(st.Fault)
-		if ok, why := p.AppliesTo(in); !ok {
-			return false, fmt.Sprintf("step %d: %s %s", i+1, p.Name, why)
-		}
-		if n := max(in.Nodes, 1); st.Target == TargetNode && st.Node > n {
-			return false, fmt.Sprintf("step %d: node n%d: the strategy talks to %d node(s)", i+1, st.Node, n)
-		}
-		if (st.On == string(workload.PointRenew) || st.On == string(workload.PointBeforeExtend)) && !in.Claims.Renewal {
-			return false, fmt.Sprintf("step %d: %s at %s: the strategy does not renew, so the step would never strike (put it at another event, or run a lock that renews)", i+1, p.Name, st.On)
-		}
-	}
-	return true, ""
-}

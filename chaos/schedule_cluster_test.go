@@ -33,12 +33,12 @@ func TestScheduleOnCluster(t *testing.T) {
 // apply to a lock that does not renew (it would never strike).
 func TestScheduleStepNeedsRenewal(t *testing.T) {
 	s := Schedule{Version: 1, Name: "r", Steps: []Step{{Fault: "slow-reply", Target: TargetHolder, On: "renew", Size: 0.5}}}
-	if ok, why := s.Applies(impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}}); ok {
+	if ok, why := scheduleApplies(s, impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}}); ok {
 		t.Error("a renewal step applies to a lock that does not renew")
 	} else if !strings.Contains(why, "does not renew") {
 		t.Errorf("reason %q does not say the lock does not renew", why)
 	}
-	if ok, why := s.Applies(impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}}); !ok {
+	if ok, why := scheduleApplies(s, impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}}); !ok {
 		t.Errorf("a renewal step does not apply to a renewing lock: %s", why)
 	}
 }

@@ -39,29 +39,11 @@ func ScheduleScenario(s Schedule) Scenario {
 			kind = k
 		}
 	}
-	onCluster, onReplicas := s.writtenFor()
+	onCluster, onReplicas := writtenFor(s)
 	return Scenario{Name: s.Scenario(), Kind: kind, Summary: "fault schedule: " + s.String(), Faults: faults,
-		Applies: s.Applies, Setup: s.setup, OnCluster: onCluster, OnReplicas: onReplicas,
+		Applies: func(in impl.Info) (bool, string) { return scheduleApplies(s, in) },
+		Setup:   func(in impl.Info) Setup { return scheduleSetup(s, in) }, OnCluster: onCluster, OnReplicas: onReplicas,
 		New: func(env Env) Nemesis { return newScheduled(env, s) }}
-}
-
-// writtenFor reports whether every step of s is written for a lock on a
-// Redis Cluster (Scenario.OnCluster) and for one that waits for replicas
-// (OnReplicas): a scenario that exercises the step's primitive alone is
-// (gc-pause and long-cs are, so a schedule of client pauses and slow
-// critical sections runs on a cluster; a node pause is not).
-func (s Schedule) writtenFor() (onCluster, onReplicas bool) {
-	onCluster, onReplicas = true, true
-	for _, st := range s.Steps {
-		c, r := false, false
-		for _, name := range ScenariosFor(st) {
-			if sc, err := Lookup(name); err == nil {
-				c, r = c || sc.OnCluster, r || sc.OnReplicas
-			}
-		}
-		onCluster, onReplicas = onCluster && c, onReplicas && r
-	}
-	return onCluster, onReplicas
 }
 
 // primitiveKind is where a primitive acts, as a scenario Kind.
@@ -75,50 +57,6 @@ func primitiveKind(name string) Kind {
 		return Clock
 	}
 	return Network
-}
-
-// setup is the Setup of a run of s for a strategy: proxies on every link
-// when a step acts on links (quorum strategies at QuorumProxiedTTL at
-// least), the clock shim for a clock jump, the nesting a step's Depth
-// needs, and the highest TTL floor and call budget of the scenarios that
-// exercise the steps' primitives (their faults' timing needs them).
-func (s Schedule) setup(in impl.Info) Setup {
-	var out Setup
-	floor := func(ss Setup) {
-		if ss.TTL > out.TTL {
-			out.TTL, out.TTLWhy = ss.TTL, ss.TTLWhy
-		}
-		out.OpTimeoutTTL = max(out.OpTimeoutTTL, ss.OpTimeoutTTL)
-	}
-	for _, st := range s.Steps {
-		p, _ := LookupPrimitive(st.Fault)
-		for _, name := range ScenariosOf(st, in) {
-			if sc, err := Lookup(name); err == nil {
-				floor(sc.SetupFor(in))
-			}
-		}
-		if p.Links {
-			out.Proxies = true
-		}
-		if st.Fault == "clock-jump" {
-			out.ClockShim = true
-		}
-		if st.Fault == "client-clock-step" {
-			out.ClientClock = true
-		}
-		if st.Fault == "node-pause" {
-			// A call queued in the paused node matters only while its
-			// client still waits: the budget outlasts the pause.
-			out.OpTimeoutTTL = max(out.OpTimeoutTTL, st.For+1)
-		}
-		if st.Depth >= 2 {
-			out.Reentrancy = max(out.Reentrancy, st.Depth)
-		}
-	}
-	if out.Proxies && quorum(in) {
-		floor(proxiedSetup(in, 0))
-	}
-	return out
 }
 
 // scheduled is the generic nemesis of a fault schedule: it matches every
@@ -578,44 +516,4 @@ func (m *scheduled) node(ctx context.Context, r *stepRun, ev workload.Event) (in
 		}
 	}
 	return 0, nil
-}
-
-// clientLatency delays one client's links to some nodes by d in each
-// direction until Heal (the "link-latency" primitive aimed at a client's
-// links rather than at a node's). Evidence: "+d each way on client 2's
-// links to n1".
-type clientLatency struct {
-	links  *Links
-	client int
-	nodes  []int
-	d      time.Duration
-}
-
-func (*clientLatency) Name() string             { return "link-latency" }
-func (*clientLatency) Needs() []cluster.Feature { return nil }
-
-// Inject sets the latency on every link, which must exist.
-func (c *clientLatency) Inject(context.Context) (string, error) {
-	if err := (&linkCut{links: c.links, client: c.client, nodes: c.nodes}).check(); err != nil {
-		return "", err
-	}
-	var errs []error
-	for _, n := range c.nodes {
-		errs = append(errs, c.links.Link(c.client, n).SetLatency(c.d))
-	}
-	return fmt.Sprintf("+%v each way on client %d's links to %d node(s)", c.d, c.client, len(c.nodes)), errors.Join(errs...)
-}
-
-// Heal removes the latency.
-func (c *clientLatency) Heal(context.Context) (string, error) {
-	if c.links == nil {
-		return "", nil
-	}
-	var errs []error
-	for _, n := range c.nodes {
-		if p := c.links.Link(c.client, n); p != nil {
-			errs = append(errs, p.SetLatency(0))
-		}
-	}
-	return "", errors.Join(errs...)
 }
