@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/outdir"
 	lbstats "github.com/lockbench/lockbench/stats"
@@ -99,7 +101,7 @@ type Spec struct {
 	// (Schedule.Scenario), and the run is judged by the weakest
 	// expectation of the scenarios that exercise its primitives
 	// (verdicts.Source.ForSchedule).
-	Schedule *chaos.Schedule
+	Schedule *schedule.Schedule
 	// Lock, when set, is the strategy the run drives instead of the one
 	// the registry holds under Strategy (strategies.Lookup): a lock given as
 	// Go code in the caller's process (package locktest). Strategy must
@@ -369,7 +371,7 @@ type run struct {
 
 	c      *cluster.Cluster
 	shared bool // c is lent by Spec.Shared: the run does not stop it
-	links  *chaos.Links
+	links  *link.Links
 	nodes  []*cluster.Node // the nodes the strategy talks to
 	clock  *history.Clock
 	hw     *history.Writer
@@ -495,7 +497,7 @@ func (r *run) startCluster(ctx context.Context) error {
 		if setup.ProxyNode > 0 {
 			only = []int{setup.ProxyNode - 1}
 		}
-		if r.links, err = chaos.NewLinksOf(ctx, w.Clients, r.nodes, only); err != nil {
+		if r.links, err = link.NewLinksOf(ctx, w.Clients, r.nodes, only); err != nil {
 			return err
 		}
 		links := r.links

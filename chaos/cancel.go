@@ -8,13 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // cancelScenarios are the scenarios that cancel a lock call in flight.
-func cancelScenarios() []Scenario { return []Scenario{Cancel()} }
+func cancelScenarios() []Scenario { return []Scenario{cancelScenario()} }
 
 // Timings of cancel, in TTLs.
 const (
@@ -44,7 +46,7 @@ const cancelShownEvents = 4
 // naCancel is why cancel does not apply to etcd and ZooKeeper locks.
 const naCancel = "stops the lock's Redis nodes so the cancelled call's command queues, and reads its effect in Redis keyspace notifications; an etcd or ZooKeeper call has no such queue lockbench can hold"
 
-// Cancel cancels an outermost acquire of a free key in flight, three
+// cancelScenario cancels an outermost acquire of a free key in flight, three
 // times a run: the lock's nodes are SIGSTOPped, the acquire goes out (its
 // SET queues in the stopped nodes), TTL/20 later it is cancelled (an
 // adapter gets a cancel request, an in-process strategy's ctx is
@@ -60,9 +62,9 @@ const naCancel = "stops the lock's Redis nodes so the cancelled call's command q
 // set it, on every node; one that did not (the command never left, or
 // another client's came first) is missed and the next acquire is struck,
 // up to 5 times a trigger.
-func Cancel() Scenario {
+func cancelScenario() Scenario {
 	return Scenario{Name: "cancel", Kind: Client,
-		Faults:  []Fault{&cancelCall{}},
+		Faults:  []fault.Fault{&fault.CancelCall{}},
 		Summary: "an outermost acquire of a free key is cancelled in flight (adapters: a cancel request), its SET queued in the lock's SIGSTOPped nodes, which resume once it returned (≤ TTL/20 after the cancel) so the SET still runs; others' acquires of the key wait; three times a run",
 		Applies: redisOnly(naCancel, nil),
 		New: func(env Env) Nemesis {
@@ -100,9 +102,9 @@ func (c *cancels) label() string {
 
 // cancelStrike is one struck acquire.
 type cancelStrike struct {
-	f      *cancelCall
+	f      *fault.CancelCall
 	ev     workload.Event
-	before []keyObs
+	before []observe.KeyObs
 	start  int64 // history clock at the strike
 	// returned is closed at the client's next event (the call returned);
 	// back is that event.
@@ -169,7 +171,7 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 	}
 	env := c.env
 	nodes := env.Cluster.Nodes()[:nodeCount(env)]
-	f := &cancelCall{nodes: nodes, key: ev.Key, external: env.Cluster.Backend() == cluster.BackendExternal}
+	f := &fault.CancelCall{Nodes: nodes, Key: ev.Key, External: env.Cluster.Backend() == cluster.BackendExternal}
 	st = &cancelStrike{f: f, ev: ev, returned: make(chan struct{}), end: make(chan struct{})}
 	c.mu.Lock()
 	c.block = st
@@ -181,9 +183,9 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 		return nil
 	}
 	st.before, st.start = before, env.Clock.Now()
-	if _, err := inject(ctx, f); err != nil {
+	if _, err := fault.Inject(ctx, f); err != nil {
 		c.unblock(st)
-		if errors.Is(err, errWatch) {
+		if errors.Is(err, observe.ErrWatch) {
 			// Nothing was stopped: a missed strike, not a failed run.
 			recordWindow(env, st.start, env.Clock.Now(), history.Missed, fmt.Sprintf("%s: client %d's acquire of %s not struck: %v", c.label(), ev.Client, ev.Key, err))
 			c.again(false)
@@ -193,7 +195,7 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 		c.done()
 		return nil
 	}
-	f.call = ev.Call.Cancellable()
+	f.Call = ev.Call.Cancellable()
 	c.mu.Lock()
 	c.pending[ev.Client] = st
 	c.mu.Unlock()
@@ -210,14 +212,14 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 
 // keyFree reads key on every node until it is absent on all, at most
 // max, and returns the last reads and whether the key was free.
-func keyFree(ctx context.Context, nodes []*cluster.Node, key string, max time.Duration) ([]keyObs, bool) {
+func keyFree(ctx context.Context, nodes []*cluster.Node, key string, max time.Duration) ([]observe.KeyObs, bool) {
 	deadline := time.Now().Add(max)
 	for {
-		obs := make([]keyObs, len(nodes))
+		obs := make([]observe.KeyObs, len(nodes))
 		free := true
 		for i, n := range nodes {
-			obs[i] = observeKey(ctx, n.Name(), n.Addr(), key, n.Security())
-			free = free && obs[i].Err == nil && !obs[i].present()
+			obs[i] = observe.Key(ctx, n.Name(), n.Addr(), key, n.Security())
+			free = free && obs[i].Err == nil && !obs[i].Present()
 		}
 		if free {
 			return obs, true
@@ -253,7 +255,7 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 		early = true // it returned before the cancel (an error at once)
 	default:
 	}
-	st.f.cancel()
+	st.f.Cancel()
 	cancelAt := time.Now()
 	react := time.NewTimer(time.Duration(cancelReactTTL * float64(ttl)))
 	select {
@@ -263,7 +265,7 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 	}
 	react.Stop()
 	resumeAt := time.Now() // the SIGCONTs go out now
-	resumed, err := heal(ctx, st.f)
+	resumed, err := fault.Heal(ctx, st.f)
 	c.fail(err)
 	bound := time.NewTimer(replyBound(ttl))
 	select {
@@ -273,18 +275,18 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 	}
 	bound.Stop()
 	sleepCtx(ctx, time.Duration(cancelSettleTTL*float64(ttl)))
-	events := st.f.afterResume()
-	st.f.close()
+	events := st.f.AfterResume()
+	st.f.Close()
 	c.unblock(st)
 
-	names := make([]string, len(st.f.nodes))
-	for i, n := range st.f.nodes {
+	names := make([]string, len(st.f.Nodes))
+	for i, n := range st.f.Nodes {
 		names[i] = n.Name()
 	}
 	var lines []string
 	took := 0
 	for i, evs := range events {
-		set := len(evs) > 0 && takesKey(evs[0])
+		set := len(evs) > 0 && observe.TakesKey(evs[0])
 		if set {
 			took++
 		}

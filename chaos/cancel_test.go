@@ -49,7 +49,7 @@ func TestCancelLands(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := Env{TTL: ttl, Duration: time.Millisecond, Clock: history.NewClock(), History: rec, Info: st.Info(), Clients: 1, Cluster: c}
-			nem := Cancel().New(env)
+			nem := cancelScenario().New(env)
 			time.Sleep(2 * time.Millisecond) // past the first trigger
 			rc := redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 			defer rc.Close()
@@ -133,7 +133,7 @@ func cancelledByNemesis(nem Nemesis) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.pending {
-		if st.f.cancelled() {
+		if st.f.Cancelled() {
 			return true
 		}
 	}

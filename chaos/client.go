@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -12,7 +13,7 @@ import (
 
 // clientScenarios are the client-side faults.
 func clientScenarios() []Scenario {
-	return []Scenario{LongCS(), GCPause(), CrashBetween()}
+	return []Scenario{longCSScenario(), gcPauseScenario(), crashBetweenScenario()}
 }
 
 // pauses is how many client pauses or slow critical sections a run gets,
@@ -60,20 +61,20 @@ func (o *onePerTrigger) done() {
 // meanwhile.
 type gcPause struct {
 	onePerTrigger
-	paused *pausedClients
+	paused *fault.PausedClients
 	seen   *cycles
 }
 
-// GCPause pauses the holder before its write for 2×TTL, three times a run.
+// gcPauseScenario pauses the holder before its write for 2×TTL, three times a run.
 // A pause lands when another client is granted the key meanwhile: the
 // paused holder's lease ran out under it.
-func GCPause() Scenario {
+func gcPauseScenario() Scenario {
 	return Scenario{Name: "gc-pause", Kind: Client, OnReplicas: true, OnCluster: true,
-		Faults:  []Fault{&clientPause{}},
+		Faults:  []fault.Fault{&fault.ClientPause{}},
 		Summary: "the holder stops (every goroutine, renewal too) after its validity check and before its write, for 2×TTL, three times a run",
 		New: func(env Env) Nemesis {
 			return &gcPause{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, pauses)},
-				paused: newPausedClients(), seen: newCycles()}
+				paused: fault.NewPausedClients(), seen: newCycles()}
 		}}
 }
 
@@ -83,21 +84,21 @@ func (p *gcPause) At(ctx context.Context, ev workload.Event) error {
 	p.seen.see(ev)
 	switch ev.Point {
 	case workload.PointRenew:
-		return p.paused.wait(ctx, ev.Client)
+		return p.paused.Wait(ctx, ev.Client)
 	case workload.PointBeforeWrite:
 		if !p.take() {
 			return nil
 		}
 		defer p.done()
-		f := &clientPause{clients: p.paused, client: ev.Client, process: ev.Process}
+		f := &fault.ClientPause{Clients: p.paused, Client: ev.Client, Process: ev.Process}
 		d := 2 * p.env.TTL
 		since := p.seen.mark()
 		start := p.env.Clock.Now()
-		if _, err := inject(ctx, f); err != nil {
+		if _, err := fault.Inject(ctx, f); err != nil {
 			return nil // the workload ignores At's errors; the client goes on unpaused
 		}
 		sleepCtx(ctx, d)
-		heal(ctx, f)
+		fault.Heal(ctx, f)
 		other := p.seen.has(ev.Client, ev.Key, since, false)
 		recordWindow(p.env, start, p.env.Clock.Now(), landing(other), fmt.Sprintf("gc-pause: client %d (hold %d on %s) stopped for %v before its write; %s",
 			ev.Client, ev.Hold, ev.Key, d, grantedNote(other, "pause")))
@@ -122,12 +123,12 @@ type longCS struct {
 	seen *cycles
 }
 
-// LongCS makes a critical section run 2×TTL, three times a run. A slow
+// longCSScenario makes a critical section run 2×TTL, three times a run. A slow
 // critical section lands when another client is granted the key
 // meanwhile (a lock that renews, or checks its validity, grants nobody).
-func LongCS() Scenario {
+func longCSScenario() Scenario {
 	return Scenario{Name: "long-cs", Kind: Client, OnReplicas: true, OnCluster: true,
-		Faults:      []Fault{&slowCS{}},
+		Faults:      []fault.Fault{&fault.SlowCS{}},
 		Summary:     "a critical section runs 2×TTL (the client keeps running, renewal too), three times a run",
 		KeepsLeases: true,
 		New: func(env Env) Nemesis {
@@ -144,7 +145,7 @@ func (s *longCS) At(ctx context.Context, ev workload.Event) error {
 	defer s.done()
 	since := s.seen.mark()
 	start := s.env.Clock.Now()
-	evidence, _ := inject(ctx, &slowCS{d: 2 * s.env.TTL})
+	evidence, _ := fault.Inject(ctx, &fault.SlowCS{D: 2 * s.env.TTL})
 	other := s.seen.has(ev.Client, ev.Key, since, false)
 	recordWindow(s.env, start, s.env.Clock.Now(), landing(other), fmt.Sprintf("long-cs: client %d (hold %d on %s) %s; %s",
 		ev.Client, ev.Hold, ev.Key, evidence, grantedNote(other, "critical section")))
@@ -159,12 +160,12 @@ type crashBetween struct {
 	onePerTrigger
 }
 
-// CrashBetween crashes one client once, at the strategy's declared crash
+// crashBetweenScenario crashes one client once, at the strategy's declared crash
 // point or inside the CS. The crash always lands: the client dies while
 // it holds the lock, or part of it.
-func CrashBetween() Scenario {
+func crashBetweenScenario() Scenario {
 	return Scenario{Name: "crash-between", Kind: Client, OnReplicas: true,
-		Faults:  []Fault{&clientCrash{}},
+		Faults:  []fault.Fault{&fault.ClientCrash{}},
 		Summary: "one client dies at its strategy's declared crash point (naive: after SETNX and before EXPIRE), else its holder inside its critical section",
 		New: func(env Env) Nemesis {
 			return &crashBetween{onePerTrigger{env: env, times: triggers(env.Duration, 1)}}
@@ -184,7 +185,7 @@ func (c *crashBetween) At(ctx context.Context, ev workload.Event) error {
 	if ev.Point != crashPoint(c.env.Info) || !c.take() {
 		return nil
 	}
-	evidence, _ := inject(ctx, &clientCrash{ev: ev})
+	evidence, _ := fault.Inject(ctx, &fault.ClientCrash{Event: ev})
 	t := c.env.Clock.Now()
 	recordWindow(c.env, t, t, history.Landed, "crash-between: "+evidence)
 	return impl.ErrCrashed

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
@@ -36,7 +37,7 @@ func clientClockApplies(in impl.Info) (bool, string) {
 // for another client to be granted the key and release it.
 func stepHold(ttl time.Duration) time.Duration { return 2 * ttl }
 
-// ClientClockStep steps the holder's adapter clock back by 2×TTL right
+// clientClockStepScenario steps the holder's adapter clock back by 2×TTL right
 // after its read, three times a run, and keeps the holder until another
 // client was granted and released the key: a lock whose lease the
 // adapter counts on the wall clock still believes it holds, and writes
@@ -44,9 +45,9 @@ func stepHold(ttl time.Duration) time.Duration { return 2 * ttl }
 // released the key while the struck holder was kept; its window ends at
 // the holder's next release (or when the run heals), so its note can say
 // whether the adapter read its wall clock at the new offset by then.
-func ClientClockStep() Scenario {
+func clientClockStepScenario() Scenario {
 	return Scenario{Name: "client-clock-step", Kind: Clock,
-		Faults:      []Fault{&clientClockStep{}},
+		Faults:      []fault.Fault{&fault.ClientClockStep{}},
 		Summary:     "right after the holder's read, the wall clock of its adapter process steps back 2×TTL (an LD_PRELOAD clock offset; its monotonic clock stays); the holder is kept until another client was granted and released the key (at most 2×TTL), then checks its lease as its policy says and writes; three times a run; adapters whose programs read their clock through libc only",
 		Applies:     clientClockApplies,
 		Setup:       func(impl.Info) Setup { return Setup{ClientClock: true} },
@@ -98,8 +99,8 @@ func (c *clockSteps) At(ctx context.Context, ev workload.Event) error {
 	env := c.env
 	since := c.seen.mark()
 	start := env.Clock.Now()
-	f := &clientClockStep{clock: clock, client: ev.Client, process: ev.Process, step: -2 * env.TTL}
-	evidence, err := inject(ctx, f)
+	f := &fault.ClientClockStep{Clock: clock, Client: ev.Client, Process: ev.Process, Step: -2 * env.TTL}
+	evidence, err := fault.Inject(ctx, f)
 	if err != nil {
 		c.errs.fail(err) // not injected: no window
 		return nil
@@ -110,7 +111,7 @@ func (c *clockSteps) At(ctx context.Context, ev workload.Event) error {
 		outcome = fmt.Sprintf("no other client was granted and released the key within %v", stepHold(env.TTL))
 	}
 	c.mu.Lock()
-	c.open[ev.Client] = &openStep{client: ev.Client, hold: ev.Hold, start: start, clock: clock, offset: f.offset, other: other,
+	c.open[ev.Client] = &openStep{client: ev.Client, hold: ev.Hold, start: start, clock: clock, offset: f.Offset, other: other,
 		note: fmt.Sprintf("client-clock-step: %s; client %d (hold %d on %s) kept in its critical section: %s", evidence, ev.Client, ev.Hold, ev.Key, outcome)}
 	c.mu.Unlock()
 	return nil

@@ -8,18 +8,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // clockScenarios are the clock faults: server clock jumps while a lock is
 // held, on any strategy and in Kleppmann's Redlock counter-example, and a
 // client adapter's clock stepped back (clientclock.go).
 func clockScenarios() []Scenario {
-	return []Scenario{ClockJump(), RedlockClockJump(), ClientClockStep()}
+	return []Scenario{clockJumpScenario(), redlockClockJumpScenario(), clientClockStepScenario()}
 }
 
 // jumpsPerRun is how many clock jumps clock-jump and redlock-clock-jump
@@ -39,19 +40,19 @@ func jumpWait(ttl time.Duration) time.Duration { return ttl * 7 / 10 }
 // ZooKeeper locks: a wall-clock jump cannot reach how they time a lease.
 const NAClockJump = "etcd (Go) and ZooKeeper (Java) time leases and sessions with the monotonic clock (Go's monotonic time, Java's System.nanoTime), which a wall-clock jump does not move, and the clock shim is an LD_PRELOAD for redis-server; a jump cannot expire their locks"
 
-// ClockJump jumps the server's wall clock forward by 2×TTL while a lock is
+// clockJumpScenario jumps the server's wall clock forward by 2×TTL while a lock is
 // held, three times a run: single-node strategies' only node, one seeded
 // node of five for quorum strategies. A jump lands when another client is
 // granted the key (and releases it) while the holder the fault hit waits.
-func ClockJump() Scenario {
+func clockJumpScenario() Scenario {
 	return Scenario{Name: "clock-jump", Kind: Clock,
-		Faults:  []Fault{&clockJump{}},
+		Faults:  []fault.Fault{&fault.ClockJump{}},
 		Summary: "right after the holder's read the server's wall clock jumps +2×TTL (quorum strategies: one node of five); the holder waits until another client was granted and released (at most 0.7×TTL), then writes; three times a run",
 		Applies: redisOnly(NAClockJump, nil),
 		Setup:   func(impl.Info) Setup { return Setup{ClockShim: true} },
 		New: func(env Env) Nemesis {
 			return &clockJumps{onePerTrigger: onePerTrigger{env: env, times: triggers(env.Duration, jumpsPerRun)},
-				seen: newCycles(), clocks: newClocks(), node: newRand(env.Seed).IntN(nodeCount(env)), client: -1, name: "clock-jump"}
+				seen: newCycles(), clocks: fault.NewClocks(), node: newRand(env.Seed).IntN(nodeCount(env)), client: -1, name: "clock-jump"}
 		}}
 }
 
@@ -61,14 +62,14 @@ func ClockJump() Scenario {
 type clockJumps struct {
 	onePerTrigger
 	seen   *cycles
-	clocks *clocks
+	clocks *fault.Clocks
 	node   int // index of the node whose clock jumps
 	client int // only this client is struck; -1: any
 	name   string
 	errs   faultLog
 	// cuts, when set, are redlock-clock-jump's partitions, healed at 90%
 	// of the run or at Heal.
-	cuts    []*linkCut
+	cuts    []*link.Cut
 	cutFrom int64
 	cutNote string
 	mu      sync.Mutex
@@ -115,7 +116,7 @@ func (c *clockJumps) heal(ctx context.Context) error {
 	c.healed = true
 	var errs []error
 	for _, cut := range c.cuts {
-		_, err := heal(ctx, cut)
+		_, err := fault.Heal(ctx, cut)
 		errs = append(errs, err)
 	}
 	note := c.cutNote
@@ -146,7 +147,7 @@ func (c *clockJumps) At(ctx context.Context, ev workload.Event) error {
 	if n := nodeCount(env); n > 1 && ev.Lease != nil {
 		held = fmt.Sprintf(" holding %s", holderNodes(ctx, env.Cluster.Nodes()[:n], ev.Key, ev.Lease.Token))
 	}
-	evidence, err := inject(ctx, &clockJump{clocks: c.clocks, node: env.Cluster.Nodes()[c.node], step: 2 * env.TTL})
+	evidence, err := fault.Inject(ctx, &fault.ClockJump{Clocks: c.clocks, Node: env.Cluster.Nodes()[c.node], Step: 2 * env.TTL})
 	c.errs.fail(err)
 	left := jumpWait(env.TTL) - time.Duration(env.Clock.Now()-start)
 	other := c.seen.wait(ctx, ev.Client, ev.Key, since, true, max(left, 0))
@@ -194,15 +195,15 @@ func holderNodes(ctx context.Context, nodes []*cluster.Node, key, token string) 
 	return strings.Join(s, ",")
 }
 
-// RedlockClockJump is Kleppmann's Redlock counter-example (2016): five
+// redlockClockJumpScenario is Kleppmann's Redlock counter-example (2016): five
 // nodes, two clients; client A (0) is cut off from nodes 4-5, client B (1)
 // from nodes 1-2, until 90% of the run; when A holds nodes 1-3, node 3's
 // clock jumps past the TTL, its key expires, and B locks nodes 3-5 while A
 // still holds. Each jump lands as in ClockJump; the partition's window
 // lands when one of its jumps did.
-func RedlockClockJump() Scenario {
+func redlockClockJumpScenario() Scenario {
 	return Scenario{Name: "redlock-clock-jump", Kind: Clock,
-		Faults:  []Fault{&clockJump{}, &linkCut{}},
+		Faults:  []fault.Fault{&fault.ClockJump{}, &link.Cut{}},
 		Summary: "five nodes, two clients, each pausing TTL/4 after a release: A cut off from n4-n5, B from n1-n2 until 90% of the run; while A holds n1-n3, n3's clock jumps +2×TTL and B locks n3-n5 (Kleppmann 2016); at 16%, 38% and 60% of the run",
 		Applies: redisOnly(NAClockJump, func(in impl.Info) (bool, string) {
 			if !in.Claims.Quorum || in.Nodes < 5 {
@@ -225,12 +226,12 @@ func newRedlockClockJump(env Env) Nemesis {
 	// Jumps at 16%, 38% and 60% of the run, well before the partitions end.
 	times := triggers(env.Duration*8/10, jumpsPerRun)
 	c := &clockJumps{onePerTrigger: onePerTrigger{env: env, times: times},
-		seen: newCycles(), clocks: newClocks(), node: 2, client: 0, name: "redlock-clock-jump"}
-	c.cuts = []*linkCut{{links: env.Links, client: 0, nodes: []int{3, 4}}, {links: env.Links, client: 1, nodes: []int{0, 1}}}
+		seen: newCycles(), clocks: fault.NewClocks(), node: 2, client: 0, name: "redlock-clock-jump"}
+	c.cuts = []*link.Cut{{Links: env.Links, Client: 0, Nodes: []int{3, 4}}, {Links: env.Links, Client: 1, Nodes: []int{0, 1}}}
 	var ev [2]string
 	for i, cut := range c.cuts {
 		var err error
-		ev[i], err = inject(context.Background(), cut)
+		ev[i], err = fault.Inject(context.Background(), cut)
 		c.errs.fail(err)
 	}
 	c.cutFrom = env.Clock.Now()

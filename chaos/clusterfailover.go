@@ -8,19 +8,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // clusterScenarios are the Redis Cluster faults: a slot's primary fails
 // over to a replica that missed a fresh grant, and a slot moves to
 // another primary during a hold.
 func clusterScenarios() []Scenario {
-	return []Scenario{clusterFailover(), slotMigration()}
+	return []Scenario{clusterFailoverScenario(), slotMigrationScenario()}
 }
 
 // Timings of cluster-failover: the cluster flags a SIGKILLed primary
@@ -54,7 +54,7 @@ func clusterOnly(in impl.Info) (bool, string) {
 	return true, ""
 }
 
-// clusterFailover loses a fresh lock at a Redis Cluster failover. At the
+// clusterFailoverScenario loses a fresh lock at a Redis Cluster failover. At the
 // first release after 20% of the run that leaves the key's replica
 // without the key (read on the replica, READONLY), the nemesis holds the
 // replica's replication back (CLIENT PAUSE ALL on it for TTL/2: its
@@ -70,9 +70,9 @@ func clusterOnly(in impl.Info) (bool, string) {
 // Why the election rather than CLUSTER FAILOVER FORCE on the replica:
 // the election is what a deployment gets, and at 1.5-2.5 s it fits a 5 s
 // lease; FORCE would only shorten the window, not change the loss.
-func clusterFailover() Scenario {
+func clusterFailoverScenario() Scenario {
 	return Scenario{Name: "cluster-failover", Kind: Replication, OnCluster: true,
-		Faults:  []Fault{&replicaHold{}, &clusterElection{}},
+		Faults:  []fault.Fault{&fault.ReplicaHold{}, &fault.ClusterElection{}},
 		Applies: clusterOnly,
 		Summary: "Redis Cluster: the key's replica has its replication held back (CLIENT PAUSE), a client is granted the key on its primary, the primary is SIGKILLed and the cluster elects the replica (~1.5-2.5 s): the fresh lock is gone and another client is granted it; TTL ≥ 5 s so the struck client is still inside its lease",
 		Setup: func(impl.Info) Setup {
@@ -99,11 +99,11 @@ type clusterFail struct {
 	slot     int
 	primary  *cluster.Node
 	replica  *cluster.Node
-	hold     *replicaHold
+	hold     *fault.ReplicaHold
 	heldAt   time.Time // when the hold was in force
 	holdNs   int64     // the same, ns since run start
 	tries    int
-	election *clusterElection
+	election *fault.ClusterElection
 	clients  map[*cluster.Node]*redis.Client
 }
 
@@ -134,7 +134,7 @@ func (f *clusterFail) At(ctx context.Context, ev workload.Event) error {
 			f.dirty = true
 		}
 		ok := f.armed && !f.struck && !f.busy && ev.Key == f.key && ev.Lease.Start.After(f.heldAt)
-		if ok && time.Until(f.heldAt.Add(f.hold.d)) < clusterHoldLeft {
+		if ok && time.Until(f.heldAt.Add(f.hold.D)) < clusterHoldLeft {
 			ok, f.armed = false, false // too late in the hold: a later release tries again
 		}
 		f.struck = f.struck || ok
@@ -155,7 +155,7 @@ func (f *clusterFail) At(ctx context.Context, ev workload.Event) error {
 // (it may be on the replica) leaves it unarmed, for a later release.
 func (f *clusterFail) arm(ctx context.Context, key string) error {
 	f.mu.Lock()
-	if f.busy || f.struck || f.armed || !f.env.due(f.from) || (f.hold != nil && time.Now().Before(f.heldAt.Add(f.hold.d))) {
+	if f.busy || f.struck || f.armed || !f.env.due(f.from) || (f.hold != nil && time.Now().Before(f.heldAt.Add(f.hold.D))) {
 		f.mu.Unlock()
 		return nil
 	}
@@ -198,8 +198,8 @@ func (f *clusterFail) arm(ctx context.Context, key string) error {
 	f.mu.Lock()
 	f.checking, f.dirty = key, false
 	f.mu.Unlock()
-	h := &replicaHold{replica: r, d: time.Duration(clusterHoldShare * float64(f.env.TTL))}
-	if _, err := inject(ctx, h); err != nil {
+	h := &fault.ReplicaHold{Replica: r, D: time.Duration(clusterHoldShare * float64(f.env.TTL))}
+	if _, err := fault.Inject(ctx, h); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -224,20 +224,20 @@ func (f *clusterFail) strike(ctx context.Context, ev workload.Event) error {
 	capA := ev.Lease.Start.Add(time.Duration(0.9 * float64(env.TTL)))
 	f.race.start(ev.Client, ev.Key, capA, env.TTL/4)
 	notes := []string{
-		fmt.Sprintf("replication of slot %d (%s) held back on replica %s for %v (CLIENT PAUSE ALL, after %d tries) at a release that left it without the key", slot, ev.Key, r.Name(), h.d, tries),
+		fmt.Sprintf("replication of slot %d (%s) held back on replica %s for %v (CLIENT PAUSE ALL, after %d tries) at a release that left it without the key", slot, ev.Key, r.Name(), h.D, tries),
 		fmt.Sprintf("client %d granted %s (hold %d) on primary %s after the hold began", ev.Client, ev.Key, ev.Hold, p.Name()),
 	}
-	el := &clusterElection{cluster: env.Cluster, primary: p, replica: r, slot: slot}
+	el := &fault.ClusterElection{Cluster: env.Cluster, Primary: p, Replica: r, Slot: slot}
 	f.mu.Lock()
 	f.election = el
 	f.mu.Unlock()
-	evidence, err := inject(ctx, el)
+	evidence, err := fault.Inject(ctx, el)
 	if err != nil {
 		return err
 	}
 	notes = append(notes, evidence)
 	end := env.Clock.Now()
-	if _, err := heal(ctx, h); err == nil {
+	if _, err := fault.Heal(ctx, h); err == nil {
 		if s, err := f.holder(ctx, r, ev.Key, ev.Lease.Token); err == nil {
 			notes = append(notes, fmt.Sprintf("%s on the new primary %s: %s", ev.Key, r.Name(), s))
 		}
@@ -304,11 +304,11 @@ func (f *clusterFail) Heal(ctx context.Context) error {
 	f.mu.Unlock()
 	var errs []error
 	if h != nil {
-		_, err := heal(ctx, h)
+		_, err := fault.Heal(ctx, h)
 		errs = append(errs, err)
 	}
 	if el != nil {
-		_, err := heal(ctx, el)
+		_, err := fault.Heal(ctx, el)
 		errs = append(errs, err)
 	} else {
 		t := f.env.Clock.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -18,7 +19,7 @@ import (
 // lost. The client faults (gc-pause, long-cs, crash-between) apply to
 // these strategies unchanged.
 func consensusScenarios() []Scenario {
-	return []Scenario{LeaderKill(), LeaderPause(), QuorumLoss()}
+	return []Scenario{leaderKillScenario(), leaderPauseScenario(), quorumLossScenario()}
 }
 
 // naConsensus is why the consensus scenarios do not apply to Redis
@@ -51,7 +52,7 @@ const (
 // topology, at least consensusMinDuration of run time.
 func consensusSetup(impl.Info) Setup { return Setup{MinDuration: consensusMinDuration} }
 
-// LeaderKill SIGKILLs the current leader (cluster.Leader) at a fresh
+// leaderKillScenario SIGKILLs the current leader (cluster.Leader) at a fresh
 // grant and restarts it at once with its data (it rejoins as a follower
 // or wins again), twice a run. The holder is kept at its grant for
 // 1.5×TTL or until another client is granted its key: the lease must
@@ -62,9 +63,9 @@ func consensusSetup(impl.Info) Setup { return Setup{MinDuration: consensusMinDur
 // note counts the acquire calls of the key other clients began during the
 // hold, so that a miss reads as the lock keeping them out, or as nobody
 // trying ("the hold was not tested").
-func LeaderKill() Scenario {
+func leaderKillScenario() Scenario {
 	return Scenario{Name: "leader-kill", Kind: Process,
-		Faults:  []Fault{&nodeKill{}, &nodeRestart{}},
+		Faults:  []fault.Fault{&fault.NodeKill{}, &fault.NodeRestart{}},
 		Summary: "etcd/ZooKeeper: at a fresh grant the leader is SIGKILLed and restarted at once with its data; the holder is kept 1.5×TTL (or until another client is granted), so its lease must survive the election; twice a run",
 		Applies: consensusOnly(naConsensus),
 		Setup:   consensusSetup,
@@ -74,13 +75,13 @@ func LeaderKill() Scenario {
 		}}
 }
 
-// LeaderPause SIGSTOPs the current leader at a fresh grant for 2×TTL,
+// leaderPauseScenario SIGSTOPs the current leader at a fresh grant for 2×TTL,
 // then SIGCONTs it, twice a run: the others elect a new leader
 // meanwhile, and the paused one wakes up deposed. The holder is kept as
 // in LeaderKill, 1.5×TTL or until another client is granted.
-func LeaderPause() Scenario {
+func leaderPauseScenario() Scenario {
 	return Scenario{Name: "leader-pause", Kind: Process,
-		Faults:  []Fault{&nodePause{}},
+		Faults:  []fault.Fault{&fault.NodePause{}},
 		Summary: "etcd/ZooKeeper: at a fresh grant the leader is SIGSTOPped for 2×TTL (past the lease; the others elect a new leader), then SIGCONTed; the holder is kept 1.5×TTL (or until another client is granted); twice a run",
 		Applies: consensusOnly(naConsensus),
 		Setup:   consensusSetup,
@@ -90,15 +91,15 @@ func LeaderPause() Scenario {
 		}}
 }
 
-// QuorumLoss SIGKILLs 2 of the 3 members (the leader and a seeded
+// quorumLossScenario SIGKILLs 2 of the 3 members (the leader and a seeded
 // follower) at the first grant after 20% of the run, keeps them down for
 // 2×TTL and restarts them with their data. Without a quorum nothing may
 // be granted (the window is the outage: a grant invoked and completed in
 // it is a violation of the pair's no-grants expectation), and after the
 // restart the cluster must grant again (the liveness probe).
-func QuorumLoss() Scenario {
+func quorumLossScenario() Scenario {
 	return Scenario{Name: "quorum-loss", Kind: Process,
-		Faults:  []Fault{&nodeKill{}},
+		Faults:  []fault.Fault{&fault.NodeKill{}},
 		Summary: "etcd/ZooKeeper: at a grant after 20% of the run 2 of 3 members (the leader and a seeded follower) are SIGKILLed, down for 2×TTL, then restarted with their data; nothing may be granted meanwhile",
 		Applies: consensusOnly(naConsensus),
 		Setup:   func(impl.Info) Setup { return Setup{MinDuration: quorumLossMinDuration} },
@@ -185,18 +186,18 @@ func (l *leaderFaults) strike(ctx context.Context, ev workload.Event, held <-cha
 	switch l.mode {
 	case "leader-kill":
 		start = l.env.Clock.Now()
-		evidence, err = inject(ctx, &nodeRestart{node: leader, keepsData: true})
+		evidence, err = fault.Inject(ctx, &fault.NodeRestart{Node: leader, KeepsData: true})
 		end = l.env.Clock.Now()
 	case "leader-pause":
-		f := &nodePause{node: leader}
-		if evidence, err = inject(ctx, f); err != nil {
+		f := &fault.NodePause{Node: leader}
+		if evidence, err = fault.Inject(ctx, f); err != nil {
 			break
 		}
 		start = l.env.Clock.Now()
 		sleepCtx(ctx, 2*l.env.TTL)
 		end = l.env.Clock.Now()
 		var resumed string
-		resumed, err = heal(ctx, f)
+		resumed, err = fault.Heal(ctx, f)
 		evidence = fmt.Sprintf("%s for %v, then %s", evidence, time.Duration(end-start).Round(time.Millisecond), resumed)
 	case "quorum-loss":
 		var follower *cluster.Node
@@ -211,10 +212,10 @@ func (l *leaderFaults) strike(ctx context.Context, ev workload.Event, held <-cha
 			break
 		}
 		follower = others[newRand(l.env.Seed).IntN(len(others))]
-		kills := []*nodeKill{{node: leader}, {node: follower}}
+		kills := []*fault.NodeKill{{Node: leader}, {Node: follower}}
 		var evs []string
 		for _, k := range kills {
-			e, kerr := inject(ctx, k)
+			e, kerr := fault.Inject(ctx, k)
 			if kerr != nil {
 				err = kerr
 				break
@@ -227,7 +228,7 @@ func (l *leaderFaults) strike(ctx context.Context, ev workload.Event, held <-cha
 		}
 		end = l.env.Clock.Now()
 		for _, k := range kills {
-			e, herr := heal(ctx, k)
+			e, herr := fault.Heal(ctx, k)
 			err = errors.Join(err, herr)
 			if e != "" {
 				evs = append(evs, e)

@@ -10,19 +10,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // failoverScenarios are the replication faults: replica promotion with a
 // lost write, Sentinel failover, and the promotion of the replica that did
 // not acknowledge a grant.
 func failoverScenarios() []Scenario {
-	return []Scenario{FailoverLostWrite(), FailoverBareQuorum(), SentinelFailover(), FailoverOtherReplica()}
+	return []Scenario{failoverLostWriteScenario(), failoverBareQuorumScenario(), sentinelFailoverScenario(), failoverOtherReplicaScenario()}
 }
 
 // Timings of the sentinel-failover scenario. Sentinel promotes a replica
@@ -46,7 +47,7 @@ const (
 	SentinelWaitMinDuration = 8 * time.Second
 )
 
-// FailoverLostWrite loses a fresh lock at a failover. Single-node
+// failoverLostWriteScenario loses a fresh lock at a failover. Single-node
 // strategies run on replicated:1 with every client behind its own proxy (a
 // virtual IP that moves at failover). The replica replicates through a
 // proxy too; at the first release after 20% of the run that leaves the
@@ -93,9 +94,9 @@ const (
 // another client could be granted the key there unless the struck grant
 // survived; the lock must grant nothing in the window. Its TTL is at
 // least waitTTL, for the failover to end inside the struck lease.
-func FailoverLostWrite() Scenario {
+func failoverLostWriteScenario() Scenario {
 	return Scenario{Name: "failover-lost-write", Kind: Replication, OnReplicas: true,
-		Faults:  []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Faults:  []fault.Fault{&fault.Promotion{}, &fault.ReplicationCut{}, &link.Move{}},
 		Applies: redisOnly(naFailover, nil),
 		Summary: "the replication link is cut, a client acquires on the primary, the primary is killed, the replica promoted and clients moved to it: the fresh lock is gone (redlock/redsync: one of five nodes fails over so; a lock that waits for a replica: replication held back, then healed, and a grant the replica acknowledged is struck)",
 		Setup: func(in impl.Info) Setup {
@@ -119,7 +120,7 @@ func FailoverLostWrite() Scenario {
 	}
 }
 
-// FailoverBareQuorum is FailoverLostWrite for quorum strategies with the
+// failoverBareQuorumScenario is FailoverLostWrite for quorum strategies with the
 // other half of the case: it strikes only a grant whose token is on the
 // failing node n1 and on exactly a quorum of nodes (3 of 5, read from the
 // nodes), as split votes under contention often leave a holder. n1 fails
@@ -127,9 +128,9 @@ func FailoverLostWrite() Scenario {
 // another client takes n1 and the two nodes the holder does not hold: two
 // quorums at once (Kleppmann 2016; the distlock page's crash-recovery
 // argument, with a failover in place of a restart without persistence).
-func FailoverBareQuorum() Scenario {
+func failoverBareQuorumScenario() Scenario {
 	return Scenario{Name: "failover-bare-quorum", Kind: Replication,
-		Faults: []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Faults: []fault.Fault{&fault.Promotion{}, &fault.ReplicationCut{}, &link.Move{}},
 		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if !quorum(in) {
 				return false, "strikes a quorum lock's grant held on a bare quorum of its nodes; the strategy uses a single node (failover-lost-write is its case)"
@@ -137,12 +138,12 @@ func FailoverBareQuorum() Scenario {
 			return true, ""
 		}),
 		Summary: "quorum strategies: as failover-lost-write, but the struck grant is held on exactly a quorum (3 of 5, n1 among them): n1 fails over to a replica without it, the holder keeps 2 of 5 and another client can take n1 and the two free nodes",
-		Setup:   FailoverLostWrite().Setup,
+		Setup:   failoverLostWriteScenario().Setup,
 		New:     func(env Env) Nemesis { return newFailover(env, false, true) },
 	}
 }
 
-// SentinelFailover kills the primary of replicated:1 watched by three
+// sentinelFailoverScenario kills the primary of replicated:1 watched by three
 // Sentinels, which detect it and promote the replica (~2.2 s); clients
 // follow through Sentinel (go-redis failover client). As in
 // FailoverLostWrite the replica replicates through a proxy whose link is
@@ -155,9 +156,9 @@ func FailoverBareQuorum() Scenario {
 // that waits for a replica meets the cut as in FailoverLostWrite: a hold
 // in which it must grant nothing, a healed link, and a strike on a grant
 // the replica Sentinel promotes has acknowledged.
-func SentinelFailover() Scenario {
+func sentinelFailoverScenario() Scenario {
 	return Scenario{Name: "sentinel-failover", Kind: Replication, OnReplicas: true,
-		Faults:  []Fault{&sentinelFailover{}, &replicationCut{}},
+		Faults:  []fault.Fault{&fault.SentinelFailover{}, &fault.ReplicationCut{}},
 		Summary: "the replication link is cut and the primary killed at a fresh grant; 3 Sentinels detect it and promote the replica (~2.2 s); clients follow via Sentinel; TTL ≥ 4 s so the struck client is still inside its lease (a lock that waits for a replica: replication held back, then healed, and a grant the replica acknowledged is struck)",
 		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if quorum(in) {
@@ -178,7 +179,7 @@ func SentinelFailover() Scenario {
 	}
 }
 
-// FailoverOtherReplica is what WAIT does not buy: a primary with two
+// failoverOtherReplicaScenario is what WAIT does not buy: a primary with two
 // replicas, n2 replicating directly and n3 through a proxy whose link is
 // cut at a release that leaves n3 without the key (as in
 // FailoverLostWrite). The key's next grant is struck once n2 holds it
@@ -195,9 +196,9 @@ func SentinelFailover() Scenario {
 // operator's choice. It applies to locks that wait for a replica only: a
 // lock that does not loses its fresh grant at any failover
 // (FailoverLostWrite).
-func FailoverOtherReplica() Scenario {
+func failoverOtherReplicaScenario() Scenario {
 	return Scenario{Name: "failover-other-replica", Kind: Replication, OnReplicas: true,
-		Faults: []Fault{&promotion{}, &replicationCut{}, &linkMove{}},
+		Faults: []fault.Fault{&fault.Promotion{}, &fault.ReplicationCut{}, &link.Move{}},
 		Applies: redisOnly(naFailover, func(in impl.Info) (bool, string) {
 			if !in.Claims.ReplicaAck {
 				return false, "strikes a grant one replica acknowledged (WAIT) and promotes the other: a lock that does not wait for a replica loses its fresh grant at any failover (failover-lost-write is its case)"
@@ -303,8 +304,8 @@ type failover struct {
 	cutNs    int64          // when the link was cut, ns since run start
 	struck   bool           // a strike has begun (one per run)
 	cuts     int            // replication-link cuts tried (each at a release)
-	failover Fault          // the strike's promotion or sentinelFailover, once it began
-	move     *linkMove      // the strike's move of the clients' links (no Sentinel)
+	failover fault.Fault    // the strike's promotion or sentinelFailover, once it began
+	move     *link.Move     // the strike's move of the clients' links (no Sentinel)
 	clients  map[*cluster.Node]*redis.Client
 	attempts []int64 // wait: when the acquires invoked since the cut were, ns since run start
 	unheld   bool    // wait: the hold has ended and a fresh link was asked for
@@ -406,7 +407,7 @@ func (f *failover) newLink(ctx context.Context) error {
 	if err := f.client(f.replica).Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		return fmt.Errorf("%s REPLICAOF %s: %w", f.replica.Name(), link.Addr(), err)
 	}
-	if err := waitSynced(ctx, f.replica, port); err != nil {
+	if err := fault.WaitSynced(ctx, f.replica, port); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -493,7 +494,7 @@ func (f *failover) cut(ctx context.Context, key, token string) error {
 	f.cutting, f.dirty = key, false
 	f.cuts++
 	f.mu.Unlock()
-	_, err := inject(ctx, &replicationCut{link: link, primary: f.primary, replica: f.replica})
+	_, err := fault.Inject(ctx, &fault.ReplicationCut{Link: link, Primary: f.primary, Replica: f.replica})
 	ns := f.env.Clock.Now()
 	var s string
 	if err == nil {
@@ -745,18 +746,18 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, error) {
 	env := f.env
 	var notes []string
-	var fo Fault = &sentinelFailover{cluster: env.Cluster, primary: f.primary}
+	var fo fault.Fault = &fault.SentinelFailover{Cluster: env.Cluster, Primary: f.primary}
 	if !f.sentinel {
-		p := &promotion{primary: f.primary, replica: f.replica}
+		p := &fault.Promotion{Primary: f.primary, Replica: f.replica}
 		if f.other {
-			p.others = []*cluster.Node{f.acker}
+			p.Others = []*cluster.Node{f.acker}
 		}
 		fo = p
 	}
 	f.mu.Lock()
 	f.failover = fo
 	f.mu.Unlock()
-	evidence, err := inject(ctx, fo)
+	evidence, err := fault.Inject(ctx, fo)
 	if err != nil {
 		return nil, err
 	}
@@ -787,11 +788,11 @@ func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, e
 		f.mu.Unlock()
 	}
 	if !f.sentinel {
-		mv := &linkMove{links: env.Links, node: f.node, to: f.replica}
+		mv := &link.Move{Links: env.Links, Node: f.node, To: f.replica}
 		f.mu.Lock()
 		f.move = mv
 		f.mu.Unlock()
-		moved, err := inject(ctx, mv)
+		moved, err := fault.Inject(ctx, mv)
 		if err != nil {
 			return nil, err
 		}
@@ -813,17 +814,17 @@ func (f *failover) Heal(ctx context.Context) error {
 	defer f.closeAll()
 	f.bg.Wait() // a failover that outlasted the struck client's cap
 	f.mu.Lock()
-	fo, mv, link, cuts := f.failover, f.move, f.link, f.cuts
+	fo, mv, repl, cuts := f.failover, f.move, f.link, f.cuts
 	f.mu.Unlock()
 	if fo != nil && !f.primary.Running() {
 		var errs []error
-		_, err := heal(ctx, fo)
+		_, err := fault.Heal(ctx, fo)
 		errs = append(errs, err)
 		if !f.sentinel {
 			if mv == nil {
-				mv = &linkMove{links: f.env.Links, node: f.node, to: f.replica}
+				mv = &link.Move{Links: f.env.Links, Node: f.node, To: f.replica}
 			}
-			_, err := heal(ctx, mv)
+			_, err := fault.Heal(ctx, mv)
 			errs = append(errs, err)
 		}
 		if f.wait {
@@ -852,8 +853,8 @@ func (f *failover) Heal(ctx context.Context) error {
 		}
 	}
 	recordWindow(f.env, t, t, history.Missed, fmt.Sprintf("%s: the fault never landed: %s", f.name(), why))
-	if link != nil {
-		_, err := heal(ctx, &replicationCut{link: link, primary: f.primary, replica: f.replica})
+	if repl != nil {
+		_, err := fault.Heal(ctx, &fault.ReplicationCut{Link: repl, Primary: f.primary, Replica: f.replica})
 		return err
 	}
 	return nil
@@ -865,7 +866,7 @@ func (f *failover) Heal(ctx context.Context) error {
 // granted nothing by a primary without one, so without it the probe would
 // find the lock unavailable for good.
 func (f *failover) rejoin(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, faultTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fault.Timeout)
 	defer cancel()
 	if err := f.primary.Restart(ctx, 0); err != nil {
 		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
@@ -873,7 +874,7 @@ func (f *failover) rejoin(ctx context.Context) error {
 	if err := f.primary.ReplicaOf(ctx, f.replica); err != nil {
 		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
 	}
-	if err := waitSynced(ctx, f.primary, strconv.Itoa(f.replica.Port())); err != nil {
+	if err := fault.WaitSynced(ctx, f.primary, strconv.Itoa(f.replica.Port())); err != nil {
 		return fmt.Errorf("rejoin %s: %w", f.primary.Name(), err)
 	}
 	return nil

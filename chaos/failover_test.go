@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // foState reads the nemesis state the test waits for.
@@ -55,7 +55,7 @@ func TestFailoverLostWriteReal(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Stop() })
 	primary, replica := c.Nodes()[0], c.Nodes()[1]
-	links, err := NewLinks(ctx, 2, c.Nodes()[:1])
+	links, err := link.NewLinks(ctx, 2, c.Nodes()[:1])
 	if err != nil {
 		t.Fatal(err)
 	}

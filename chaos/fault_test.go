@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -19,7 +20,7 @@ import (
 // composed by some scenario.
 func TestFaultsListedOnce(t *testing.T) {
 	listed := map[string]bool{}
-	for _, f := range Faults() {
+	for _, f := range fault.Faults() {
 		if f.Name() == "" || listed[f.Name()] {
 			t.Errorf("fault %T: name %q empty or listed twice", f, f.Name())
 		}
@@ -136,7 +137,7 @@ func TestCrashPointDeclared(t *testing.T) {
 			for _, p := range []workload.Point{workload.PointAfterSetNX, workload.PointAcquired, workload.PointInCS, workload.PointBeforeWrite} {
 				rec := &recorder{}
 				env := Env{Strategy: name, TTL: 10 * time.Millisecond, Duration: time.Millisecond, Clock: history.NewClock(), History: rec, Info: in, Clients: 2}
-				nem := CrashBetween().New(env)
+				nem := crashBetweenScenario().New(env)
 				time.Sleep(time.Millisecond) // past the trigger
 				err := nem.At(context.Background(), workload.Event{Client: 1, Point: p, Key: "k", Hold: 1})
 				if crashed := errors.Is(err, impl.ErrCrashed); crashed != (p == want) {
@@ -162,11 +163,11 @@ func TestClientFaultLanding(t *testing.T) {
 		other    *workload.Event // sent while the fault is in force
 		want     history.Landing
 	}{
-		{GCPause(), workload.PointBeforeWrite, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "k"}, history.Landed},
-		{GCPause(), workload.PointBeforeWrite, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "other"}, history.Missed},
-		{GCPause(), workload.PointBeforeWrite, nil, history.Missed},
-		{LongCS(), workload.PointInCS, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "k"}, history.Landed},
-		{LongCS(), workload.PointInCS, nil, history.Missed},
+		{gcPauseScenario(), workload.PointBeforeWrite, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "k"}, history.Landed},
+		{gcPauseScenario(), workload.PointBeforeWrite, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "other"}, history.Missed},
+		{gcPauseScenario(), workload.PointBeforeWrite, nil, history.Missed},
+		{longCSScenario(), workload.PointInCS, &workload.Event{Client: 1, Point: workload.PointAcquired, Key: "k"}, history.Landed},
+		{longCSScenario(), workload.PointInCS, nil, history.Missed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario.Name+"_"+string(tc.want), func(t *testing.T) {
@@ -204,7 +205,7 @@ func TestClientFaultLanding(t *testing.T) {
 func TestGCPauseStopsRenewal(t *testing.T) {
 	const ttl = 50 * time.Millisecond
 	env := Env{TTL: ttl, Duration: time.Millisecond, Clock: history.NewClock(), History: &recorder{}, Clients: 2}
-	nem := GCPause().New(env)
+	nem := gcPauseScenario().New(env)
 	time.Sleep(time.Millisecond)
 	ctx := context.Background()
 	go nem.At(ctx, workload.Event{Client: 0, Point: workload.PointBeforeWrite, Key: "k", Hold: 1})

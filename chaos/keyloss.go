@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // heldKeyLoss is the nemesis of HeldKeyLoss: at the trigger's first
@@ -35,7 +35,7 @@ type heldKeyLoss struct {
 // six strikes make the run's verdict stable.
 const keyLosses = 6
 
-// HeldKeyLoss takes a held key away under its holder, six times a run:
+// heldKeyLossScenario takes a held key away under its holder, six times a run:
 // the key is deleted on every node (as an eviction under maxmemory or an
 // operator's DEL would); the other clients' acquires of it wait TTL/2, so
 // the holder's renewal (every TTL/3) finds it missing; then the holder
@@ -44,9 +44,9 @@ const keyLosses = 6
 // stops; one that trusts a missing key, or never renews, writes while
 // another client holds the lock. It lands when another client is granted
 // the key meanwhile.
-func HeldKeyLoss() Scenario {
+func heldKeyLossScenario() Scenario {
 	return Scenario{Name: "held-key-loss", Kind: Process,
-		Faults:  []Fault{&keyLoss{}},
+		Faults:  []fault.Fault{&fault.KeyLoss{}},
 		Summary: "at a holder's read its key is deleted on every node (an eviction, an operator's DEL); others' acquires of it wait TTL/2 (the holder's renewal finds it missing), then the holder runs on until another client is granted it (at most 2×TTL) and TTL/10 more and writes, six times a run",
 		Applies: redisOnly("deletes a Redis key under its holder; an etcd or ZooKeeper lock is a session the server ends (waiter and leader faults cover it)", nil),
 		New: func(env Env) Nemesis {
@@ -87,7 +87,7 @@ func (h *heldKeyLoss) At(ctx context.Context, ev workload.Event) error {
 		h.mu.Unlock()
 	}()
 	nodes := h.env.Cluster.Nodes()[:nodeCount(h.env)]
-	evidence, err := inject(ctx, &keyLoss{nodes: nodes, key: ev.Key})
+	evidence, err := fault.Inject(ctx, &fault.KeyLoss{Nodes: nodes, Key: ev.Key})
 	if err != nil {
 		recordWindow(h.env, start, h.env.Clock.Now(), "", fmt.Sprintf("held-key-loss: client %d (hold %d on %s): %v", ev.Client, ev.Hold, ev.Key, err))
 		return nil
@@ -122,7 +122,7 @@ type heldKeyRetaken struct {
 	keepUntil time.Time // until when the new owner is kept (zero: not yet granted)
 }
 
-// HeldKeyRetaken takes a renewed hold's key away and lets another client
+// heldKeyRetakenScenario takes a renewed hold's key away and lets another client
 // take it between two of the holder's renewals, six times a run: right
 // after a renewal (the key's PTTL back up) the key is deleted on every
 // node and the other clients' acquires go on; the first other client
@@ -134,9 +134,9 @@ type heldKeyRetaken struct {
 // a token check) renews the new owner's lock as its own, and the holder
 // writes while another client holds the lock. It lands when another
 // client is granted the key meanwhile.
-func HeldKeyRetaken() Scenario {
+func heldKeyRetakenScenario() Scenario {
 	return Scenario{Name: "held-key-retaken", Kind: Process,
-		Faults:  []Fault{&keyLoss{}},
+		Faults:  []fault.Fault{&fault.KeyLoss{}},
 		Summary: "during a renewed hold, right after a renewal (the key's PTTL back up; TTL/2 at most) the key is deleted on every node and the others may take it at once; the new owner is kept in its critical section TTL/2 (past the holder's next renewal), then writes, and the holder TTL/10 later, six times a run",
 		Applies: redisOnly("deletes a Redis key under its holder; an etcd or ZooKeeper lock is a session the server ends (waiter and leader faults cover it)", func(in impl.Info) (bool, string) {
 			if !in.Claims.Renewal {
@@ -203,7 +203,7 @@ func (h *heldKeyRetaken) strike(ctx context.Context, ev workload.Event) {
 	h.mu.Lock()
 	h.since = h.seen.mark()
 	h.mu.Unlock()
-	evidence, err := inject(ctx, &keyLoss{nodes: nodes, key: ev.Key})
+	evidence, err := fault.Inject(ctx, &fault.KeyLoss{Nodes: nodes, Key: ev.Key})
 	if err != nil {
 		recordWindow(h.env, start, h.env.Clock.Now(), "", fmt.Sprintf("held-key-retaken: client %d (hold %d on %s): %s; %v", ev.Client, ev.Hold, ev.Key, renewal, err))
 		return

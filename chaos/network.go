@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -14,7 +16,7 @@ import (
 // a partition of the holder, latency on one node, one node slow to answer
 // one acquire.
 func networkScenarios() []Scenario {
-	return []Scenario{PartitionHolder(), PartitionBlackhole(), Latency(), SlowNode()}
+	return []Scenario{partitionHolderScenario(), partitionBlackholeScenario(), latencyScenario(), slowNodeScenario()}
 }
 
 // Timings of the network family.
@@ -71,7 +73,7 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 	return Setup{Proxies: true, TTL: QuorumProxiedTTL, TTLWhy: quorumProxiedWhy, MinDuration: minQuorum, Clients: quorumProxiedClients}
 }
 
-// PartitionHolder cuts the holder off from Redis (every node; the
+// partitionHolderScenario cuts the holder off from Redis (every node; the
 // protected resource is in-process and stays reachable) right after its
 // resource read, for 2×TTL, at 20% and 50% of the run, and keeps its
 // critical section running through the cut (the client's goroutine waits
@@ -83,22 +85,22 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 // their budget. Quorum strategies run with QuorumProxiedTTL and
 // quorumProxiedClients. A cut lands when another client is granted the
 // key while the holder is cut off.
-func PartitionHolder() Scenario {
+func partitionHolderScenario() Scenario {
 	return Scenario{Name: "partition-holder", Kind: Network,
-		Faults:  []Fault{&linkCut{}},
+		Faults:  []fault.Fault{&link.Cut{}},
 		Applies: redisOnly(naProxied, nil),
 		Summary: "right after its read the holder is cut off from every Redis node (not from the protected resource) for 2×TTL, its critical section running on through the cut (a long critical section under a partition); the cut refuses connections, so its calls (renewals) fail at once; at 20% and 50% of the run (quorum strategies: TTL ≥ 200 ms, 4 clients)",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
 		New:     func(env Env) Nemesis { return newPartitionHolder(env, false) }}
 }
 
-// PartitionBlackhole is PartitionHolder with the slow kind of partition:
+// partitionBlackholeScenario is PartitionHolder with the slow kind of partition:
 // the holder's links black-hole (cluster.Proxy.Blackhole: connects still
 // succeed, every byte is dropped), so its calls hang until their budget
 // instead of failing at once, as when packets vanish in a real partition.
-func PartitionBlackhole() Scenario {
+func partitionBlackholeScenario() Scenario {
 	return Scenario{Name: "partition-blackhole", Kind: Network,
-		Faults:  []Fault{&linkBlackhole{}},
+		Faults:  []fault.Fault{&link.Blackhole{}},
 		Applies: redisOnly(naProxied, nil),
 		Summary: "as partition-holder (the holder's critical section runs on for 2×TTL right after its read while it is partitioned from every Redis node, at 20% and 50% of the run), but its links black-hole: connects succeed, every byte is dropped, and its calls (renewals) hang until their budget instead of failing at once",
 		Setup:   func(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) },
@@ -155,13 +157,13 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 	defer p.done()
 	env := p.env
 	all := indexes(nodeCount(env))
-	var cut Fault = &linkCut{links: env.Links, client: ev.Client, nodes: all}
+	var cut fault.Fault = &link.Cut{Links: env.Links, Client: ev.Client, Nodes: all}
 	if p.blackhole {
-		cut = &linkBlackhole{links: env.Links, client: ev.Client, nodes: all}
+		cut = &link.Blackhole{Links: env.Links, Client: ev.Client, Nodes: all}
 	}
 	since := p.seen.mark()
 	start := env.Clock.Now()
-	evidence, err := inject(ctx, cut)
+	evidence, err := fault.Inject(ctx, cut)
 	p.errs.fail(err)
 	d := 2 * env.TTL
 	sleepCtx(ctx, d)
@@ -180,20 +182,20 @@ func (p *partitionHolder) At(ctx context.Context, ev workload.Event) error {
 		done := p.seen.wait(ctx, ev.Client, ev.Key, since, true, env.TTL)
 		extra += fmt.Sprintf(", then %.1fms more until that holder released (released: %v)", float64(env.Clock.Now()-t)/1e6, done)
 	}
-	_, err = heal(ctx, cut)
+	_, err = fault.Heal(ctx, cut)
 	p.errs.fail(err)
 	recordWindow(env, start, env.Clock.Now(), landing(other), fmt.Sprintf("%s: client %d (hold %d on %s) cut off from %s for %v%s (%s)",
 		p.name(), ev.Client, ev.Hold, ev.Key, nodeNames(env, all), d, extra, evidence))
 	return nil
 }
 
-// Latency adds LatencyEachWay in each direction on every link to node n1
+// latencyScenario adds LatencyEachWay in each direction on every link to node n1
 // (for quorum strategies one of five; only n1 gets proxies) from 20% to
 // 80% of the run, with the TTL raised to LatencyTTL. The window targets
 // no holder: its landing is "" (the nemesis cannot tell).
-func Latency() Scenario {
+func latencyScenario() Scenario {
 	return Scenario{Name: "latency", Kind: Network,
-		Faults:  []Fault{&linkLatency{}},
+		Faults:  []fault.Fault{&link.Latency{}},
 		Applies: redisOnly(naProxied, nil),
 		Summary: "50 ms added in each direction (+100 ms per round trip) on every link to n1 (Redlock: one of five), from 20% to 80% of the run; TTL ≥ 250 ms",
 		Setup: func(impl.Info) Setup {
@@ -216,20 +218,20 @@ func (s *slowNode) Run(ctx context.Context) error {
 	if !sleepUntil(ctx, env, int64(float64(env.Duration)*0.2)) {
 		return nil
 	}
-	f := &linkLatency{links: env.Links, node: s.node, d: LatencyEachWay}
+	f := &link.Latency{Links: env.Links, Node: s.node, D: LatencyEachWay}
 	// The window is when every link is slow: from after the last link got
 	// its latency (before the PING through it) to before the first loses
 	// it. A call made while the links were being changed one by one is not
 	// inside it (seen: a grant through a link not yet slowed counted as
 	// granted during the fault).
-	evidence, err := inject(ctx, f)
-	start := env.Clock.At(f.inForce)
+	evidence, err := fault.Inject(ctx, f)
+	start := env.Clock.At(f.InForce)
 	if err != nil {
 		evidence, start = "PING not measured", env.Clock.Now()
 	}
 	sleepUntil(ctx, env, int64(float64(env.Duration)*0.8))
 	end := env.Clock.Now()
-	_, herr := heal(ctx, f)
+	_, herr := fault.Heal(ctx, f)
 	err = errors.Join(err, herr)
 	recordWindow(env, start, end, "", fmt.Sprintf("latency: +%v each way (+%v per round trip) on every link to %s; %s",
 		LatencyEachWay, 2*LatencyEachWay, nodeNames(env, []int{s.node}), evidence))

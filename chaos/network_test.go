@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -98,7 +99,7 @@ func TestCycles(t *testing.T) {
 func TestRandomMixHeals(t *testing.T) {
 	c := netCluster(t, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, cluster.Options{ClockShim: netShim(t)})
 	ctx := netCtx(t)
-	l, err := NewLinks(ctx, 2, c.Nodes())
+	l, err := link.NewLinks(ctx, 2, c.Nodes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestRandomMixHeals(t *testing.T) {
 	in := impl.Info{Nodes: 5, Claims: impl.Claims{Quorum: true}}
 	env := Env{Strategy: "redlock", TTL: 20 * time.Millisecond, Duration: time.Second, Clock: history.NewClock(),
 		History: rec, Seed: 3, Info: in, Clients: 2, Cluster: c, Links: l}
-	nem := Random().New(env)
+	nem := randomScenario().New(env)
 	runCtx, stop := context.WithTimeout(ctx, 700*time.Millisecond)
 	defer stop()
 	if err := nem.Run(runCtx); err != nil {
@@ -151,7 +152,7 @@ func TestRandomMixHeals(t *testing.T) {
 			t.Errorf("%s after heal: state %q, err %v", n.Name(), s, err)
 		}
 		for cl := -1; cl < 2; cl++ {
-			if _, err := pingRTT(ctx, l.Link(cl, i).Addr()); err != nil {
+			if _, err := link.PingRTT(ctx, l.Link(cl, i).Addr()); err != nil {
 				t.Errorf("link c%d-%s after heal: %v", cl, n.Name(), err)
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -18,7 +20,7 @@ import (
 // processScenarios are the Redis process faults: node kills, restarts
 // (immediate, delayed, AOF), pauses, Redlock minority and majority down.
 func processScenarios() []Scenario {
-	return []Scenario{NodeRestart(), NodeRestartDelayed(), NodeRestartAOF(), NodePause(), RedlockMinorityDown(), RedlockMajorityDown(), HeldKeyLoss(), HeldKeyRetaken()}
+	return []Scenario{nodeRestartScenario(), nodeRestartDelayedScenario(), nodeRestartAOFScenario(), nodePauseScenario(), redlockMinorityDownScenario(), redlockMajorityDownScenario(), heldKeyLossScenario(), heldKeyRetakenScenario()}
 }
 
 // strikes is how many times a run's restart or pause hits a held lock,
@@ -69,7 +71,7 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 	}
 }
 
-// NodeRestart kills the node holding a fresh lock and restarts it at once
+// nodeRestartScenario kills the node holding a fresh lock and restarts it at once
 // without persistence: the lock is gone while its owner still holds a valid
 // lease. For quorum strategies the struck node is node 3 of a bare quorum:
 // A holds nodes 1-3 and B, cut off from nodes 1-2, then wins nodes 3-5, or
@@ -78,21 +80,21 @@ func restartSetup(p cluster.Persistence) func(in impl.Info) Setup {
 // the holder the fault hit is still held in its critical section (the
 // node-restart family and NodePause alike): under a lock that survives
 // the fault nobody is, and every strike misses.
-func NodeRestart() Scenario {
+func nodeRestartScenario() Scenario {
 	return Scenario{Name: "node-restart", Kind: Process,
-		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
+		Faults:  []fault.Fault{&fault.NodeRestart{}, &link.Cut{}},
 		Summary: "at a fresh grant the lock's node is SIGKILLed and restarted at once, empty (no persistence); the holder is kept until another client is granted (≤ TTL/2); Redlock: A holds the bare quorum n1-n3, n3 restarts, B (cut off from n1-n2) takes n3-n5 (or B and A swapped); TTL ≥ 200 ms; twice a run",
 		Applies: redisOnly(naRestart, nil),
 		Setup:   restartSetup(cluster.PersistenceNone),
 		New:     func(env Env) Nemesis { return newNodeRestart(env, "node-restart", false, cluster.PersistenceNone) }}
 }
 
-// NodeRestartDelayed is NodeRestart with the restart delayed past the TTL
+// nodeRestartDelayedScenario is NodeRestart with the restart delayed past the TTL
 // (1.2×TTL after the kill): the Redlock spec's fix for restarts without
 // persistence ("delayed restarts", redis.io distlock page).
-func NodeRestartDelayed() Scenario {
+func nodeRestartDelayedScenario() Scenario {
 	return Scenario{Name: "node-restart-delayed", Kind: Process,
-		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
+		Faults:  []fault.Fault{&fault.NodeRestart{}, &link.Cut{}},
 		Summary: "as node-restart, but the killed node stays down 1.2×TTL before it restarts empty (the distlock page's delayed restart); twice a run",
 		Applies: redisOnly(naRestart, nil),
 		Setup: func(in impl.Info) Setup {
@@ -108,11 +110,11 @@ func NodeRestartDelayed() Scenario {
 		}}
 }
 
-// NodeRestartAOF is NodeRestart on nodes with AOF and appendfsync always:
+// nodeRestartAOFScenario is NodeRestart on nodes with AOF and appendfsync always:
 // the restarted node reloads the lock key with its absolute expiry.
-func NodeRestartAOF() Scenario {
+func nodeRestartAOFScenario() Scenario {
 	return Scenario{Name: "node-restart-aof", Kind: Process,
-		Faults:  []Fault{&nodeRestart{}, &linkCut{}},
+		Faults:  []fault.Fault{&fault.NodeRestart{}, &link.Cut{}},
 		Summary: "as node-restart, on nodes with appendonly yes, appendfsync always: the restarted node reloads the lock; twice a run",
 		Applies: redisOnly(naRestart, nil),
 		Setup:   restartSetup(cluster.PersistenceAOF),
@@ -146,8 +148,8 @@ func newNodeRestart(env Env, name string, delayed bool, p cluster.Persistence) *
 	if r.quorum {
 		// For the whole run (before any client connects): A reaches only
 		// n1-n3, B only n3-n5. Heal restores the links (healAll).
-		for _, c := range []*linkCut{{links: env.Links, client: clientA, nodes: cutFromA}, {links: env.Links, client: clientB, nodes: cutFromB}} {
-			if _, err := inject(context.Background(), c); err != nil {
+		for _, c := range []*link.Cut{{Links: env.Links, Client: clientA, Nodes: cutFromA}, {Links: env.Links, Client: clientB, Nodes: cutFromB}} {
+			if _, err := fault.Inject(context.Background(), c); err != nil {
 				r.fail(fmt.Errorf("%s: quorum layout: %w", name, err))
 			}
 		}
@@ -237,21 +239,21 @@ func (h holdOutcome) String() string {
 // strike restarts n (nodeRestart) and records the window; held delivers
 // the outcome of the struck client's hold.
 func (r *nodeRestarts) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
-	f := &nodeRestart{node: n, persistence: r.persistence}
+	f := &fault.NodeRestart{Node: n, Persistence: r.persistence}
 	if r.quorum {
-		f.links, f.index = r.env.Links, sharedNode
+		f.Links, f.Index = r.env.Links, sharedNode
 	}
 	if r.delayed {
-		f.delay = restartDelay(r.env.TTL)
+		f.Delay = restartDelay(r.env.TTL)
 	}
 	start := r.env.Clock.Now()
-	evidence, err := inject(ctx, f)
+	evidence, err := fault.Inject(ctx, f)
 	if err != nil {
 		r.fail(fmt.Errorf("%s: %w", r.name, err))
 		return
 	}
 	end := r.env.Clock.Now()
-	state := keyState(ctx, n, ev.Key, ev.Lease)
+	state := fault.KeyState(ctx, n, ev.Key, ev.Lease)
 	h := <-held
 	recordWindow(r.env, start, end, h.landing(), fmt.Sprintf("%s: %s; %s; struck client %d hold %d on %s; %s",
 		r.name, evidence, state, ev.Client, ev.Hold, ev.Key, h))
@@ -290,7 +292,7 @@ func (g *grants) lastClient(key string) int {
 	return -1
 }
 
-// NodePause stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT.
+// nodePauseScenario stops the lock's node with SIGSTOP for 2×TTL, then SIGCONT.
 // The holder is kept until another client is granted or half its lease has
 // passed; nothing else is held. Commands sent during the pause run after
 // SIGCONT: the others' queued acquires first (the node is paused TTL/10
@@ -309,9 +311,9 @@ func (g *grants) lastClient(key string) int {
 // its release was sent) and still waited for at SIGCONT: the order of
 // queued commands a late unchecked release needs to free a live owner's
 // lock.
-func NodePause() Scenario {
+func nodePauseScenario() Scenario {
 	return Scenario{Name: "node-pause", Kind: Process,
-		Faults:  []Fault{&nodePause{}},
+		Faults:  []fault.Fault{&fault.NodePause{}},
 		Summary: "TTL/10 after a fresh grant the lock's node (Redlock: one of five, seeded) is SIGSTOPped for 2×TTL, then SIGCONTed; the holder is kept until another client is granted (≤ TTL/2); lock calls wait 3×TTL (the pause must not outlast them); twice a run",
 		Applies: redisOnly("pauses the Redis node that holds the key; on etcd and ZooKeeper, leader-pause stops their leader past the TTL", nil),
 		Setup:   func(impl.Info) Setup { return Setup{OpTimeoutTTL: pauseOpTimeoutTTL} },
@@ -474,14 +476,14 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 	// SIGCONT, before the other clients' queued acquires.
 	sleepCtx(ctx, pauseAfterGrant(p.env.TTL))
 	d := 2 * p.env.TTL
-	f := &nodePause{node: n, external: p.env.Cluster.Backend() == cluster.BackendExternal, d: d}
-	if f.external {
+	f := &fault.NodePause{Node: n, External: p.env.Cluster.Backend() == cluster.BackendExternal, D: d}
+	if f.External {
 		// DEBUG SLEEP blocks the server as SIGSTOP does, and commands sent
 		// meanwhile run afterwards. The window runs from the command's
 		// send for d (the server sleeps at least that long after it reads
 		// the command).
 		start := p.env.Clock.Now()
-		evidence, err := inject(ctx, f)
+		evidence, err := fault.Inject(ctx, f)
 		if err != nil {
 			p.fail(fmt.Errorf("node-pause: %w", err))
 			return
@@ -493,7 +495,7 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 			evidence, ev.Client, ev.Hold, ev.Key, h, q))
 		return
 	}
-	evidence, err := inject(ctx, f)
+	evidence, err := fault.Inject(ctx, f)
 	if err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
@@ -505,7 +507,7 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 	// The window ends at SIGCONT: a command queued during the pause
 	// completes after it, outside the window.
 	end := p.env.Clock.Now()
-	resumed, err := heal(ctx, f)
+	resumed, err := fault.Heal(ctx, f)
 	if err != nil {
 		p.fail(fmt.Errorf("node-pause: %w", err))
 		return
@@ -540,14 +542,14 @@ func quorumOnly(in impl.Info) (bool, string) {
 	return false, "kills nodes of a five-node quorum; the strategy uses a single node"
 }
 
-// RedlockMinorityDown kills 2 of 5 nodes (seeded) at the first grant after
+// redlockMinorityDownScenario kills 2 of 5 nodes (seeded) at the first grant after
 // 20% of the run and keeps them down until Heal: a quorum of 3 remains, so
 // Redlock must keep granting (redis.io distlock page: available as long as
 // a majority is up). The window lands when every node picked went down (also in
 // RedlockMajorityDown).
-func RedlockMinorityDown() Scenario {
+func redlockMinorityDownScenario() Scenario {
 	return Scenario{Name: "redlock-minority-down", Kind: Process,
-		Faults:  []Fault{&nodeKill{}},
+		Faults:  []fault.Fault{&fault.NodeKill{}},
 		Summary: "quorum strategies: 2 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -555,12 +557,12 @@ func RedlockMinorityDown() Scenario {
 		}}
 }
 
-// RedlockMajorityDown kills 3 of 5 nodes (seeded) at the first grant after
+// redlockMajorityDownScenario kills 3 of 5 nodes (seeded) at the first grant after
 // 20% of the run and keeps them down until Heal: no quorum remains, so
 // Redlock must grant nothing meanwhile.
-func RedlockMajorityDown() Scenario {
+func redlockMajorityDownScenario() Scenario {
 	return Scenario{Name: "redlock-majority-down", Kind: Process,
-		Faults:  []Fault{&nodeKill{}},
+		Faults:  []fault.Fault{&fault.NodeKill{}},
 		Summary: "quorum strategies: 3 of 5 nodes (seeded) SIGKILLed at a grant after 20% of the run, down until the run ends",
 		Applies: quorumOnly,
 		New: func(env Env) Nemesis {
@@ -590,7 +592,7 @@ func (d *nodesDown) At(ctx context.Context, ev workload.Event) error {
 		var killed []*cluster.Node
 		var notes []string
 		for _, i := range pick {
-			note, err := inject(context.WithoutCancel(ctx), &nodeKill{node: nodes[i]})
+			note, err := fault.Inject(context.WithoutCancel(ctx), &fault.NodeKill{Node: nodes[i]})
 			if err != nil {
 				d.fail(fmt.Errorf("%s: %w", d.name, err))
 				continue

@@ -80,10 +80,10 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 		delayed  bool
 		other    bool // another client is granted the key during the hold: the strike lands
 	}{
-		{"immediate", NodeRestart(), cluster.PersistenceNone, "absent", false, false},
-		{"immediate, another grant", NodeRestart(), cluster.PersistenceNone, "absent", false, true},
-		{"aof", NodeRestartAOF(), cluster.PersistenceAOF, "kept (PTTL", false, false},
-		{"delayed", NodeRestartDelayed(), cluster.PersistenceNone, "absent", true, false},
+		{"immediate", nodeRestartScenario(), cluster.PersistenceNone, "absent", false, false},
+		{"immediate, another grant", nodeRestartScenario(), cluster.PersistenceNone, "absent", false, true},
+		{"aof", nodeRestartAOFScenario(), cluster.PersistenceAOF, "kept (PTTL", false, false},
+		{"delayed", nodeRestartDelayedScenario(), cluster.PersistenceNone, "absent", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestNodePauseStopsForReal(t *testing.T) {
 	env, rec := testEnv(t, "token-lua", c, ttl)
 	n := c.Nodes()[0]
 	lease := lockOn(t, n, "lb:k0", "A", ttl)
-	nem := NodePause().New(env)
+	nem := nodePauseScenario().New(env)
 	time.Sleep(time.Millisecond)
 	ctx := context.Background()
 
@@ -230,8 +230,8 @@ func TestNodesDownKillsForReal(t *testing.T) {
 		scenario Scenario
 		down     int
 	}{
-		{RedlockMinorityDown(), 2},
-		{RedlockMajorityDown(), 3},
+		{redlockMinorityDownScenario(), 2},
+		{redlockMajorityDownScenario(), 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario.Name, func(t *testing.T) {

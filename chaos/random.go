@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -14,7 +16,7 @@ import (
 
 // mixedScenarios are the scenarios that mix several kinds of fault.
 func mixedScenarios() []Scenario {
-	return []Scenario{Random()}
+	return []Scenario{randomScenario()}
 }
 
 // Timings of the random mix.
@@ -29,7 +31,7 @@ const (
 	randomQuorumMinDuration = 3 * time.Second
 )
 
-// Random is a seeded random mix of server-side faults over a run of at
+// randomScenario is a seeded random mix of server-side faults over a run of at
 // least 1.5 s: node kill and restart (no persistence: the node comes back
 // empty), pause and resume, latency on a node's links, a client cut off
 // from some nodes, and forward clock jumps, one fault at a time with
@@ -42,9 +44,9 @@ const (
 // failing when the seed picks it, and the mix stays the same on every
 // backend (its at-risk verdicts rest on the clock jumps). The faults
 // target no holder: their landing is "" (the nemesis cannot tell).
-func Random() Scenario {
+func randomScenario() Scenario {
 	return Scenario{Name: "random", Kind: Mixed,
-		Faults:  []Fault{&nodeKill{}, &nodePause{}, &linkLatency{}, &linkCut{}, &clockJump{}, &keyLoss{}},
+		Faults:  []fault.Fault{&fault.NodeKill{}, &fault.NodePause{}, &link.Latency{}, &link.Cut{}, &fault.ClockJump{}, &fault.KeyLoss{}},
 		Summary: "a seeded random mix, one fault at a time: kill+restart (empty), pause, +10 ms latency each way, a client cut off, clock jumps, a held key deleted; gaps TTL/2-2×TTL, faults TTL-3×TTL; at least 1.5 s",
 		Applies: redisOnly("mixes Redis faults (an empty restart, per-link proxies, clock jumps through the clock shim) that etcd and ZooKeeper have no counterpart for; leader-kill, leader-pause and quorum-loss cover their server faults", nil),
 		Setup: func(in impl.Info) Setup {
@@ -56,7 +58,7 @@ func Random() Scenario {
 			return s
 		},
 		New: func(env Env) Nemesis {
-			return &randomMix{env: env, rng: newRand(env.Seed), clocks: newClocks()}
+			return &randomMix{env: env, rng: newRand(env.Seed), clocks: fault.NewClocks()}
 		}}
 }
 
@@ -65,7 +67,7 @@ func Random() Scenario {
 type randomMix struct {
 	env    Env
 	rng    *rand.Rand
-	clocks *clocks
+	clocks *fault.Clocks
 
 	mu      sync.Mutex
 	lastKey string // the key of the latest grant ("" before the first)
@@ -95,59 +97,59 @@ type randomFault struct {
 	// build makes the fault for node index i with duration d, drawing
 	// further choices from m.rng, and says how long it stays in force
 	// between Inject and Heal.
-	build func(m *randomMix, i int, d time.Duration) (f Fault, hold time.Duration)
+	build func(m *randomMix, i int, d time.Duration) (f fault.Fault, hold time.Duration)
 	// note is the window's note after the kind: from the fault's
 	// evidence, Heal's evidence and the hold.
-	note func(env Env, f Fault, injected, healed string, hold time.Duration) string
+	note func(env Env, f fault.Fault, injected, healed string, hold time.Duration) string
 }
 
 // randomFaults are the fault kinds of the random mix, in the order the
 // seed picks from.
 var randomFaults = []randomFault{
 	{"kill",
-		func(m *randomMix, i int, _ time.Duration) (Fault, time.Duration) {
-			return &nodeKill{node: m.node(i)}, between(m.rng, 0, 2*m.env.TTL)
+		func(m *randomMix, i int, _ time.Duration) (fault.Fault, time.Duration) {
+			return &fault.NodeKill{Node: m.node(i)}, between(m.rng, 0, 2*m.env.TTL)
 		},
-		func(_ Env, _ Fault, injected, healed string, hold time.Duration) string {
+		func(_ Env, _ fault.Fault, injected, healed string, hold time.Duration) string {
 			return fmt.Sprintf("%s; after %v %s", injected, hold, healed)
 		}},
 	{"pause",
-		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
-			return &nodePause{node: m.node(i), external: m.env.Cluster.Backend() == cluster.BackendExternal, d: d}, d
+		func(m *randomMix, i int, d time.Duration) (fault.Fault, time.Duration) {
+			return &fault.NodePause{Node: m.node(i), External: m.env.Cluster.Backend() == cluster.BackendExternal, D: d}, d
 		},
-		func(_ Env, _ Fault, injected, healed string, hold time.Duration) string {
+		func(_ Env, _ fault.Fault, injected, healed string, hold time.Duration) string {
 			return fmt.Sprintf("%s for %v, then %s", injected, hold, healed)
 		}},
 	{"latency",
-		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
-			return &linkLatency{links: m.env.Links, node: i, d: RandomLatencyEachWay}, d
+		func(m *randomMix, i int, d time.Duration) (fault.Fault, time.Duration) {
+			return &link.Latency{Links: m.env.Links, Node: i, D: RandomLatencyEachWay}, d
 		},
-		func(env Env, f Fault, injected, _ string, hold time.Duration) string {
-			l := f.(*linkLatency)
-			return fmt.Sprintf("+%v each way on every link to %s for %v; %s", l.d, nodeNames(env, []int{l.node}), hold, injected)
+		func(env Env, f fault.Fault, injected, _ string, hold time.Duration) string {
+			l := f.(*link.Latency)
+			return fmt.Sprintf("+%v each way on every link to %s for %v; %s", l.D, nodeNames(env, []int{l.Node}), hold, injected)
 		}},
 	{"partition",
-		func(m *randomMix, _ int, d time.Duration) (Fault, time.Duration) {
+		func(m *randomMix, _ int, d time.Duration) (fault.Fault, time.Duration) {
 			n := nodeCount(m.env)
 			client := m.rng.IntN(m.env.Clients)
-			return &linkCut{links: m.env.Links, client: client, nodes: m.rng.Perm(n)[:1+m.rng.IntN(n)]}, d
+			return &link.Cut{Links: m.env.Links, Client: client, Nodes: m.rng.Perm(n)[:1+m.rng.IntN(n)]}, d
 		},
-		func(env Env, f Fault, injected, _ string, hold time.Duration) string {
-			c := f.(*linkCut)
-			return fmt.Sprintf("client %d cut off from %s for %v (%s)", c.client, nodeNames(env, c.nodes), hold, injected)
+		func(env Env, f fault.Fault, injected, _ string, hold time.Duration) string {
+			c := f.(*link.Cut)
+			return fmt.Sprintf("client %d cut off from %s for %v (%s)", c.Client, nodeNames(env, c.Nodes), hold, injected)
 		}},
 	{"clock-jump",
-		func(m *randomMix, i int, d time.Duration) (Fault, time.Duration) {
-			return &clockJump{clocks: m.clocks, node: m.node(i), step: d}, 0
+		func(m *randomMix, i int, d time.Duration) (fault.Fault, time.Duration) {
+			return &fault.ClockJump{Clocks: m.clocks, Node: m.node(i), Step: d}, 0
 		},
-		func(_ Env, _ Fault, injected, _ string, _ time.Duration) string { return injected }},
+		func(_ Env, _ fault.Fault, injected, _ string, _ time.Duration) string { return injected }},
 	// held-key-loss's fault without its hold-back: the key of the latest
 	// grant is deleted on every node, whoever holds it then.
 	{"key-loss",
-		func(m *randomMix, _ int, _ time.Duration) (Fault, time.Duration) {
-			return &keyLoss{nodes: m.env.Cluster.Nodes()[:nodeCount(m.env)], key: m.grantedKey()}, 0
+		func(m *randomMix, _ int, _ time.Duration) (fault.Fault, time.Duration) {
+			return &fault.KeyLoss{Nodes: m.env.Cluster.Nodes()[:nodeCount(m.env)], Key: m.grantedKey()}, 0
 		},
-		func(_ Env, _ Fault, injected, _ string, _ time.Duration) string {
+		func(_ Env, _ fault.Fault, injected, _ string, _ time.Duration) string {
 			return "the latest grant's key deleted: " + injected
 		}},
 }
@@ -193,12 +195,12 @@ func (m *randomMix) Run(ctx context.Context) error {
 		// is cut short.
 		undo := context.WithoutCancel(ctx)
 		start := env.Clock.Now()
-		injected, err := inject(undo, f)
+		injected, err := fault.Inject(undo, f)
 		var healed string
 		if err == nil {
 			sleepCtx(ctx, hold)
 			var herr error
-			healed, herr = heal(undo, f)
+			healed, herr = fault.Heal(undo, f)
 			err = herr
 		}
 		recordWindow(env, start, env.Clock.Now(), "", fmt.Sprintf("random/%s: %s", rf.kind, rf.note(env, f, injected, healed, hold)))

@@ -8,13 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // renewalCutScenarios are the scenarios that cut a renewed hold's links
 // between two renewals.
-func renewalCutScenarios() []Scenario { return []Scenario{RenewalCut()} }
+func renewalCutScenarios() []Scenario { return []Scenario{renewalCutScenario()} }
 
 // Timings of renewal-cut, in TTLs.
 const (
@@ -30,7 +33,7 @@ const (
 	renewalCutTTL = 1.2
 )
 
-// RenewalCut cuts a renewed holder off from every Redis node right after
+// renewalCutScenario cuts a renewed holder off from every Redis node right after
 // one of its renewals, twice a run: at its critical section the holder is
 // kept until its lease's next renewal answered (waitRenewal), then its
 // links refuse
@@ -42,9 +45,9 @@ const (
 // swallows them writes over the next owner. Lands when the renewal was
 // seen, the key held the holder's token right before the cut, and
 // another client was granted the key after it.
-func RenewalCut() Scenario {
+func renewalCutScenario() Scenario {
 	return Scenario{Name: "renewal-cut", Kind: Network,
-		Faults: []Fault{&linkCut{}},
+		Faults: []fault.Fault{&link.Cut{}},
 		Applies: redisOnly(naProxied, func(in impl.Info) (bool, string) {
 			if !in.Claims.Renewal {
 				return false, "the strategy does not renew: there is no renewal to cut between (partition-holder cuts a hold that is not renewed)"
@@ -118,18 +121,18 @@ func (r *renewalCut) At(ctx context.Context, ev workload.Event) error {
 	var before []string
 	held := true
 	for _, i := range all {
-		o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security())
-		held = held && o.holds(ev.Lease.Token)
+		o := observe.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security())
+		held = held && o.Holds(ev.Lease.Token)
 		before = append(before, nodes[i].Name()+": "+o.String())
 	}
 	since := r.seen.mark()
-	cut := &linkCut{links: env.Links, client: ev.Client, nodes: all}
+	cut := &link.Cut{Links: env.Links, Client: ev.Client, Nodes: all}
 	cutAt := env.Clock.Now()
-	evidence, err := inject(ctx, cut)
+	evidence, err := fault.Inject(ctx, cut)
 	r.fail(err)
 	d := time.Duration(renewalCutTTL * float64(env.TTL))
 	sleepCtx(ctx, d)
-	_, err = heal(ctx, cut)
+	_, err = fault.Heal(ctx, cut)
 	r.fail(err)
 	extra := ""
 	other := r.seen.has(ev.Client, ev.Key, since, false)
@@ -160,7 +163,7 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 	env := r.env
 	node := env.Cluster.Nodes()[0]
 	deadline := time.Now().Add(time.Duration(renewalCutWaitTTL * float64(env.TTL)))
-	last := observeKey(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
+	last := observe.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		select {
 		case <-renewed:
@@ -169,11 +172,11 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 		default:
 		}
 		sleepCtx(ctx, 2*time.Millisecond)
-		o := observeKey(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
-		if o.holds(ev.Lease.Token) && last.holds(ev.Lease.Token) && o.PTTL > last.PTTL {
+		o := observe.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
+		if o.Holds(ev.Lease.Token) && last.Holds(ev.Lease.Token) && o.PTTL > last.PTTL {
 			return true, fmt.Sprintf("seen on %s: PTTL %v, then %v", node.Name(), last.PTTL.Round(time.Millisecond), o.PTTL.Round(time.Millisecond))
 		}
-		if !o.holds(ev.Lease.Token) && o.Err == nil {
+		if !o.Holds(ev.Lease.Token) && o.Err == nil {
 			return false, fmt.Sprintf("the key no longer holds the lease on %s: %s", node.Name(), o)
 		}
 		last = o

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRenewalCutLands drives renewal-cut by hand against a real
@@ -27,7 +27,7 @@ func TestRenewalCutLands(t *testing.T) {
 	const ttl = 300 * time.Millisecond
 	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
 	ctx := netCtx(t)
-	links, err := NewLinks(ctx, 1, c.Nodes())
+	links, err := link.NewLinks(ctx, 1, c.Nodes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRenewalCutLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env{TTL: ttl, Duration: time.Millisecond, Clock: history.NewClock(), History: rec, Info: st.Info(), Clients: 2, Cluster: c, Links: links}
-	nem := RenewalCut().New(env)
+	nem := renewalCutScenario().New(env)
 	time.Sleep(2 * time.Millisecond) // past the first trigger
 	rc := redis.NewClient(&redis.Options{Addr: links.Link(0, 0).Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	defer rc.Close()

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -16,7 +19,7 @@ import (
 // server and runs, its reply is lost (cluster.LostReply), placed on one
 // kind of lock call each.
 func replyScenarios() []Scenario {
-	return []Scenario{LostReply(), LostReplyRelease(), LostReplyExtend(), LostReplyReentrant()}
+	return []Scenario{lostReplyScenario(), lostReplyReleaseScenario(), lostReplyExtendScenario(), lostReplyReentrantScenario()}
 }
 
 // replyTarget is the lock call a lost-reply scenario aims at.
@@ -42,7 +45,7 @@ const naReplyLinks = "drops a reply in lockbench's per-link proxy, which sits on
 // a proxy (quorum strategies: QuorumProxiedTTL, quorumProxiedClients).
 func replySetup(in impl.Info) Setup { return proxiedSetup(in, partitionMinDuration) }
 
-// LostReply drops the reply of an outermost acquire of a free key, after
+// lostReplyScenario drops the reply of an outermost acquire of a free key, after
 // the server ran it, three times a run: the command took effect (the
 // key holds the client's token) while the client sees its connection
 // close. A correct lock reports the outcome unknown and the key expires
@@ -53,34 +56,34 @@ func replySetup(in impl.Info) Setup { return proxiedSetup(in, partitionMinDurati
 // acquire then meets the orphans). A strike lands when the key was free
 // before the call and held at the drop, on every node whose reply was
 // lost.
-func LostReply() Scenario {
+func lostReplyScenario() Scenario {
 	return Scenario{Name: "lost-reply", Kind: Network,
-		Faults:  []Fault{&lostReply{}},
+		Faults:  []fault.Fault{&link.LostReply{}},
 		Summary: "an outermost acquire of a free key reaches the server and runs; its reply is dropped and the connection closed (quorum strategies: on every node), three times a run; the key is read at the drop",
 		Applies: redisOnly(naReplyLinks, nil),
 		Setup:   replySetup,
 		New:     func(env Env) Nemesis { return newLostReplies(env, "lost-reply", targetAcquire) }}
 }
 
-// LostReplyRelease drops the reply of an outermost release of a key the
+// lostReplyReleaseScenario drops the reply of an outermost release of a key the
 // client holds, after the server ran it, three times a run: the key is
 // gone (or its count down) while the client sees an error.
-func LostReplyRelease() Scenario {
+func lostReplyReleaseScenario() Scenario {
 	return Scenario{Name: "lost-reply-release", Kind: Network,
-		Faults:  []Fault{&lostReply{}},
+		Faults:  []fault.Fault{&link.LostReply{}},
 		Summary: "an outermost release of a key the client holds reaches the server and runs; its reply is dropped and the connection closed (quorum strategies: on every node), three times a run",
 		Applies: redisOnly(naReplyLinks, nil),
 		Setup:   replySetup,
 		New:     func(env Env) Nemesis { return newLostReplies(env, "lost-reply-release", targetRelease) }}
 }
 
-// LostReplyExtend drops the reply of the first renewal of a hold (a
+// lostReplyExtendScenario drops the reply of the first renewal of a hold (a
 // strategy's own renewal at impl.PointRenew, or an extend the workload
 // drives), after the server ran it, three times a run: the TTL was
 // extended while the client sees an error.
-func LostReplyExtend() Scenario {
+func lostReplyExtendScenario() Scenario {
 	return Scenario{Name: "lost-reply-extend", Kind: Network,
-		Faults:  []Fault{&lostReply{}},
+		Faults:  []fault.Fault{&link.LostReply{}},
 		Summary: "the first renewal of a hold reaches the server and extends the TTL; its reply is dropped and the connection closed (quorum strategies: on every node), three times a run",
 		Applies: redisOnly(naReplyLinks, func(in impl.Info) (bool, string) {
 			if !in.Claims.Renewal {
@@ -92,13 +95,13 @@ func LostReplyExtend() Scenario {
 		New:   func(env Env) Nemesis { return newLostReplies(env, "lost-reply-extend", targetExtend) }}
 }
 
-// LostReplyReentrant drops the reply of a nested acquire (the holder
+// lostReplyReentrantScenario drops the reply of a nested acquire (the holder
 // acquires the key it holds again), after the server ran it, three times
 // a run: the hold count went up while the client sees an error, so its
 // releases leave the count above 0.
-func LostReplyReentrant() Scenario {
+func lostReplyReentrantScenario() Scenario {
 	return Scenario{Name: "lost-reply-reentrant", Kind: Network,
-		Faults:  []Fault{&lostReply{}},
+		Faults:  []fault.Fault{&link.LostReply{}},
 		Summary: "a nested acquire by the holder reaches the server and raises the hold count; its reply is dropped and the connection closed, three times a run",
 		Applies: redisOnly(naReplyLinks, func(in impl.Info) (bool, string) {
 			if !in.Claims.Reentrant {
@@ -152,9 +155,9 @@ const replyTries = 5
 
 // replyStrike is one lost reply in flight.
 type replyStrike struct {
-	f      *lostReply
+	f      *link.LostReply
 	ev     workload.Event
-	before []keyObs
+	before []observe.KeyObs
 	start  int64
 	moved  chan struct{} // closed when the client moved on
 	once   sync.Once
@@ -220,18 +223,18 @@ func (r *lostReplies) movedOn(ev workload.Event) bool {
 // ready reports whether the key, as read on every node before the call,
 // is in the state the target needs: free for an acquire, held by the
 // client's lease otherwise.
-func (r *lostReplies) ready(before []keyObs, ev workload.Event) bool {
+func (r *lostReplies) ready(before []observe.KeyObs, ev workload.Event) bool {
 	for _, o := range before {
 		if o.Err != nil {
 			return false
 		}
 		switch r.target {
 		case targetAcquire:
-			if o.present() {
+			if o.Present() {
 				return false
 			}
 		default:
-			if ev.Lease == nil || !o.holds(ev.Lease.Token) {
+			if ev.Lease == nil || !o.Holds(ev.Lease.Token) {
 				return false
 			}
 		}
@@ -245,19 +248,19 @@ func (r *lostReplies) ready(before []keyObs, ev workload.Event) bool {
 // finds the key held at the drop whoever set it, so its reply must say it
 // set it (replyDone); a release of the client's own key is seen in the
 // key alone (its script's reply, the remaining count, is 0 when done).
-func (r *lostReplies) effect(before, at keyObs, reply, token string) bool {
+func (r *lostReplies) effect(before, at observe.KeyObs, reply, token string) bool {
 	if at.Type == "" {
 		return false
 	}
 	switch r.target {
 	case targetAcquire:
-		return replyDone(reply) && !before.present() && at.present()
+		return link.ReplyDone(reply) && !before.Present() && at.Present()
 	case targetReentrant:
-		return replyDone(reply) && at.count(token) == before.count(token)+1
+		return link.ReplyDone(reply) && at.Count(token) == before.Count(token)+1
 	case targetRelease:
-		return before.holds(token) && !replyRefused(reply) && (!at.holds(token) || at.count(token) < before.count(token))
+		return before.Holds(token) && !replyRefused(reply) && (!at.Holds(token) || at.Count(token) < before.Count(token))
 	case targetExtend:
-		return replyDone(reply) && at.holds(token) && at.PTTL > before.PTTL
+		return link.ReplyDone(reply) && at.Holds(token) && at.PTTL > before.PTTL
 	}
 	return false
 }
@@ -299,7 +302,7 @@ func (r *lostReplies) At(ctx context.Context, ev workload.Event) error {
 	if s != nil {
 		// The struck call has returned: disarm before the client's next
 		// command can go up, so no other call loses its reply.
-		if _, err := heal(ctx, s.f); err != nil {
+		if _, err := fault.Heal(ctx, s.f); err != nil {
 			r.fail(fmt.Errorf("%s: %w", r.name, err))
 		}
 		s.moveOn()
@@ -316,21 +319,21 @@ func (r *lostReplies) At(ctx context.Context, ev workload.Event) error {
 	env := r.env
 	nodes := indexes(nodeCount(env))
 	all := env.Cluster.Nodes()
-	f := &lostReply{links: env.Links, client: ev.Client, nodes: nodes, key: ev.Key, sec: env.Cluster.Security()}
+	f := &link.LostReply{Links: env.Links, Client: ev.Client, Nodes: nodes, Key: ev.Key, Sec: env.Cluster.Security()}
 	for _, i := range nodes {
-		f.names = append(f.names, all[i].Name())
-		f.addrs = append(f.addrs, all[i].Addr())
+		f.Names = append(f.Names, all[i].Name())
+		f.Addrs = append(f.Addrs, all[i].Addr())
 	}
-	before := make([]keyObs, len(nodes))
+	before := make([]observe.KeyObs, len(nodes))
 	for i := range nodes {
-		before[i] = observeKey(ctx, f.names[i], f.addrs[i], ev.Key, f.sec)
+		before[i] = observe.Key(ctx, f.Names[i], f.Addrs[i], ev.Key, f.Sec)
 	}
 	if !r.ready(before, ev) {
 		r.untake() // the key is not in the state the target needs: wait for another call
 		return nil
 	}
 	start := env.Clock.Now()
-	if _, err := inject(ctx, f); err != nil {
+	if _, err := fault.Inject(ctx, f); err != nil {
 		r.fail(fmt.Errorf("%s: %w", r.name, err))
 		r.done()
 		return nil
@@ -400,11 +403,11 @@ func replyBound(ttl time.Duration) time.Duration { return max(4*ttl, 2*time.Seco
 // has tries left.
 func (r *lostReplies) finish(ctx context.Context, s *replyStrike) {
 	wctx, cancel := context.WithTimeout(ctx, replyBound(r.env.TTL))
-	s.f.wait(wctx, s.moved)
+	s.f.Wait(wctx, s.moved)
 	cancel()
 	end := r.env.Clock.Now()
-	dropped, at, cmds, replies := s.f.drops()
-	if _, err := heal(ctx, s.f); err != nil {
+	dropped, at, cmds, replies := s.f.Drops()
+	if _, err := fault.Heal(ctx, s.f); err != nil {
 		r.fail(fmt.Errorf("%s: %w", r.name, err))
 	}
 	token := ""
@@ -414,7 +417,7 @@ func (r *lostReplies) finish(ctx context.Context, s *replyStrike) {
 	var lines []string
 	lost, took := 0, 0
 	for i := range dropped {
-		line := fmt.Sprintf("%s: before %s", s.f.names[i], s.before[i])
+		line := fmt.Sprintf("%s: before %s", s.f.Names[i], s.before[i])
 		if dropped[i] {
 			lost++
 			ok := r.effect(s.before[i], at[i], replies[i], token)

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestLostReplyLands drives the lost-reply scenarios by hand against a
@@ -32,22 +32,22 @@ func TestLostReplyLands(t *testing.T) {
 		effect   string // in the note
 		check    func(t *testing.T, direct *redis.Client, l *impl.Lease)
 	}{
-		{"naive", LostReply(), "the acquire took effect", func(t *testing.T, direct *redis.Client, _ *impl.Lease) {
+		{"naive", lostReplyScenario(), "the acquire took effect", func(t *testing.T, direct *redis.Client, _ *impl.Lease) {
 			if d, err := direct.PTTL(context.Background(), "k").Result(); err != nil || d != -1 {
 				t.Errorf("PTTL %v (%v), want -1: SETNX ran, PEXPIRE never came", d, err)
 			}
 		}},
-		{"token-lua", LostReplyRelease(), "the release took effect", func(t *testing.T, direct *redis.Client, _ *impl.Lease) {
+		{"token-lua", lostReplyReleaseScenario(), "the release took effect", func(t *testing.T, direct *redis.Client, _ *impl.Lease) {
 			if n, _ := direct.Exists(context.Background(), "k").Result(); n != 0 {
 				t.Error("the key is still there: the release must have run")
 			}
 		}},
-		{"reentrant", LostReplyReentrant(), "the hold count went up", func(t *testing.T, direct *redis.Client, l *impl.Lease) {
+		{"reentrant", lostReplyReentrantScenario(), "the hold count went up", func(t *testing.T, direct *redis.Client, l *impl.Lease) {
 			if n, _ := direct.HGet(context.Background(), "k", l.Token).Int(); n != 2 {
 				t.Errorf("count %d, want 2: the nested acquire must have run", n)
 			}
 		}},
-		{"watchdog", LostReplyExtend(), "the TTL was extended", nil},
+		{"watchdog", lostReplyExtendScenario(), "the TTL was extended", nil},
 	}
 	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
 	node := c.Nodes()[0]
@@ -57,7 +57,7 @@ func TestLostReplyLands(t *testing.T) {
 		t.Run(tc.scenario.Name, func(t *testing.T) {
 			ctx := netCtx(t)
 			direct.Del(ctx, "k")
-			links, err := NewLinks(ctx, 1, c.Nodes())
+			links, err := link.NewLinks(ctx, 1, c.Nodes())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +169,7 @@ func TestScheduleWaitsForReadiness(t *testing.T) {
 	ready := workload.NewReadiness()
 	clock := history.NewClock()
 	env := Env{TTL: ttl, Duration: 100 * time.Millisecond, Clock: clock, History: rec, Clients: 2, Ready: ready}
-	nem := LongCS().New(env)
+	nem := longCSScenario().New(env)
 	ctx := context.Background()
 	time.Sleep(150 * time.Millisecond) // past every trigger on the run clock
 	if err := nem.At(ctx, workload.Event{Client: 0, Point: workload.PointInCS, Key: "k", Hold: 1}); err != nil {

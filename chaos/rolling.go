@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -17,7 +18,7 @@ import (
 // rollingScenarios are the faults that strike several nodes one after
 // another during one hold: a rolling restart under a renewed lease.
 func rollingScenarios() []Scenario {
-	return []Scenario{RollingRestart()}
+	return []Scenario{rollingRestartScenario()}
 }
 
 // Timing of rolling-restart. Each strike restarts three nodes, each
@@ -46,7 +47,7 @@ func rollingSettle(ttl time.Duration) time.Duration { return ttl/8 + 5*time.Mill
 // naRolling is why rolling-restart does not apply to etcd and ZooKeeper.
 const naRolling = "restarts Redis nodes one after another, each empty (no persistence); etcd and ZooKeeper members keep their log on disk and rejoin their quorum, and leader-kill restarts their leader"
 
-// RollingRestart restarts the nodes a renewed hold depends on one after
+// rollingRestartScenario restarts the nodes a renewed hold depends on one after
 // another while the holder keeps renewing, three times a run (an operator's
 // rolling restart during a long hold). Quorum locks: a majority (3 of 5,
 // in a seeded order) restart empty, each after the holder's renewal saw
@@ -60,9 +61,9 @@ const naRolling = "restarts Redis nodes one after another, each empty (no persis
 // in, and the holder is kept until another client is granted the key (at
 // most 2×TTL) and TTL/10 more before its write. A strike lands when
 // another client is granted the key meanwhile.
-func RollingRestart() Scenario {
+func rollingRestartScenario() Scenario {
 	return Scenario{Name: "rolling-restart", Kind: Process,
-		Faults:  []Fault{&rollingRestart{}},
+		Faults:  []fault.Fault{&fault.RollingRestart{}},
 		Summary: "during a renewed hold the lock's nodes restart one after another, empty, each after the holder's next renewal (quorum: 3 of 5 in a seeded order; one node: its two replicas, then the primary); others' acquires wait until the renewal after the last restart answered, then the holder runs on until another client is granted (at most 2×TTL) and TTL/10 more and writes; TTL ≥ 200 ms, at least 10 TTL; three times a run",
 		Applies: redisOnly(naRolling, func(in impl.Info) (bool, string) {
 			if !in.Claims.Renewal {
@@ -170,9 +171,9 @@ func (r *rollingRestarts) strike(ctx context.Context, ev workload.Event) {
 	}
 	defer open()
 	nodes := r.order()
-	f := &rollingRestart{nodes: nodes, persistence: cluster.PersistenceNone, key: ev.Key, lease: ev.Lease,
-		between: func(ctx context.Context, i int) string { return r.awaitRenewal(ctx, ev, i == len(nodes)-1) }}
-	evidence, err := inject(ctx, f)
+	f := &fault.RollingRestart{Nodes: nodes, Persistence: cluster.PersistenceNone, Key: ev.Key, Lease: ev.Lease,
+		Between: func(ctx context.Context, i int) string { return r.awaitRenewal(ctx, ev, i == len(nodes)-1) }}
+	evidence, err := fault.Inject(ctx, f)
 	if err != nil {
 		r.fail(err)
 		recordWindow(env, start, env.Clock.Now(), "", fmt.Sprintf("rolling-restart: client %d (hold %d on %s): %s: %v", ev.Client, ev.Hold, ev.Key, evidence, err))

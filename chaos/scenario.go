@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -51,7 +53,7 @@ type Scenario struct {
 	// values (see Faults): their Needs are the backend features the
 	// scenario needs, so a backend without them is refused before the run
 	// (see Requires, Unsupported). nil: none (the baseline).
-	Faults []Fault
+	Faults []fault.Fault
 	// Applies reports whether the scenario applies to a strategy, and if
 	// not, why (e.g. a Redlock-only scenario for a single-node lock). nil:
 	// it applies to every strategy.
@@ -204,7 +206,7 @@ type Env struct {
 	// Cluster is the run's Redis topology: the nemesis's handles on the nodes.
 	Cluster *cluster.Cluster
 	// Links are the per-(client, node) proxies when Setup.Proxies is set; nil otherwise.
-	Links *Links
+	Links *link.Links
 	// Ready is the run's readiness barrier (workload.Env.Ready): the fault
 	// schedule starts when every client has made its first call, and timed
 	// triggers count from then (since). nil: from the start of the run
@@ -302,7 +304,7 @@ func newRand(seed int64) *rand.Rand {
 // network.go, renewalcut.go, reply.go, clock.go, random.go). A new scenario is one constructor plus one line in
 // its family's list.
 func All() []Scenario {
-	all := []Scenario{Baseline()}
+	all := []Scenario{baselineScenario()}
 	all = append(all, clientScenarios()...)
 	all = append(all, cancelScenarios()...)
 	all = append(all, processScenarios()...)
@@ -343,15 +345,15 @@ type quiet struct{ workload.NoFaults }
 func (quiet) Run(context.Context) error  { return nil }
 func (quiet) Heal(context.Context) error { return nil }
 
-// Baseline runs the workload without faults.
-func Baseline() Scenario {
+// baselineScenario runs the workload without faults.
+func baselineScenario() Scenario {
 	return Scenario{Name: "baseline", Kind: None, Summary: "no fault; critical sections well under the TTL", OnReplicas: true, OnCluster: true,
 		New: func(Env) Nemesis { return quiet{} }}
 }
 
 // needsOf returns the features the faults fs need, each once, in the
 // order the faults list them.
-func needsOf(fs []Fault) []cluster.Feature {
+func needsOf(fs []fault.Fault) []cluster.Feature {
 	var out []cluster.Feature
 	for _, f := range fs {
 		for _, n := range f.Needs() {
@@ -373,8 +375,8 @@ func needsOf(fs []Fault) []cluster.Feature {
 func healAll(ctx context.Context, env Env) error {
 	var errs []error
 	for _, n := range env.Cluster.Nodes() {
-		for _, f := range []Fault{&nodeKill{node: n}, &nodePause{node: n}} {
-			_, err := heal(ctx, f)
+		for _, f := range []fault.Fault{&fault.NodeKill{Node: n}, &fault.NodePause{Node: n}} {
+			_, err := fault.Heal(ctx, f)
 			errs = append(errs, err)
 		}
 	}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -10,13 +11,13 @@ import (
 // scheduleApplies reports whether every step of s can run against a strategy
 // (its primitive applies to the strategy and, for target "node", the
 // node exists), and if not why.
-func scheduleApplies(s Schedule, in impl.Info) (bool, string) {
+func scheduleApplies(s schedule.Schedule, in impl.Info) (bool, string) {
 	for i, st := range s.Steps {
-		p, _ := LookupPrimitive(st.Fault)
+		p, _ := schedule.LookupPrimitive(st.Fault)
 		if ok, why := PrimitiveAppliesTo(p, in); !ok {
 			return false, fmt.Sprintf("step %d: %s %s", i+1, p.Name, why)
 		}
-		if n := max(in.Nodes, 1); st.Target == TargetNode && st.Node > n {
+		if n := max(in.Nodes, 1); st.Target == schedule.TargetNode && st.Node > n {
 			return false, fmt.Sprintf("step %d: node n%d: the strategy talks to %d node(s)", i+1, st.Node, n)
 		}
 		if (st.On == string(workload.PointRenew) || st.On == string(workload.PointBeforeExtend)) && !in.Claims.Renewal {
@@ -30,9 +31,9 @@ func scheduleApplies(s Schedule, in impl.Info) (bool, string) {
 // alone as st uses it and that apply to the strategy in: the scenarios
 // whose expectations a run of a schedule with st is held to. Empty: none
 // does (then nothing under st is expected to hold).
-func ScenariosOf(st Step, in impl.Info) []string {
+func ScenariosOf(st schedule.Step, in impl.Info) []string {
 	var out []string
-	for _, name := range ScenariosFor(st) {
+	for _, name := range schedule.ScenariosFor(st) {
 		if sc, err := Lookup(name); err == nil {
 			if ok, _ := sc.AppliesTo(in); ok {
 				out = append(out, name)
@@ -46,14 +47,14 @@ func ScenariosOf(st Step, in impl.Info) []string {
 // strategy, and why not: it needs a scenario of it that applies (so that
 // the fault means something for the lock's topology: no links on etcd,
 // no clock shim on ZooKeeper), and its own narrowing.
-func PrimitiveAppliesTo(p Primitive, in impl.Info) (bool, string) {
+func PrimitiveAppliesTo(p schedule.Primitive, in impl.Info) (bool, string) {
 	if !p.Exercised() {
 		return true, ""
 	}
 	var whys []string
 	seen := map[string]bool{}
 	for _, st := range p.Steps() {
-		for _, name := range ScenariosFor(st) {
+		for _, name := range schedule.ScenariosFor(st) {
 			if seen[name] {
 				continue
 			}
@@ -80,11 +81,11 @@ func PrimitiveAppliesTo(p Primitive, in impl.Info) (bool, string) {
 // (OnReplicas): a scenario that exercises the step's primitive alone is
 // (gc-pause and long-cs are, so a schedule of client pauses and slow
 // critical sections runs on a cluster; a node pause is not).
-func writtenFor(s Schedule) (onCluster, onReplicas bool) {
+func writtenFor(s schedule.Schedule) (onCluster, onReplicas bool) {
 	onCluster, onReplicas = true, true
 	for _, st := range s.Steps {
 		c, r := false, false
-		for _, name := range ScenariosFor(st) {
+		for _, name := range schedule.ScenariosFor(st) {
 			if sc, err := Lookup(name); err == nil {
 				c, r = c || sc.OnCluster, r || sc.OnReplicas
 			}
@@ -99,7 +100,7 @@ func writtenFor(s Schedule) (onCluster, onReplicas bool) {
 // least), the clock shim for a clock jump, the nesting a step's Depth
 // needs, and the highest TTL floor and call budget of the scenarios that
 // exercise the steps' primitives (their faults' timing needs them).
-func scheduleSetup(s Schedule, in impl.Info) Setup {
+func scheduleSetup(s schedule.Schedule, in impl.Info) Setup {
 	var out Setup
 	floor := func(ss Setup) {
 		if ss.TTL > out.TTL {
@@ -108,7 +109,7 @@ func scheduleSetup(s Schedule, in impl.Info) Setup {
 		out.OpTimeoutTTL = max(out.OpTimeoutTTL, ss.OpTimeoutTTL)
 	}
 	for _, st := range s.Steps {
-		p, _ := LookupPrimitive(st.Fault)
+		p, _ := schedule.LookupPrimitive(st.Fault)
 		for _, name := range ScenariosOf(st, in) {
 			if sc, err := Lookup(name); err == nil {
 				floor(sc.SetupFor(in))

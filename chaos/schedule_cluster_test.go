@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/impl"
 )
 
@@ -14,14 +15,14 @@ func TestScheduleOnCluster(t *testing.T) {
 	in := impl.Info{Cluster: true, Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}}
 	for _, c := range []struct {
 		name string
-		st   Step
+		st   schedule.Step
 		want bool
 	}{
-		{"client-pause", Step{Fault: "client-pause", Target: TargetHolder, On: "before-write", For: 1}, true},
-		{"slow-cs", Step{Fault: "slow-cs", Target: TargetHolder, On: "in-cs", For: 1}, true},
-		{"node-pause", Step{Fault: "node-pause", Target: TargetHolderNode, On: "acquired", For: 1}, false},
+		{"client-pause", schedule.Step{Fault: "client-pause", Target: schedule.TargetHolder, On: "before-write", For: 1}, true},
+		{"slow-cs", schedule.Step{Fault: "slow-cs", Target: schedule.TargetHolder, On: "in-cs", For: 1}, true},
+		{"node-pause", schedule.Step{Fault: "node-pause", Target: schedule.TargetHolderNode, On: "acquired", For: 1}, false},
 	} {
-		s := Schedule{Version: 1, Name: "c", Steps: []Step{c.st}}
+		s := schedule.Schedule{Version: 1, Name: "c", Steps: []schedule.Step{c.st}}
 		ok, why := ScheduleScenario(s).AppliesTo(in)
 		if ok != c.want {
 			t.Errorf("%s on a cluster lock: applies %v (%s), want %v", c.name, ok, why, c.want)
@@ -32,7 +33,7 @@ func TestScheduleOnCluster(t *testing.T) {
 // TestScheduleStepNeedsRenewal: a step at a renewal or an extend does not
 // apply to a lock that does not renew (it would never strike).
 func TestScheduleStepNeedsRenewal(t *testing.T) {
-	s := Schedule{Version: 1, Name: "r", Steps: []Step{{Fault: "slow-reply", Target: TargetHolder, On: "renew", Size: 0.5}}}
+	s := schedule.Schedule{Version: 1, Name: "r", Steps: []schedule.Step{{Fault: "slow-reply", Target: schedule.TargetHolder, On: "renew", Size: 0.5}}}
 	if ok, why := scheduleApplies(s, impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}}); ok {
 		t.Error("a renewal step applies to a lock that does not renew")
 	} else if !strings.Contains(why, "does not renew") {

@@ -7,6 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -21,11 +25,11 @@ import (
 // its nemesis the generic one (a *scheduled): each step waits for its
 // lock event after its time, strikes its target, and is recorded as a
 // nemesis operation "PRIMITIVE (step N): ..." with its landing.
-func ScheduleScenario(s Schedule) Scenario {
-	var faults []Fault
+func ScheduleScenario(s schedule.Schedule) Scenario {
+	var faults []fault.Fault
 	kinds := map[Kind]bool{}
 	for _, name := range s.Faults() {
-		if p, ok := LookupPrimitive(name); ok {
+		if p, ok := schedule.LookupPrimitive(name); ok {
 			faults = append(faults, p.Fault)
 			kinds[primitiveKind(name)] = true
 		}
@@ -71,9 +75,9 @@ func primitiveKind(name string) Kind {
 type scheduled struct {
 	env    Env
 	steps  []*stepRun
-	paused *pausedClients
+	paused *fault.PausedClients
 	seen   *cycles
-	clocks *clocks
+	clocks *fault.Clocks
 	log    faultLog
 
 	mu      sync.Mutex
@@ -96,8 +100,8 @@ type keyBlock struct {
 // stepRun is one step of a schedule in a run.
 type stepRun struct {
 	n  int // 1-based
-	st Step
-	p  Primitive
+	st schedule.Step
+	p  schedule.Primitive
 	at int64 // ns after the schedule started
 	// sub, when set, plays the step: the nemesis of the scenario that
 	// exercises the primitive alone, narrowed to the step's time and tie.
@@ -109,10 +113,10 @@ type stepRun struct {
 	ev      workload.Event
 }
 
-func newScheduled(env Env, s Schedule) *scheduled {
-	m := &scheduled{env: env, paused: newPausedClients(), seen: newCycles(), clocks: newClocks(), holders: map[string]int{}, blocked: map[string]keyBlock{}, clockSteps: map[int]*openClockStep{}}
+func newScheduled(env Env, s schedule.Schedule) *scheduled {
+	m := &scheduled{env: env, paused: fault.NewPausedClients(), seen: newCycles(), clocks: fault.NewClocks(), holders: map[string]int{}, blocked: map[string]keyBlock{}, clockSteps: map[int]*openClockStep{}}
 	for i, st := range s.Steps {
-		p, _ := LookupPrimitive(st.Fault)
+		p, _ := schedule.LookupPrimitive(st.Fault)
 		r := &stepRun{n: i + 1, st: st, p: p, at: int64(st.At * float64(env.TTL)), fired: make(chan struct{})}
 		switch {
 		case st.Fault == "lost-reply":
@@ -216,13 +220,13 @@ func (m *scheduled) tied(r *stepRun, ev workload.Event) bool {
 		if !ok {
 			return false
 		}
-		if r.st.Target == TargetWaiter {
+		if r.st.Target == schedule.TargetWaiter {
 			return ev.Client != ref.Client && ev.Key == ref.Key
 		}
 		return ev.Client == ref.Client && (ev.Key == "" || ref.Key == "" || ev.Key == ref.Key) &&
 			(ev.Hold == 0 || ref.Hold == 0 || ev.Hold == ref.Hold)
 	}
-	if r.st.Target == TargetWaiter {
+	if r.st.Target == schedule.TargetWaiter {
 		m.mu.Lock()
 		h, held := m.holders[ev.Key]
 		m.mu.Unlock()
@@ -234,7 +238,7 @@ func (m *scheduled) tied(r *stepRun, ev workload.Event) bool {
 // matches reports whether ev triggers step r (not yet fired): its point
 // and depth, its time, its tie.
 func (m *scheduled) matches(r *stepRun, ev workload.Event) bool {
-	if r.st.On == OnTime || string(ev.Point) != r.st.On {
+	if r.st.On == schedule.OnTime || string(ev.Point) != r.st.On {
 		return false
 	}
 	if ev.Point == workload.PointBeforeAcquire || ev.Point == workload.PointBeforeRelease {
@@ -280,7 +284,7 @@ func (m *scheduled) see(ev workload.Event) {
 // it. A crash returns impl.ErrCrashed.
 func (m *scheduled) At(ctx context.Context, ev workload.Event) error {
 	m.see(ev)
-	if err := m.paused.wait(ctx, ev.Client); err != nil {
+	if err := m.paused.Wait(ctx, ev.Client); err != nil {
 		return nil
 	}
 	if ev.Point == workload.PointBeforeAcquire {
@@ -313,7 +317,7 @@ func (m *scheduled) At(ctx context.Context, ev workload.Event) error {
 func (m *scheduled) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, r := range m.steps {
-		if r.st.On != OnTime {
+		if r.st.On != schedule.OnTime {
 			continue
 		}
 		wg.Add(1)
@@ -355,7 +359,7 @@ func (m *scheduled) strike(ctx context.Context, r *stepRun, ev workload.Event) e
 		m.pause(ctx, r, ev)
 		return nil
 	case "slow-cs":
-		m.window(ctx, r, ev, &slowCS{d: m.ttls(r.st.For)}, false)
+		m.window(ctx, r, ev, &fault.SlowCS{D: m.ttls(r.st.For)}, false)
 		return nil
 	case "client-clock-step":
 		m.clockStep(ctx, r, ev)
@@ -364,7 +368,7 @@ func (m *scheduled) strike(ctx context.Context, r *stepRun, ev workload.Event) e
 		m.slowExtend(ctx, r, ev)
 		return nil
 	case "client-crash":
-		evidence, _ := inject(ctx, &clientCrash{ev: ev})
+		evidence, _ := fault.Inject(ctx, &fault.ClientCrash{Event: ev})
 		t := m.env.Clock.Now()
 		recordWindow(m.env, t, t, history.Landed, fmt.Sprintf("%s: %s: %s", r.name(), r.st, evidence))
 		return impl.ErrCrashed
@@ -394,11 +398,11 @@ func (m *scheduled) ttls(x float64) time.Duration { return time.Duration(x * flo
 // landed when another client was granted that key from the event to the
 // heal; "" (cannot tell) for a step on the schedule's clock. heal false:
 // f heals itself (a slow critical section).
-func (m *scheduled) window(ctx context.Context, r *stepRun, ev workload.Event, f Fault, healIt bool) {
+func (m *scheduled) window(ctx context.Context, r *stepRun, ev workload.Event, f fault.Fault, healIt bool) {
 	since := m.seen.mark()
 	start := m.env.Clock.Now()
 	undo := context.WithoutCancel(ctx)
-	evidence, err := inject(undo, f)
+	evidence, err := fault.Inject(undo, f)
 	if err != nil {
 		// A drawn schedule may aim two steps at one target (a node paused
 		// twice): the step is recorded missed, not a failed run. What it
@@ -411,7 +415,7 @@ func (m *scheduled) window(ctx context.Context, r *stepRun, ev workload.Event, f
 	}
 	var healed string
 	if healIt {
-		healed, err = heal(undo, f)
+		healed, err = fault.Heal(undo, f)
 		m.log.fail(err)
 	}
 	end := m.env.Clock.Now()
@@ -432,13 +436,13 @@ func (m *scheduled) window(ctx context.Context, r *stepRun, ev workload.Event, f
 // here, its other goroutines (renewal) at their next lock event, its
 // adapter process with SIGSTOP.
 func (m *scheduled) pause(ctx context.Context, r *stepRun, ev workload.Event) {
-	f := &clientPause{clients: m.paused, client: ev.Client, process: ev.Process}
+	f := &fault.ClientPause{Clients: m.paused, Client: ev.Client, Process: ev.Process}
 	m.window(ctx, r, ev, f, true)
 }
 
 // fault builds the fault of a background step struck at ev: the target
 // resolved to nodes and links.
-func (m *scheduled) fault(ctx context.Context, r *stepRun, ev workload.Event) (Fault, error) {
+func (m *scheduled) fault(ctx context.Context, r *stepRun, ev workload.Event) (fault.Fault, error) {
 	env := m.env
 	switch r.st.Fault {
 	case "node-kill", "node-restart", "node-pause", "clock-jump":
@@ -449,17 +453,17 @@ func (m *scheduled) fault(ctx context.Context, r *stepRun, ev workload.Event) (F
 		n := env.Cluster.Nodes()[i]
 		switch r.st.Fault {
 		case "node-kill":
-			return &nodeKill{node: n}, nil
+			return &fault.NodeKill{Node: n}, nil
 		case "node-restart":
-			nr := &nodeRestart{node: n, keepsData: onConsensus(env.Info)}
+			nr := &fault.NodeRestart{Node: n, KeepsData: onConsensus(env.Info)}
 			if env.Links != nil && i < nodeCount(env) {
-				nr.links, nr.index = env.Links, i
+				nr.Links, nr.Index = env.Links, i
 			}
 			return nr, nil
 		case "node-pause":
-			return &nodePause{node: n, external: env.Cluster.Backend() == cluster.BackendExternal, d: m.ttls(r.st.For)}, nil
+			return &fault.NodePause{Node: n, External: env.Cluster.Backend() == cluster.BackendExternal, D: m.ttls(r.st.For)}, nil
 		}
-		return &clockJump{clocks: m.clocks, node: n, step: m.ttls(r.st.Size)}, nil
+		return &fault.ClockJump{Clocks: m.clocks, Node: n, Step: m.ttls(r.st.Size)}, nil
 	case "key-loss":
 		if ev.Key == "" {
 			return nil, errors.New("the event names no key")
@@ -467,16 +471,16 @@ func (m *scheduled) fault(ctx context.Context, r *stepRun, ev workload.Event) (F
 		m.mu.Lock()
 		m.blocked[ev.Key] = keyBlock{holder: ev.Client, until: env.Clock.Now() + int64(env.TTL/2)}
 		m.mu.Unlock()
-		return &keyLoss{nodes: env.Cluster.Nodes()[:nodeCount(env)], key: ev.Key}, nil
+		return &fault.KeyLoss{Nodes: env.Cluster.Nodes()[:nodeCount(env)], Key: ev.Key}, nil
 	case "link-cut":
-		return &linkCut{links: env.Links, client: ev.Client, nodes: indexes(nodeCount(env))}, nil
+		return &link.Cut{Links: env.Links, Client: ev.Client, Nodes: indexes(nodeCount(env))}, nil
 	case "link-blackhole":
-		return &linkBlackhole{links: env.Links, client: ev.Client, nodes: indexes(nodeCount(env))}, nil
+		return &link.Blackhole{Links: env.Links, Client: ev.Client, Nodes: indexes(nodeCount(env))}, nil
 	case "link-latency":
-		if r.st.Target == TargetNode {
-			return &linkLatency{links: env.Links, node: r.st.Node - 1, d: m.ttls(r.st.Size)}, nil
+		if r.st.Target == schedule.TargetNode {
+			return &link.Latency{Links: env.Links, Node: r.st.Node - 1, D: m.ttls(r.st.Size)}, nil
 		}
-		return &clientLatency{links: env.Links, client: ev.Client, nodes: indexes(nodeCount(env)), d: m.ttls(r.st.Size)}, nil
+		return &link.ClientLatency{Links: env.Links, Client: ev.Client, Nodes: indexes(nodeCount(env)), D: m.ttls(r.st.Size)}, nil
 	}
 	return nil, fmt.Errorf("no schedule action for %s", r.st.Fault)
 }
@@ -488,7 +492,7 @@ func (m *scheduled) fault(ctx context.Context, r *stepRun, ev workload.Event) (F
 func (m *scheduled) node(ctx context.Context, r *stepRun, ev workload.Event) (int, error) {
 	env := m.env
 	nodes := env.Cluster.Nodes()
-	if r.st.Target == TargetNode {
+	if r.st.Target == schedule.TargetNode {
 		if r.st.Node > len(nodes) {
 			return 0, fmt.Errorf("node n%d: the cluster has %d", r.st.Node, len(nodes))
 		}
@@ -510,7 +514,7 @@ func (m *scheduled) node(ctx context.Context, r *stepRun, ev workload.Event) (in
 	}
 	if nodeCount(env) > 1 && ev.Lease != nil && ev.Key != "" {
 		for i := range nodeCount(env) {
-			if o := observeKey(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security()); o.holds(ev.Lease.Token) {
+			if o := observe.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security()); o.Holds(ev.Lease.Token) {
 				return i, nil
 			}
 		}

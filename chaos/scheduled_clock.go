@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/workload"
@@ -38,14 +39,14 @@ func (m *scheduled) clockStep(ctx context.Context, r *stepRun, ev workload.Event
 		return
 	}
 	since := m.seen.mark()
-	f := &clientClockStep{clock: clock, client: ev.Client, process: ev.Process, step: -m.ttls(r.st.Size)}
-	evidence, err := inject(context.WithoutCancel(ctx), f)
+	f := &fault.ClientClockStep{Clock: clock, Client: ev.Client, Process: ev.Process, Step: -m.ttls(r.st.Size)}
+	evidence, err := fault.Inject(context.WithoutCancel(ctx), f)
 	if err != nil {
 		recordWindow(m.env, start, m.env.Clock.Now(), history.Missed, fmt.Sprintf("%s: %s: not injected: %v", r.name(), r.st, err))
 		return
 	}
 	m.mu.Lock()
-	m.clockSteps[ev.Client] = &openClockStep{r: r, ev: ev, since: since, start: start, clock: clock, offset: f.offset,
+	m.clockSteps[ev.Client] = &openClockStep{r: r, ev: ev, since: since, start: start, clock: clock, offset: f.Offset,
 		note: fmt.Sprintf("%s: %s: %s; struck client %d (hold %d on %s)", r.name(), r.st, evidence, ev.Client, ev.Hold, ev.Key)}
 	m.mu.Unlock()
 }

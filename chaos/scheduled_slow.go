@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -30,10 +33,10 @@ func (m *scheduled) slowExtend(ctx context.Context, r *stepRun, ev workload.Even
 	node := env.Cluster.Nodes()[0]
 	d := m.ttls(r.st.Size)
 	undo := context.WithoutCancel(ctx)
-	before := observeKey(undo, node.Name(), node.Addr(), ev.Key, node.Security())
+	before := observe.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
 	since := m.seen.mark()
-	f := &slowReply{links: env.Links, client: ev.Client, node: 0, name: node.Name(), d: d}
-	evidence, err := inject(undo, f)
+	f := &link.SlowReply{Links: env.Links, Client: ev.Client, Node: 0, NodeName: node.Name(), D: d}
+	evidence, err := fault.Inject(undo, f)
 	if err != nil {
 		recordWindow(env, start, env.Clock.Now(), history.Missed, fmt.Sprintf("%s: %s: not injected: %v", r.name(), r.st, err))
 		return
@@ -46,11 +49,11 @@ func (m *scheduled) slowExtend(ctx context.Context, r *stepRun, ev workload.Even
 	go func() {
 		defer m.log.bg.Done()
 		sleepCtx(ctx, d/2)
-		during := observeKey(undo, node.Name(), node.Addr(), ev.Key, node.Security())
+		during := observe.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
 		sleepCtx(ctx, d-d/2)
-		_, err := heal(undo, f)
+		_, err := fault.Heal(undo, f)
 		m.log.fail(err)
-		extended := during.holds(token) && before.holds(token) && during.PTTL > before.PTTL
+		extended := during.Holds(token) && before.Holds(token) && during.PTTL > before.PTTL
 		other := m.seen.has(ev.Client, ev.Key, since, false)
 		ran := "the struck call had not extended the key on " + node.Name() + " halfway"
 		if extended {

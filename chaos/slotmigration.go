@@ -8,14 +8,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
 )
 
-// slotMigration moves the lock key's slot to another primary while a
+// slotMigrationScenario moves the lock key's slot to another primary while a
 // client holds the lock: at the first grant after 20% of the run (and
 // again at the first grant after 60%, back or on to the third primary),
 // the holder is held at its grant while the nemesis migrates the slot
@@ -28,9 +28,9 @@ import (
 // primary (read there, recorded in the window's note), nobody else is
 // granted it, and the holder's release finds it. A migration lands when
 // the key was on the new primary with the holder's token.
-func slotMigration() Scenario {
+func slotMigrationScenario() Scenario {
 	return Scenario{Name: "slot-migration", Kind: Replication, OnCluster: true,
-		Faults:  []Fault{&slotMove{}},
+		Faults:  []fault.Fault{&fault.SlotMove{}},
 		Applies: clusterOnly,
 		Summary: "Redis Cluster: during a hold the lock key's slot moves to another primary (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE), twice a run; clients follow MOVED/ASK: the lock, with its TTL, must survive",
 		New: func(env Env) Nemesis {
@@ -121,7 +121,7 @@ func (m *slotMigrate) migrate(ctx context.Context, ev workload.Event) error {
 	if to == nil {
 		return fmt.Errorf("no primary but %s to move slot %d to", from.Name(), slot)
 	}
-	evidence, err := inject(ctx, &slotMove{cluster: c, slot: slot, to: to})
+	evidence, err := fault.Inject(ctx, &fault.SlotMove{Cluster: c, Slot: slot, To: to})
 	if err != nil {
 		return err
 	}

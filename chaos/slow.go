@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -31,7 +34,7 @@ const (
 	slowOpTimeoutTTL = 3
 )
 
-// SlowNode makes n1 (Redlock: one node of five) answer one client's
+// slowNodeScenario makes n1 (Redlock: one node of five) answer one client's
 // outermost acquire 1.5×TTL late, three times a run: the SET runs at
 // once, its reply comes after the key it set has expired (one-node
 // locks), or after the lock's per-node timeout gave up on the node
@@ -44,9 +47,9 @@ const (
 // either the call failed after the delay (the lock saw it had no validity
 // left), or it was granted and another client was granted the key while
 // the struck holder believed it held it.
-func SlowNode() Scenario {
+func slowNodeScenario() Scenario {
 	return Scenario{Name: "slow-node", Kind: Network,
-		Faults:  []Fault{&slowReply{}},
+		Faults:  []fault.Fault{&link.SlowReply{}},
 		Applies: redisOnly(naProxied, nil),
 		Summary: "at an outermost acquire of a free key (after 20%, 47% and 75% of the run) n1 (Redlock: one of five) answers that client 1.5×TTL late: the SET runs at once, its reply comes after the key expired (quorum locks: after the per-node timeout gave up on n1); a granted holder is kept in its critical section until another client was granted the key (≤ 2×TTL) and released it (≤ TTL/2), then writes; lock calls wait 3×TTL (quorum strategies: TTL ≥ 200 ms, 4 clients)",
 		Setup: func(in impl.Info) Setup {
@@ -101,9 +104,9 @@ const slowBlockTTL = 0.5
 
 // slowStrike is one struck acquire.
 type slowStrike struct {
-	f      *slowReply
+	f      *link.SlowReply
 	ev     workload.Event
-	before keyObs
+	before observe.KeyObs
 	start  int64     // history clock at the strike
 	wall   time.Time // wall clock at the strike
 	call   string    // the call's outcome and the key after it, for the note
@@ -111,7 +114,7 @@ type slowStrike struct {
 	// set is closed when the struck SET was seen on the slow node, or the
 	// wait for it ended; during is the key as read then.
 	set    chan struct{}
-	during keyObs
+	during observe.KeyObs
 	landed bool // the key was seen set during the delay
 	// granted are the tokens granted to other clients during the call: a
 	// key seen set to one of them was not the struck SET's.
@@ -130,7 +133,7 @@ func (s *slowNodes) Heal(ctx context.Context) error {
 	s.pending = map[int]*slowStrike{}
 	s.mu.Unlock()
 	for _, st := range pending {
-		_, err := heal(ctx, st.f)
+		_, err := fault.Heal(ctx, st.f)
 		s.fail(err)
 		s.record(st, false, "the run ended during the call")
 	}
@@ -186,7 +189,7 @@ func (s *slowNodes) At(ctx context.Context, ev workload.Event) error {
 	}
 	env := s.env
 	node := env.Cluster.Nodes()[0]
-	f := &slowReply{links: env.Links, client: ev.Client, node: 0, name: node.Name(), d: time.Duration(s.late() * float64(env.TTL))}
+	f := &link.SlowReply{Links: env.Links, Client: ev.Client, Node: 0, NodeName: node.Name(), D: time.Duration(s.late() * float64(env.TTL))}
 	st = &slowStrike{f: f, ev: ev, set: make(chan struct{})}
 	// Hold the other clients' acquires of the key back from now on, and
 	// wait until the key is free (its holder released it or it expired),
@@ -201,7 +204,7 @@ func (s *slowNodes) At(ctx context.Context, ev workload.Event) error {
 		return nil
 	}
 	st.before, st.start, st.wall = before, env.Clock.Now(), time.Now()
-	if _, err := inject(ctx, f); err != nil {
+	if _, err := fault.Inject(ctx, f); err != nil {
 		s.fail(err)
 		s.unblock(st)
 		s.done()
@@ -227,13 +230,13 @@ func (s *slowNodes) At(ctx context.Context, ev workload.Event) error {
 // is the struck client's), at most slowBlockTTL×TTL, then lets the other
 // clients' acquires go on.
 func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
-	node := s.env.Cluster.Nodes()[st.f.node]
+	node := s.env.Cluster.Nodes()[st.f.Node]
 	deadline := time.Now().Add(time.Duration(slowBlockTTL * float64(s.env.TTL)))
 	for {
-		o := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
-		if o.present() || !time.Now().Before(deadline) || ctx.Err() != nil {
+		o := observe.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
+		if o.Present() || !time.Now().Before(deadline) || ctx.Err() != nil {
 			s.mu.Lock()
-			st.during, st.landed = o, o.present()
+			st.during, st.landed = o, o.Present()
 			s.mu.Unlock()
 			s.unblock(st)
 			return
@@ -244,11 +247,11 @@ func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
 
 // waitFree reads key on node until it is absent, at most max, and
 // returns the last read and whether the key was free.
-func (s *slowNodes) waitFree(ctx context.Context, node *cluster.Node, key string, max time.Duration) (keyObs, bool) {
+func (s *slowNodes) waitFree(ctx context.Context, node *cluster.Node, key string, max time.Duration) (observe.KeyObs, bool) {
 	deadline := time.Now().Add(max)
 	for {
-		o := observeKey(ctx, node.Name(), node.Addr(), key, node.Security())
-		if o.Err == nil && !o.present() {
+		o := observe.Key(ctx, node.Name(), node.Addr(), key, node.Security())
+		if o.Err == nil && !o.Present() {
 			return o, true
 		}
 		if !time.Now().Before(deadline) || ctx.Err() != nil {
@@ -278,10 +281,10 @@ func (s *slowNodes) unblock(st *slowStrike) {
 func (s *slowNodes) returned(ctx context.Context, st *slowStrike, ev workload.Event) {
 	took := time.Since(st.wall)
 	<-st.set // bounded by slowBlockTTL×TTL
-	_, err := heal(ctx, st.f)
+	_, err := fault.Heal(ctx, st.f)
 	s.fail(err)
-	node := s.env.Cluster.Nodes()[st.f.node]
-	after := observeKey(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
+	node := s.env.Cluster.Nodes()[st.f.Node]
+	after := observe.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
 	granted := ev.Point == workload.PointAcquired && ev.Hold != 0
 	outcome := "did not grant"
 	if granted {
@@ -309,7 +312,7 @@ func (s *slowNodes) returned(ctx context.Context, st *slowStrike, ev workload.Ev
 		s.mu.Unlock()
 		return
 	}
-	s.record(st, took >= st.f.d, "")
+	s.record(st, took >= st.f.D, "")
 }
 
 // keep holds a granted struck holder at its PointInCS until another
@@ -343,7 +346,7 @@ func (s *slowNodes) record(st *slowStrike, landed bool, extra string) {
 		name = "slow-node"
 	}
 	note := fmt.Sprintf("%s: client %d's acquire of %s: %s %v (%.3g×TTL): %s",
-		name, st.ev.Client, st.ev.Key, "replies of "+st.f.name+" delayed", st.f.d, s.late(), st.call)
+		name, st.ev.Client, st.ev.Key, "replies of "+st.f.NodeName+" delayed", st.f.D, s.late(), st.call)
 	if extra != "" {
 		note += "; " + extra
 	}

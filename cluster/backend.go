@@ -35,7 +35,7 @@ const (
 var backendNames = []string{BackendProcess, BackendDocker, BackendExternal}
 
 // Feature is one kind of fault a backend can inject. Faults declare the
-// features they need (chaos.Fault.Needs) so that an unsupported pair is
+// features they need (fault.Fault.Needs in chaos/fault) so that an unsupported pair is
 // refused (lockbench run) or marked n/a (lockbench bench) before it starts.
 type Feature string
 

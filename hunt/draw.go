@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -39,12 +39,12 @@ const (
 // during a restart, a pause across a renewal") or on its own. A step's
 // target, event, time, delay, window and size are drawn uniformly from
 // what its primitive takes and the lock reaches; times fall in the first
-// half of the run. A draw that chaos.Schedule.Check refuses is drawn
+// half of the run. A draw that schedule.Schedule.Check refuses is drawn
 // again (the same sequence for the same seed). With an empty space every
 // schedule has no step.
-func (d *Drawer) Next(prefix string) chaos.Schedule {
+func (d *Drawer) Next(prefix string) schedule.Schedule {
 	d.n++
-	s := chaos.Schedule{Version: chaos.ScheduleVersion, Name: fmt.Sprintf("%s-%d", prefix, d.n)}
+	s := schedule.Schedule{Version: schedule.Version, Name: fmt.Sprintf("%s-%d", prefix, d.n)}
 	if len(d.sp.Prims) == 0 {
 		return s
 	}
@@ -87,44 +87,44 @@ const pKeep = 0.35
 // holder in its critical section for 0.5-2 TTLs; ok is false otherwise,
 // and when first is a client fault of its own or strikes no hold's
 // critical section.
-func (d *Drawer) keep(first chaos.Step) (chaos.Step, bool) {
-	if d.rng.Float64() >= pKeep || first.On == chaos.OnTime || first.Target == chaos.TargetNode || first.Target == chaos.TargetWaiter {
-		return chaos.Step{}, false
+func (d *Drawer) keep(first schedule.Step) (schedule.Step, bool) {
+	if d.rng.Float64() >= pKeep || first.On == schedule.OnTime || first.Target == schedule.TargetNode || first.Target == schedule.TargetWaiter {
+		return schedule.Step{}, false
 	}
 	switch first.Fault {
 	case "slow-cs", "client-pause", "client-crash":
-		return chaos.Step{}, false
+		return schedule.Step{}, false
 	}
 	on := string(workload.PointInCS)
 	switch first.On {
 	case string(workload.PointBeforeWrite):
 		on = first.On
 	case string(workload.PointBeforeRelease), string(workload.PointRenew), string(workload.PointBeforeExtend):
-		return chaos.Step{}, false
+		return schedule.Step{}, false
 	}
 	if !slices.Contains(d.sp.Names(), "slow-cs") {
-		return chaos.Step{}, false
+		return schedule.Step{}, false
 	}
-	return chaos.Step{Fault: "slow-cs", Target: chaos.TargetHolder, On: on, With: 1, For: round(between(d.rng, 0.5, 2))}, true
+	return schedule.Step{Fault: "slow-cs", Target: schedule.TargetHolder, On: on, With: 1, For: round(between(d.rng, 0.5, 2))}, true
 }
 
 // step draws one step; tie ties it to step 1.
-func (d *Drawer) step(tie bool) chaos.Step {
+func (d *Drawer) step(tie bool) schedule.Step {
 	r, sp := d.rng, d.sp
 	p := sp.Prims[r.IntN(len(sp.Prims))]
-	st := chaos.Step{Fault: p.Name, Target: p.Targets[r.IntN(len(p.Targets))]}
+	st := schedule.Step{Fault: p.Name, Target: p.Targets[r.IntN(len(p.Targets))]}
 	if tie {
 		st.With = 1
 	}
 	events := sp.events(p)
-	if st.Target != chaos.TargetNode || tie {
-		events = slices.DeleteFunc(slices.Clone(events), func(e string) bool { return e == chaos.OnTime })
+	if st.Target != schedule.TargetNode || tie {
+		events = slices.DeleteFunc(slices.Clone(events), func(e string) bool { return e == schedule.OnTime })
 	}
 	if len(events) == 0 {
-		events = []string{chaos.OnTime}
+		events = []string{schedule.OnTime}
 	}
 	st.On = events[r.IntN(len(events))]
-	if st.Target == chaos.TargetNode {
+	if st.Target == schedule.TargetNode {
 		st.Node = 1 + r.IntN(sp.Nodes)
 	}
 	if sp.Reentrant && st.On == string(workload.PointBeforeAcquire) && r.IntN(2) == 0 {

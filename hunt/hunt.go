@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -65,7 +65,7 @@ type Options struct {
 	// until the budget is spent).
 	MaxSchedules int
 	// Primitives, when set, narrows the fault space to these primitives
-	// (chaos.PrimitiveNames); nil: every primitive that applies.
+	// (schedule.PrimitiveNames); nil: every primitive that applies.
 	Primitives []string
 	// Progress, when set, is told the hunt's state after every run and at
 	// each event (a surprise found, shrunk).
@@ -230,7 +230,7 @@ func (h *hunter) search(ctx context.Context, work Case) error {
 
 // classOf is a surprise's class: its check and the primitives of its
 // schedule, e.g. "reentrancy | lost-reply".
-func classOf(check string, s chaos.Schedule) string {
+func classOf(check string, s schedule.Schedule) string {
 	fs := s.Faults()
 	sort.Strings(fs)
 	if len(fs) == 0 {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
@@ -41,9 +41,9 @@ var (
 // seed others; every schedule passes Check and keeps to its space.
 func TestDrawDeterministic(t *testing.T) {
 	sp := SpaceOf(reentrant, redisFeatures(t), 10)
-	draw := func(seed int64) []chaos.Schedule {
+	draw := func(seed int64) []schedule.Schedule {
 		d := NewDrawer(sp, seed)
-		var out []chaos.Schedule
+		var out []schedule.Schedule
 		for range 200 {
 			out = append(out, d.Next("d"))
 		}
@@ -68,7 +68,7 @@ func TestDrawDeterministic(t *testing.T) {
 			if !slices.Contains(sp.Names(), st.Fault) {
 				t.Errorf("%s: %s is not in the space", s, st.Fault)
 			}
-			if st.On != chaos.OnTime && !slices.Contains(sp.Events, st.On) {
+			if st.On != schedule.OnTime && !slices.Contains(sp.Events, st.On) {
 				t.Errorf("%s: event %s never comes for the lock", s, st.On)
 			}
 			if st.At > sp.Span/2 {
@@ -121,10 +121,10 @@ func TestSpace(t *testing.T) {
 // key, and the shortest run the schedule allows; with a 3-of-5 rule a
 // case that does not fail is never taken.
 func TestShrinkSyntheticOracle(t *testing.T) {
-	start := Case{Clients: 16, Keys: 4, Duration: 10 * time.Second, Schedule: chaos.Schedule{Version: 1, Name: "d-1", Steps: []chaos.Step{
-		{Fault: "client-pause", Target: chaos.TargetHolder, On: "before-write", At: 2.5, For: 2.2},
-		{Fault: "lost-reply", Target: chaos.TargetHolder, On: "before-acquire", Depth: 2, At: 3.1},
-		{Fault: "node-pause", Target: chaos.TargetHolderNode, On: "acquired", With: 2, Delay: 0.3, For: 2.9},
+	start := Case{Clients: 16, Keys: 4, Duration: 10 * time.Second, Schedule: schedule.Schedule{Version: 1, Name: "d-1", Steps: []schedule.Step{
+		{Fault: "client-pause", Target: schedule.TargetHolder, On: "before-write", At: 2.5, For: 2.2},
+		{Fault: "lost-reply", Target: schedule.TargetHolder, On: "before-acquire", Depth: 2, At: 3.1},
+		{Fault: "node-pause", Target: schedule.TargetHolderNode, On: "acquired", With: 2, Delay: 0.3, For: 2.9},
 	}}}
 	property := func(c Case) bool {
 		lost, pause := false, false
@@ -209,7 +209,7 @@ func TestReproduce(t *testing.T) {
 // TestDropStep: a step tied to a dropped one fires at its time, or at
 // its anchor's when the dropped step was tied itself.
 func TestDropStep(t *testing.T) {
-	steps := []chaos.Step{
+	steps := []schedule.Step{
 		{Fault: "node-pause", At: 2},
 		{Fault: "slow-cs", With: 1},
 		{Fault: "client-pause", With: 2},
@@ -227,7 +227,7 @@ func TestDropStep(t *testing.T) {
 	}
 }
 
-func stepsText(steps []chaos.Step) string {
+func stepsText(steps []schedule.Step) string {
 	var out []string
 	for _, st := range steps {
 		out = append(out, fmt.Sprintf("%s at %g with %d", st.Fault, st.At, st.With))
@@ -283,10 +283,10 @@ func TestClassify(t *testing.T) {
 // cannot shrink further.
 func TestCandidates(t *testing.T) {
 	ttl := 200 * time.Millisecond
-	pause := chaos.Step{Fault: "node-pause", Target: chaos.TargetHolderNode, On: "before-release", At: 1.6, Delay: 0.2, For: 2.5}
-	lost := chaos.Step{Fault: "lost-reply", Target: chaos.TargetHolder, On: "before-acquire", With: 1}
-	sched := func(steps ...chaos.Step) chaos.Schedule {
-		return chaos.Schedule{Version: chaos.ScheduleVersion, Name: "d-1", Steps: steps}
+	pause := schedule.Step{Fault: "node-pause", Target: schedule.TargetHolderNode, On: "before-release", At: 1.6, Delay: 0.2, For: 2.5}
+	lost := schedule.Step{Fault: "lost-reply", Target: schedule.TargetHolder, On: "before-acquire", With: 1}
+	sched := func(steps ...schedule.Step) schedule.Schedule {
+		return schedule.Schedule{Version: schedule.Version, Name: "d-1", Steps: steps}
 	}
 	for _, c := range []struct {
 		name string
@@ -297,10 +297,10 @@ func TestCandidates(t *testing.T) {
 		{"two steps, a big workload", Case{Schedule: sched(pause, lost), Clients: 8, Keys: 2, Duration: 2 * time.Second}, Limits{MinClients: 2, TTL: ttl},
 			[]string{"drop step 2 (lost-reply)", "drop step 1 (node-pause)", "duration 2s → 1.26s", "clients 8 → 4", "keys 2 → 1",
 				"step 1: delay 0.2×TTL → 0", "step 1: for 2.5×TTL → 1.25×TTL", "step 1: at 1.6×TTL → 0", "step 1: at 1.6×TTL → 0.8×TTL"}},
-		{"at the limits", Case{Schedule: sched(chaos.Step{Fault: "lost-reply", Target: chaos.TargetHolder, On: "before-acquire"}), Clients: 2, Keys: 1,
-			Duration: sched(chaos.Step{Fault: "lost-reply", Target: chaos.TargetHolder, On: "before-acquire"}).MinDuration(ttl)}, Limits{MinClients: 2, TTL: ttl},
+		{"at the limits", Case{Schedule: sched(schedule.Step{Fault: "lost-reply", Target: schedule.TargetHolder, On: "before-acquire"}), Clients: 2, Keys: 1,
+			Duration: sched(schedule.Step{Fault: "lost-reply", Target: schedule.TargetHolder, On: "before-acquire"}).MinDuration(ttl)}, Limits{MinClients: 2, TTL: ttl},
 			[]string{"drop step 1 (lost-reply)"}},
-		{"one client may do", Case{Schedule: sched(chaos.Step{Fault: "client-crash", Target: chaos.TargetHolder, On: "in-cs", At: 0.05}), Clients: 3, Keys: 1, Duration: 2 * time.Second},
+		{"one client may do", Case{Schedule: sched(schedule.Step{Fault: "client-crash", Target: schedule.TargetHolder, On: "in-cs", At: 0.05}), Clients: 3, Keys: 1, Duration: 2 * time.Second},
 			Limits{MinClients: 1, TTL: ttl},
 			[]string{"drop step 1 (client-crash)", "duration 2s → 1s", "clients 3 → 1", "step 1: at 0.05×TTL → 0"}},
 	} {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/outdir"
 )
@@ -99,8 +99,8 @@ type Cell struct {
 
 // Tried is one search run: its schedule and outcome.
 type Tried struct {
-	Schedule chaos.Schedule `json:"schedule"`
-	Outcome  Outcome        `json:"outcome"`
+	Schedule schedule.Schedule `json:"schedule"`
+	Outcome  Outcome           `json:"outcome"`
 }
 
 // Surprise is one surprise, shrunk.
@@ -156,7 +156,7 @@ func newReport(o Options, sp Space, clients, keys int, ttl, d time.Duration) *Re
 }
 
 // record adds a search run of schedule s to the report.
-func (r *Report) record(s chaos.Schedule, o Outcome) {
+func (r *Report) record(s schedule.Schedule, o Outcome) {
 	r.Schedules++
 	r.Tried = append(r.Tried, Tried{s, o})
 	for i, st := range s.Steps {
@@ -205,7 +205,7 @@ func (r *Report) cell(p, on string) *Cell {
 // class) is most likely the same as: one of the same class, or of the
 // same check whose minimal schedule's primitives s all has (the extra
 // faults of s were not needed there); nil if none.
-func (r *Report) alike(check string, s chaos.Schedule, class string) *Surprise {
+func (r *Report) alike(check string, s schedule.Schedule, class string) *Surprise {
 	for i := range r.Surprises {
 		x := &r.Surprises[i]
 		if x.Class == class {

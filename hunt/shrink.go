@@ -5,14 +5,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 )
 
 // Case is a reproduction a shrinker works on: a fault schedule and the
 // workload settings it may reduce.
 type Case struct {
 	// Schedule is the fault schedule.
-	Schedule chaos.Schedule `json:"schedule"`
+	Schedule schedule.Schedule `json:"schedule"`
 	// Clients and Keys are the workload's client and key counts.
 	Clients int `json:"clients"`
 	Keys    int `json:"keys"`
@@ -34,7 +34,7 @@ type Candidate struct {
 
 // Limits bound the candidates of a case: the fewest clients the checked
 // property can fail with, and the TTL (the run's duration never falls
-// below what the schedule needs, chaos.Schedule.MinDuration).
+// below what the schedule needs, schedule.Schedule.MinDuration).
 type Limits struct {
 	MinClients int
 	TTL        time.Duration
@@ -72,22 +72,22 @@ func Candidates(c Case, l Limits) []Candidate {
 		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *Case) { n.Keys = 1 })
 	}
 	for i, st := range c.Schedule.Steps {
-		step := func(what string, f func(*chaos.Step)) {
+		step := func(what string, f func(*schedule.Step)) {
 			add(fmt.Sprintf("step %d: %s", i+1, what), func(n *Case) { f(&n.Schedule.Steps[i]) })
 		}
 		if st.Delay > 0 {
-			step(fmt.Sprintf("delay %s → 0", ttlText(st.Delay)), func(s *chaos.Step) { s.Delay = 0 })
+			step(fmt.Sprintf("delay %s → 0", ttlText(st.Delay)), func(s *schedule.Step) { s.Delay = 0 })
 		}
 		if st.For >= 0.1 {
-			step(fmt.Sprintf("for %s → %s", ttlText(st.For), ttlText(round(st.For/2))), func(s *chaos.Step) { s.For = round(st.For / 2) })
+			step(fmt.Sprintf("for %s → %s", ttlText(st.For), ttlText(round(st.For/2))), func(s *schedule.Step) { s.For = round(st.For / 2) })
 		}
 		if st.Size >= 0.1 {
-			step(fmt.Sprintf("size %s → %s", ttlText(st.Size), ttlText(round(st.Size/2))), func(s *chaos.Step) { s.Size = round(st.Size / 2) })
+			step(fmt.Sprintf("size %s → %s", ttlText(st.Size), ttlText(round(st.Size/2))), func(s *schedule.Step) { s.Size = round(st.Size / 2) })
 		}
 		if st.With == 0 && st.At > 0 {
-			step(fmt.Sprintf("at %s → 0", ttlText(st.At)), func(s *chaos.Step) { s.At = 0 })
+			step(fmt.Sprintf("at %s → 0", ttlText(st.At)), func(s *schedule.Step) { s.At = 0 })
 			if st.At >= 0.2 {
-				step(fmt.Sprintf("at %s → %s", ttlText(st.At), ttlText(round(st.At/2))), func(s *chaos.Step) { s.At = round(st.At / 2) })
+				step(fmt.Sprintf("at %s → %s", ttlText(st.At), ttlText(round(st.At/2))), func(s *schedule.Step) { s.At = round(st.At / 2) })
 			}
 		}
 	}
@@ -100,9 +100,9 @@ func ttlText(x float64) string { return fmt.Sprintf("%.3g×TTL", x) }
 // dropStep removes step k (1-based): a step tied to it loses the tie
 // and fires at k's time (or at the time of k's own anchor), and later
 // ties are renumbered.
-func dropStep(steps []chaos.Step, k int) []chaos.Step {
+func dropStep(steps []schedule.Step, k int) []schedule.Step {
 	gone := steps[k-1]
-	var out []chaos.Step
+	var out []schedule.Step
 	for i, st := range steps {
 		if i == k-1 {
 			continue

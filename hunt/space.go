@@ -1,5 +1,5 @@
 // Package hunt is lockbench's search for the violations nobody planted:
-// it draws fault schedules (chaos.Schedule) from every primitive that
+// it draws fault schedules (schedule.Schedule) from every primitive that
 // applies to a lock (draw.go), runs each against the lock (run.go: one
 // bench.Run per schedule, like bench), classifies each run's violations
 // into surprises and predicted ones (classify.go: a surprise is a
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -28,9 +29,9 @@ import (
 // primitives that apply to it (and why the others do not), the lock
 // events its clients reach, its node count and how many TTLs a run spans.
 type Space struct {
-	// Prims are the primitives a schedule may use, in chaos.Primitives
+	// Prims are the primitives a schedule may use, in schedule.Primitives
 	// order.
-	Prims []chaos.Primitive
+	Prims []schedule.Primitive
 	// Left names the primitives left out, with the reason.
 	Left map[string]string
 	// Events are the lock events the lock's clients reach (workload.Point
@@ -58,8 +59,8 @@ func SpaceOf(in impl.Info, have []cluster.Feature, span float64) Space {
 	if in.CrashPoint != "" {
 		sp.Events = append(sp.Events, string(in.CrashPoint))
 	}
-	for _, p := range chaos.Primitives() {
-		if ok, why := p.AppliesTo(in); !ok {
+	for _, p := range schedule.Primitives() {
+		if ok, why := chaos.PrimitiveAppliesTo(p, in); !ok {
 			sp.Left[p.Name] = why
 			continue
 		}
@@ -73,17 +74,17 @@ func SpaceOf(in impl.Info, have []cluster.Feature, span float64) Space {
 		}
 		sp.Prims = append(sp.Prims, p)
 	}
-	for name, why := range chaos.NotScheduled() {
+	for name, why := range schedule.NotScheduled() {
 		sp.Left[name] = why
 	}
 	return sp
 }
 
 // events returns the events of p the lock reaches (OnTime included).
-func (sp Space) events(p chaos.Primitive) []string {
+func (sp Space) events(p schedule.Primitive) []string {
 	var out []string
 	for _, on := range p.On {
-		if on == chaos.OnTime || slices.Contains(sp.Events, on) {
+		if on == schedule.OnTime || slices.Contains(sp.Events, on) {
 			out = append(out, on)
 		}
 	}
@@ -106,9 +107,9 @@ func (sp Space) Only(names []string) (Space, error) {
 	if len(names) == 0 {
 		return sp, nil
 	}
-	var keep []chaos.Primitive
+	var keep []schedule.Primitive
 	for _, n := range names {
-		i := slices.IndexFunc(sp.Prims, func(p chaos.Primitive) bool { return p.Name == n })
+		i := slices.IndexFunc(sp.Prims, func(p schedule.Primitive) bool { return p.Name == n })
 		switch {
 		case i >= 0:
 			keep = append(keep, sp.Prims[i])

@@ -1,12 +1,13 @@
 package validate
 
 import (
-	"github.com/lockbench/lockbench/internal/noise"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/noise"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/checker/witness"

@@ -33,7 +33,7 @@ const (
 // "a race condition with this model"; Kleppmann 2016). The
 // client the fault strikes stays inside its lease until the next holder has
 // read the protected resource, and the next holder's write waits for the
-// struck client's read (chaos.FailoverLostWrite), so the loss becomes two
+// struck client's read (the failover-lost-write scenario), so the loss becomes two
 // holders and a lost update in every run. Quorum locks keep each node on
 // its own: one node of five failing over costs a holder that keeps a
 // majority one vote.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/impl"
 )
 
@@ -12,19 +12,19 @@ import (
 // scenarios that exercise its steps' primitives, for a lock with rows and
 // one judged by its claims alike.
 func TestForSchedule(t *testing.T) {
-	step := func(fault, target, on string, depth int, f float64) chaos.Step {
-		return chaos.Step{Fault: fault, Target: target, On: on, Depth: depth, For: f}
+	step := func(fault, target, on string, depth int, f float64) schedule.Step {
+		return schedule.Step{Fault: fault, Target: target, On: on, Depth: depth, For: f}
 	}
-	lost := step("lost-reply", chaos.TargetHolder, "before-acquire", 0, 0)
-	pause := step("client-pause", chaos.TargetHolder, "before-write", 0, 2)
-	sched := func(steps ...chaos.Step) chaos.Schedule {
-		return chaos.Schedule{Version: 1, Name: "t", Steps: steps}
+	lost := step("lost-reply", schedule.TargetHolder, "before-acquire", 0, 0)
+	pause := step("client-pause", schedule.TargetHolder, "before-write", 0, 2)
+	sched := func(steps ...schedule.Step) schedule.Schedule {
+		return schedule.Schedule{Version: 1, Name: "t", Steps: steps}
 	}
 	tokenLua := impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}}
 	for _, c := range []struct {
 		name      string
 		src       Source
-		s         chaos.Schedule
+		s         schedule.Schedule
 		exclusion Expect
 		liveness  Expect
 		reason    string

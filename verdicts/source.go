@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -165,7 +166,7 @@ func (s Source) forScenario(scenario, notGated string) Expectation {
 // ForSchedule is the expectation a run of the fault schedule sch is
 // judged against (lockbench run --schedule, lockbench hunt): the weakest
 // of the baseline's and of every scenario that exercises a step's
-// primitive alone (chaos.ScenariosFor) and applies to the lock: a check
+// primitive alone (schedule.ScenariosFor) and applies to the lock: a check
 // must hold only when each of them says it must, else it is at risk; a
 // canary's "must break" is at risk too (a drawn schedule promises no
 // landing). A step whose primitive no applicable scenario exercises
@@ -173,7 +174,7 @@ func (s Source) forScenario(scenario, notGated string) Expectation {
 // but the contract checks, which hold in every scenario.
 // Availability during faults is not judged (the scenarios' windows are
 // what it was measured for; a schedule's are drawn). notGated as in For.
-func (s Source) ForSchedule(sch chaos.Schedule, notGated string) Expectation {
+func (s Source) ForSchedule(sch schedule.Schedule, notGated string) Expectation {
 	if notGated != "" {
 		return s.For("", notGated)
 	}
@@ -211,9 +212,9 @@ func (s Source) ForSchedule(sch chaos.Schedule, notGated string) Expectation {
 // exercising returns the scenarios that exercise step st's primitive
 // alone, apply to the lock and have an expectation for it (a row, or a
 // claims rule).
-func (s Source) exercising(st chaos.Step) []string {
+func (s Source) exercising(st schedule.Step) []string {
 	var out []string
-	for _, name := range chaos.ScenariosFor(st) {
+	for _, name := range schedule.ScenariosFor(st) {
 		if !s.Rows() {
 			sc, err := chaos.Lookup(name)
 			if err != nil {
@@ -258,7 +259,7 @@ func ForHeader(h history.Header) Expectation {
 	if len(h.Schedule) == 0 {
 		return For(h.Strategy, h.Scenario, h.NotGated)
 	}
-	sch, err := chaos.DecodeSchedule(bytes.NewReader(h.Schedule))
+	sch, err := schedule.Decode(bytes.NewReader(h.Schedule))
 	if err != nil {
 		return Expectation{Exclusion: AtRisk, Resource: AtRisk, Liveness: AtRisk,
 			Reason: fmt.Sprintf("the history's fault schedule cannot be read (%v): every check is reported, none is gated", err)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -76,7 +77,7 @@ func newListCmd() *cobra.Command {
 			// Last: the Makefile's verdicts-sweep reads the scenarios up
 			// to the PROFILE section.
 			fmt.Fprintln(w, "\nPRIMITIVE\tTARGETS\tWHAT (fault schedules, lockbench hunt: docs/hunt.md)")
-			for _, p := range chaos.Primitives() {
+			for _, p := range schedule.Primitives() {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, strings.Join(p.Targets, ","), p.Summary)
 			}
 			return nil

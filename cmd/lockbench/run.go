@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/chaos"
+	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/impl"
@@ -417,7 +418,7 @@ func (f *runFlags) spec(cmd *cobra.Command) (bench.Spec, error) {
 		if cmd.Flags().Changed("scenario") {
 			return bench.Spec{}, fmt.Errorf("%w: --scenario %s and --schedule %s: a run plays one or the other; drop one", errs.ErrUsage, f.scenario, f.schedule)
 		}
-		sch, err := chaos.ReadSchedule(f.schedule)
+		sch, err := schedule.Read(f.schedule)
 		if err != nil {
 			return bench.Spec{}, err
 		}

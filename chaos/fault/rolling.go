@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -24,42 +24,42 @@ import (
 // ... as pid 57, down 21ms; lb:k0 on n1 after restart: absent; then the
 // holder's renewal 140ms later | n2 ...". Heal restarts a node a failed
 // restart left down.
-type rollingRestart struct {
-	nodes []*cluster.Node
+type RollingRestart struct {
+	Nodes []*cluster.Node
 	// persistence is the nodes' persistence, for the evidence.
-	persistence cluster.Persistence
+	Persistence cluster.Persistence
 	// key and lease are the held key and its lease, read back after each
 	// restart (nil lease: presence only).
-	key   string
-	lease *impl.Lease
+	Key   string
+	Lease *impl.Lease
 	// between waits after the restart of nodes[i] (the nemesis's
 	// placement: the holder's next renewal) and returns its note; nil:
 	// no wait.
-	between func(ctx context.Context, i int) string
+	Between func(ctx context.Context, i int) string
 }
 
-func (*rollingRestart) Name() string             { return "rolling-restart" }
-func (*rollingRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+func (*RollingRestart) Name() string             { return "rolling-restart" }
+func (*RollingRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject restarts the nodes in order, reading the key back on each and
 // waiting (between) after each; it stops at the first restart that fails
 // and returns the evidence so far.
-func (r *rollingRestart) Inject(ctx context.Context) (string, error) {
-	if len(r.nodes) == 0 {
+func (r *RollingRestart) Inject(ctx context.Context) (string, error) {
+	if len(r.Nodes) == 0 {
 		return "", fmt.Errorf("no node to restart")
 	}
 	var ev []string
-	for i, n := range r.nodes {
-		restarted, err := (&nodeRestart{node: n, persistence: r.persistence}).Inject(ctx)
+	for i, n := range r.Nodes {
+		restarted, err := (&NodeRestart{Node: n, Persistence: r.Persistence}).Inject(ctx)
 		if err != nil {
 			return strings.Join(append(ev, restarted), " | "), err
 		}
 		step := restarted
-		if r.key != "" {
-			step += "; " + keyState(ctx, n, r.key, r.lease)
+		if r.Key != "" {
+			step += "; " + KeyState(ctx, n, r.Key, r.Lease)
 		}
-		if r.between != nil {
-			if note := r.between(ctx, i); note != "" {
+		if r.Between != nil {
+			if note := r.Between(ctx, i); note != "" {
 				step += "; then " + note
 			}
 		}
@@ -69,10 +69,10 @@ func (r *rollingRestart) Inject(ctx context.Context) (string, error) {
 }
 
 // Heal restarts every node still down (a restart that failed).
-func (r *rollingRestart) Heal(ctx context.Context) (string, error) {
+func (r *RollingRestart) Heal(ctx context.Context) (string, error) {
 	var ev []string
-	for _, n := range r.nodes {
-		e, err := (&nodeKill{node: n}).Heal(ctx)
+	for _, n := range r.Nodes {
+		e, err := (&NodeKill{Node: n}).Heal(ctx)
 		if err != nil {
 			return strings.Join(ev, "; "), err
 		}
@@ -88,7 +88,7 @@ func (r *rollingRestart) Heal(ctx context.Context) (string, error) {
 // note: "lb:k0 on n1 after restart: absent", "... lost (another owner's
 // lock, PTTL 196ms)" (a client was faster than this read), "... kept
 // (PTTL 31ms, the struck owner's token)", or why it could not tell.
-func keyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
+func KeyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
 	c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
 		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1}))
 	defer c.Close()

@@ -1,4 +1,4 @@
-package chaos
+package link
 
 import (
 	"bufio"
@@ -18,76 +18,76 @@ import (
 // protected resource is in-process and stays reachable. Evidence:
 // "connect refused" (a fresh connect to the first cut link), or "connect
 // still accepted".
-type linkCut struct {
-	links  *Links
-	client int
-	nodes  []int // node indexes in link order
+type Cut struct {
+	Links  *Links
+	Client int
+	Nodes  []int // node indexes in link order
 }
 
-func (*linkCut) Name() string             { return "link-cut" }
-func (*linkCut) Needs() []cluster.Feature { return nil }
+func (*Cut) Name() string             { return "link-cut" }
+func (*Cut) Needs() []cluster.Feature { return nil }
 
 // Inject cuts the links, which must exist, and tries a connect through
 // the first.
-func (c *linkCut) Inject(context.Context) (string, error) {
+func (c *Cut) Inject(context.Context) (string, error) {
 	if err := c.check(); err != nil {
 		return "", err
 	}
-	if err := c.links.Cut(c.client, c.nodes...); err != nil {
+	if err := c.Links.Cut(c.Client, c.Nodes...); err != nil {
 		return "", err
 	}
-	return refused(c.links.Link(c.client, c.nodes[0]).Addr()), nil
+	return refused(c.Links.Link(c.Client, c.Nodes[0]).Addr()), nil
 }
 
 // check reports an error unless the client has a proxy to every node cut.
-func (c *linkCut) check() error {
-	if c.links == nil || len(c.nodes) == 0 {
+func (c *Cut) check() error {
+	if c.Links == nil || len(c.Nodes) == 0 {
 		return errors.New("needs per-link proxies (Setup.Proxies) and a node to cut")
 	}
-	for _, n := range c.nodes {
-		if c.links.Link(c.client, n) == nil {
-			return fmt.Errorf("client %d has no proxy to node %d", c.client, n+1)
+	for _, n := range c.Nodes {
+		if c.Links.Link(c.Client, n) == nil {
+			return fmt.Errorf("client %d has no proxy to node %d", c.Client, n+1)
 		}
 	}
 	return nil
 }
 
 // Heal restores the links.
-func (c *linkCut) Heal(context.Context) (string, error) {
-	if c.links == nil {
+func (c *Cut) Heal(context.Context) (string, error) {
+	if c.Links == nil {
 		return "", nil
 	}
-	return "", c.links.Restore(c.client, c.nodes...)
+	return "", c.Links.Restore(c.Client, c.Nodes...)
 }
 
 // linkLatency delays every link to one node (each client's and the
 // probe's proxy) by d in each direction until Heal: a round trip gains
 // 2×d. Evidence: "PING through the link took 101.3ms", measured through
 // the probe's link, or "PING failed: ...".
-type linkLatency struct {
-	links *Links
-	node  int // node index in link order
-	d     time.Duration
+type Latency struct {
+	Links *Links
+	Node  int // node index in link order
+	D     time.Duration
 	// inForce is when Inject had set the latency on every link, before
 	// its PING: the start of the window in which every link is slow.
-	inForce time.Time
+	InForce time.Time
 }
 
-func (*linkLatency) Name() string             { return "link-latency" }
-func (*linkLatency) Needs() []cluster.Feature { return nil }
+func (*Latency) Name() string             { return "link-latency" }
+func (*Latency) Needs() []cluster.Feature { return nil }
 
 // Inject sets the latency on every link to the node and measures a PING
 // through the probe's link (client -1), which must exist.
-func (l *linkLatency) Inject(ctx context.Context) (string, error) {
-	probe := l.links.Link(-1, l.node)
+func (l *Latency) Inject(ctx context.Context) (string, error) {
+	probe := l.Links.Link(-1, l.Node)
 	if probe == nil {
-		return "", fmt.Errorf("node %d has no proxies (Setup.Proxies)", l.node+1)
+		return "", fmt.Errorf("node %d has no proxies (Setup.Proxies)", l.Node+1)
 	}
-	if err := l.links.SetLatency(l.node, l.d); err != nil {
+	if err := l.Links.SetLatency(l.Node, l.D); err != nil {
 		return "", err
 	}
-	l.inForce = time.Now()
-	rtt, err := pingRTT(ctx, probe.Addr())
+	l.InForce = time.Now()
+	rtt, err := PingRTT(ctx, probe.Addr())
 	if err != nil {
 		return "PING failed: " + err.Error(), nil
 	}
@@ -95,51 +95,51 @@ func (l *linkLatency) Inject(ctx context.Context) (string, error) {
 }
 
 // Heal removes the latency.
-func (l *linkLatency) Heal(context.Context) (string, error) {
-	if l.links == nil {
+func (l *Latency) Heal(context.Context) (string, error) {
+	if l.Links == nil {
 		return "", nil
 	}
-	return "", l.links.SetLatency(l.node, 0)
+	return "", l.Links.SetLatency(l.Node, 0)
 }
 
 // linkMove points every client's link to one node at another address
 // and closes their open connections: the failover of a virtual IP.
 // Nothing moves it back; Heal completes a move Inject did not make.
 // Evidence: "clients' links to node 1 moved to n2".
-type linkMove struct {
-	links *Links
-	node  int           // node index in link order
-	to    *cluster.Node // where the links lead afterwards
+type Move struct {
+	Links *Links
+	Node  int           // node index in link order
+	To    *cluster.Node // where the links lead afterwards
 
 	mu    sync.Mutex
 	moved bool
 }
 
-func (*linkMove) Name() string             { return "link-move" }
-func (*linkMove) Needs() []cluster.Feature { return nil }
+func (*Move) Name() string             { return "link-move" }
+func (*Move) Needs() []cluster.Feature { return nil }
 
 // Inject moves the links once; without Links (clients that find the
 // primary through Sentinel) it does nothing.
-func (m *linkMove) Inject(context.Context) (string, error) {
+func (m *Move) Inject(context.Context) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.moved || m.links == nil {
+	if m.moved || m.Links == nil {
 		return "", nil
 	}
-	if err := m.links.MoveNode(m.node, m.to.Addr()); err != nil {
-		return "", fmt.Errorf("move links to %s: %w", m.to.Name(), err)
+	if err := m.Links.MoveNode(m.Node, m.To.Addr()); err != nil {
+		return "", fmt.Errorf("move links to %s: %w", m.To.Name(), err)
 	}
 	m.moved = true
-	return fmt.Sprintf("clients' links to node %d moved to %s", m.node+1, m.to.Name()), nil
+	return fmt.Sprintf("clients' links to node %d moved to %s", m.Node+1, m.To.Name()), nil
 }
 
 // Heal makes the move if Inject did not.
-func (m *linkMove) Heal(ctx context.Context) (string, error) { return m.Inject(ctx) }
+func (m *Move) Heal(ctx context.Context) (string, error) { return m.Inject(ctx) }
 
 // pingRTT measures one RESP PING round trip to addr on a fresh raw TCP
 // connection (no client handshake, so only the PING crosses a slow link),
 // within 2 s.
-func pingRTT(ctx context.Context, addr string) (time.Duration, error) {
+func PingRTT(ctx context.Context, addr string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -184,40 +184,40 @@ func refused(addr string) string {
 // hang until their budget. The protected resource is in-process and
 // stays reachable. Evidence: "PING unanswered after 100ms" (a PING
 // through the first link), or what came back instead.
-type linkBlackhole struct {
-	links  *Links
-	client int
-	nodes  []int // node indexes in link order
+type Blackhole struct {
+	Links  *Links
+	Client int
+	Nodes  []int // node indexes in link order
 }
 
-func (*linkBlackhole) Name() string { return "link-blackhole" }
+func (*Blackhole) Name() string { return "link-blackhole" }
 
-func (*linkBlackhole) Needs() []cluster.Feature { return nil }
+func (*Blackhole) Needs() []cluster.Feature { return nil }
 
 // Inject black-holes the links, which must exist, and sends a PING
 // through the first.
-func (b *linkBlackhole) Inject(context.Context) (string, error) {
-	if err := (&linkCut{links: b.links, client: b.client, nodes: b.nodes}).check(); err != nil {
+func (b *Blackhole) Inject(context.Context) (string, error) {
+	if err := (&Cut{Links: b.Links, Client: b.Client, Nodes: b.Nodes}).check(); err != nil {
 		return "", err
 	}
 	var errs []error
-	for _, n := range b.nodes {
-		errs = append(errs, b.links.Link(b.client, n).Blackhole(true))
+	for _, n := range b.Nodes {
+		errs = append(errs, b.Links.Link(b.Client, n).Blackhole(true))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
-	return unanswered(b.links.Link(b.client, b.nodes[0]).Addr()), nil
+	return unanswered(b.Links.Link(b.Client, b.Nodes[0]).Addr()), nil
 }
 
 // Heal lets data flow again on every link.
-func (b *linkBlackhole) Heal(context.Context) (string, error) {
-	if b.links == nil {
+func (b *Blackhole) Heal(context.Context) (string, error) {
+	if b.Links == nil {
 		return "", nil
 	}
 	var errs []error
-	for _, n := range b.nodes {
-		if p := b.links.Link(b.client, n); p != nil {
+	for _, n := range b.Nodes {
+		if p := b.Links.Link(b.Client, n); p != nil {
 			errs = append(errs, p.Blackhole(false))
 		}
 	}
@@ -228,37 +228,37 @@ func (b *linkBlackhole) Heal(context.Context) (string, error) {
 // direction until Heal (the "link-latency" primitive aimed at a client's
 // links rather than at a node's). Evidence: "+d each way on client 2's
 // links to n1".
-type clientLatency struct {
-	links  *Links
-	client int
-	nodes  []int
-	d      time.Duration
+type ClientLatency struct {
+	Links  *Links
+	Client int
+	Nodes  []int
+	D      time.Duration
 }
 
-func (*clientLatency) Name() string { return "link-latency" }
+func (*ClientLatency) Name() string { return "link-latency" }
 
-func (*clientLatency) Needs() []cluster.Feature { return nil }
+func (*ClientLatency) Needs() []cluster.Feature { return nil }
 
 // Inject sets the latency on every link, which must exist.
-func (c *clientLatency) Inject(context.Context) (string, error) {
-	if err := (&linkCut{links: c.links, client: c.client, nodes: c.nodes}).check(); err != nil {
+func (c *ClientLatency) Inject(context.Context) (string, error) {
+	if err := (&Cut{Links: c.Links, Client: c.Client, Nodes: c.Nodes}).check(); err != nil {
 		return "", err
 	}
 	var errs []error
-	for _, n := range c.nodes {
-		errs = append(errs, c.links.Link(c.client, n).SetLatency(c.d))
+	for _, n := range c.Nodes {
+		errs = append(errs, c.Links.Link(c.Client, n).SetLatency(c.D))
 	}
-	return fmt.Sprintf("+%v each way on client %d's links to %d node(s)", c.d, c.client, len(c.nodes)), errors.Join(errs...)
+	return fmt.Sprintf("+%v each way on client %d's links to %d node(s)", c.D, c.Client, len(c.Nodes)), errors.Join(errs...)
 }
 
 // Heal removes the latency.
-func (c *clientLatency) Heal(context.Context) (string, error) {
-	if c.links == nil {
+func (c *ClientLatency) Heal(context.Context) (string, error) {
+	if c.Links == nil {
 		return "", nil
 	}
 	var errs []error
-	for _, n := range c.nodes {
-		if p := c.links.Link(c.client, n); p != nil {
+	for _, n := range c.Nodes {
+		if p := c.Links.Link(c.Client, n); p != nil {
 			errs = append(errs, p.SetLatency(0))
 		}
 	}

@@ -1,4 +1,4 @@
-package chaos
+package link
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/cluster"
 )
 
@@ -20,42 +21,42 @@ import (
 // did. Inject arms the links (evidence: "armed on client 2's links to
 // n1"); Heal disarms them and says, per node, whether a reply was lost
 // and what the key held then.
-type lostReply struct {
-	links  *Links
-	client int
-	nodes  []int    // node indexes in link order
-	names  []string // their names, for evidence
-	addrs  []string // their own addresses, for the reads at the drop
-	sec    cluster.Security
-	key    string
+type LostReply struct {
+	Links  *Links
+	Client int
+	Nodes  []int    // node indexes in link order
+	Names  []string // their names, for evidence
+	Addrs  []string // their own addresses, for the reads at the drop
+	Sec    cluster.Security
+	Key    string
 
 	mu    sync.Mutex
 	armed []*cluster.LostReply
-	at    []keyObs    // per node: the key at the drop (Type "" until then)
-	cmd   []string    // per node: the command whose reply was lost
-	reply []string    // per node: the reply lost (its first line)
-	when  []time.Time // per node: when the reply was dropped
+	at    []observe.KeyObs // per node: the key at the drop (Type "" until then)
+	cmd   []string         // per node: the command whose reply was lost
+	reply []string         // per node: the reply lost (its first line)
+	when  []time.Time      // per node: when the reply was dropped
 }
 
-func (*lostReply) Name() string             { return "lost-reply" }
-func (*lostReply) Needs() []cluster.Feature { return nil }
+func (*LostReply) Name() string             { return "lost-reply" }
+func (*LostReply) Needs() []cluster.Feature { return nil }
 
 // Inject arms a lost reply on every link, which must exist. r.mu is
 // never held while a link is armed or disarmed: a drop in progress
 // (onDrop) takes it, and disarming waits for the drop.
-func (r *lostReply) Inject(context.Context) (string, error) {
-	if r.links == nil || len(r.nodes) == 0 {
+func (r *LostReply) Inject(context.Context) (string, error) {
+	if r.Links == nil || len(r.Nodes) == 0 {
 		return "", errors.New("needs per-link proxies (Setup.Proxies) and a node")
 	}
-	n := len(r.nodes)
+	n := len(r.Nodes)
 	r.mu.Lock()
-	r.at, r.cmd, r.reply, r.when = make([]keyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	r.at, r.cmd, r.reply, r.when = make([]observe.KeyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
 	r.mu.Unlock()
 	var armed []*cluster.LostReply
-	for i, node := range r.nodes {
-		p := r.links.Link(r.client, node)
+	for i, node := range r.Nodes {
+		p := r.Links.Link(r.Client, node)
 		if p == nil {
-			return "", errors.Join(fmt.Errorf("client %d has no proxy to node %d", r.client, node+1), disarmAll(armed))
+			return "", errors.Join(fmt.Errorf("client %d has no proxy to node %d", r.Client, node+1), disarmAll(armed))
 		}
 		lr, err := p.ArmLostReply(r.onDrop(i))
 		if err != nil {
@@ -66,14 +67,14 @@ func (r *lostReply) Inject(context.Context) (string, error) {
 	r.mu.Lock()
 	r.armed = armed
 	r.mu.Unlock()
-	return fmt.Sprintf("armed on client %d's links to %s", r.client, strings.Join(r.names, ",")), nil
+	return fmt.Sprintf("armed on client %d's links to %s", r.Client, strings.Join(r.Names, ",")), nil
 }
 
 // onDrop returns the read of the key on node i, run at its drop (in the
 // proxy, before the client's connection closes).
-func (r *lostReply) onDrop(i int) func(*cluster.LostReply) {
+func (r *LostReply) onDrop(i int) func(*cluster.LostReply) {
 	return func(lr *cluster.LostReply) {
-		o := observeKey(context.Background(), r.names[i], r.addrs[i], r.key, r.sec)
+		o := observe.Key(context.Background(), r.Names[i], r.Addrs[i], r.Key, r.Sec)
 		r.mu.Lock()
 		r.at[i], r.when[i] = o, time.Now()
 		r.cmd[i], r.reply[i] = lr.Command(), lr.Reply()
@@ -91,7 +92,7 @@ func disarmAll(armed []*cluster.LostReply) error {
 }
 
 // firedAll reports whether every armed link has dropped its reply.
-func (r *lostReply) firedAll() bool {
+func (r *LostReply) firedAll() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, lr := range r.armed {
@@ -106,7 +107,7 @@ func (r *lostReply) firedAll() bool {
 
 // wait waits until every armed link dropped its reply, stop closes, or
 // ctx ends.
-func (r *lostReply) wait(ctx context.Context, stop <-chan struct{}) {
+func (r *LostReply) Wait(ctx context.Context, stop <-chan struct{}) {
 	r.mu.Lock()
 	armed := slicesClone(r.armed)
 	r.mu.Unlock()
@@ -125,7 +126,7 @@ func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 
 // drops returns, per node (in r.nodes order), whether its reply was
 // dropped, the key at the drop, the command and its reply.
-func (r *lostReply) drops() (dropped []bool, at []keyObs, cmd, reply []string) {
+func (r *LostReply) Drops() (dropped []bool, at []observe.KeyObs, cmd, reply []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, lr := range r.armed {
@@ -149,7 +150,7 @@ func (r *lostReply) drops() (dropped []bool, at []keyObs, cmd, reply []string) {
 // script's "not held"), an empty array or false. Lock commands and the
 // scripts of the strategies lockbench knows answer so; an unknown reply
 // counts as not done, so a strike it answers is not called landed.
-func replyDone(reply string) bool {
+func ReplyDone(reply string) bool {
 	if reply == "" {
 		return false
 	}
@@ -170,7 +171,7 @@ func replyDone(reply string) bool {
 }
 
 // Heal disarms every link.
-func (r *lostReply) Heal(context.Context) (string, error) {
+func (r *LostReply) Heal(context.Context) (string, error) {
 	r.mu.Lock()
 	armed := slicesClone(r.armed)
 	r.mu.Unlock()
@@ -184,34 +185,34 @@ func (r *lostReply) Heal(context.Context) (string, error) {
 // slowly (a GC, a slow disk, a congested link back). Evidence: "replies of
 // n1 to client 3 delayed 150ms". Heal removes the delay; a reply held
 // back then goes on at once.
-type slowReply struct {
-	links  *Links
-	client int
-	node   int    // node index in link order
-	name   string // its name, for evidence
-	d      time.Duration
+type SlowReply struct {
+	Links    *Links
+	Client   int
+	Node     int    // node index in link order
+	NodeName string // its name, for evidence
+	D        time.Duration
 }
 
-func (*slowReply) Name() string { return "slow-reply" }
+func (*SlowReply) Name() string { return "slow-reply" }
 
-func (*slowReply) Needs() []cluster.Feature { return nil }
+func (*SlowReply) Needs() []cluster.Feature { return nil }
 
 // Inject delays the replies on the client's link to the node, which must
 // exist.
-func (s *slowReply) Inject(context.Context) (string, error) {
-	p := s.links.Link(s.client, s.node)
+func (s *SlowReply) Inject(context.Context) (string, error) {
+	p := s.Links.Link(s.Client, s.Node)
 	if p == nil {
-		return "", fmt.Errorf("client %d has no proxy to node %d (Setup.Proxies)", s.client, s.node+1)
+		return "", fmt.Errorf("client %d has no proxy to node %d (Setup.Proxies)", s.Client, s.Node+1)
 	}
-	if err := p.SetReplyLatency(s.d); err != nil {
+	if err := p.SetReplyLatency(s.D); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("replies of %s to client %d delayed %v", s.name, s.client, s.d), nil
+	return fmt.Sprintf("replies of %s to client %d delayed %v", s.NodeName, s.Client, s.D), nil
 }
 
 // Heal removes the delay.
-func (s *slowReply) Heal(context.Context) (string, error) {
-	p := s.links.Link(s.client, s.node)
+func (s *SlowReply) Heal(context.Context) (string, error) {
+	p := s.Links.Link(s.Client, s.Node)
 	if p == nil {
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -17,37 +17,37 @@ import (
 // receives no write the primary makes afterwards while it still answers
 // reads. Heal points the replica straight at its primary (REPLICAOF),
 // bypassing the proxy. Evidence: "replication link n1→n2 cut".
-type replicationCut struct {
-	link             *cluster.Proxy
-	primary, replica *cluster.Node
+type ReplicationCut struct {
+	Link             *cluster.Proxy
+	Primary, Replica *cluster.Node
 }
 
-func (*replicationCut) Name() string { return "replication-cut" }
-func (*replicationCut) Needs() []cluster.Feature {
+func (*ReplicationCut) Name() string { return "replication-cut" }
+func (*ReplicationCut) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureReplicationProxy}
 }
 
 // Inject cuts the replication link, which must exist.
-func (c *replicationCut) Inject(context.Context) (string, error) {
-	if c.link == nil {
+func (c *ReplicationCut) Inject(context.Context) (string, error) {
+	if c.Link == nil {
 		return "", errors.New("no replication link through a proxy")
 	}
-	if err := c.link.Cut(); err != nil {
+	if err := c.Link.Cut(); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("replication link %s→%s cut", c.primary.Name(), c.replica.Name()), nil
+	return fmt.Sprintf("replication link %s→%s cut", c.Primary.Name(), c.Replica.Name()), nil
 }
 
 // Heal makes the replica replicate from its primary directly, if the
 // primary still runs (after a promotion there is nothing to heal).
-func (c *replicationCut) Heal(ctx context.Context) (string, error) {
-	if c.replica == nil || !c.primary.Running() {
+func (c *ReplicationCut) Heal(ctx context.Context) (string, error) {
+	if c.Replica == nil || !c.Primary.Running() {
 		return "", nil
 	}
-	if err := c.replica.ReplicaOf(ctx, c.primary); err != nil {
+	if err := c.Replica.ReplicaOf(ctx, c.Primary); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s replicates from %s directly", c.replica.Name(), c.primary.Name()), nil
+	return fmt.Sprintf("%s replicates from %s directly", c.Replica.Name(), c.Primary.Name()), nil
 }
 
 // promoteTimeout bounds REPLICAOF NO ONE.
@@ -63,30 +63,30 @@ const promoteTimeout = 5 * time.Second
 // Evidence: "n1 pid 42 SIGKILLed (gone: no live pid 42 in /proc); n2
 // promoted (role master)" and, per other replica, "n3 replicates n2
 // (synced)".
-type promotion struct {
-	primary, replica *cluster.Node
-	others           []*cluster.Node
+type Promotion struct {
+	Primary, Replica *cluster.Node
+	Others           []*cluster.Node
 
 	mu       sync.Mutex
 	promoted bool
 	moved    bool // the others replicate the promoted replica
 }
 
-func (*promotion) Name() string { return "replica-promotion" }
-func (*promotion) Needs() []cluster.Feature {
+func (*Promotion) Name() string { return "replica-promotion" }
+func (*Promotion) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureKill, cluster.FeatureRedisFaults}
 }
 
 // Inject kills the primary (as nodeKill) and promotes the replica.
-func (p *promotion) Inject(ctx context.Context) (string, error) {
-	killed, err := (&nodeKill{node: p.primary}).Inject(ctx)
+func (p *Promotion) Inject(ctx context.Context) (string, error) {
+	killed, err := (&NodeKill{Node: p.Primary}).Inject(ctx)
 	if err != nil {
 		return "", err
 	}
 	if err := p.promote(ctx); err != nil {
 		return killed, err
 	}
-	ev := fmt.Sprintf("%s; %s promoted (role %s)", killed, p.replica.Name(), role(ctx, p.replica))
+	ev := fmt.Sprintf("%s; %s promoted (role %s)", killed, p.Replica.Name(), role(ctx, p.Replica))
 	moved, err := p.repoint(ctx)
 	if moved != "" {
 		ev += "; " + moved
@@ -97,29 +97,29 @@ func (p *promotion) Inject(ctx context.Context) (string, error) {
 // repoint makes every other replica replicate the promoted one, once, and
 // waits until each is in sync (a full resync when it had received writes
 // the promoted one had not). It returns the evidence.
-func (p *promotion) repoint(ctx context.Context) (string, error) {
+func (p *Promotion) repoint(ctx context.Context) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.moved || len(p.others) == 0 {
+	if p.moved || len(p.Others) == 0 {
 		return "", nil
 	}
 	var ev []string
-	port := strconv.Itoa(p.replica.Port())
-	for _, o := range p.others {
-		if err := o.ReplicaOf(ctx, p.replica); err != nil {
+	port := strconv.Itoa(p.Replica.Port())
+	for _, o := range p.Others {
+		if err := o.ReplicaOf(ctx, p.Replica); err != nil {
 			return strings.Join(ev, "; "), err
 		}
-		if err := waitSynced(ctx, o, port); err != nil {
+		if err := WaitSynced(ctx, o, port); err != nil {
 			return strings.Join(ev, "; "), err
 		}
-		ev = append(ev, fmt.Sprintf("%s replicates %s (synced)", o.Name(), p.replica.Name()))
+		ev = append(ev, fmt.Sprintf("%s replicates %s (synced)", o.Name(), p.Replica.Name()))
 	}
 	p.moved = true
 	return strings.Join(ev, "; "), nil
 }
 
 // promote runs REPLICAOF NO ONE on the replica once.
-func (p *promotion) promote(ctx context.Context) error {
+func (p *Promotion) promote(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.promoted {
@@ -127,7 +127,7 @@ func (p *promotion) promote(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
-	if err := p.replica.Promote(pctx); err != nil {
+	if err := p.Replica.Promote(pctx); err != nil {
 		return err
 	}
 	p.promoted = true
@@ -136,14 +136,14 @@ func (p *promotion) promote(ctx context.Context) error {
 
 // Heal promotes the replica (and re-points the others) if the primary is
 // down and Inject did not.
-func (p *promotion) Heal(ctx context.Context) (string, error) {
-	if p.primary == nil || p.primary.Running() {
+func (p *Promotion) Heal(ctx context.Context) (string, error) {
+	if p.Primary == nil || p.Primary.Running() {
 		return "", nil
 	}
 	if err := p.promote(ctx); err != nil {
 		return "", err
 	}
-	ev := fmt.Sprintf("%s is the primary (role %s)", p.replica.Name(), role(ctx, p.replica))
+	ev := fmt.Sprintf("%s is the primary (role %s)", p.Replica.Name(), role(ctx, p.Replica))
 	moved, err := p.repoint(ctx)
 	if moved != "" {
 		ev += "; " + moved
@@ -161,24 +161,24 @@ const sentinelWait = 15 * time.Second
 // a new primary (at most sentinelWait). Heal waits for one if Inject did
 // not. Evidence: "n1 pid 42 SIGKILLed (gone: no live pid 42 in /proc);
 // sentinels promoted n2 2.214s after the kill (role master)".
-type sentinelFailover struct {
-	cluster *cluster.Cluster
-	primary *cluster.Node
+type SentinelFailover struct {
+	Cluster *cluster.Cluster
+	Primary *cluster.Node
 }
 
-func (*sentinelFailover) Name() string             { return "sentinel-failover" }
-func (*sentinelFailover) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+func (*SentinelFailover) Name() string             { return "sentinel-failover" }
+func (*SentinelFailover) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the primary and waits for the Sentinels' promotion.
-func (s *sentinelFailover) Inject(ctx context.Context) (string, error) {
-	killed, err := (&nodeKill{node: s.primary}).Inject(ctx)
+func (s *SentinelFailover) Inject(ctx context.Context) (string, error) {
+	killed, err := (&NodeKill{Node: s.Primary}).Inject(ctx)
 	if err != nil {
 		return "", err
 	}
 	t := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, sentinelWait)
 	defer cancel()
-	p, err := s.cluster.WaitPrimary(wctx, s.primary)
+	p, err := s.Cluster.WaitPrimary(wctx, s.Primary)
 	if err != nil {
 		return killed, fmt.Errorf("sentinels did not promote a replica: %w", err)
 	}
@@ -188,13 +188,13 @@ func (s *sentinelFailover) Inject(ctx context.Context) (string, error) {
 
 // Heal waits until the Sentinels name a primary other than the killed
 // one, if the primary is down.
-func (s *sentinelFailover) Heal(ctx context.Context) (string, error) {
-	if s.primary == nil || s.primary.Running() {
+func (s *SentinelFailover) Heal(ctx context.Context) (string, error) {
+	if s.Primary == nil || s.Primary.Running() {
 		return "", nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, sentinelWait)
 	defer cancel()
-	p, err := s.cluster.WaitPrimary(wctx, s.primary)
+	p, err := s.Cluster.WaitPrimary(wctx, s.Primary)
 	if err != nil {
 		return "", fmt.Errorf("no primary after the sentinel failover: %w", err)
 	}
@@ -212,7 +212,7 @@ func role(ctx context.Context, n *cluster.Node) string {
 
 // waitSynced waits (at most 10 s) until replica replicates from port with
 // its link up and no sync in progress.
-func waitSynced(ctx context.Context, replica *cluster.Node, port string) error {
+func WaitSynced(ctx context.Context, replica *cluster.Node, port string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {

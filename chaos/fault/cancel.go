@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 )
@@ -25,56 +26,56 @@ import (
 // ran), and what the client did about it ("del": it deleted its key).
 // Evidence: "n1 pid 42 SIGSTOPped: state T (events of lb:k0 watched)";
 // from Heal: "n1 SIGCONT: state S".
-type cancelCall struct {
-	nodes []*cluster.Node
-	key   string
-	call  impl.Canceller
+type CancelCall struct {
+	Nodes []*cluster.Node
+	Key   string
+	Call  impl.Canceller
 
 	mu       sync.Mutex
-	watches  []*keyEvents // per node, in nodes order
-	stopped  time.Time    // when the first node was stopped: every later event came after the resume
-	paused   []*nodePause
+	watches  []*observe.KeyEvents // per node, in nodes order
+	stopped  time.Time            // when the first node was stopped: every later event came after the resume
+	paused   []*NodePause
 	sent     bool // cancel was called
-	external bool // the external backend: its servers cannot be stopped on cue
+	External bool // the external backend: its servers cannot be stopped on cue
 }
 
-func (*cancelCall) Name() string             { return "cancel" }
-func (*cancelCall) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
+func (*CancelCall) Name() string             { return "cancel" }
+func (*CancelCall) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
 
 // Inject watches the key on every node, then stops every node; on an
 // error it undoes what it did.
-func (c *cancelCall) Inject(ctx context.Context) (string, error) {
-	if len(c.nodes) == 0 || c.key == "" {
+func (c *CancelCall) Inject(ctx context.Context) (string, error) {
+	if len(c.Nodes) == 0 || c.Key == "" {
 		return "", errors.New("needs nodes and a key")
 	}
-	if c.external {
+	if c.External {
 		return "", errors.New("needs SIGSTOP (process or docker backend): the external backend's DEBUG SLEEP cannot be ended on cue")
 	}
 	var ev []string
-	var watches []*keyEvents
-	for _, n := range c.nodes {
-		w, err := watchKeyEvents(ctx, n.Name(), n.Addr(), c.key)
+	var watches []*observe.KeyEvents
+	for _, n := range c.Nodes {
+		w, err := observe.WatchKeyEvents(ctx, n.Name(), n.Addr(), c.Key)
 		if err != nil {
-			closeWatches(watches)
-			return "", fmt.Errorf("%w: %w", errWatch, err)
+			observe.CloseWatches(watches)
+			return "", fmt.Errorf("%w: %w", observe.ErrWatch, err)
 		}
 		watches = append(watches, w)
 	}
 	c.mu.Lock()
 	c.watches = watches
 	c.mu.Unlock()
-	var paused []*nodePause
+	var paused []*NodePause
 	c.mu.Lock()
 	c.stopped = time.Now()
 	c.mu.Unlock()
-	for _, n := range c.nodes {
-		p := &nodePause{node: n}
+	for _, n := range c.Nodes {
+		p := &NodePause{Node: n}
 		e, err := p.Inject(ctx)
 		if err != nil {
 			for _, q := range paused {
 				_, _ = q.Heal(ctx)
 			}
-			closeWatches(watches)
+			observe.CloseWatches(watches)
 			return strings.Join(append(ev, e), "; "), err
 		}
 		paused = append(paused, p)
@@ -83,28 +84,28 @@ func (c *cancelCall) Inject(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	c.paused = paused
 	c.mu.Unlock()
-	return fmt.Sprintf("%s (events of %s watched)", strings.Join(ev, "; "), c.key), nil
+	return fmt.Sprintf("%s (events of %s watched)", strings.Join(ev, "; "), c.Key), nil
 }
 
 // cancel cancels the call (nothing when it has returned).
-func (c *cancelCall) cancel() {
+func (c *CancelCall) Cancel() {
 	c.mu.Lock()
 	c.sent = true
 	c.mu.Unlock()
-	if c.call != nil {
-		c.call.Cancel()
+	if c.Call != nil {
+		c.Call.Cancel()
 	}
 }
 
 // cancelled reports whether cancel was called.
-func (c *cancelCall) cancelled() bool {
+func (c *CancelCall) Cancelled() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sent
 }
 
 // Heal resumes every stopped node.
-func (c *cancelCall) Heal(ctx context.Context) (string, error) {
+func (c *CancelCall) Heal(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	paused := slices.Clone(c.paused)
 	c.paused = nil
@@ -115,7 +116,7 @@ func (c *cancelCall) Heal(ctx context.Context) (string, error) {
 		e, err := p.Heal(ctx)
 		errs = append(errs, err)
 		if e != "" {
-			ev = append(ev, p.node.Name()+" "+e)
+			ev = append(ev, p.Node.Name()+" "+e)
 		}
 	}
 	return strings.Join(ev, "; "), errors.Join(errs...)
@@ -123,22 +124,22 @@ func (c *cancelCall) Heal(ctx context.Context) (string, error) {
 
 // afterResume returns, per node, the key's events since the nodes were
 // stopped: a stopped node emits none, so they all came after its resume.
-func (c *cancelCall) afterResume() [][]string {
+func (c *CancelCall) AfterResume() [][]string {
 	c.mu.Lock()
 	at, watches := c.stopped, slices.Clone(c.watches)
 	c.mu.Unlock()
 	out := make([][]string, len(watches))
 	for i, w := range watches {
-		out[i] = w.since(at)
+		out[i] = w.Since(at)
 	}
 	return out
 }
 
 // close stops watching the key.
-func (c *cancelCall) close() {
+func (c *CancelCall) Close() {
 	c.mu.Lock()
 	watches := c.watches
 	c.watches = nil
 	c.mu.Unlock()
-	closeWatches(watches)
+	observe.CloseWatches(watches)
 }

@@ -1,4 +1,4 @@
-package chaos
+package schedule
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // TestScheduleRoundTrip: a schedule written by Encode reads back equal,
 // and its one-line form names every step.
 func TestScheduleRoundTrip(t *testing.T) {
-	s := Schedule{Version: ScheduleVersion, Name: "hunt-7-3", From: "lockbench hunt --seed 7",
+	s := Schedule{Version: Version, Name: "hunt-7-3", From: "lockbench hunt --seed 7",
 		Steps: []Step{
 			{Fault: "lost-reply", Target: TargetHolder, On: "before-acquire", Depth: 2, At: 1.5},
 			{Fault: "node-pause", Target: TargetHolderNode, On: "acquired", With: 1, Delay: 0.1, For: 2},
@@ -24,7 +24,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 	if err := s.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeSchedule(&b)
+	got, err := Decode(&b)
 	if err != nil {
 		t.Fatalf("decode %s: %v", b.String(), err)
 	}
@@ -86,7 +86,7 @@ func TestScheduleCheckRefuses(t *testing.T) {
 			t.Errorf("%+v: error %v, want one containing %q", c.s, err, c.want)
 		}
 	}
-	if _, err := DecodeSchedule(strings.NewReader(`{"schedule":1,"name":"x","steps":[],"extra":1}`)); err == nil || !strings.Contains(err.Error(), "unknown field") {
+	if _, err := Decode(strings.NewReader(`{"schedule":1,"name":"x","steps":[],"extra":1}`)); err == nil || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("unknown field: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package chaos
+package schedule
 
 import (
 	"bytes"
@@ -16,19 +16,19 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// ScheduleVersion is the version of the schedule file format (Schedule's
+// Version is the version of the schedule file format (Schedule's
 // "schedule" field). A reader refuses any other.
-const ScheduleVersion = 1
+const Version = 1
 
-// SchedulePrefix starts the scenario name of a run of a fault schedule
+// Prefix starts the scenario name of a run of a fault schedule
 // ("schedule:NAME"), in results and history headers.
-const SchedulePrefix = "schedule:"
+const Prefix = "schedule:"
 
 // Schedule is a fault schedule as data: the steps a generic nemesis
 // (ScheduleScenario) plays against one run, each a fault primitive put on
 // a target when a lock event comes. The hunt (lockbench hunt) draws
 // schedules, shrinks the ones that surprise, and writes them as files
-// that `lockbench run --schedule FILE` replays (Encode, DecodeSchedule).
+// that `lockbench run --schedule FILE` replays (Encode, Decode).
 // Scenarios are hand-written recipes; a schedule is the same idea made
 // data, after etcd's robustness tests (a fault is a small value listed
 // once, scenarios are data) and Jepsen's nemesis generators.
@@ -36,7 +36,7 @@ const SchedulePrefix = "schedule:"
 // Every time is in TTLs of the run (a float: 0.5 is half the TTL), so a
 // schedule means the same at every TTL, as the scenarios' timings do.
 type Schedule struct {
-	// Version is ScheduleVersion.
+	// Version is Version.
 	Version int `json:"schedule"`
 	// Name names the schedule in the run's scenario ("schedule:NAME"),
 	// its history file and reports: letters, digits, '-' and '_'.
@@ -171,12 +171,12 @@ func (s Schedule) Faults() []string {
 	return out
 }
 
-// Scenario is the scenario name of a run of s: SchedulePrefix + Name.
-func (s Schedule) Scenario() string { return SchedulePrefix + s.Name }
+// Scenario is the scenario name of a run of s: Prefix + Name.
+func (s Schedule) Scenario() string { return Prefix + s.Name }
 
 // IsSchedule reports whether a scenario name is that of a fault schedule
-// (SchedulePrefix).
-func IsSchedule(scenario string) bool { return strings.HasPrefix(scenario, SchedulePrefix) }
+// (Prefix).
+func IsSchedule(scenario string) bool { return strings.HasPrefix(scenario, Prefix) }
 
 // End returns when the schedule's last fault ends at the latest, in TTLs
 // after the schedule started: a step tied to another (With) counts from
@@ -222,10 +222,10 @@ func (s Schedule) WriteFile(path string) error {
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-// DecodeSchedule reads a schedule (Encode's JSON) and checks it
+// Decode reads a schedule (Encode's JSON) and checks it
 // (Schedule.Check): unknown fields, another version or an invalid step are
 // an error naming the problem and the fix.
-func DecodeSchedule(r io.Reader) (Schedule, error) {
+func Decode(r io.Reader) (Schedule, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	var s Schedule
@@ -238,15 +238,15 @@ func DecodeSchedule(r io.Reader) (Schedule, error) {
 	return s, s.Check()
 }
 
-// ReadSchedule reads a schedule file (DecodeSchedule); errors wrap
+// Read reads a schedule file (Decode); errors wrap
 // errs.ErrUsage and name the file.
-func ReadSchedule(path string) (Schedule, error) {
+func Read(path string) (Schedule, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Schedule{}, fmt.Errorf("%w: --schedule %s: %v", errs.ErrUsage, path, err)
 	}
 	defer f.Close()
-	s, err := DecodeSchedule(f)
+	s, err := Decode(f)
 	if err != nil {
 		return Schedule{}, fmt.Errorf("%w: --schedule %s: %v", errs.ErrUsage, path, err)
 	}
@@ -262,8 +262,8 @@ const maxSteps = 16
 // a primitive does not take, a With that does not point back, negative or
 // missing times and sizes.
 func (s Schedule) Check() error {
-	if s.Version != ScheduleVersion {
-		return fmt.Errorf(`"schedule": %d: this lockbench reads version %d`, s.Version, ScheduleVersion)
+	if s.Version != Version {
+		return fmt.Errorf(`"schedule": %d: this lockbench reads version %d`, s.Version, Version)
 	}
 	if s.Name == "" || strings.IndexFunc(s.Name, func(r rune) bool {
 		return !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')

@@ -1,4 +1,4 @@
-package chaos
+package link
 
 import (
 	"strings"
@@ -43,7 +43,7 @@ func TestLinksCutAndLatency(t *testing.T) {
 		if s.refused {
 			continue
 		}
-		rtt, err := pingRTT(ctx, addr)
+		rtt, err := PingRTT(ctx, addr)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -64,7 +64,7 @@ func TestLinkBlackhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	b := &linkBlackhole{links: l, client: 0, nodes: []int{0}}
+	b := &Blackhole{Links: l, Client: 0, Nodes: []int{0}}
 	ev, err := b.Inject(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestLinkBlackhole(t *testing.T) {
 	if _, err := b.Heal(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pingRTT(ctx, l.Link(0, 0).Addr()); err != nil {
+	if _, err := PingRTT(ctx, l.Link(0, 0).Addr()); err != nil {
 		t.Errorf("healed: PING through the link: %v", err)
 	}
 }

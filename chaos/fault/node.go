@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,17 +16,17 @@ import (
 // Heal restarts it (empty without persistence, reloading its AOF with
 // it). Evidence: "n3 pid 4242 SIGKILLed (gone: no live pid 4242 in
 // /proc)".
-type nodeKill struct {
-	node *cluster.Node
+type NodeKill struct {
+	Node *cluster.Node
 }
 
-func (*nodeKill) Name() string             { return "node-kill" }
-func (*nodeKill) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+func (*NodeKill) Name() string             { return "node-kill" }
+func (*NodeKill) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the node, which must be running, and checks that its
 // process is gone (cluster.Alive).
-func (k *nodeKill) Inject(context.Context) (string, error) {
-	n := k.node
+func (k *NodeKill) Inject(context.Context) (string, error) {
+	n := k.Node
 	pid := n.PID()
 	if pid == 0 {
 		return "", fmt.Errorf("kill %s: node not running", n.Name())
@@ -40,8 +41,8 @@ func (k *nodeKill) Inject(context.Context) (string, error) {
 }
 
 // Heal restarts the node if it is down.
-func (k *nodeKill) Heal(ctx context.Context) (string, error) {
-	n := k.node
+func (k *NodeKill) Heal(ctx context.Context) (string, error) {
+	n := k.Node
 	if n == nil || n.Running() {
 		return "", nil
 	}
@@ -65,66 +66,66 @@ const restartTimeout = 10 * time.Second
 // accept a client's connect and then close it, an EOF after the command
 // was sent, which no real deployment shows and which leaves the call's
 // outcome unknown where the kernel's refusal makes it a certain "no".
-type nodeRestart struct {
-	node *cluster.Node
+type NodeRestart struct {
+	Node *cluster.Node
 	// links and index, when links is set, are the run's proxies and the
 	// node's index among them.
-	links *Links
-	index int
+	Links *link.Links
+	Index int
 	// delay is how long the node stays down before its restart.
-	delay time.Duration
+	Delay time.Duration
 	// persistence is the node's persistence, for the evidence only.
-	persistence cluster.Persistence
+	Persistence cluster.Persistence
 	// keepsData marks an etcd or ZooKeeper member, which restarts with
 	// its data folder (its log), for the evidence only.
-	keepsData bool
+	KeepsData bool
 }
 
-func (*nodeRestart) Name() string             { return "node-restart" }
-func (*nodeRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+func (*NodeRestart) Name() string             { return "node-restart" }
+func (*NodeRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the node (as nodeKill), waits the delay (cut short when ctx
 // ends) and restarts it; the restart runs even when ctx has ended, within
 // restartTimeout, so a run's end never leaves the node down.
-func (r *nodeRestart) Inject(ctx context.Context) (string, error) {
-	n := r.node
+func (r *NodeRestart) Inject(ctx context.Context) (string, error) {
+	n := r.Node
 	start := time.Now()
-	killed, err := (&nodeKill{node: n}).Inject(ctx)
+	killed, err := (&NodeKill{Node: n}).Inject(ctx)
 	if err != nil {
 		return "", err
 	}
-	if r.links != nil {
-		if err := r.links.CutNode(r.index); err != nil {
+	if r.Links != nil {
+		if err := r.Links.CutNode(r.Index); err != nil {
 			return killed, fmt.Errorf("refuse connects to %s while down: %w", n.Name(), err)
 		}
 		killed += "; its proxies refuse connects while it is down"
 	}
-	sleepCtx(ctx, r.delay)
+	sleepCtx(ctx, r.Delay)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
 	defer cancel()
 	if err := n.Restart(rctx, 0); err != nil {
 		return killed, fmt.Errorf("restart %s: %w", n.Name(), err)
 	}
-	if r.links != nil {
-		if err := r.links.RestoreNode(r.index); err != nil {
+	if r.Links != nil {
+		if err := r.Links.RestoreNode(r.Index); err != nil {
 			return killed, fmt.Errorf("restore the proxies of %s: %w", n.Name(), err)
 		}
 	}
 	mode := "empty (no persistence)"
 	switch {
-	case r.keepsData:
+	case r.KeepsData:
 		mode = "with its data (log and snapshot)"
-	case r.delay > 0:
-		mode = fmt.Sprintf("empty after a %v delay", r.delay)
-	case r.persistence == cluster.PersistenceAOF:
+	case r.Delay > 0:
+		mode = fmt.Sprintf("empty after a %v delay", r.Delay)
+	case r.Persistence == cluster.PersistenceAOF:
 		mode = "with AOF (appendfsync always)"
 	}
 	return fmt.Sprintf("%s; restarted %s as pid %d, down %v", killed, mode, n.PID(), time.Since(start).Round(time.Millisecond)), nil
 }
 
 // Heal restarts the node if it is still down (a restart that failed).
-func (r *nodeRestart) Heal(ctx context.Context) (string, error) {
-	return (&nodeKill{node: r.node}).Heal(ctx)
+func (r *NodeRestart) Heal(ctx context.Context) (string, error) {
+	return (&NodeKill{Node: r.Node}).Heal(ctx)
 }
 
 // nodePause freezes a node: SIGSTOP (docker: cgroup freezer) until Heal
@@ -134,27 +135,27 @@ func (r *nodeRestart) Heal(ctx context.Context) (string, error) {
 // for d instead (cluster.Node.PauseFor) and returns when the server
 // sleeps no more; Heal then has nothing to undo. Evidence: "n1 pid 42
 // SIGSTOPped: state T" and, from Heal, "SIGCONT: state S".
-type nodePause struct {
-	node *cluster.Node
+type NodePause struct {
+	Node *cluster.Node
 	// external is set on the external backend: Inject sends DEBUG SLEEP.
-	external bool
+	External bool
 	// d is how long the external backend's DEBUG SLEEP lasts; the process
 	// and docker backends pause until Heal.
-	d time.Duration
+	D time.Duration
 }
 
-func (*nodePause) Name() string             { return "node-pause" }
-func (*nodePause) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
+func (*NodePause) Name() string             { return "node-pause" }
+func (*NodePause) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
 
 // Inject pauses the node, which must be running and not paused, and
 // checks that its process is in state T.
-func (p *nodePause) Inject(ctx context.Context) (string, error) {
-	n := p.node
-	if p.external {
-		if err := n.PauseFor(ctx, p.d); err != nil {
+func (p *NodePause) Inject(ctx context.Context) (string, error) {
+	n := p.Node
+	if p.External {
+		if err := n.PauseFor(ctx, p.D); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s DEBUG SLEEP %v (external backend)", n.Name(), p.d), nil
+		return fmt.Sprintf("%s DEBUG SLEEP %v (external backend)", n.Name(), p.D), nil
 	}
 	if s, err := n.ProcState(); err != nil || s == "T" {
 		return "", fmt.Errorf("pause %s: state %q before SIGSTOP (%v), want a running node", n.Name(), s, err)
@@ -172,8 +173,8 @@ func (p *nodePause) Inject(ctx context.Context) (string, error) {
 }
 
 // Heal resumes the node if it is paused (state T).
-func (p *nodePause) Heal(context.Context) (string, error) {
-	n := p.node
+func (p *NodePause) Heal(context.Context) (string, error) {
+	n := p.Node
 	if n == nil || !n.Running() {
 		return "", nil
 	}
@@ -195,30 +196,30 @@ func (p *nodePause) Heal(context.Context) (string, error) {
 // FLUSHDB or an operator does), and reads each node back for the evidence
 // that the key is gone. Evidence: "DEL lb:k0 on n1: 1 (held c3's token);
 // read back: gone". Heal has nothing to undo.
-type keyLoss struct {
-	nodes []*cluster.Node
-	key   string
+type KeyLoss struct {
+	Nodes []*cluster.Node
+	Key   string
 }
 
-func (*keyLoss) Name() string { return "key-loss" }
+func (*KeyLoss) Name() string { return "key-loss" }
 
-func (*keyLoss) Needs() []cluster.Feature { return nil }
+func (*KeyLoss) Needs() []cluster.Feature { return nil }
 
 // Inject deletes the key on every node and reads it back.
-func (k *keyLoss) Inject(ctx context.Context) (string, error) {
-	if len(k.nodes) == 0 || k.key == "" {
+func (k *KeyLoss) Inject(ctx context.Context) (string, error) {
+	if len(k.Nodes) == 0 || k.Key == "" {
 		return "", errors.New("no node or key to take")
 	}
 	var ev []string
-	for _, n := range k.nodes {
+	for _, n := range k.Nodes {
 		c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
 			DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}))
-		deleted, err := c.Del(ctx, k.key).Result()
+		deleted, err := c.Del(ctx, k.Key).Result()
 		if err != nil {
 			c.Close()
-			return strings.Join(ev, "; "), fmt.Errorf("DEL %s on %s: %w", k.key, n.Name(), err)
+			return strings.Join(ev, "; "), fmt.Errorf("DEL %s on %s: %w", k.Key, n.Name(), err)
 		}
-		left, err := c.Exists(ctx, k.key).Result()
+		left, err := c.Exists(ctx, k.Key).Result()
 		c.Close()
 		back := "gone"
 		switch {
@@ -227,10 +228,10 @@ func (k *keyLoss) Inject(ctx context.Context) (string, error) {
 		case left > 0:
 			back = "back already (another owner took it)"
 		}
-		ev = append(ev, fmt.Sprintf("DEL %s on %s: %d; read back: %s", k.key, n.Name(), deleted, back))
+		ev = append(ev, fmt.Sprintf("DEL %s on %s: %d; read back: %s", k.Key, n.Name(), deleted, back))
 	}
 	return strings.Join(ev, "; "), nil
 }
 
 // Heal has nothing to undo: the key is the lock's to set again.
-func (*keyLoss) Heal(context.Context) (string, error) { return "", nil }
+func (*KeyLoss) Heal(context.Context) (string, error) { return "", nil }

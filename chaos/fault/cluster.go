@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -20,33 +20,33 @@ import (
 // failover-lost-write: every time). The pause ends by itself; Heal
 // waits for its end. Evidence: "replication held on n4 for 2000ms (CLIENT
 // PAUSE ALL)".
-type replicaHold struct {
-	replica *cluster.Node
-	d       time.Duration
+type ReplicaHold struct {
+	Replica *cluster.Node
+	D       time.Duration
 	until   time.Time
 }
 
-func (*replicaHold) Name() string { return "replica-hold" }
-func (*replicaHold) Needs() []cluster.Feature {
+func (*ReplicaHold) Name() string { return "replica-hold" }
+func (*ReplicaHold) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureRedisFaults}
 }
 
 // Inject pauses the replica's clients, the master link among them.
-func (h *replicaHold) Inject(ctx context.Context) (string, error) {
-	if err := h.replica.HoldReplication(ctx, h.d); err != nil {
+func (h *ReplicaHold) Inject(ctx context.Context) (string, error) {
+	if err := h.Replica.HoldReplication(ctx, h.D); err != nil {
 		return "", err
 	}
-	h.until = time.Now().Add(h.d)
-	return fmt.Sprintf("replication held on %s for %v (CLIENT PAUSE ALL)", h.replica.Name(), h.d), nil
+	h.until = time.Now().Add(h.D)
+	return fmt.Sprintf("replication held on %s for %v (CLIENT PAUSE ALL)", h.Replica.Name(), h.D), nil
 }
 
 // Heal waits until the pause has ended.
-func (h *replicaHold) Heal(ctx context.Context) (string, error) {
+func (h *ReplicaHold) Heal(ctx context.Context) (string, error) {
 	if h.until.IsZero() || time.Now().After(h.until) {
 		return "", nil
 	}
 	sleepCtx(ctx, time.Until(h.until))
-	return fmt.Sprintf("replication on %s resumed", h.replica.Name()), ctx.Err()
+	return fmt.Sprintf("replication on %s resumed", h.Replica.Name()), ctx.Err()
 }
 
 // clusterElection SIGKILLs the primary of a Redis Cluster slot and waits
@@ -57,11 +57,11 @@ func (h *replicaHold) Heal(ctx context.Context) (string, error) {
 // pid 42 SIGKILLed (...); the cluster elected n4 primary of slot 1450
 // 1.652s after the kill". Heal waits for the election if Inject did not
 // see it; the killed primary stays down.
-type clusterElection struct {
-	cluster *cluster.Cluster
-	primary *cluster.Node
-	replica *cluster.Node
-	slot    int
+type ClusterElection struct {
+	Cluster *cluster.Cluster
+	Primary *cluster.Node
+	Replica *cluster.Node
+	Slot    int
 	took    time.Duration
 	forced  bool // the election had not come by electionPatience: FORCE
 }
@@ -74,12 +74,12 @@ type clusterElection struct {
 // the struck client's lease.
 const electionPatience = 2500 * time.Millisecond
 
-func (*clusterElection) Name() string             { return "cluster-election" }
-func (*clusterElection) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
+func (*ClusterElection) Name() string             { return "cluster-election" }
+func (*ClusterElection) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the primary and waits for the replica's election.
-func (e *clusterElection) Inject(ctx context.Context) (string, error) {
-	killed, err := (&nodeKill{node: e.primary}).Inject(ctx)
+func (e *ClusterElection) Inject(ctx context.Context) (string, error) {
+	killed, err := (&NodeKill{Node: e.Primary}).Inject(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -90,44 +90,44 @@ func (e *clusterElection) Inject(ctx context.Context) (string, error) {
 	e.took = time.Since(t)
 	how := "the cluster elected"
 	if e.forced {
-		how = fmt.Sprintf("no election within %v (a failed round is retried 4 s later), so CLUSTER FAILOVER FORCE on %s: the primaries voted", electionPatience, e.replica.Name())
+		how = fmt.Sprintf("no election within %v (a failed round is retried 4 s later), so CLUSTER FAILOVER FORCE on %s: the primaries voted", electionPatience, e.Replica.Name())
 	}
-	return fmt.Sprintf("%s; %s %s primary of slot %d %v after the kill", killed, how, e.replica.Name(), e.slot, e.took.Round(time.Millisecond)), nil
+	return fmt.Sprintf("%s; %s %s primary of slot %d %v after the kill", killed, how, e.Replica.Name(), e.Slot, e.took.Round(time.Millisecond)), nil
 }
 
 // wait polls the slot's owner every 20 ms until it is the replica.
-func (e *clusterElection) wait(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(ctx, faultTimeout)
+func (e *ClusterElection) wait(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	force := time.Now().Add(electionPatience)
 	for {
-		p, _, err := e.cluster.SlotPrimary(wctx, e.slot)
-		if err == nil && p == e.replica {
+		p, _, err := e.Cluster.SlotPrimary(wctx, e.Slot)
+		if err == nil && p == e.Replica {
 			return nil
 		}
 		if !e.forced && time.Now().After(force) {
 			e.forced = true
-			if err := e.replica.ClusterFailover(wctx); err != nil {
+			if err := e.Replica.ClusterFailover(wctx); err != nil {
 				return err
 			}
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("the cluster did not elect %s primary of slot %d: %w (last: %v, %v)", e.replica.Name(), e.slot, wctx.Err(), p, err)
+			return fmt.Errorf("the cluster did not elect %s primary of slot %d: %w (last: %v, %v)", e.Replica.Name(), e.Slot, wctx.Err(), p, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
 // Heal waits for the election if the primary is down.
-func (e *clusterElection) Heal(ctx context.Context) (string, error) {
-	if e.primary == nil || e.primary.Running() {
+func (e *ClusterElection) Heal(ctx context.Context) (string, error) {
+	if e.Primary == nil || e.Primary.Running() {
 		return "", nil
 	}
 	if err := e.wait(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s serves slot %d", e.replica.Name(), e.slot), nil
+	return fmt.Sprintf("%s serves slot %d", e.Replica.Name(), e.Slot), nil
 }
 
 // slotMove moves a Redis Cluster slot, with its keys and their TTLs, to
@@ -135,26 +135,26 @@ func (e *clusterElection) Heal(ctx context.Context) (string, error) {
 // MIGRATING, MIGRATE ... KEYS, SETSLOT NODE on every primary). Nothing
 // to heal: the slot stays where it went. Evidence: "slot 1450 moved
 // n1→n2 (1 key, 3.2 ms)".
-type slotMove struct {
-	cluster *cluster.Cluster
-	slot    int
-	to      *cluster.Node
+type SlotMove struct {
+	Cluster *cluster.Cluster
+	Slot    int
+	To      *cluster.Node
 }
 
-func (*slotMove) Name() string { return "slot-move" }
-func (*slotMove) Needs() []cluster.Feature {
+func (*SlotMove) Name() string { return "slot-move" }
+func (*SlotMove) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureRedisFaults}
 }
 
 // Inject moves the slot.
-func (m *slotMove) Inject(ctx context.Context) (string, error) {
+func (m *SlotMove) Inject(ctx context.Context) (string, error) {
 	t := time.Now()
-	from, n, err := m.cluster.MigrateSlot(ctx, m.slot, m.to)
+	from, n, err := m.Cluster.MigrateSlot(ctx, m.Slot, m.To)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("slot %d moved %s→%s (%d keys, %v)", m.slot, from.Name(), m.to.Name(), n, time.Since(t).Round(100*time.Microsecond)), nil
+	return fmt.Sprintf("slot %d moved %s→%s (%d keys, %v)", m.Slot, from.Name(), m.To.Name(), n, time.Since(t).Round(100*time.Microsecond)), nil
 }
 
 // Heal does nothing: a moved slot is a healthy cluster.
-func (*slotMove) Heal(context.Context) (string, error) { return "", nil }
+func (*SlotMove) Heal(context.Context) (string, error) { return "", nil }

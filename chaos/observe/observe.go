@@ -1,4 +1,4 @@
-package chaos
+package observe
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // keyObs is the state of a lock key on one Redis node as the nemesis read
 // it, through a connection of its own (never a client's link), as
 // evidence of what a fault did: who held the key, with which TTL.
-type keyObs struct {
+type KeyObs struct {
 	// Node names the node ("n1").
 	Node string
 	// Type is the key's Redis type: "none" (absent), "string" (SET k
@@ -42,13 +42,13 @@ const observeTimeout = 150 * time.Millisecond
 // observeKey reads key on the Redis server at addr (node is its name for
 // the evidence) in one round trip: TYPE, PTTL, GET and HGETALL pipelined
 // (the read that does not fit the type fails and is ignored).
-func observeKey(ctx context.Context, node, addr, key string, sec cluster.Security) keyObs {
+func Key(ctx context.Context, node, addr, key string, sec cluster.Security) KeyObs {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
 	c := redis.NewClient(sec.Apply(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2,
 		DisableIdentity: true, DialTimeout: observeTimeout, ReadTimeout: observeTimeout, WriteTimeout: observeTimeout}))
 	defer c.Close()
-	o := keyObs{Node: node}
+	o := KeyObs{Node: node}
 	var typ *redis.StatusCmd
 	var pttl *redis.DurationCmd
 	var get *redis.StringCmd
@@ -75,11 +75,11 @@ func observeKey(ctx context.Context, node, addr, key string, sec cluster.Securit
 }
 
 // present reports whether the key exists.
-func (o keyObs) present() bool { return o.Err == nil && o.Type != "none" && o.Type != "" }
+func (o KeyObs) Present() bool { return o.Err == nil && o.Type != "none" && o.Type != "" }
 
 // holds reports whether the key is held by token: a string key whose
 // value is token, or a hash key with a field token.
-func (o keyObs) holds(token string) bool {
+func (o KeyObs) Holds(token string) bool {
 	if token == "" {
 		return false
 	}
@@ -94,7 +94,7 @@ func (o keyObs) holds(token string) bool {
 }
 
 // count is a hash key's count for token (0 if none or not a hash).
-func (o keyObs) count(token string) int {
+func (o KeyObs) Count(token string) int {
 	var n int
 	fmt.Sscan(o.Fields[token], &n)
 	return n
@@ -103,7 +103,7 @@ func (o keyObs) count(token string) int {
 // String is the evidence text, e.g. "absent", "c2-1:9f:7 (PTTL 187ms)",
 // "c2-1:9f:7 (no TTL)", "hash {c2-1:9f: 2} (PTTL 190ms)", "unreadable
 // (...)".
-func (o keyObs) String() string {
+func (o KeyObs) String() string {
 	if o.Err != nil {
 		return fmt.Sprintf("unreadable (%v)", o.Err)
 	}
@@ -131,7 +131,7 @@ func (o keyObs) String() string {
 // keyEvents collects the keyspace notifications of one key on one Redis
 // node (notify-keyspace-events "KA" while it watches): each event's name
 // ("set", "hincrby", "expire", "del", "expired") and when it came.
-type keyEvents struct {
+type KeyEvents struct {
 	c  *redis.Client
 	ps *redis.PubSub
 
@@ -152,12 +152,12 @@ const watchTimeout = 2 * time.Second
 
 // errWatch marks an Inject that could not watch the key: nothing was
 // stopped, and the strike is missed rather than the run failed.
-var errWatch = errors.New("cannot watch the key")
+var ErrWatch = errors.New("cannot watch the key")
 
 // watchKeyEvents turns keyspace notifications on at addr and subscribes
 // to key's, through a client of its own; it returns once the
 // subscription is confirmed.
-func watchKeyEvents(ctx context.Context, node, addr, key string) (*keyEvents, error) {
+func WatchKeyEvents(ctx context.Context, node, addr, key string) (*KeyEvents, error) {
 	ctx, cancel := context.WithTimeout(ctx, watchTimeout)
 	defer cancel()
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, Protocol: 2, DisableIdentity: true,
@@ -172,7 +172,7 @@ func watchKeyEvents(ctx context.Context, node, addr, key string) (*keyEvents, er
 		c.Close()
 		return nil, fmt.Errorf("watch %s on %s: SUBSCRIBE: %w", key, node, err)
 	}
-	w := &keyEvents{c: c, ps: ps, done: make(chan struct{})}
+	w := &KeyEvents{c: c, ps: ps, done: make(chan struct{})}
 	ch := ps.Channel(redis.WithChannelHealthCheckInterval(time.Hour))
 	go func() {
 		defer close(w.done)
@@ -186,7 +186,7 @@ func watchKeyEvents(ctx context.Context, node, addr, key string) (*keyEvents, er
 }
 
 // since returns the names of the events that came at or after t.
-func (w *keyEvents) since(t time.Time) []string {
+func (w *KeyEvents) Since(t time.Time) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
@@ -200,7 +200,7 @@ func (w *keyEvents) since(t time.Time) []string {
 
 // close unsubscribes, turns keyspace notifications off and closes the
 // client.
-func (w *keyEvents) close() {
+func (w *KeyEvents) Close() {
 	_ = w.ps.Close()
 	<-w.done
 	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
@@ -209,16 +209,16 @@ func (w *keyEvents) close() {
 	_ = w.c.Close()
 }
 
-func closeWatches(ws []*keyEvents) {
+func CloseWatches(ws []*KeyEvents) {
 	for _, w := range ws {
-		w.close()
+		w.Close()
 	}
 }
 
 // takesKey reports whether a keyspace event sets a lock key: "set" (SET,
 // SETNX, a script's SET), "hincrby" or "hset" (a hash lock's owner
 // field).
-func takesKey(event string) bool {
+func TakesKey(event string) bool {
 	switch event {
 	case "set", "hincrby", "hset", "hsetnx":
 		return true

@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestClockJumpMovesTIME(t *testing.T) {
 	if err := rc.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	clk := newClocks()
+	clk := NewClocks()
 	for i, step := range []time.Duration{20 * time.Second, 3 * time.Second} {
 		j, err := clk.jump(ctx, n, step)
 		if err != nil {

@@ -1,10 +1,12 @@
-package chaos
+package schedule
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -19,7 +21,7 @@ type Primitive struct {
 	// Name is the fault's name (Fault.Name), e.g. "node-pause".
 	Name string
 	// Fault is the primitive's zero value (its Needs: backend features).
-	Fault Fault
+	Fault fault.Fault
 	// Summary says in one line what a step of it does.
 	Summary string
 	// Targets are the targets a step may give it (Target*).
@@ -64,28 +66,28 @@ func names(sc ...string) func(Step) []string { return func(Step) []string { retu
 // out are NotScheduled, with the reason.
 func Primitives() []Primitive {
 	return []Primitive{
-		{Name: "node-kill", Fault: &nodeKill{}, Window: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
+		{Name: "node-kill", Fault: &fault.NodeKill{}, Window: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
 			Summary:   "SIGKILL a node, keep it down for the window, restart it (Redis: empty; etcd/ZooKeeper: with its data)",
 			scenarios: names("node-restart-delayed", "redlock-minority-down", "leader-kill")},
-		{Name: "node-restart", Fault: &nodeRestart{}, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
+		{Name: "node-restart", Fault: &fault.NodeRestart{}, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
 			Summary:   "SIGKILL a node and restart it at once (Redis: empty; etcd/ZooKeeper: with its data)",
 			scenarios: names("node-restart", "leader-kill")},
-		{Name: "node-pause", Fault: &nodePause{}, Window: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
+		{Name: "node-pause", Fault: &fault.NodePause{}, Window: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
 			Summary:   "SIGSTOP a node for the window, then SIGCONT (commands sent meanwhile run after it)",
 			scenarios: names("node-pause", "leader-pause")},
-		{Name: "client-pause", Fault: &clientPause{}, Window: true, Targets: []string{TargetHolder, TargetWaiter}, On: onClient,
+		{Name: "client-pause", Fault: &fault.ClientPause{}, Window: true, Targets: []string{TargetHolder, TargetWaiter}, On: onClient,
 			Summary:   "stop the client (every goroutine at its next lock event, its renewal too; an adapter process with SIGSTOP) for the window",
 			scenarios: names("gc-pause")},
-		{Name: "slow-cs", Fault: &slowCS{}, Window: true, Targets: []string{TargetHolder},
+		{Name: "slow-cs", Fault: &fault.SlowCS{}, Window: true, Targets: []string{TargetHolder},
 			On:        []string{string(workload.PointAcquired), string(workload.PointInCS), string(workload.PointBeforeWrite)},
 			Summary:   "the client's goroutine waits the window at its event (a long critical section; its renewal goes on)",
 			scenarios: slowCSScenarios},
-		{Name: "client-crash", Fault: &clientCrash{}, Targets: []string{TargetHolder},
+		{Name: "client-crash", Fault: &fault.ClientCrash{}, Targets: []string{TargetHolder},
 			On: []string{string(workload.PointBeforeAcquire), string(workload.PointAcquired), string(workload.PointInCS),
 				string(workload.PointBeforeWrite), string(workload.PointBeforeRelease), string(workload.PointAfterSetNX)},
 			Summary:   "the client dies at its event (it makes no further call; an adapter process is killed)",
 			scenarios: names("crash-between")},
-		{Name: "cancel", Fault: &cancelCall{}, Targets: []string{TargetHolder}, On: []string{string(workload.PointBeforeAcquire)},
+		{Name: "cancel", Fault: &fault.CancelCall{}, Targets: []string{TargetHolder}, On: []string{string(workload.PointBeforeAcquire)},
 			Summary:   "the client's outermost acquire of a free key is cancelled in flight while its command waits in the lock's SIGSTOPped nodes, which resume so the command still runs (as in the cancel scenario; Redis locks)",
 			scenarios: names("cancel"),
 			checkStep: func(st Step) error {
@@ -94,13 +96,13 @@ func Primitives() []Primitive {
 				}
 				return nil
 			}},
-		{Name: "link-cut", Fault: &linkCut{}, Window: true, Delayed: true, Links: true, Targets: []string{TargetHolderLinks}, On: onHold,
+		{Name: "link-cut", Fault: &link.Cut{}, Window: true, Delayed: true, Links: true, Targets: []string{TargetHolderLinks}, On: onHold,
 			Summary:   "the client's links to every node refuse connects and drop open connections for the window",
 			scenarios: names("partition-holder")},
-		{Name: "link-blackhole", Fault: &linkBlackhole{}, Window: true, Delayed: true, Links: true, Targets: []string{TargetHolderLinks}, On: onHold,
+		{Name: "link-blackhole", Fault: &link.Blackhole{}, Window: true, Delayed: true, Links: true, Targets: []string{TargetHolderLinks}, On: onHold,
 			Summary:   "the client's links to every node accept connects and drop every byte for the window (calls hang until their budget)",
 			scenarios: names("partition-blackhole")},
-		{Name: "link-latency", Fault: &linkLatency{}, Window: true, Sized: true, Delayed: true, Links: true,
+		{Name: "link-latency", Fault: &link.Latency{}, Window: true, Sized: true, Delayed: true, Links: true,
 			Targets: []string{TargetHolderLinks, TargetNode}, On: onServer,
 			Summary:   "add Size each way on the client's links (holder-links) or on every link to a node (node) for the window",
 			scenarios: names("latency"),
@@ -110,7 +112,7 @@ func Primitives() []Primitive {
 				}
 				return nil
 			}},
-		{Name: "lost-reply", Fault: &lostReply{}, Links: true, Targets: []string{TargetHolder}, On: onCall,
+		{Name: "lost-reply", Fault: &link.LostReply{}, Links: true, Targets: []string{TargetHolder}, On: onCall,
 			Summary:   "the client's lock call reaches the server and runs; its reply is dropped and the connection closed (every node of a quorum)",
 			scenarios: lostReplyScenarios,
 			checkStep: func(st Step) error {
@@ -119,7 +121,7 @@ func Primitives() []Primitive {
 				}
 				return nil
 			}},
-		{Name: "slow-reply", Fault: &slowReply{}, Sized: true, Links: true, Targets: []string{TargetHolder},
+		{Name: "slow-reply", Fault: &link.SlowReply{}, Sized: true, Links: true, Targets: []string{TargetHolder},
 			On:        []string{string(workload.PointBeforeAcquire), string(workload.PointRenew), string(workload.PointBeforeExtend)},
 			Summary:   "n1 (one node of a quorum) answers the client's call Size late: the command runs at once, its reply waits (an acquire as in slow-node: of a free key, the holder kept until another was granted; a renewal or extend: the delay lasts Size)",
 			scenarios: slowReplyScenarios,
@@ -129,15 +131,15 @@ func Primitives() []Primitive {
 				}
 				return nil
 			}},
-		{Name: "key-loss", Fault: &keyLoss{}, Delayed: true, Targets: []string{TargetHolder},
+		{Name: "key-loss", Fault: &fault.KeyLoss{}, Delayed: true, Targets: []string{TargetHolder},
 			On:        []string{string(workload.PointAcquired), string(workload.PointInCS), string(workload.PointBeforeWrite), string(workload.PointRenew)},
 			Summary:   "the client's key is deleted on every node (an eviction, an operator's DEL); other clients' acquires of it wait TTL/2, as in held-key-loss, so the holder's renewal finds it missing first",
 			scenarios: names("held-key-loss")},
-		{Name: "client-clock-step", Fault: &clientClockStep{}, Sized: true, Targets: []string{TargetHolder},
+		{Name: "client-clock-step", Fault: &fault.ClientClockStep{}, Sized: true, Targets: []string{TargetHolder},
 			On:        []string{string(workload.PointAcquired), string(workload.PointInCS), string(workload.PointBeforeWrite), string(workload.PointRenew)},
 			Summary:   "the wall clock of the holder's adapter process steps back by Size (an LD_PRELOAD clock offset; its monotonic clock stays) for the rest of the run; adapters whose programs read their clock through libc only",
 			scenarios: names("client-clock-step")},
-		{Name: "clock-jump", Fault: &clockJump{}, Sized: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
+		{Name: "clock-jump", Fault: &fault.ClockJump{}, Sized: true, Delayed: true, Targets: []string{TargetHolderNode, TargetNode}, On: onServer,
 			Summary:   "the node's wall clock jumps forward by Size (Redis expires keys by it)",
 			scenarios: names("clock-jump")},
 	}

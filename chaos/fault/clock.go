@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -19,33 +19,33 @@ import (
 // clock passes is gone at once. Heal leaves the offset: a clock that
 // jumped keeps running at the normal rate. Evidence: the server's TIME
 // reply before and after (timeJump.String).
-type clockJump struct {
-	clocks *clocks
-	node   *cluster.Node
-	step   time.Duration
+type ClockJump struct {
+	Clocks *Clocks
+	Node   *cluster.Node
+	Step   time.Duration
 }
 
-func (*clockJump) Name() string             { return "clock-jump" }
-func (*clockJump) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureClock} }
+func (*ClockJump) Name() string             { return "clock-jump" }
+func (*ClockJump) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureClock} }
 
 // Inject jumps the clock and reads TIME around the jump.
-func (j *clockJump) Inject(ctx context.Context) (string, error) {
-	tj, err := j.clocks.jump(ctx, j.node, j.step)
+func (j *ClockJump) Inject(ctx context.Context) (string, error) {
+	tj, err := j.Clocks.jump(ctx, j.Node, j.Step)
 	return tj.String(), err
 }
 
 // Heal has nothing to undo (see clockJump).
-func (*clockJump) Heal(context.Context) (string, error) { return "", nil }
+func (*ClockJump) Heal(context.Context) (string, error) { return "", nil }
 
 // clocks keeps the cumulative clock offset of each node, since
 // cluster.Node.SetClockOffset takes an absolute offset. Safe for
 // concurrent use.
-type clocks struct {
+type Clocks struct {
 	mu  sync.Mutex
 	off map[*cluster.Node]time.Duration
 }
 
-func newClocks() *clocks { return &clocks{off: map[*cluster.Node]time.Duration{}} }
+func NewClocks() *Clocks { return &Clocks{off: map[*cluster.Node]time.Duration{}} }
 
 // timeJump is the evidence of one clock jump: the node's TIME reply right
 // before and right after it.
@@ -74,7 +74,7 @@ func unixMicro(t time.Time) string {
 // jump moves n's wall clock forward by step on top of its earlier jumps
 // and reads the server's TIME reply before and after. The offset is kept
 // even if TIME cannot be read; errors start with the node's name.
-func (c *clocks) jump(ctx context.Context, n *cluster.Node, step time.Duration) (timeJump, error) {
+func (c *Clocks) jump(ctx context.Context, n *cluster.Node, step time.Duration) (timeJump, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	j := timeJump{Node: n.Name(), Step: step, Offset: c.off[n] + step}
@@ -116,27 +116,27 @@ func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 // mapped into the process, e.g. "client 3's adapter stepped -400ms: pid
 // 4242 wall clock offset 0s → -400ms (offset file reads -400000000 ns;
 // clock shim mapped)".
-type clientClockStep struct {
-	clock   adapterclient.ClockStepper
-	client  int
-	process adapterclient.ClientProcess
-	step    time.Duration
+type ClientClockStep struct {
+	Clock   adapterclient.ClockStepper
+	Client  int
+	Process adapterclient.ClientProcess
+	Step    time.Duration
 	// offset is the process's offset after Inject.
-	offset time.Duration
+	Offset time.Duration
 }
 
-func (*clientClockStep) Name() string             { return "client-clock-step" }
-func (*clientClockStep) Needs() []cluster.Feature { return nil }
+func (*ClientClockStep) Name() string             { return "client-clock-step" }
+func (*ClientClockStep) Needs() []cluster.Feature { return nil }
 
 // Inject steps the process's clock and checks the new offset is in force.
-func (s *clientClockStep) Inject(context.Context) (string, error) {
-	d, ev, err := s.clock.StepClock(s.step)
+func (s *ClientClockStep) Inject(context.Context) (string, error) {
+	d, ev, err := s.Clock.StepClock(s.Step)
 	if err != nil {
-		return "", fmt.Errorf("client %d: %w", s.client, err)
+		return "", fmt.Errorf("client %d: %w", s.Client, err)
 	}
-	s.offset = d
-	return fmt.Sprintf("client %d's adapter stepped %+v: %s%s", s.client, s.step, ev, sharedNote(s.process, "step with it")), nil
+	s.Offset = d
+	return fmt.Sprintf("client %d's adapter stepped %+v: %s%s", s.Client, s.Step, ev, sharedNote(s.Process, "step with it")), nil
 }
 
 // Heal has nothing to undo (see clientClockStep).
-func (*clientClockStep) Heal(context.Context) (string, error) { return "", nil }
+func (*ClientClockStep) Heal(context.Context) (string, error) { return "", nil }

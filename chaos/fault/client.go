@@ -1,4 +1,4 @@
-package chaos
+package fault
 
 import (
 	"context"
@@ -20,57 +20,57 @@ import (
 // its own (exec: adapters) has that process stopped too (SIGSTOP until
 // Heal), every thread of it, its renewal threads included. Evidence:
 // "client 3 stopped, renewal too".
-type clientPause struct {
-	clients *pausedClients
-	client  int
+type ClientPause struct {
+	Clients *PausedClients
+	Client  int
 	// process is the client's own process (workload.Event.Process); nil: none.
-	process adapterclient.ClientProcess
+	Process adapterclient.ClientProcess
 }
 
-func (*clientPause) Name() string             { return "client-pause" }
-func (*clientPause) Needs() []cluster.Feature { return nil }
+func (*ClientPause) Name() string             { return "client-pause" }
+func (*ClientPause) Needs() []cluster.Feature { return nil }
 
 // Inject marks the client paused; it must not be paused already.
-func (p *clientPause) Inject(context.Context) (string, error) {
-	if !p.clients.pause(p.client) {
-		return "", fmt.Errorf("client %d is paused already", p.client)
+func (p *ClientPause) Inject(context.Context) (string, error) {
+	if !p.Clients.pause(p.Client) {
+		return "", fmt.Errorf("client %d is paused already", p.Client)
 	}
-	if p.process != nil {
-		if err := p.process.Pause(); err != nil {
-			p.clients.resume(p.client)
-			return "", fmt.Errorf("client %d: %w", p.client, err)
+	if p.Process != nil {
+		if err := p.Process.Pause(); err != nil {
+			p.Clients.resume(p.Client)
+			return "", fmt.Errorf("client %d: %w", p.Client, err)
 		}
-		return fmt.Sprintf("client %d stopped, renewal too, its adapter process with it (SIGSTOP)%s", p.client, sharedNote(p.process, "stop")), nil
+		return fmt.Sprintf("client %d stopped, renewal too, its adapter process with it (SIGSTOP)%s", p.Client, sharedNote(p.Process, "stop")), nil
 	}
-	return fmt.Sprintf("client %d stopped, renewal too", p.client), nil
+	return fmt.Sprintf("client %d stopped, renewal too", p.Client), nil
 }
 
 // Heal lets the client's renewal go on if it is paused.
-func (p *clientPause) Heal(context.Context) (string, error) {
-	if p.clients == nil || !p.clients.resume(p.client) {
+func (p *ClientPause) Heal(context.Context) (string, error) {
+	if p.Clients == nil || !p.Clients.resume(p.Client) {
 		return "", nil
 	}
-	if p.process != nil {
-		if err := p.process.Resume(); err != nil {
-			return "", fmt.Errorf("client %d: %w", p.client, err)
+	if p.Process != nil {
+		if err := p.Process.Resume(); err != nil {
+			return "", fmt.Errorf("client %d: %w", p.Client, err)
 		}
 	}
-	return fmt.Sprintf("client %d resumed", p.client), nil
+	return fmt.Sprintf("client %d resumed", p.Client), nil
 }
 
 // pausedClients is the set of clients a run's client pauses stopped.
 // Safe for concurrent use.
-type pausedClients struct {
+type PausedClients struct {
 	mu     sync.Mutex
 	paused map[int]chan struct{} // client → closed when its pause ends
 }
 
-func newPausedClients() *pausedClients {
-	return &pausedClients{paused: map[int]chan struct{}{}}
+func NewPausedClients() *PausedClients {
+	return &PausedClients{paused: map[int]chan struct{}{}}
 }
 
 // pause marks client paused; false if it is already.
-func (c *pausedClients) pause(client int) bool {
+func (c *PausedClients) pause(client int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.paused[client] != nil {
@@ -81,7 +81,7 @@ func (c *pausedClients) pause(client int) bool {
 }
 
 // resume ends client's pause; false if it was not paused.
-func (c *pausedClients) resume(client int) bool {
+func (c *PausedClients) resume(client int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := c.paused[client]
@@ -95,7 +95,7 @@ func (c *pausedClients) resume(client int) bool {
 
 // wait blocks while client is paused; it returns ctx's error if ctx ends
 // first.
-func (c *pausedClients) wait(ctx context.Context, client int) error {
+func (c *PausedClients) Wait(ctx context.Context, client int) error {
 	c.mu.Lock()
 	ch := c.paused[client]
 	c.mu.Unlock()
@@ -114,36 +114,36 @@ func (c *pausedClients) wait(ctx context.Context, client int) error {
 // client's own goroutine at its lock event, sleeps d (less if ctx ends
 // first). The client keeps running meanwhile: its renewal goes on.
 // Evidence: "critical section +100ms".
-type slowCS struct {
-	d time.Duration
+type SlowCS struct {
+	D time.Duration
 }
 
-func (*slowCS) Name() string             { return "slow-cs" }
-func (*slowCS) Needs() []cluster.Feature { return nil }
+func (*SlowCS) Name() string             { return "slow-cs" }
+func (*SlowCS) Needs() []cluster.Feature { return nil }
 
 // Inject sleeps d in the calling client.
-func (s *slowCS) Inject(ctx context.Context) (string, error) {
-	sleepCtx(ctx, s.d)
-	return fmt.Sprintf("critical section +%v", s.d), nil
+func (s *SlowCS) Inject(ctx context.Context) (string, error) {
+	sleepCtx(ctx, s.D)
+	return fmt.Sprintf("critical section +%v", s.D), nil
 }
 
 // Heal has nothing to undo: the critical section went on after Inject.
-func (*slowCS) Heal(context.Context) (string, error) { return "", nil }
+func (*SlowCS) Heal(context.Context) (string, error) { return "", nil }
 
 // clientCrash kills a client at a lock event: the scenario that injects
 // it returns impl.ErrCrashed from workload.Faults.At, and the client dies
 // there (it records a crash operation and makes no further call). Inject
 // only says so. Evidence: "client 3 dies at after-setnx on lb:k0".
-type clientCrash struct {
-	ev workload.Event
+type ClientCrash struct {
+	Event workload.Event
 }
 
-func (*clientCrash) Name() string             { return "client-crash" }
-func (*clientCrash) Needs() []cluster.Feature { return nil }
+func (*ClientCrash) Name() string             { return "client-crash" }
+func (*ClientCrash) Needs() []cluster.Feature { return nil }
 
 // Inject returns the evidence; the crash is the caller's impl.ErrCrashed.
-func (c *clientCrash) Inject(context.Context) (string, error) {
-	return fmt.Sprintf("client %d dies at %s on %s%s", c.ev.Client, c.ev.Point, c.ev.Key, sharedNote(c.ev.Process, "die")), nil
+func (c *ClientCrash) Inject(context.Context) (string, error) {
+	return fmt.Sprintf("client %d dies at %s on %s%s", c.Event.Client, c.Event.Point, c.Event.Key, sharedNote(c.Event.Process, "die")), nil
 }
 
 // sharedNote says, for a client whose adapter process serves other
@@ -160,4 +160,4 @@ func sharedNote(p adapterclient.ClientProcess, verb string) string {
 }
 
 // Heal has nothing to undo: a crashed client stays dead for the run.
-func (*clientCrash) Heal(context.Context) (string, error) { return "", nil }
+func (*ClientCrash) Heal(context.Context) (string, error) { return "", nil }

@@ -1,10 +1,11 @@
-package chaos
+package fault
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 )
 
@@ -44,21 +45,21 @@ type Fault interface {
 // of the process, client, network, replication and clock families.
 func Faults() []Fault {
 	return []Fault{
-		&nodeKill{}, &nodeRestart{}, &nodePause{}, &keyLoss{}, &rollingRestart{},
-		&clientPause{}, &slowCS{}, &clientCrash{}, &cancelCall{},
-		&linkCut{}, &linkBlackhole{}, &linkLatency{}, &linkMove{}, &lostReply{}, &slowReply{},
-		&replicationCut{}, &promotion{}, &sentinelFailover{}, &replicaHold{}, &clusterElection{}, &slotMove{},
-		&clockJump{}, &clientClockStep{},
+		&NodeKill{}, &NodeRestart{}, &NodePause{}, &KeyLoss{}, &RollingRestart{},
+		&ClientPause{}, &SlowCS{}, &ClientCrash{}, &CancelCall{},
+		&link.Cut{}, &link.Blackhole{}, &link.Latency{}, &link.Move{}, &link.LostReply{}, &link.SlowReply{},
+		&ReplicationCut{}, &Promotion{}, &SentinelFailover{}, &ReplicaHold{}, &ClusterElection{}, &SlotMove{},
+		&ClockJump{}, &ClientClockStep{},
 	}
 }
 
 // faultTimeout bounds one Inject or one Heal: the slowest, a Sentinel
 // promotion, waits up to sentinelWait.
-const faultTimeout = 20 * time.Second
+const Timeout = 20 * time.Second
 
 // inject runs f.Inject within faultTimeout; its error names the fault.
-func inject(ctx context.Context, f Fault) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, faultTimeout)
+func Inject(ctx context.Context, f Fault) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	ev, err := f.Inject(ctx)
 	if err != nil {
@@ -69,8 +70,8 @@ func inject(ctx context.Context, f Fault) (string, error) {
 
 // heal runs f.Heal within faultTimeout, also when ctx has ended (a fault
 // left in force would outlive the run); its error names the fault.
-func heal(ctx context.Context, f Fault) (string, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), faultTimeout)
+func Heal(ctx context.Context, f Fault) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	defer cancel()
 	ev, err := f.Heal(ctx)
 	if err != nil {
