@@ -56,7 +56,7 @@ func (o *onePerTrigger) done() {
 }
 
 // gcPause is the nemesis of GCPause: at the trigger's first
-// PointBeforeWrite it injects a clientPause of that client and holds the
+// PointBeforeWrite it injects a fault.ClientPause of that client and holds the
 // client there for 2×TTL; the client's renewal waits at PointRenew
 // meanwhile.
 type gcPause struct {
@@ -116,7 +116,7 @@ func grantedNote(other bool, what string) string {
 	return "no other client was granted the key during the " + what
 }
 
-// longCS is the nemesis of LongCS: a slowCS at the trigger's first
+// longCS is the nemesis of LongCS: a fault.SlowCS at the trigger's first
 // PointInCS.
 type longCS struct {
 	onePerTrigger

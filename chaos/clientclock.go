@@ -139,7 +139,7 @@ func (c *clockSteps) record(s *openStep, when string) {
 
 // Heal closes the windows of steps whose client never released again (it
 // crashed, or the run ended) and returns the errors of steps that could
-// not be injected. Clock offsets stay (see clientClockStep).
+// not be injected. Clock offsets stay (see fault.ClientClockStep).
 func (c *clockSteps) Heal(ctx context.Context) error {
 	c.mu.Lock()
 	open := c.open

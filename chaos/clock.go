@@ -56,7 +56,7 @@ func clockJumpScenario() Scenario {
 		}}
 }
 
-// clockJumps injects a clockJump on one node at a holder's PointInCS and
+// clockJumps injects a fault.ClockJump on one node at a holder's PointInCS and
 // holds the holder until another client has been granted the key and
 // released it.
 type clockJumps struct {
@@ -92,7 +92,7 @@ func (c *clockJumps) Run(ctx context.Context) error {
 
 // Heal restores redlock-clock-jump's partitions if Run did not, heals
 // what else may be broken (healAll), and returns the errors of the run's
-// jumps. Clock offsets stay (see clockJump).
+// jumps. Clock offsets stay (see fault.ClockJump).
 func (c *clockJumps) Heal(ctx context.Context) error {
 	return errors.Join(c.heal(ctx), c.errs.err(), healAll(ctx, c.env))
 }

@@ -14,7 +14,7 @@ import (
 
 // consensusScenarios are the server faults of etcd clusters and ZooKeeper
 // ensembles (topologies etcd:3 and zookeeper:3), built from the same
-// Fault values as the Redis process faults (nodeKill, nodePause): the
+// Fault values as the Redis process faults (fault.NodeKill, fault.NodePause): the
 // leader killed and restarted, the leader paused past the TTL, a quorum
 // lost. The client faults (gc-pause, long-cs, crash-between) apply to
 // these strategies unchanged.

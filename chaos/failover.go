@@ -264,9 +264,9 @@ const failingNode = 0
 func nodesOf(in impl.Info) int { return max(in.Nodes, 1) }
 
 // failover is the nemesis of the failover scenarios: Run routes
-// replication through a proxy, At cuts it at a release (replicationCut)
-// and strikes a later grant (promotion and linkMove, or
-// sentinelFailover).
+// replication through a proxy, At cuts it at a release (fault.ReplicationCut)
+// and strikes a later grant (promotion and link.Move, or
+// fault.SentinelFailover).
 type failover struct {
 	env      Env
 	sentinel bool // Sentinel promotes; otherwise the nemesis promotes and moves links
@@ -304,7 +304,7 @@ type failover struct {
 	cutNs    int64          // when the link was cut, ns since run start
 	struck   bool           // a strike has begun (one per run)
 	cuts     int            // replication-link cuts tried (each at a release)
-	failover fault.Fault    // the strike's promotion or sentinelFailover, once it began
+	failover fault.Fault    // the strike's promotion or fault.SentinelFailover, once it began
 	move     *link.Move     // the strike's move of the clients' links (no Sentinel)
 	clients  map[*cluster.Node]*redis.Client
 	attempts []int64 // wait: when the acquires invoked since the cut were, ns since run start
@@ -627,8 +627,8 @@ func (f *failover) candidate(ctx context.Context, ev workload.Event) (bool, erro
 	return onFailing && held-1 >= q, nil
 }
 
-// strike fails the primary over (promotion, then linkMove; or
-// sentinelFailover), holds the struck client until the key's next holder
+// strike fails the primary over (promotion, then link.Move; or
+// fault.SentinelFailover), holds the struck client until the key's next holder
 // has read the resource (see race; at most until capShare×TTL after its
 // acquire), and records the fault window, from the cut to the promotion,
 // with its evidence. The strike lands when that next holder came: a
@@ -741,7 +741,7 @@ func (f *failover) strike(ctx context.Context, ev workload.Event) error {
 }
 
 // failOver kills the primary and promotes the replica (promotion, then
-// linkMove of the clients' links; or sentinelFailover) for the strike of
+// link.Move of the clients' links; or fault.SentinelFailover) for the strike of
 // ev, and returns the faults' evidence as notes.
 func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, error) {
 	env := f.env
@@ -805,7 +805,7 @@ func (f *failover) failOver(ctx context.Context, ev workload.Event) ([]string, e
 
 // Heal leaves a healthy primary for the probe. After a strike it heals
 // the failover (promotion: promote and move the links if the strike did
-// not; sentinelFailover: wait until the Sentinels name the new primary);
+// not; fault.SentinelFailover: wait until the Sentinels name the new primary);
 // the killed primary stays down (the probe does not need it). Without a
 // strike it heals the replication cut (the replica replicates from its
 // primary directly) and records that the fault never landed. It then

@@ -80,7 +80,7 @@ func proxiedSetup(in impl.Info, minQuorum time.Duration) Setup {
 // in the hook; its renewal goroutine runs on): a long critical section
 // under a partition. Without that, the holder would write (TTL/20 later)
 // long before its lease ran out and only its release would meet the cut.
-// The cut refuses connects and drops open connections (linkCut): calls
+// The cut refuses connects and drops open connections (link.Cut): calls
 // fail at once. PartitionBlackhole is the same with calls that hang until
 // their budget. Quorum strategies run with QuorumProxiedTTL and
 // quorumProxiedClients. A cut lands when another client is granted the
@@ -117,8 +117,8 @@ func newPartitionHolder(env Env, blackhole bool) *partitionHolder {
 	return &partitionHolder{onePerTrigger: onePerTrigger{env: env, times: times}, seen: newCycles(), blackhole: blackhole}
 }
 
-// partitionHolder cuts the struck client's links (linkCut, or
-// linkBlackhole) at its PointInCS.
+// partitionHolder cuts the struck client's links (link.Cut, or
+// link.Blackhole) at its PointInCS.
 type partitionHolder struct {
 	onePerTrigger
 	seen      *cycles
@@ -204,7 +204,7 @@ func latencyScenario() Scenario {
 		New: func(env Env) Nemesis { return &slowNode{env: env, node: 0} }}
 }
 
-// slowNode is a timed linkLatency window on one node's links.
+// slowNode is a timed link.Latency window on one node's links.
 type slowNode struct {
 	workload.NoFaults
 	env  Env

@@ -130,7 +130,7 @@ const naRestart = "restarts a Redis node with its keyspace emptied (or reloaded 
 func restartDelay(ttl time.Duration) time.Duration { return ttl + ttl/5 }
 
 // nodeRestarts is the nemesis of the node-restart family: the quorum
-// layout's link cuts for the whole run, and a nodeRestart of the lock's
+// layout's link cuts for the whole run, and a fault.NodeRestart of the lock's
 // node at each strike.
 type nodeRestarts struct {
 	onePerTrigger
@@ -236,7 +236,7 @@ func (h holdOutcome) String() string {
 	return "no other grant during the hold"
 }
 
-// strike restarts n (nodeRestart) and records the window; held delivers
+// strike restarts n (fault.NodeRestart) and records the window; held delivers
 // the outcome of the struck client's hold.
 func (r *nodeRestarts) strike(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
 	f := &fault.NodeRestart{Node: n, Persistence: r.persistence}
@@ -331,7 +331,7 @@ const pauseOpTimeoutTTL = 3
 // pauseAfterGrant is how long after the struck grant the node is paused.
 func pauseAfterGrant(ttl time.Duration) time.Duration { return ttl / 10 }
 
-// nodePauses is the nemesis of NodePause: a nodePause of one node at each
+// nodePauses is the nemesis of NodePause: a fault.NodePause of one node at each
 // strike.
 type nodePauses struct {
 	onePerTrigger
@@ -466,7 +466,7 @@ func (p *nodePauses) queuedLanding(ctx context.Context, h holdOutcome) (history.
 	return history.Missed, "no acquire queued before the hold ended was granted after SIGCONT"
 }
 
-// pause stops n for 2×TTL (nodePause), resumes it and records the
+// pause stops n for 2×TTL (fault.NodePause), resumes it and records the
 // window; held delivers the outcome of the struck client's hold.
 func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Event, held <-chan holdOutcome) {
 	// Let the server serve a few more commands and go back to waiting
@@ -518,7 +518,7 @@ func (p *nodePauses) pause(ctx context.Context, n *cluster.Node, ev workload.Eve
 		evidence, time.Duration(end-start).Round(time.Millisecond), resumed, ev.Client, ev.Hold, ev.Key, h, q))
 }
 
-// nodesDown kills k of the quorum strategy's nodes at a grant (nodeKill)
+// nodesDown kills k of the quorum strategy's nodes at a grant (fault.NodeKill)
 // and keeps them down until Heal.
 type nodesDown struct {
 	onePerTrigger

@@ -120,7 +120,7 @@ func lostReplyReentrantScenario() Scenario {
 // lostReplies is the nemesis of the lost-reply scenarios: at the first
 // call of its target after each trigger whose key is in the state the
 // target needs (free for an acquire, held by the client otherwise), it
-// reads the key on the client's nodes, arms a lostReply on the client's
+// reads the key on the client's nodes, arms a link.LostReply on the client's
 // links and lets the call go; the strike ends when every armed link
 // dropped its reply or the client has moved on (its next event: the call
 // returned), and is recorded with the key before the call and at each
@@ -246,7 +246,7 @@ func (r *lostReplies) ready(before []observe.KeyObs, ev workload.Event) bool {
 // the key before the call and at the drop (at), and, where the key alone
 // cannot tell, the reply the client lost: an acquire under contention
 // finds the key held at the drop whoever set it, so its reply must say it
-// set it (replyDone); a release of the client's own key is seen in the
+// set it (link.ReplyDone); a release of the client's own key is seen in the
 // key alone (its script's reply, the remaining count, is 0 when done).
 func (r *lostReplies) effect(before, at observe.KeyObs, reply, token string) bool {
 	if at.Type == "" {

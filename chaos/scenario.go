@@ -1,13 +1,16 @@
-// Package chaos holds lockbench's nemesis: fault primitives and the named
-// scenarios that compose them. A fault primitive is a value implementing
-// Fault (inject, heal, a name, the backend features it needs; Faults lists
-// every one). A scenario is data (All lists them all, one family per
-// file: client.go, process.go, failover.go, network.go, reply.go, clock.go,
-// random.go); each builds a Nemesis for one run, which places faults at
-// the clients' lock events (workload.Faults) so that a fault hits a held
-// lock at the moment that matters, not by chance, and records every
-// injection as a history.Nemesis operation with its start, end, evidence
-// and Landing.
+// Package chaos holds lockbench's nemesis: the named scenarios that
+// place fault primitives (chaos/fault, chaos/fault/link) at the clients'
+// lock events. A scenario is data (All lists them all, Lookup finds one;
+// one family per file: client.go, cancel.go, process.go, rolling.go,
+// consensus.go, failover.go, clusterfailover.go, slotmigration.go,
+// network.go, renewalcut.go, reply.go, clock.go, random.go); each builds
+// a Nemesis for one run, which places faults at the clients' lock events
+// (workload.Faults) so that a fault hits a held lock at the moment that
+// matters, not by chance, and records every injection as a
+// history.Nemesis operation with its start, end, evidence and Landing.
+// A fault schedule (chaos/schedule) is played by ScheduleScenario
+// (scheduled.go), which reuses the nemeses of the scenarios that
+// exercise each step's primitive.
 package chaos
 
 import (

@@ -14,7 +14,7 @@ import (
 	"github.com/lockbench/lockbench/impl"
 )
 
-// cancelCall cancels one lock call in flight while its commands wait in
+// CancelCall cancels one lock call in flight while its commands wait in
 // stopped nodes: Inject watches the call's key on every node (keyspace
 // notifications, through a connection of its own) and SIGSTOPs the nodes,
 // so the commands the call sends queue in their sockets; cancel cancels
@@ -39,7 +39,10 @@ type CancelCall struct {
 	External bool // the external backend: its servers cannot be stopped on cue
 }
 
-func (*CancelCall) Name() string             { return "cancel" }
+// Name is the primitive's name, "cancel" (Fault.Name).
+func (*CancelCall) Name() string { return "cancel" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*CancelCall) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
 
 // Inject watches the key on every node, then stops every node; on an

@@ -11,10 +11,10 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// clientPause stops every goroutine of one client, its renewal too: a
+// ClientPause stops every goroutine of one client, its renewal too: a
 // stop-the-world GC pause or a process freeze (Kleppmann 2016). Inject
 // marks the client paused in clients, so its renewal blocks at
-// impl.PointRenew (pausedClients.wait) until Heal; the client's own
+// impl.PointRenew (PausedClients.wait) until Heal; the client's own
 // goroutine is stopped by the scenario, which holds it at the lock event
 // where it injected the pause. A client whose lock runs in a process of
 // its own (exec: adapters) has that process stopped too (SIGSTOP until
@@ -27,7 +27,10 @@ type ClientPause struct {
 	Process adapterclient.ClientProcess
 }
 
-func (*ClientPause) Name() string             { return "client-pause" }
+// Name is the primitive's name, "client-pause" (Fault.Name).
+func (*ClientPause) Name() string { return "client-pause" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClientPause) Needs() []cluster.Feature { return nil }
 
 // Inject marks the client paused; it must not be paused already.
@@ -58,13 +61,14 @@ func (p *ClientPause) Heal(context.Context) (string, error) {
 	return fmt.Sprintf("client %d resumed", p.Client), nil
 }
 
-// pausedClients is the set of clients a run's client pauses stopped.
+// PausedClients is the set of clients a run's client pauses stopped.
 // Safe for concurrent use.
 type PausedClients struct {
 	mu     sync.Mutex
 	paused map[int]chan struct{} // client → closed when its pause ends
 }
 
+// NewPausedClients returns an empty set of paused clients, for one run.
 func NewPausedClients() *PausedClients {
 	return &PausedClients{paused: map[int]chan struct{}{}}
 }
@@ -110,7 +114,7 @@ func (c *PausedClients) Wait(ctx context.Context, client int) error {
 	}
 }
 
-// slowCS makes one critical section longer by d: Inject, called from the
+// SlowCS makes one critical section longer by d: Inject, called from the
 // client's own goroutine at its lock event, sleeps d (less if ctx ends
 // first). The client keeps running meanwhile: its renewal goes on.
 // Evidence: "critical section +100ms".
@@ -118,7 +122,10 @@ type SlowCS struct {
 	D time.Duration
 }
 
-func (*SlowCS) Name() string             { return "slow-cs" }
+// Name is the primitive's name, "slow-cs" (Fault.Name).
+func (*SlowCS) Name() string { return "slow-cs" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*SlowCS) Needs() []cluster.Feature { return nil }
 
 // Inject sleeps d in the calling client.
@@ -130,7 +137,7 @@ func (s *SlowCS) Inject(ctx context.Context) (string, error) {
 // Heal has nothing to undo: the critical section went on after Inject.
 func (*SlowCS) Heal(context.Context) (string, error) { return "", nil }
 
-// clientCrash kills a client at a lock event: the scenario that injects
+// ClientCrash kills a client at a lock event: the scenario that injects
 // it returns impl.ErrCrashed from workload.Faults.At, and the client dies
 // there (it records a crash operation and makes no further call). Inject
 // only says so. Evidence: "client 3 dies at after-setnx on lb:k0".
@@ -138,7 +145,10 @@ type ClientCrash struct {
 	Event workload.Event
 }
 
-func (*ClientCrash) Name() string             { return "client-crash" }
+// Name is the primitive's name, "client-crash" (Fault.Name).
+func (*ClientCrash) Name() string { return "client-crash" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClientCrash) Needs() []cluster.Feature { return nil }
 
 // Inject returns the evidence; the crash is the caller's impl.ErrCrashed.

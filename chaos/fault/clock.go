@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/impl/adapterclient"
 )
 
-// clockJump moves a node's wall clock forward by step, on top of its
+// ClockJump moves a node's wall clock forward by step, on top of its
 // earlier jumps (the LD_PRELOAD clock shim, cluster.Node.SetClockOffset):
 // Redis expires keys by the wall clock, so every key whose expiry the
 // clock passes is gone at once. Heal leaves the offset: a clock that
@@ -25,7 +25,10 @@ type ClockJump struct {
 	Step   time.Duration
 }
 
-func (*ClockJump) Name() string             { return "clock-jump" }
+// Name is the primitive's name, "clock-jump" (Fault.Name).
+func (*ClockJump) Name() string { return "clock-jump" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClockJump) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureClock} }
 
 // Inject jumps the clock and reads TIME around the jump.
@@ -34,7 +37,7 @@ func (j *ClockJump) Inject(ctx context.Context) (string, error) {
 	return tj.String(), err
 }
 
-// Heal has nothing to undo (see clockJump).
+// Heal has nothing to undo (see ClockJump).
 func (*ClockJump) Heal(context.Context) (string, error) { return "", nil }
 
 // clocks keeps the cumulative clock offset of each node, since
@@ -45,6 +48,7 @@ type Clocks struct {
 	off map[*cluster.Node]time.Duration
 }
 
+// NewClocks returns the clock offsets of one run, none set yet.
 func NewClocks() *Clocks { return &Clocks{off: map[*cluster.Node]time.Duration{}} }
 
 // timeJump is the evidence of one clock jump: the node's TIME reply right
@@ -105,7 +109,7 @@ func serverTime(ctx context.Context, n *cluster.Node) (time.Time, error) {
 	return t, nil
 }
 
-// clientClockStep steps the wall clock of one client's adapter process
+// ClientClockStep steps the wall clock of one client's adapter process
 // (adapterclient.ClockStepper: the clock-offset preload, Setup.ClientClock) by
 // step from the offset in force: a clock that NTP or an operator steps,
 // or a virtual machine's after a migration. Only the process's realtime
@@ -125,7 +129,10 @@ type ClientClockStep struct {
 	Offset time.Duration
 }
 
-func (*ClientClockStep) Name() string             { return "client-clock-step" }
+// Name is the primitive's name, "client-clock-step" (Fault.Name).
+func (*ClientClockStep) Name() string { return "client-clock-step" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClientClockStep) Needs() []cluster.Feature { return nil }
 
 // Inject steps the process's clock and checks the new offset is in force.
@@ -138,5 +145,5 @@ func (s *ClientClockStep) Inject(context.Context) (string, error) {
 	return fmt.Sprintf("client %d's adapter stepped %+v: %s%s", s.Client, s.Step, ev, sharedNote(s.Process, "step with it")), nil
 }
 
-// Heal has nothing to undo (see clientClockStep).
+// Heal has nothing to undo (see ClientClockStep).
 func (*ClientClockStep) Heal(context.Context) (string, error) { return "", nil }

@@ -9,11 +9,11 @@ import (
 )
 
 // The Redis Cluster fault primitives: a replica's replication held back
-// (replicaHold), a slot's primary killed and its replica elected by the
-// cluster (clusterElection), and a slot moved to another primary
-// (slotMove).
+// (ReplicaHold), a slot's primary killed and its replica elected by the
+// cluster (ClusterElection), and a slot moved to another primary
+// (SlotMove).
 
-// replicaHold holds back a replica's replication for d: CLIENT PAUSE
+// ReplicaHold holds back a replica's replication for d: CLIENT PAUSE
 // <ms> ALL on the replica (cluster.Node.HoldReplication), whose master
 // link then buffers the primary's stream unapplied; if the primary dies
 // meanwhile the replica drops what it buffered (measured for
@@ -26,7 +26,10 @@ type ReplicaHold struct {
 	until   time.Time
 }
 
+// Name is the primitive's name, "replica-hold" (Fault.Name).
 func (*ReplicaHold) Name() string { return "replica-hold" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ReplicaHold) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureRedisFaults}
 }
@@ -49,8 +52,8 @@ func (h *ReplicaHold) Heal(ctx context.Context) (string, error) {
 	return fmt.Sprintf("replication on %s resumed", h.Replica.Name()), ctx.Err()
 }
 
-// clusterElection SIGKILLs the primary of a Redis Cluster slot and waits
-// (at most faultTimeout) until the cluster has elected the slot's replica
+// ClusterElection SIGKILLs the primary of a Redis Cluster slot and waits
+// (at most Timeout) until the cluster has elected the slot's replica
 // in its place: no Redis command of the nemesis takes part in the
 // failover, only the cluster's failure detection (cluster-node-timeout,
 // the cluster package's node timeout) and its replicas' election. Evidence: "n1
@@ -66,7 +69,7 @@ type ClusterElection struct {
 	forced  bool // the election had not come by electionPatience: FORCE
 }
 
-// electionPatience is how long clusterElection waits for the cluster's
+// electionPatience is how long ClusterElection waits for the cluster's
 // own election before it sends CLUSTER FAILOVER FORCE to the replica:
 // an election round that fails (measured: 1 run of 5 on 2 busy cores)
 // is retried only after 4 s (2 × the failover auth timeout of
@@ -74,7 +77,10 @@ type ClusterElection struct {
 // the struck client's lease.
 const electionPatience = 2500 * time.Millisecond
 
-func (*ClusterElection) Name() string             { return "cluster-election" }
+// Name is the primitive's name, "cluster-election" (Fault.Name).
+func (*ClusterElection) Name() string { return "cluster-election" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClusterElection) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the primary and waits for the replica's election.
@@ -130,7 +136,7 @@ func (e *ClusterElection) Heal(ctx context.Context) (string, error) {
 	return fmt.Sprintf("%s serves slot %d", e.Replica.Name(), e.Slot), nil
 }
 
-// slotMove moves a Redis Cluster slot, with its keys and their TTLs, to
+// SlotMove moves a Redis Cluster slot, with its keys and their TTLs, to
 // another primary (cluster.Cluster.MigrateSlot: SETSLOT IMPORTING and
 // MIGRATING, MIGRATE ... KEYS, SETSLOT NODE on every primary). Nothing
 // to heal: the slot stays where it went. Evidence: "slot 1450 moved
@@ -141,7 +147,10 @@ type SlotMove struct {
 	To      *cluster.Node
 }
 
+// Name is the primitive's name, "slot-move" (Fault.Name).
 func (*SlotMove) Name() string { return "slot-move" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*SlotMove) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureRedisFaults}
 }

@@ -1,3 +1,14 @@
+// Package fault holds lockbench's fault primitives, after etcd's
+// robustness failpoints: Fault is the small interface every primitive
+// implements (a name, the backend features it needs, Inject and Heal),
+// and Faults lists each primitive once. One family per file: node.go
+// (kill, restart, pause, key loss), rolling.go, client.go (pause, slow
+// critical section, crash), cancel.go, clock.go, replication.go
+// (replication cut, promotion, Sentinel failover) and cluster.go (Redis
+// Cluster: replica hold, election, slot move); the faults played on
+// per-link proxies are in chaos/fault/link. The scenarios that place
+// faults at lock events are in package chaos; fault schedules in
+// chaos/schedule.
 package fault
 
 import (
@@ -25,7 +36,7 @@ import (
 // again and on a fault never injected, and returns evidence that the
 // target is healthy again ("" when it had nothing to undo). Both honour
 // ctx; call them through inject and heal, which bound them by
-// faultTimeout and name the fault in errors.
+// Timeout and name the fault in errors.
 type Fault interface {
 	// Name is the primitive's name, e.g. "node-kill".
 	Name() string
@@ -53,11 +64,11 @@ func Faults() []Fault {
 	}
 }
 
-// faultTimeout bounds one Inject or one Heal: the slowest, a Sentinel
+// Timeout bounds one Inject or one Heal: the slowest, a Sentinel
 // promotion, waits up to sentinelWait.
 const Timeout = 20 * time.Second
 
-// inject runs f.Inject within faultTimeout; its error names the fault.
+// inject runs f.Inject within Timeout; its error names the fault.
 func Inject(ctx context.Context, f Fault) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -68,7 +79,7 @@ func Inject(ctx context.Context, f Fault) (string, error) {
 	return ev, nil
 }
 
-// heal runs f.Heal within faultTimeout, also when ctx has ended (a fault
+// heal runs f.Heal within Timeout, also when ctx has ended (a fault
 // left in force would outlive the run); its error names the fault.
 func Heal(ctx context.Context, f Fault) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)

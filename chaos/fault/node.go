@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// nodeKill SIGKILLs a node (docker: docker kill) and keeps it down until
+// NodeKill SIGKILLs a node (docker: docker kill) and keeps it down until
 // Heal restarts it (empty without persistence, reloading its AOF with
 // it). Evidence: "n3 pid 4242 SIGKILLed (gone: no live pid 4242 in
 // /proc)".
@@ -20,7 +20,10 @@ type NodeKill struct {
 	Node *cluster.Node
 }
 
-func (*NodeKill) Name() string             { return "node-kill" }
+// Name is the primitive's name, "node-kill" (Fault.Name).
+func (*NodeKill) Name() string { return "node-kill" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*NodeKill) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the node, which must be running, and checks that its
@@ -55,7 +58,7 @@ func (k *NodeKill) Heal(ctx context.Context) (string, error) {
 // restartTimeout bounds a node's restart after its kill.
 const restartTimeout = 10 * time.Second
 
-// nodeRestart kills a node and starts it again after delay (0: at once)
+// NodeRestart kills a node and starts it again after delay (0: at once)
 // on the same address: with cluster.PersistenceNone it comes back empty,
 // with cluster.PersistenceAOF it reloads its keys. Inject returns once the
 // node answers again. Evidence: "n1 pid 42 SIGKILLed (gone: no live pid
@@ -81,10 +84,13 @@ type NodeRestart struct {
 	KeepsData bool
 }
 
-func (*NodeRestart) Name() string             { return "node-restart" }
+// Name is the primitive's name, "node-restart" (Fault.Name).
+func (*NodeRestart) Name() string { return "node-restart" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*NodeRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
-// Inject kills the node (as nodeKill), waits the delay (cut short when ctx
+// Inject kills the node (as NodeKill), waits the delay (cut short when ctx
 // ends) and restarts it; the restart runs even when ctx has ended, within
 // restartTimeout, so a run's end never leaves the node down.
 func (r *NodeRestart) Inject(ctx context.Context) (string, error) {
@@ -128,7 +134,7 @@ func (r *NodeRestart) Heal(ctx context.Context) (string, error) {
 	return (&NodeKill{Node: r.Node}).Heal(ctx)
 }
 
-// nodePause freezes a node: SIGSTOP (docker: cgroup freezer) until Heal
+// NodePause freezes a node: SIGSTOP (docker: cgroup freezer) until Heal
 // sends SIGCONT. The server serves nothing meanwhile; commands sent to it
 // run after SIGCONT; TTLs keep running in wall time. On the external
 // backend, whose servers lockbench cannot signal, Inject sends DEBUG SLEEP
@@ -144,7 +150,10 @@ type NodePause struct {
 	D time.Duration
 }
 
-func (*NodePause) Name() string             { return "node-pause" }
+// Name is the primitive's name, "node-pause" (Fault.Name).
+func (*NodePause) Name() string { return "node-pause" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*NodePause) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeaturePause} }
 
 // Inject pauses the node, which must be running and not paused, and
@@ -191,7 +200,7 @@ func (p *NodePause) Heal(context.Context) (string, error) {
 	return "SIGCONT: state " + after, nil
 }
 
-// keyLoss deletes a held lock key on every node the lock talks to (DEL,
+// KeyLoss deletes a held lock key on every node the lock talks to (DEL,
 // through a direct connection: what an eviction under maxmemory, a
 // FLUSHDB or an operator does), and reads each node back for the evidence
 // that the key is gone. Evidence: "DEL lb:k0 on n1: 1 (held c3's token);
@@ -201,8 +210,10 @@ type KeyLoss struct {
 	Key   string
 }
 
+// Name is the primitive's name, "key-loss" (Fault.Name).
 func (*KeyLoss) Name() string { return "key-loss" }
 
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*KeyLoss) Needs() []cluster.Feature { return nil }
 
 // Inject deletes the key on every node and reads it back.

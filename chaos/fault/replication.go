@@ -12,7 +12,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 )
 
-// replicationCut freezes a replica: its replication link, which runs
+// ReplicationCut freezes a replica: its replication link, which runs
 // through a proxy on this host (link), drops traffic, so the replica
 // receives no write the primary makes afterwards while it still answers
 // reads. Heal points the replica straight at its primary (REPLICAOF),
@@ -22,7 +22,10 @@ type ReplicationCut struct {
 	Primary, Replica *cluster.Node
 }
 
+// Name is the primitive's name, "replication-cut" (Fault.Name).
 func (*ReplicationCut) Name() string { return "replication-cut" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ReplicationCut) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureReplicationProxy}
 }
@@ -59,7 +62,7 @@ const promoteTimeout = 5 * time.Second
 // Writes the promoted replica had not received are lost, also on the
 // others: their offsets run past the new primary's history, so they
 // resync in full from it. Clients still point at the dead primary: a
-// linkMove moves them. Heal completes a promotion Inject did not make.
+// link.Move moves them. Heal completes a promotion Inject did not make.
 // Evidence: "n1 pid 42 SIGKILLed (gone: no live pid 42 in /proc); n2
 // promoted (role master)" and, per other replica, "n3 replicates n2
 // (synced)".
@@ -72,12 +75,15 @@ type Promotion struct {
 	moved    bool // the others replicate the promoted replica
 }
 
+// Name is the primitive's name, "replica-promotion" (Fault.Name).
 func (*Promotion) Name() string { return "replica-promotion" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*Promotion) Needs() []cluster.Feature {
 	return []cluster.Feature{cluster.FeatureKill, cluster.FeatureRedisFaults}
 }
 
-// Inject kills the primary (as nodeKill) and promotes the replica.
+// Inject kills the primary (as NodeKill) and promotes the replica.
 func (p *Promotion) Inject(ctx context.Context) (string, error) {
 	killed, err := (&NodeKill{Node: p.Primary}).Inject(ctx)
 	if err != nil {
@@ -154,7 +160,7 @@ func (p *Promotion) Heal(ctx context.Context) (string, error) {
 // sentinelWait bounds the wait for the Sentinels' promotion.
 const sentinelWait = 15 * time.Second
 
-// sentinelFailover is a failover by Sentinel: the primary is SIGKILLed,
+// SentinelFailover is a failover by Sentinel: the primary is SIGKILLed,
 // and the cluster's Sentinels detect it and promote a replica (~2.2 s
 // with cluster.SentinelDownAfterMilliseconds 1000); clients that find the
 // primary through Sentinel follow. Inject returns once the Sentinels name
@@ -166,7 +172,10 @@ type SentinelFailover struct {
 	Primary *cluster.Node
 }
 
-func (*SentinelFailover) Name() string             { return "sentinel-failover" }
+// Name is the primitive's name, "sentinel-failover" (Fault.Name).
+func (*SentinelFailover) Name() string { return "sentinel-failover" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*SentinelFailover) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the primary and waits for the Sentinels' promotion.
@@ -210,7 +219,7 @@ func role(ctx context.Context, n *cluster.Node) string {
 	return r
 }
 
-// waitSynced waits (at most 10 s) until replica replicates from port with
+// WaitSynced waits (at most 10 s) until replica replicates from port with
 // its link up and no sync in progress.
 func WaitSynced(ctx context.Context, replica *cluster.Node, port string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

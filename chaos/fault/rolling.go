@@ -11,15 +11,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rollingRestart restarts nodes one after another, as an operator's
+// RollingRestart restarts nodes one after another, as an operator's
 // rolling restart does (an upgrade, a configuration change): each node is
-// SIGKILLed and started again at once on its address (nodeRestart), empty
+// SIGKILLed and started again at once on its address (NodeRestart), empty
 // without persistence, with its AOF under cluster.PersistenceAOF; a
 // replica comes back as a replica of its primary and copies it again.
 // Between two restarts, and after the last, Inject calls between (the
 // nemesis's wait: the holder's next renewal), so a renewed hold lives
 // through every step. After each restart the held key is read on the
-// restarted node (keyState): the evidence that the restart took the lock
+// restarted node (KeyState): the evidence that the restart took the lock
 // from it, or not. Evidence: "n1 pid 42 SIGKILLed ...; restarted empty
 // ... as pid 57, down 21ms; lb:k0 on n1 after restart: absent; then the
 // holder's renewal 140ms later | n2 ...". Heal restarts a node a failed
@@ -38,7 +38,10 @@ type RollingRestart struct {
 	Between func(ctx context.Context, i int) string
 }
 
-func (*RollingRestart) Name() string             { return "rolling-restart" }
+// Name is the primitive's name, "rolling-restart" (Fault.Name).
+func (*RollingRestart) Name() string { return "rolling-restart" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*RollingRestart) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject restarts the nodes in order, reading the key back on each and
@@ -83,7 +86,7 @@ func (r *RollingRestart) Heal(ctx context.Context) (string, error) {
 	return strings.Join(ev, "; "), nil
 }
 
-// keyState reads key on n through a direct connection right after a
+// KeyState reads key on n through a direct connection right after a
 // restart and says whether the struck owner's lock survived, for a nemesis
 // note: "lb:k0 on n1 after restart: absent", "... lost (another owner's
 // lock, PTTL 196ms)" (a client was faster than this read), "... kept

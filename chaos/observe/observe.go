@@ -1,3 +1,7 @@
+// Package observe reads the state of a lock key on a Redis node through
+// a connection of its own (Key, KeyObs) and watches a key's keyspace
+// events (WatchKeyEvents): the evidence a fault and a scenario's nemesis
+// record of what they did.
 package observe
 
 import (
@@ -15,7 +19,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 )
 
-// keyObs is the state of a lock key on one Redis node as the nemesis read
+// KeyObs is the state of a lock key on one Redis node as the nemesis read
 // it, through a connection of its own (never a client's link), as
 // evidence of what a fault did: who held the key, with which TTL.
 type KeyObs struct {
@@ -35,11 +39,11 @@ type KeyObs struct {
 	Err error
 }
 
-// observeTimeout bounds one observeKey: it may run while a client waits
+// observeTimeout bounds one Key: it may run while a client waits
 // (a lost reply's read at the drop), so it is short.
 const observeTimeout = 150 * time.Millisecond
 
-// observeKey reads key on the Redis server at addr (node is its name for
+// Key reads key on the Redis server at addr (node is its name for
 // the evidence) in one round trip: TYPE, PTTL, GET and HGETALL pipelined
 // (the read that does not fit the type fails and is ignored).
 func Key(ctx context.Context, node, addr, key string, sec cluster.Security) KeyObs {
@@ -128,7 +132,7 @@ func (o KeyObs) String() string {
 	return fmt.Sprintf("%s (PTTL %v)", v, o.PTTL.Round(time.Millisecond))
 }
 
-// keyEvents collects the keyspace notifications of one key on one Redis
+// KeyEvents collects the keyspace notifications of one key on one Redis
 // node (notify-keyspace-events "KA" while it watches): each event's name
 // ("set", "hincrby", "expire", "del", "expired") and when it came.
 type KeyEvents struct {
@@ -150,11 +154,11 @@ type keyEvent struct {
 // takes hundreds of ms at times).
 const watchTimeout = 2 * time.Second
 
-// errWatch marks an Inject that could not watch the key: nothing was
+// ErrWatch marks an Inject that could not watch the key: nothing was
 // stopped, and the strike is missed rather than the run failed.
 var ErrWatch = errors.New("cannot watch the key")
 
-// watchKeyEvents turns keyspace notifications on at addr and subscribes
+// WatchKeyEvents turns keyspace notifications on at addr and subscribes
 // to key's, through a client of its own; it returns once the
 // subscription is confirmed.
 func WatchKeyEvents(ctx context.Context, node, addr, key string) (*KeyEvents, error) {
@@ -209,13 +213,14 @@ func (w *KeyEvents) Close() {
 	_ = w.c.Close()
 }
 
+// CloseWatches closes every watch of ws (KeyEvents.Close).
 func CloseWatches(ws []*KeyEvents) {
 	for _, w := range ws {
 		w.Close()
 	}
 }
 
-// takesKey reports whether a keyspace event sets a lock key: "set" (SET,
+// TakesKey reports whether a keyspace event sets a lock key: "set" (SET,
 // SETNX, a script's SET), "hincrby" or "hset" (a hash lock's owner
 // field).
 func TakesKey(event string) bool {

@@ -1,3 +1,9 @@
+// Package schedule holds fault schedules as data: a Schedule is steps,
+// each a fault primitive (Primitives) put on a target at a lock event,
+// read from and written to JSON files (Decode, Read, Encode) and checked
+// (Check). The hunt draws them; chaos.ScheduleScenario plays one against
+// a run, reusing the nemeses of the scenarios that exercise each
+// primitive (ScenariosFor names them).
 package schedule
 
 import (

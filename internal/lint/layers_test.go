@@ -31,10 +31,21 @@ import (
 //     commandstats (the servers' command counts from INFO, which the
 //     workload's dialer hook mirrors client-side), which need only the
 //     servers;
-//   - chaos (the scenario and its nemesis) sits above the workload and the
-//     cluster it injects faults into; observer (the reads of the lock keys
-//     during a run) sits beside it, above the workload whose dialer and
-//     recorder it uses and whose clients ask it for reads;
+//   - chaos is five packages, each importing only those below it:
+//     chaos/observe reads a lock key on a node (cluster only, so beside
+//     impl); chaos/fault/link is the per-link proxies and the faults
+//     played on them (beside impl/adapterclient, which it does not
+//     import); chaos/fault is the Fault interface and the other
+//     primitives (a crash or a pause strikes a workload event, so above
+//     the workload, beside observer);
+//     chaos/schedule is fault schedules as data (steps, primitives),
+//     beside checker; chaos, the scenarios that place faults at lock
+//     events, their registry and the player of a schedule, is on top
+//     (beside results, which it does not import), as a schedule's
+//     expectations come from the scenarios that exercise its primitives;
+//     observer (the reads of the lock keys during a run) sits above the
+//     workload whose dialer and recorder it uses and whose clients ask it
+//     for reads;
 //   - measure (history/measure) measures a history and judges nothing
 //     (holds, grants, fault windows, outcomes, evidence): it needs only
 //     the history format, so it sits just above it, and every stage that
@@ -77,7 +88,11 @@ var layers = map[string]int{
 	"history/measure":     2,
 	"workload":            5,
 	"checker/witness":     5,
-	"chaos":               6,
+	"chaos/observe":       2,
+	"chaos/fault/link":    3,
+	"chaos/fault":         6,
+	"chaos/schedule":      7,
+	"chaos":               8,
 	"observer":            6,
 	"checker":             7,
 	"checker/crosshost":   8,
@@ -191,9 +206,13 @@ func sortedKeys(m map[string][]string) []string {
 // a strategy declares what scenarios need in impl.Info (its claims, node
 // count, server, crash point), so adding one touches no scenario.
 func TestChaosIgnoresStrategyNames(t *testing.T) {
-	files, err := filepath.Glob("../../chaos/*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, pattern := range []string{"../../chaos/*.go", "../../chaos/*/*.go", "../../chaos/*/*/*.go"} {
+		f, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f...)
 	}
 	fset := token.NewFileSet()
 	for _, f := range files {

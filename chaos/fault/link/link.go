@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 )
 
-// linkCut partitions one client from some nodes: its proxies to them
+// Cut partitions one client from some nodes: its proxies to them
 // (Links) refuse connects and drop open connections until Heal. The
 // protected resource is in-process and stays reachable. Evidence:
 // "connect refused" (a fresh connect to the first cut link), or "connect
@@ -24,7 +24,10 @@ type Cut struct {
 	Nodes  []int // node indexes in link order
 }
 
-func (*Cut) Name() string             { return "link-cut" }
+// Name is the primitive's name, "link-cut" (Fault.Name).
+func (*Cut) Name() string { return "link-cut" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*Cut) Needs() []cluster.Feature { return nil }
 
 // Inject cuts the links, which must exist, and tries a connect through
@@ -60,7 +63,7 @@ func (c *Cut) Heal(context.Context) (string, error) {
 	return "", c.Links.Restore(c.Client, c.Nodes...)
 }
 
-// linkLatency delays every link to one node (each client's and the
+// Latency delays every link to one node (each client's and the
 // probe's proxy) by d in each direction until Heal: a round trip gains
 // 2×d. Evidence: "PING through the link took 101.3ms", measured through
 // the probe's link, or "PING failed: ...".
@@ -73,7 +76,10 @@ type Latency struct {
 	InForce time.Time
 }
 
-func (*Latency) Name() string             { return "link-latency" }
+// Name is the primitive's name, "link-latency" (Fault.Name).
+func (*Latency) Name() string { return "link-latency" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*Latency) Needs() []cluster.Feature { return nil }
 
 // Inject sets the latency on every link to the node and measures a PING
@@ -102,7 +108,7 @@ func (l *Latency) Heal(context.Context) (string, error) {
 	return "", l.Links.SetLatency(l.Node, 0)
 }
 
-// linkMove points every client's link to one node at another address
+// Move points every client's link to one node at another address
 // and closes their open connections: the failover of a virtual IP.
 // Nothing moves it back; Heal completes a move Inject did not make.
 // Evidence: "clients' links to node 1 moved to n2".
@@ -115,7 +121,10 @@ type Move struct {
 	moved bool
 }
 
-func (*Move) Name() string             { return "link-move" }
+// Name is the primitive's name, "link-move" (Fault.Name).
+func (*Move) Name() string { return "link-move" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*Move) Needs() []cluster.Feature { return nil }
 
 // Inject moves the links once; without Links (clients that find the
@@ -136,7 +145,7 @@ func (m *Move) Inject(context.Context) (string, error) {
 // Heal makes the move if Inject did not.
 func (m *Move) Heal(ctx context.Context) (string, error) { return m.Inject(ctx) }
 
-// pingRTT measures one RESP PING round trip to addr on a fresh raw TCP
+// PingRTT measures one RESP PING round trip to addr on a fresh raw TCP
 // connection (no client handshake, so only the PING crosses a slow link),
 // within 2 s.
 func PingRTT(ctx context.Context, addr string) (time.Duration, error) {
@@ -177,7 +186,7 @@ func refused(addr string) string {
 	return "connect still accepted"
 }
 
-// linkBlackhole partitions one client from some nodes the slow way: its
+// Blackhole partitions one client from some nodes the slow way: its
 // proxies to them (Links) accept connects but drop every byte, on open
 // and new connections, until Heal, which closes the connections that
 // carried dropped bytes (cluster.Proxy.Blackhole). Calls through them
@@ -190,8 +199,10 @@ type Blackhole struct {
 	Nodes  []int // node indexes in link order
 }
 
+// Name is the primitive's name, "link-blackhole" (Fault.Name).
 func (*Blackhole) Name() string { return "link-blackhole" }
 
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*Blackhole) Needs() []cluster.Feature { return nil }
 
 // Inject black-holes the links, which must exist, and sends a PING
@@ -224,7 +235,7 @@ func (b *Blackhole) Heal(context.Context) (string, error) {
 	return "", errors.Join(errs...)
 }
 
-// clientLatency delays one client's links to some nodes by d in each
+// ClientLatency delays one client's links to some nodes by d in each
 // direction until Heal (the "link-latency" primitive aimed at a client's
 // links rather than at a node's). Evidence: "+d each way on client 2's
 // links to n1".
@@ -235,8 +246,10 @@ type ClientLatency struct {
 	D      time.Duration
 }
 
+// Name is the primitive's name, "link-latency" (Fault.Name).
 func (*ClientLatency) Name() string { return "link-latency" }
 
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*ClientLatency) Needs() []cluster.Feature { return nil }
 
 // Inject sets the latency on every link, which must exist.

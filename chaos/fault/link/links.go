@@ -1,3 +1,8 @@
+// Package link holds the per-(client, node) TCP proxies a scenario
+// routes links through (Links) and the fault primitives played on them:
+// a cut, a black hole, latency, a moved address (link.go), a lost reply
+// and a slow reply (reply.go). They implement chaos/fault's Fault and
+// are listed by fault.Faults.
 package link
 
 import (

@@ -12,12 +12,12 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 )
 
-// lostReply arms a lost reply (cluster.LostReply) on one client's links
+// LostReply arms a lost reply (cluster.LostReply) on one client's links
 // to some nodes: the client's next command on each link reaches its node
 // and runs there, then its reply is dropped and the connection closed, so
 // the client sees an error for a command that took effect. At the drop,
 // before the client can act on it, the key is read on that node through a
-// connection of its own (observeKey): the evidence of what the command
+// connection of its own (observe.Key): the evidence of what the command
 // did. Inject arms the links (evidence: "armed on client 2's links to
 // n1"); Heal disarms them and says, per node, whether a reply was lost
 // and what the key held then.
@@ -38,7 +38,10 @@ type LostReply struct {
 	when  []time.Time      // per node: when the reply was dropped
 }
 
-func (*LostReply) Name() string             { return "lost-reply" }
+// Name is the primitive's name, "lost-reply" (Fault.Name).
+func (*LostReply) Name() string { return "lost-reply" }
+
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*LostReply) Needs() []cluster.Feature { return nil }
 
 // Inject arms a lost reply on every link, which must exist. r.mu is
@@ -143,7 +146,7 @@ func (r *LostReply) Drops() (dropped []bool, at []observe.KeyObs, cmd, reply []s
 	return dropped, at, cmd, reply
 }
 
-// replyDone reports whether a reply (its first line, RESP2 or RESP3)
+// ReplyDone reports whether a reply (its first line, RESP2 or RESP3)
 // says a lock command did what it was asked: "+OK", a positive integer
 // (SETNX 1, a script's 1 or hold count, PEXPIRE 1), a non-nil bulk string
 // or array, or true; not an error, a null, 0 or a negative integer (a
@@ -178,7 +181,7 @@ func (r *LostReply) Heal(context.Context) (string, error) {
 	return "", disarmAll(armed)
 }
 
-// slowReply makes one node answer one client late: the client's proxy
+// SlowReply makes one node answer one client late: the client's proxy
 // link to the node delays every reply by d (cluster.Proxy.SetReplyLatency)
 // and nothing the client sends, so a command reaches the node and runs at
 // once while the client learns of it d later, as from a node that answers
@@ -193,8 +196,10 @@ type SlowReply struct {
 	D        time.Duration
 }
 
+// Name is the primitive's name, "slow-reply" (Fault.Name).
 func (*SlowReply) Name() string { return "slow-reply" }
 
+// Needs lists the backend features Inject and Heal use (Fault.Needs).
 func (*SlowReply) Needs() []cluster.Feature { return nil }
 
 // Inject delays the replies on the client's link to the node, which must
