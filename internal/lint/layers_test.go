@@ -61,9 +61,9 @@ import (
 //     that schema, outdir guards the output folder; verdicts is the
 //     verdict table (what each strategy × scenario pair must show: it
 //     knows scenarios, strategies, the workload's settings and the
-//     checker's options, and no results), beside results; validate judges
-//     a checked history into a results.Run against that table; plots
-//     draws results;
+//     checker's options, and no results), above chaos, beside figures;
+//     validate judges a checked history into a results.Run against that
+//     table; plots draws results;
 //   - compare (two results files side by side), then report (report.md,
 //     details.md, index.html, with the plots' files; it names compare's
 //     gate), read everything below;
@@ -98,7 +98,7 @@ var layers = map[string]int{
 	"checker/crosshost":   8,
 	"stats":               7,
 	"results":             8,
-	"verdicts":            8,
+	"verdicts":            9,
 	"figures":             9,
 	"outdir":              9,
 	"validate":            10,
