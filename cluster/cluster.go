@@ -268,9 +268,6 @@ func (o *Options) checkSecurity(t Topology) error {
 	if !s.Enabled() || t.Kind.Consensus() {
 		return nil
 	}
-	if t.Kind == RedisCluster {
-		return fmt.Errorf("cluster: a Redis Cluster (%s) runs without AUTH or TLS for now: drop the password and --tls", t)
-	}
 	if (s.CertFile == "") != (s.KeyFile == "") {
 		return fmt.Errorf("cluster: TLS: give both a client certificate and its key (--tls-cert and --tls-key), or neither")
 	}

@@ -370,7 +370,7 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 		args = append(args, clusterArgs(n.dir, bus)...)
 	}
 	// Later arguments win: TLS replaces --port with --port 0 --tls-port.
-	args = append(args, o.Security.tlsArgs(port)...)
+	args = append(args, o.Security.tlsArgs(port, n.c.topo.Kind == RedisCluster)...)
 	if o.Security.Password != "" {
 		args = append(args, "-") // the password comes on stdin (startOn)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -79,15 +80,21 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	// The password reaches redis-cli through REDISCLI_AUTH, never its
+	// command line (ps would show it).
+	sec := c.opts.Security
+	secArgs, secEnv := sec.cliArgs()
+	args := append(secArgs, "--cluster", "create")
+	args = append(args, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(clusterReplicas), "--cluster-yes")
 	cctx, cancel := context.WithTimeout(ctx, clusterReadyTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, cli, args...)
 	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), secEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		tail := strings.TrimSpace(string(out))
+		tail := strings.TrimSpace(sec.Redact(string(out)))
 		if len(tail) > 600 {
 			tail = tail[len(tail)-600:]
 		}
@@ -349,10 +356,8 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Node) (*Node, i
 		if len(keys) == 0 {
 			break
 		}
-		args := []any{"MIGRATE", to.Host(), to.Port(), "", 0, 5000, "KEYS"}
-		args = append(args, keys...)
-		if err := step(from, args...); err != nil {
-			return from, moved, err
+		if err := migrateKeys(ctx, from, to, keys, c.opts.Security); err != nil {
+			return from, moved, fmt.Errorf("cluster: migrate slot %d: %w", slot, err)
 		}
 		moved += len(keys)
 	}
@@ -374,6 +379,20 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Node) (*Node, i
 	}
 	c.opts.Logf("cluster: slot %d moved %s→%s (%d keys)", slot, from.name, to.name, moved)
 	return from, moved, nil
+}
+
+// migrateKeys moves keys from from to to with one MIGRATE (timeout 5 s),
+// which logs in to to as sec (MIGRATE's AUTH2 or AUTH argument) when it
+// holds a password. The error names the command and the nodes, never the
+// password.
+func migrateKeys(ctx context.Context, from, to *Node, keys []any, sec Security) error {
+	args := []any{"MIGRATE", to.Host(), to.Port(), "", 0, 5000}
+	args = append(args, sec.migrateAuth()...)
+	args = append(append(args, "KEYS"), keys...)
+	if _, err := from.do(ctx, args...); err != nil {
+		return fmt.Errorf("MIGRATE of %d keys %s→%s: %w", len(keys), from.name, to.name, sec.redactErr(err))
+	}
+	return nil
 }
 
 // startExternalCluster makes the nodes of an external Redis Cluster: it

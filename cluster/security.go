@@ -178,6 +178,17 @@ func (s Security) ApplyFailover(o *redis.FailoverOptions) *redis.FailoverOptions
 	return o
 }
 
+// ApplyCluster is Apply for a Redis Cluster client: the same user,
+// password and TLS for every node it dials (the seeds and the nodes it
+// learns from CLUSTER SLOTS).
+func (s Security) ApplyCluster(o *redis.ClusterOptions) *redis.ClusterOptions {
+	o.Username, o.Password = s.Username, s.Password
+	if s.TLS {
+		o.TLSConfig, _ = (&s).TLSConfig()
+	}
+	return o
+}
+
 // Environment variables through which adapters (exec: strategies) get
 // the Security of a run: set only when used, the password only in the
 // child's environment (docs/protocol.md).
@@ -232,6 +243,25 @@ func (s Security) Redact(text string) string {
 	}
 	return strings.ReplaceAll(text, s.Password, redacted)
 }
+
+// redactErr returns err with s's password replaced by [redacted] in its
+// text; errors.Is and errors.As still see err. nil stays nil, and err
+// comes back as it is when its text holds no password.
+func (s Security) redactErr(err error) error {
+	if err == nil || s.Password == "" || !strings.Contains(err.Error(), s.Password) {
+		return err
+	}
+	return redactedError{msg: s.Redact(err.Error()), err: err}
+}
+
+// redactedError is an error whose text has the password redacted.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
 
 // ReadPassword returns the password named by exactly one of env (an
 // environment variable's name) and file (a file whose first line is the
@@ -288,13 +318,15 @@ func (s Security) authConfig() string {
 
 // tlsArgs returns the redis-server arguments that make a process-backend
 // server listen with TLS only on port (the plain port closed), demand a
-// client certificate its CA signed, and replicate over TLS. None without
+// client certificate its CA signed, and replicate over TLS; a Redis
+// Cluster node (clusterBus) also speaks TLS on its cluster bus and
+// announces its TLS port in CLUSTER NODES and CLUSTER SLOTS. None without
 // TLS.
-func (s Security) tlsArgs(port int) []string {
+func (s Security) tlsArgs(port int, clusterBus bool) []string {
 	if !s.TLS {
 		return nil
 	}
-	return []string{
+	args := []string{
 		"--port", "0",
 		"--tls-port", strconv.Itoa(port),
 		"--tls-cert-file", s.serverCert(),
@@ -303,6 +335,50 @@ func (s Security) tlsArgs(port int) []string {
 		"--tls-auth-clients", "yes",
 		"--tls-replication", "yes",
 	}
+	if clusterBus {
+		args = append(args, "--tls-cluster", "yes")
+	}
+	return args
+}
+
+// cliArgs returns the redis-cli arguments that connect as s (--user, and
+// --tls with the CA and client certificate) and the environment entry
+// that carries the password (REDISCLI_AUTH, so that it never appears on
+// redis-cli's command line). Both empty for the zero value.
+func (s Security) cliArgs() (args, env []string) {
+	if s.Password != "" {
+		env = append(env, "REDISCLI_AUTH="+s.Password)
+		if s.Username != "" {
+			args = append(args, "--user", s.Username)
+		}
+	}
+	if s.TLS {
+		args = append(args, "--tls")
+		if s.CAFile != "" {
+			args = append(args, "--cacert", s.CAFile)
+		}
+		if s.CertFile != "" {
+			args = append(args, "--cert", s.CertFile, "--key", s.KeyFile)
+		}
+		if s.ServerName != "" {
+			args = append(args, "--sni", s.ServerName)
+		}
+	}
+	return args, env
+}
+
+// migrateAuth returns the arguments MIGRATE needs to log in to its
+// target as s: AUTH2 username password for an ACL user, AUTH password for
+// the default user, none without a password. They hold the password:
+// never print them.
+func (s Security) migrateAuth() []any {
+	switch {
+	case s.Password == "":
+		return nil
+	case s.Username != "":
+		return []any{"AUTH2", s.Username, s.Password}
+	}
+	return []any{"AUTH", s.Password}
 }
 
 // serverCert and serverKey are the server's certificate and key that

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -185,5 +186,103 @@ func TestSecurityRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Start(%s, %v) = %v; want an error with %q", tc.topo, tc.o.Security, err, tc.want)
 		}
+	}
+}
+
+// TestSecurityRedisCluster starts redis-cluster:3+3 on the process
+// backend requiring a password (an ACL user over TLS on the client
+// port, the replication links and the cluster bus; and the default user
+// in plain text) and checks that the cluster forms with every replica in
+// sync, that a cluster client with ApplyCluster gets through, that
+// MigrateSlot moves a key (MIGRATE with AUTH2 or AUTH) with its TTL and
+// the client follows it, that a plain client and a wrong password are
+// refused, and that the password is in no file and no command line.
+func TestSecurityRedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts six redis-servers; skipped with -short")
+	}
+	for _, tc := range []struct {
+		name string
+		sec  Security
+	}{
+		{"acl-user-tls", Security{Username: "app", Password: plantedSecret, TLS: true}},
+		{"requirepass-plain", Security{Password: plantedSecret}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startT(t, Topology{Kind: RedisCluster}, Options{Security: tc.sec})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			sec := c.Security()
+			cc := redis.NewClusterClient(sec.ApplyCluster(&redis.ClusterOptions{Addrs: c.Addrs(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}))
+			defer cc.Close()
+			const key = "lb:k0"
+			if err := cc.Set(ctx, key, "tok", 20*time.Second).Err(); err != nil {
+				t.Fatalf("SET through the cluster client with the cluster's Security: %v", err)
+			}
+			slot, err := c.KeySlot(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _, err := c.SlotPrimary(ctx, slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prims, err := c.Primaries(ctx)
+			if err != nil || len(prims) != 3 {
+				t.Fatalf("Primaries = %v, %v; want 3", prims, err)
+			}
+			to := prims[0]
+			if to == p {
+				to = prims[1]
+			}
+			if _, moved, err := c.MigrateSlot(ctx, slot, to); err != nil || moved != 1 {
+				t.Fatalf("MigrateSlot(%d, %s) = %d keys, %v; want 1 key moved", slot, to.Name(), moved, err)
+			}
+			if err := c.WaitClusterOK(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := cc.Get(ctx, key).Result(); err != nil || v != "tok" {
+				t.Errorf("GET %s after the migration = %q, %v; want tok", key, v, err)
+			}
+			rc := redis.NewClient(sec.Apply(&redis.Options{Addr: to.Addr(), MaxRetries: -1}))
+			defer rc.Close()
+			if ttl, err := rc.PTTL(ctx, key).Result(); err != nil || ttl <= 0 || ttl > 20*time.Second {
+				t.Errorf("PTTL %s on %s = %v, %v; want the TTL kept", key, to.Name(), ttl, err)
+			}
+			// Wrong ways in.
+			wrongPW := sec
+			wrongPW.Password = "not-the-password"
+			for _, w := range []struct {
+				name string
+				sec  Security
+				want string
+			}{{"plain", Security{}, ""}, {"wrong password", wrongPW, "refuses the password"}} {
+				addr := c.Nodes()[0].Addr()
+				_, err := rawInfo(ctx, addr, ReadyTimeout, w.sec)
+				if err == nil {
+					t.Fatalf("%s: rawInfo succeeded", w.name)
+				}
+				msg := w.sec.explainSecurityError(addr, err).Error()
+				if strings.Contains(msg, plantedSecret) || w.want != "" && !strings.Contains(msg, w.want) {
+					t.Errorf("%s: error %q; want %q, without the password", w.name, msg, w.want)
+				}
+			}
+			// A MIGRATE whose target refuses the password: the error
+			// names the command, never the password.
+			badPW := sec
+			badPW.Password = plantedSecret + "-wrong"
+			err = migrateKeys(ctx, to, p, []any{key}, badPW)
+			if err == nil || !strings.Contains(err.Error(), "MIGRATE") || strings.Contains(err.Error(), plantedSecret) {
+				t.Errorf("MIGRATE with a wrong password: %v; want an error naming MIGRATE, without the password", err)
+			}
+			t.Logf("MIGRATE with a wrong password: %v", err)
+			assertNoSecret(t, c.Dir())
+			for _, n := range c.Nodes() {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID()))
+				if strings.Contains(string(b), plantedSecret) {
+					t.Errorf("%s's command line holds the password", n.Name())
+				}
+			}
+		})
 	}
 }

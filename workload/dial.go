@@ -113,15 +113,15 @@ const clusterRedirects = 3
 
 // Cluster returns a go-redis cluster client over a Redis Cluster's nodes
 // (addrs are seeds: it learns the slot map from them), with the node
-// options of Options: it routes each key to its slot's primary and
-// follows MOVED and ASK.
+// options of Options and the Security (cluster.Security.ApplyCluster): it
+// routes each key to its slot's primary and follows MOVED and ASK.
 func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
 	o := d.Options(addrs[0])
-	c := redis.NewClusterClient(&redis.ClusterOptions{
+	c := redis.NewClusterClient(d.Security.ApplyCluster(&redis.ClusterOptions{
 		Addrs: addrs, PoolSize: o.PoolSize, MaxRetries: -1, MaxRedirects: clusterRedirects, ContextTimeoutEnabled: true,
 		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
 		DialerRetries: o.DialerRetries, DialerRetryTimeout: o.DialerRetryTimeout, Dialer: o.Dialer,
-	})
+	}))
 	if d.Cmds != nil || d.Rounds != nil {
 		c.AddHook(countHook{N: d.Cmds, Rounds: d.Rounds})
 	}
