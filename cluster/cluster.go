@@ -494,6 +494,9 @@ func (c *Cluster) Stop() error {
 			})
 		}
 		wg.Wait()
+		for _, n := range append(c.Sentinels(), c.nodes...) {
+			n.closeClient()
+		}
 		if err := c.be.close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Node is one process of a Cluster: a redis-server (n1, n2, ...), a
@@ -40,6 +42,7 @@ type Node struct {
 	ctr         *dockerNode // docker backend: the container
 	version     string
 	logFrom     [2]int64 // sizes of server.log and stdout.log when the last start began
+	tlsClient   *redis.Client // with TLS: do's client, kept (see Node.client)
 }
 
 // process is one running OS process of a node.

@@ -31,10 +31,11 @@ const (
 // discover each other at start.
 const syncTimeout = 10 * time.Second
 
-// newClient returns a go-redis client for addr tuned for fault injection:
-// short timeouts, one dial attempt, no command retries (NOTES: the defaults
+// newClient returns a go-redis client for addr with up to poolSize
+// connections, tuned for fault injection: short timeouts, one dial
+// attempt, no command retries (NOTES: the defaults
 // retry a failed dial 5 times and hide "refused" for ~1 s).
-func newClient(addr string, sec Security) *redis.Client {
+func newClient(addr string, sec Security, poolSize int) *redis.Client {
 	return redis.NewClient(sec.Apply(&redis.Options{
 		Addr:            addr,
 		DialTimeout:     time.Second,
@@ -42,16 +43,72 @@ func newClient(addr string, sec Security) *redis.Client {
 		WriteTimeout:    time.Second,
 		MaxRetries:      -1,
 		DialerRetries:   1,
-		PoolSize:        1,
+		PoolSize:        poolSize,
 		DisableIdentity: true,
 	}))
 }
 
-// do runs one command on the node with a fresh short-lived client.
+// do runs one command on the node (Node.client).
 func (n *Node) do(ctx context.Context, args ...any) (any, error) {
-	rc := newClient(n.Addr(), n.c.opts.Security)
-	defer rc.Close()
-	return rc.Do(ctx, args...).Result()
+	rc, done := n.client()
+	v, err := rc.Do(ctx, args...).Result()
+	done(err)
+	return v, err
+}
+
+// client returns a client of the node for one command or a few, and the
+// func to call with their error when done with it. Plain: a fresh
+// short-lived client (a connect costs ~1 ms), closed by done. With TLS a
+// connection costs a handshake and AUTH, ~20 ms on 2 busy cores
+// (measured: a nemesis that looked up a key's slot and primary and paused
+// its replica this way after a release came too late for the next grant,
+// seeds 1-3 of cluster-failover missed), so the node keeps one client
+// (up to tlsPoolSize connections) until Stop. done drops it after an
+// error that is no Redis reply (a kill, a pause, a timeout): the next
+// call dials afresh, never behind a pool that counted failed dials.
+func (n *Node) client() (*redis.Client, func(error)) {
+	addr, sec := n.Addr(), n.c.opts.Security
+	if !sec.TLS || n.c.stopped() {
+		rc := newClient(addr, sec, 1)
+		return rc, func(error) { rc.Close() }
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.tlsClient != nil && n.tlsClient.Options().Addr != addr {
+		n.tlsClient.Close()
+		n.tlsClient = nil
+	}
+	if n.tlsClient == nil {
+		n.tlsClient = newClient(addr, sec, tlsPoolSize)
+	}
+	rc := n.tlsClient
+	return rc, func(err error) {
+		var reply redis.Error
+		if err == nil || errors.Is(err, redis.Nil) || errors.As(err, &reply) {
+			return
+		}
+		n.mu.Lock()
+		if n.tlsClient == rc {
+			n.tlsClient = nil
+		}
+		n.mu.Unlock()
+		rc.Close()
+	}
+}
+
+// tlsPoolSize bounds the connections of a node's kept TLS client: the
+// commands the harness sends one node at once (a fault, a poll, a view).
+const tlsPoolSize = 4
+
+// closeClient closes the node's kept TLS client, if any (Stop).
+func (n *Node) closeClient() {
+	n.mu.Lock()
+	rc := n.tlsClient
+	n.tlsClient = nil
+	n.mu.Unlock()
+	if rc != nil {
+		rc.Close()
+	}
 }
 
 // startReplicated starts the primary, then the replicas (in parallel), waits
@@ -126,9 +183,9 @@ func poll(ctx context.Context, timeout time.Duration, what string, f func() (boo
 // Info returns the fields of INFO section (e.g. "replication", "server")
 // of a running node.
 func (n *Node) Info(ctx context.Context, section string) (map[string]string, error) {
-	rc := newClient(n.Addr(), n.c.opts.Security)
-	defer rc.Close()
+	rc, done := n.client()
 	s, err := rc.Info(ctx, section).Result()
+	done(err)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: INFO %s on %s: %w", section, n.name, err)
 	}
