@@ -41,7 +41,7 @@ type Node struct {
 	proc        *process    // process backend: the running process
 	ctr         *dockerNode // docker backend: the container
 	version     string
-	logFrom     [2]int64 // sizes of server.log and stdout.log when the last start began
+	logFrom     [2]int64      // sizes of server.log and stdout.log when the last start began
 	tlsClient   *redis.Client // with TLS: do's client, kept (see Node.client)
 }
 
