@@ -17,7 +17,9 @@ import (
 // holds o.Image (CheckImage: exit 3, lockbench never pulls); on the process
 // backend that redis-server can be found (CheckRedisServer: exit 3); on the
 // external backend, every server of o.External.Addrs, as CheckExternal
-// checks them for the fault features need (prefix "" is "lb:").
+// checks them for the fault features need (prefix "" is "lb:"), and every
+// node of the Redis Cluster of o.External.ClusterAddrs as well (its fault
+// commands are probed by the run, for its scenario).
 func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Topology, need []Feature) error {
 	for _, t := range consensus {
 		if err := CheckTopology(o, t); err != nil {
@@ -36,7 +38,13 @@ func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Top
 	if prefix == "" {
 		prefix = "lb:"
 	}
-	return CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security)
+	if err := CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security); err != nil {
+		return err
+	}
+	if len(o.External.ClusterAddrs) == 0 {
+		return nil
+	}
+	return checkExternalCluster(ctx, o.External.ClusterAddrs, prefix, o.External.SharedKeys, o.Security)
 }
 
 // CheckExternal checks the external servers addrs: that each answers, that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -395,18 +396,35 @@ func migrateKeys(ctx context.Context, from, to *Node, keys []any, sec Security) 
 	return nil
 }
 
-// startExternalCluster makes the nodes of an external Redis Cluster: it
-// asks the first seed of External.ClusterAddrs that answers for CLUSTER
-// NODES and makes a node (n1, n2, ...) of every primary and replica listed
-// there that is not flagged failed, primaries first.
-func (c *Cluster) startExternalCluster(ctx context.Context) error {
-	var errs []error
-	for _, a := range c.opts.External.ClusterAddrs {
-		rc := keyClient(a, c.opts.Security)
+// externalClusterView asks the first seed that answers for CLUSTER NODES
+// and returns the nodes listed there that are not flagged failed,
+// primaries first. With TLS each seed must complete a handshake first
+// (probeTLS: a plain port is named as such). A seed that is up but
+// refuses the TLS handshake, the password or the certificate ends the
+// search with that one line (every node of a cluster shares them); when
+// no seed answers the error names each, on one line. Errors wrap ErrEnvironment and never quote the password.
+func externalClusterView(ctx context.Context, seeds []string, sec Security) ([]clusterEntry, error) {
+	var errs []string
+	for _, a := range seeds {
+		// A seed that is down leaves the others to try; one that is up
+		// but fails the TLS handshake is a TLS problem of them all.
+		conn, err := (&net.Dialer{Timeout: ReadyTimeout}).DialContext(ctx, "tcp", a)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", a, err))
+			continue
+		}
+		conn.Close()
+		if err := probeTLS(ctx, a, sec); err != nil {
+			return nil, err
+		}
+		rc := keyClient(a, sec)
 		v, err := rc.Do(ctx, "CLUSTER", "NODES").Result()
 		rc.Close()
 		if err != nil {
-			errs = append(errs, unreachable(a, "CLUSTER NODES (is it a Redis Cluster node?)", c.opts.Security, err))
+			if e := sec.explainSecurityError(a, err); errors.Is(e, ErrEnvironment) {
+				return nil, fmt.Errorf("cluster: external Redis Cluster: %w", e)
+			}
+			errs = append(errs, fmt.Sprintf("%s: CLUSTER NODES: %v (is it a Redis Cluster node?)", a, sec.Redact(err.Error())))
 			continue
 		}
 		view := parseClusterNodes(fmt.Sprint(v))
@@ -419,30 +437,55 @@ func (c *Cluster) startExternalCluster(ctx context.Context) error {
 			}
 			return 1
 		})
-		for _, e := range view {
-			if e.fail {
-				continue
-			}
-			h, p, err := hostPort(e.addr)
-			if err != nil {
-				return fmt.Errorf("cluster: external Redis Cluster: node address %q: %v", e.addr, err)
-			}
-			c.nodes = append(c.nodes, &Node{c: c, name: "n" + strconv.Itoa(len(c.nodes)+1), dir: c.dir, host: h, port: p, fixed: true, everStarted: true})
+		view = slices.DeleteFunc(view, func(e clusterEntry) bool { return e.fail })
+		if len(view) == 0 {
+			return nil, fmt.Errorf("%w: cluster: external Redis Cluster: %s lists no live node", ErrEnvironment, a)
 		}
-		if len(c.nodes) == 0 {
-			return fmt.Errorf("%w: cluster: external Redis Cluster: %s lists no live node", ErrEnvironment, a)
-		}
-		info, err := rawInfo(ctx, c.nodes[0].Addr(), ReadyTimeout, c.opts.Security)
-		if err != nil {
-			return unreachable(c.nodes[0].Addr(), "INFO", c.opts.Security, err)
-		}
-		c.version = info["redis_version"]
-		for _, n := range c.nodes {
-			n.version = c.version
-		}
-		return nil
+		return view, nil
 	}
-	return fmt.Errorf("cluster: external Redis Cluster: no seed of --redis-cluster-addrs answers: %w", errors.Join(errs...))
+	return nil, fmt.Errorf("%w: cluster: external Redis Cluster: no seed of --redis-cluster-addrs answers (%s): check that they are the cluster's nodes, up and reachable from here", ErrEnvironment, strings.Join(errs, "; "))
+}
+
+// checkExternalCluster is CheckExternal for the nodes of an external
+// Redis Cluster (externalClusterView from seeds) before any run: each
+// answers with sec, holds no key under prefix (unless shared). The fault
+// commands are probed by the run itself, for its scenario's needs.
+func checkExternalCluster(ctx context.Context, seeds []string, prefix string, shared bool, sec Security) error {
+	view, err := externalClusterView(ctx, seeds, sec)
+	if err != nil {
+		return err
+	}
+	addrs := make([]string, len(view))
+	for i, e := range view {
+		addrs[i] = e.addr
+	}
+	return CheckExternal(ctx, addrs, prefix, nil, shared, sec)
+}
+
+// startExternalCluster makes the nodes of an external Redis Cluster
+// (externalClusterView of External.ClusterAddrs): a node n1, n2, ... of
+// every live primary and replica, primaries first.
+func (c *Cluster) startExternalCluster(ctx context.Context) error {
+	view, err := externalClusterView(ctx, c.opts.External.ClusterAddrs, c.opts.Security)
+	if err != nil {
+		return err
+	}
+	for _, e := range view {
+		h, p, err := hostPort(e.addr)
+		if err != nil {
+			return fmt.Errorf("cluster: external Redis Cluster: node address %q: %v", e.addr, err)
+		}
+		c.nodes = append(c.nodes, &Node{c: c, name: "n" + strconv.Itoa(len(c.nodes)+1), dir: c.dir, host: h, port: p, fixed: true, everStarted: true})
+	}
+	info, err := rawInfo(ctx, c.nodes[0].Addr(), ReadyTimeout, c.opts.Security)
+	if err != nil {
+		return unreachable(c.nodes[0].Addr(), "INFO", c.opts.Security, err)
+	}
+	c.version = info["redis_version"]
+	for _, n := range c.nodes {
+		n.version = c.version
+	}
+	return nil
 }
 
 // ClusterFailover sends CLUSTER FAILOVER FORCE to a Redis Cluster replica:
