@@ -172,9 +172,9 @@ type Options struct {
 	// (see Security). On the process backend the servers are started to
 	// require it (the password through their standard input; TLS on
 	// certificates Start generates in Dir: leave the TLS files empty); on
-	// the external backend it is what your servers require. The docker
-	// backend refuses it, and so do Sentinel topologies on the process
-	// backend, for now.
+	// the external backend it is what your servers require (a Redis
+	// Cluster's nodes included). The docker backend refuses it, and so do
+	// Sentinel topologies on the process backend, for now.
 	Security Security
 	// Logf receives progress lines (process starts, kills, failovers).
 	// Default nil: silent.

@@ -38,8 +38,11 @@ func assertNoSecret(t *testing.T, dir, text string) {
 	}
 }
 
-// TestSecurityProcessBackendRun: token-lua runs on the process backend through TLS with an ACL user and a password
-// taken from an environment variable; the planted password appears in no
+// TestSecurityProcessBackendRun: token-lua, and token-lua-cluster on
+// redis-cluster:3+3 (baseline, and slot-migration, whose MIGRATE logs in
+// to its target with the password), run on the process backend through
+// TLS with an ACL user and a password taken from an environment
+// variable; each run is as expected, the planted password appears in no
 // output file and not in lockbench's output, and the reproduce command
 // names the variable, not the value.
 func TestSecurityProcessBackendRun(t *testing.T) {
@@ -47,10 +50,14 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 	// redlock (5 servers) passes too (docs/deployments.md), but 20 TLS
 	// connections at a per-node timeout of TTL/10 are at the mercy of a
 	// busy machine, so the test runs the one-server lock.
-	for _, st := range []string{"token-lua"} {
-		t.Run(st, func(t *testing.T) {
+	for _, tc := range []struct{ strategy, scenario string }{
+		{"token-lua", "baseline"},
+		{"token-lua-cluster", "baseline"},
+		{"token-lua-cluster", "slot-migration"},
+	} {
+		t.Run(tc.strategy+"/"+tc.scenario, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			code, text := run(t, env, "run", "--strategy", st, "--scenario", "baseline", "--backend", "process",
+			code, text := run(t, env, "run", "--strategy", tc.strategy, "--scenario", tc.scenario, "--backend", "process",
 				"--tls", "--redis-user", "app", "--redis-password-env", "LB_TEST_PW",
 				"--ttl", "1s", "--duration", "1200ms", "--clients", "4", "--out", out)
 			if code != 0 {
@@ -124,6 +131,73 @@ func TestSecurityExternalRefusals(t *testing.T) {
 				if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
 					t.Errorf("refusal spans %d lines: %q", lines+1, text)
 				}
+				return
+			}
+			assertNoSecret(t, out, text)
+		})
+	}
+}
+
+// TestSecurityExternalClusterRefusals: against a real Redis Cluster
+// (redis-cluster:3+3 started with a password, and one with an ACL user
+// and TLS), a missing or wrong password, TLS against a plain port and an
+// untrusted certificate each exit 3 with one line naming the node and
+// the fix, writing nothing; the right password, CA and client
+// certificate run token-lua-cluster.
+func TestSecurityExternalClusterRefusals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	plain, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: cluster.Security{Password: plantedSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Stop()
+	tlsC, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: cluster.Security{Username: "app", Password: plantedSecret, TLS: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsC.Stop()
+	sec := tlsC.Security()
+	env := []string{"LB_TEST_PW=" + plantedSecret, "LB_WRONG_PW=not-it"}
+	base := []string{"run", "--strategy", "token-lua-cluster", "--scenario", "baseline", "--backend", "external", "--ttl", "200ms", "--duration", "400ms", "--clients", "2"}
+	seeds := func(c *cluster.Cluster) string { return strings.Join(c.Addrs()[:2], ",") }
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no password", []string{"--redis-cluster-addrs", seeds(plain)}, 3, "requires a password"},
+		{"wrong password", []string{"--redis-cluster-addrs", seeds(plain), "--redis-password-env", "LB_WRONG_PW"}, 3, "refuses the password"},
+		{"TLS against a plain port", []string{"--redis-cluster-addrs", seeds(plain), "--redis-password-env", "LB_TEST_PW", "--tls"}, 3, "does not speak TLS"},
+		{"untrusted certificate", []string{"--redis-cluster-addrs", seeds(tlsC), "--redis-user", "app", "--redis-password-env", "LB_TEST_PW", "--tls"}, 3, "--tls-ca"},
+		{"wrong password over TLS", []string{"--redis-cluster-addrs", seeds(tlsC), "--redis-user", "app", "--redis-password-env", "LB_WRONG_PW",
+			"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}, 3, "refuses the password"},
+		{"TLS with CA and client certificate", []string{"--redis-cluster-addrs", seeds(tlsC), "--redis-user", "app", "--redis-password-env", "LB_TEST_PW",
+			"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
+			if code != tc.code || !strings.Contains(text, tc.want) {
+				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
+			}
+			if strings.Contains(text, plantedSecret) {
+				t.Errorf("output holds the planted password")
+			}
+			if tc.code != 0 {
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("a refused run made its --out")
+				}
+				if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
+					t.Errorf("refusal spans %d lines: %q", lines+1, text)
+				}
+				for _, a := range strings.Split(tc.args[1], ",") {
+					if strings.Contains(text, a) {
+						return
+					}
+				}
+				t.Errorf("refusal %q names no seed of %s", text, tc.args[1])
 				return
 			}
 			assertNoSecret(t, out, text)
