@@ -19,7 +19,9 @@ import (
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/shard"
 	"github.com/lockbench/lockbench/validate"
 	"github.com/lockbench/lockbench/verdicts"
 	"github.com/lockbench/lockbench/workload"
@@ -138,11 +140,11 @@ func Profiles() []Profile {
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second,
 			Hunt: &HuntPlan{Strategy: "token-lua", Workload: workload.Config{Clients: 8, Keys: 1, TTL: 200 * time.Millisecond, Duration: 2 * time.Second, Reentrancy: 3},
 				Schedules: 40, Budget: 4 * time.Minute}},
-		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(CostProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 2 minutes on 2 cores)",
-			Strategies: CostProfileStrategies(), Scenarios: []string{CostScenario}, Seeds: 1, Workload: full, NoRerun: true,
+		{Name: "cost", Summary: "what a lock costs, like for like: " + strings.Join(costProfileStrategies(), ", ") + " under the baseline (16 clients on one key: the handoff) and uncontended at 1, 4, 16, 64 and 256 clients, a key each (the overhead and the capacity curve); one seed, 4 s baseline runs, 2 s cost runs, an inconclusive run reported, not rerun (about 2 minutes on 2 cores)",
+			Strategies: costProfileStrategies(), Scenarios: []string{CostScenario}, Seeds: 1, Workload: full, NoRerun: true,
 			CostClients: []int{4, 16, 64, 256}, CostDuration: 2 * time.Second},
 		{Name: "adapters", Summary: "Python's redis-py Lock through its adapter (exec:redis-py, and exec:redis-py-renew with extend) beside token-lua and watchdog, its in-process counterparts, under the ci scenarios: one seed, 1 s runs; needs python3-redis (scripts/deps.sh)",
-			Strategies: AdapterProfileStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
+			Strategies: adapterProfileStrategies(), Scenarios: ciScenarios(), Seeds: 1, Workload: base},
 		{Name: "consensus-seeds", Summary: "the consensus locks' key results with 20 seeds: token-lua loses its lock at failover-lost-write where etcd-mutex and zk-lock mostly keep it at leader-kill; gc-pause breaks etcd-mutex and zk-lock, and their fenced variants keep the resource safe",
 			Strategies: []string{"token-lua", "etcd-mutex", "zk-lock", "etcd-fenced", "zk-fenced"},
 			Scenarios:  []string{"failover-lost-write", "leader-kill", "gc-pause"}, Seeds: 20, Workload: consensusBase,
@@ -152,11 +154,11 @@ func Profiles() []Profile {
 	}
 }
 
-// CostProfileStrategies are the strategies of the "cost" profile: the
+// costProfileStrategies are the strategies of the "cost" profile: the
 // single-node Lua lock, Redlock and the Redis lock libraries, and the
 // etcd and ZooKeeper recipes, one of each kind of lock an engineer
 // chooses between.
-func CostProfileStrategies() []string {
+func costProfileStrategies() []string {
 	return []string{"token-lua", "redlock", "redsync", "redislock", "etcd-mutex", "zk-lock"}
 }
 
@@ -187,11 +189,11 @@ func ciOnly() map[string][]string {
 	return map[string][]string{"etcd-mutex": only, "zk-lock": only}
 }
 
-// AdapterProfileStrategies are the "adapters" profile's strategies: the
+// adapterProfileStrategies are the "adapters" profile's strategies: the
 // redis-py adapters of adapters/adapters.conf and the built-in locks whose
 // algorithm they share (token-lua: SET NX PX and a token-checked Lua
 // release; watchdog: the same, renewed).
-func AdapterProfileStrategies() []string {
+func adapterProfileStrategies() []string {
 	return []string{"token-lua", adapterclient.ExecPrefix + "redis-py", "watchdog", adapterclient.ExecPrefix + "redis-py-renew"}
 }
 
@@ -247,7 +249,7 @@ type Options struct {
 	// Shard, when its Count is above 1, runs only that part of the
 	// bench's plan (shardPlan) and records which part in results.json
 	// (File.Shard); lockbench merge joins the parts.
-	Shard Shard
+	Shard shard.Shard
 	// Hunt is the budget of the hunt the caller runs after the matrix
 	// (0: none): a sharded bench gives the hunt to one part
 	// (File.Shard.Hunt), balanced with the cells.
@@ -280,11 +282,11 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	specs = supportedOnly(specs, o.Cluster) // the others are reported n/a
 	sweep = supportedOnly(sweep, o.Cluster)
 	costs = supportedOnly(costs, o.Cluster)
-	var shard *results.ShardInfo
+	var part *results.ShardInfo
 	if !o.Shard.Whole() {
 		parts, huntPart := shardPlan(specs, sweep, costs, o.Hunt, o.Shard.Count)
 		mine := parts[o.Shard.Index-1]
-		shard = shardInfo(o.Shard, mine, len(specs), len(sweep), len(costs), huntPart == o.Shard.Index-1)
+		part = shardInfo(o.Shard, mine, len(specs), len(sweep), len(costs), huntPart == o.Shard.Index-1)
 		nSpecs, nSweep := len(specs), len(sweep)
 		specs, sweep, costs = pick(specs, mine, 0), pick(sweep, mine, nSpecs), pick(costs, mine, nSpecs+nSweep)
 	}
@@ -300,7 +302,7 @@ func Bench(ctx context.Context, o Options) (*results.File, error) {
 	f := &results.File{
 		SchemaVersion: results.SchemaVersion, Tool: "lockbench " + Version, Commit: Commit(), Profile: p.Name,
 		Command: o.Command, Seed: seed, Repeat: repeat, Started: time.Now().UTC().Format(time.RFC3339),
-		Host: results.ThisHost(), Shard: shard,
+		Host: results.ThisHost(), Shard: part,
 		Config: results.BenchConfig{
 			Strategies: p.Strategies, Scenarios: p.Scenarios, NotRun: notRun(p), Workload: baseConfig(p.Workload, o.Cluster),
 			ClientSweep: p.ClientSweep, SweepStrategies: p.SweepStrategies, CostClients: p.CostClients,
@@ -533,7 +535,7 @@ func finish(dir string, f *results.File) error {
 	if err := figures.Write(dir, f); err != nil {
 		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
-	if err := Report(dir, f); err != nil {
+	if err := report.Render(dir, f); err != nil {
 		return outdir.OutputError(dir, err, outdir.OutputFix)
 	}
 	return nil

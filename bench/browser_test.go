@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/impl/strategies"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 	"github.com/lockbench/lockbench/verdicts"
@@ -218,7 +219,7 @@ func TestIndexHTMLInChromium(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := Report(dir, tc.f); err != nil {
+			if err := report.Render(dir, tc.f); err != nil {
 				t.Fatal(err)
 			}
 			page, err := os.ReadFile(filepath.Join(dir, results.ReportHTML))

@@ -176,7 +176,7 @@ func TestCostProfileLikeForLike(t *testing.T) {
 				t.Errorf("cost cells' critical section %v, want a fixed one (the capacity bound needs its length)", first.cs)
 			}
 			if name == "cost" {
-				for _, st := range CostProfileStrategies() {
+				for _, st := range costProfileStrategies() {
 					if !strategies[st] {
 						t.Errorf("the cost profile plans no cost cell for %s", st)
 					}

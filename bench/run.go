@@ -986,3 +986,14 @@ func imageOf(o cluster.Options) string {
 func (r *run) countsCommands() bool {
 	return !adapterclient.IsExec(r.s.Strategy) && r.st.Info().Server == impl.ServerRedis
 }
+
+// fileSafe turns a key into a file-name part: letters, digits, '-' and '_'
+// kept, anything else '_'.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}

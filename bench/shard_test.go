@@ -7,42 +7,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/merge"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/shard"
 )
-
-// TestParseShard: --shard takes I/N with 1 ≤ I ≤ N ≤ MaxShards; anything
-// else is a one-line usage error.
-func TestParseShard(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want Shard
-		err  string
-	}{
-		{"1/4", Shard{1, 4}, ""},
-		{" 4/4 ", Shard{4, 4}, ""},
-		{"1/1", Shard{1, 1}, ""},
-		{"0/4", Shard{}, "want I from 1 to N"},
-		{"5/4", Shard{}, "want I from 1 to N"},
-		{"1/0", Shard{}, "want N from 1"},
-		{"1/65", Shard{}, "want N from 1"},
-		{"2", Shard{}, "want I/N"},
-		{"a/b", Shard{}, "want I/N"},
-	} {
-		got, err := ParseShard(tt.in)
-		if tt.err == "" && (err != nil || got != tt.want) {
-			t.Errorf("ParseShard(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-		if tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n")) {
-			t.Errorf("ParseShard(%q): error %v, want one line with %q", tt.in, err, tt.err)
-		}
-	}
-}
 
 // TestShardPlan: for the ci and full profiles and 1 to 5 parts, every
 // planned run is in exactly one part, every repeat of a cell is in one
@@ -135,7 +108,7 @@ func TestShardPlan(t *testing.T) {
 
 // TestShardMergeSameVerdicts runs the tiny profile (with cost runs) whole
 // and as parts 1/2 and 2/2 with the same seed against real
-// redis-servers, merges the parts (results.MergeShards, WriteMerged) and
+// redis-servers, merges the parts (results.MergeShards, merge.WriteMerged) and
 // finds the same runs in the same order with the same verdicts as the
 // whole bench; the merged folder loads and holds every history.
 func TestShardMergeSameVerdicts(t *testing.T) {
@@ -147,7 +120,7 @@ func TestShardMergeSameVerdicts(t *testing.T) {
 	p := tinyProfile()
 	p.CostClients, p.CostDuration = []int{2}, 150*time.Millisecond
 	root := t.TempDir()
-	bench := func(name string, sh Shard) *results.File {
+	bench := func(name string, sh shard.Shard) *results.File {
 		t.Helper()
 		dir := filepath.Join(root, name)
 		f, err := Bench(ctx, Options{Profile: p, OutDir: dir, Seed: 5, Command: "test --out " + dir, Shard: sh})
@@ -159,8 +132,8 @@ func TestShardMergeSameVerdicts(t *testing.T) {
 		}
 		return f
 	}
-	whole := bench("whole", Shard{})
-	p1, p2 := bench("part1", Shard{1, 2}), bench("part2", Shard{2, 2})
+	whole := bench("whole", shard.Shard{})
+	p1, p2 := bench("part1", shard.Shard{Index: 1, Count: 2}), bench("part2", shard.Shard{Index: 2, Count: 2})
 	if p1.Shard == nil || p2.Shard == nil || p1.Shard.Planned != 8 || len(p1.Runs)+len(p2.Runs) != 4 || len(p1.Cost)+len(p2.Cost) != 4 {
 		t.Fatalf("parts: %+v %+v: want 8 planned runs, 4 cells and 4 cost runs between them", p1.Shard, p2.Shard)
 	}
@@ -170,7 +143,7 @@ func TestShardMergeSameVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(root, "merged")
-	if err := WriteMerged(out, dirs, merged); err != nil {
+	if err := merge.WriteMerged(out, dirs, merged); err != nil {
 		t.Fatal(err)
 	}
 	back, err := results.Load(filepath.Join(out, results.FileName))

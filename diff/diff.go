@@ -34,6 +34,7 @@ import (
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/validate"
@@ -233,7 +234,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := figures.Write(o.OutDir, f); err != nil {
 		return &Result{File: f, Report: rep}, errors.Join(runErr, outdir.OutputError(o.OutDir, err, outdir.OutputFix))
 	}
-	if err := bench.Report(o.OutDir, f); err != nil {
+	if err := report.Render(o.OutDir, f); err != nil {
 		return &Result{File: f, Report: rep}, errors.Join(runErr, outdir.OutputError(o.OutDir, err, outdir.OutputFix))
 	}
 	return &Result{File: f, Report: rep}, runErr

@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -377,7 +378,7 @@ func (h *hunter) keep(s *Surprise, from, check string) error {
 	if err := figures.Write(dir, f); err != nil {
 		return err
 	}
-	if err := bench.Report(dir, f); err != nil {
+	if err := report.Render(dir, f); err != nil {
 		return err
 	}
 	s.Timelines = timelines(dir)
@@ -402,7 +403,7 @@ func takenText(taken []string) string {
 	return strings.Join(taken, ", ")
 }
 
-// timelines lists the timeline plots (PNG) bench.Report drew in dir,
+// timelines lists the timeline plots (PNG) report.Render drew in dir,
 // relative to dir's parent.
 func timelines(dir string) []string {
 	m, _ := filepath.Glob(filepath.Join(dir, results.PlotsFolder, "timeline-*.png"))

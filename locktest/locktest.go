@@ -50,6 +50,7 @@ import (
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/redislog"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -629,9 +630,9 @@ func budget(s bench.Spec) time.Duration {
 func startup(w workload.Config) time.Duration { return 2*time.Second + 2*w.TTL }
 
 // writeResults writes results.json of runs into dir, as lockbench run
-// does, and the report (with its plots) when report is set: a failed test
+// does, and the report (with its plots) when withReport is set: a failed test
 // leaves a report to read.
-func writeResults(t testing.TB, dir string, st *strategy, runs []results.Run, started string, seed int64, report bool) {
+func writeResults(t testing.TB, dir string, st *strategy, runs []results.Run, started string, seed int64, withReport bool) {
 	t.Helper()
 	if len(runs) == 0 {
 		return
@@ -651,10 +652,10 @@ func writeResults(t testing.TB, dir string, st *strategy, runs []results.Run, st
 		t.Logf("locktest: results.json not written: %v", err)
 		return
 	}
-	if !report {
+	if !withReport {
 		return
 	}
-	if err := bench.Report(dir, f); err != nil {
+	if err := report.Render(dir, f); err != nil {
 		t.Logf("locktest: report not written: %v", err)
 		return
 	}

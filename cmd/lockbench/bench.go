@@ -20,6 +20,7 @@ import (
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/shard"
 	"github.com/lockbench/lockbench/verdicts"
 )
 
@@ -213,9 +214,9 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 	if err := outdir.CheckWritable(f.out); err != nil {
 		return bench.Options{}, outdir.OutDirError(f.out, err)
 	}
-	var shard bench.Shard
+	var part shard.Shard
 	if cmd.Flags().Changed("shard") {
-		if shard, err = bench.ParseShard(f.shard); err != nil {
+		if part, err = shard.Parse(f.shard); err != nil {
 			return bench.Options{}, err
 		}
 	}
@@ -224,8 +225,8 @@ func (f *benchFlags) options(cmd *cobra.Command) (bench.Options, error) {
 		hunt = h.Budget
 	}
 	return bench.Options{Profile: p, OutDir: f.out, Seed: f.seed, Repeat: repeat, RunCommand: runCommand,
-		Command: benchCommand(p, f.seed, repeat, f.out, shard) + backendArgs(co, f.be.keyPrefix),
-		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd), Shard: shard, Hunt: hunt}, nil
+		Command: benchCommand(p, f.seed, repeat, f.out, part) + backendArgs(co, f.be.keyPrefix),
+		Cluster: co, KeyPrefix: f.be.keyPrefix, Notef: f.o.notef(cmd), Shard: part, Hunt: hunt}, nil
 }
 
 // printSkipped writes one line per scenario and reason to w: with one

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl/strategies"
+	"github.com/lockbench/lockbench/shard"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -37,7 +38,7 @@ func runCommand(s bench.Spec) string {
 // strategies or scenarios differ from those of the named profile it was
 // made from (narrowed with --strategies/--scenarios), they are listed;
 // a part of a sharded bench adds --shard I/N.
-func benchCommand(p bench.Profile, seed int64, repeat int, out string, shard bench.Shard) string {
+func benchCommand(p bench.Profile, seed int64, repeat int, out string, sh shard.Shard) string {
 	cmd := fmt.Sprintf("lockbench bench --profile %s --seed %d --repeat %d", p.Name, seed, repeat)
 	named, err := bench.LookupProfile(p.Name)
 	if err != nil || !slices.Equal(named.Strategies, p.Strategies) {
@@ -46,8 +47,8 @@ func benchCommand(p bench.Profile, seed int64, repeat int, out string, shard ben
 	if err != nil || !slices.Equal(named.Scenarios, p.Scenarios) {
 		cmd += " --scenarios " + quote(strings.Join(p.Scenarios, ","))
 	}
-	if !shard.Whole() {
-		cmd += " --shard " + shard.String()
+	if !sh.Whole() {
+		cmd += " --shard " + sh.String()
 	}
 	return cmd + " --out " + quote(out)
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/hunt"
 	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/merge"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/shard"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -54,7 +56,7 @@ machine; results not writable), 4 inconclusive.`,
 }
 
 // merge is the merge command: it loads every part (results.Load), joins
-// them (results.MergeShards), writes the merged folder (bench.WriteMerged
+// them (results.MergeShards), writes the merged folder (merge.WriteMerged
 // and the hunt folder of the part that ran the hunt) and prints the
 // outcome as bench does (printOutcome), with the hunt's gate.
 func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
@@ -90,7 +92,7 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 	}
 	command := ""
 	if first != nil {
-		command = mergedCommand(first.Command, bench.Shard{Index: first.Shard.Index, Count: first.Shard.Count}, f.out)
+		command = mergedCommand(first.Command, shard.Shard{Index: first.Shard.Index, Count: first.Shard.Count}, f.out)
 	}
 	merged, err := results.MergeShards(parts, dirs, command)
 	if err != nil {
@@ -115,14 +117,14 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 		if !p.Shard.Hunt || !fileExists(filepath.Join(src, hunt.ReportJSON)) {
 			continue
 		}
-		if err := bench.CopyTree(src, huntOut); err != nil {
+		if err := merge.CopyTree(src, huntOut); err != nil {
 			return outdir.OutputError(f.out, err, outdir.OutputFix)
 		}
 		if huntRep, err = hunt.LoadReport(filepath.Join(huntOut, hunt.ReportJSON)); err != nil {
 			return fmt.Errorf("%w: merge: %s: %v", errs.ErrUsage, src, err)
 		}
 	}
-	werr := bench.WriteMerged(f.out, dirs, merged)
+	werr := merge.WriteMerged(f.out, dirs, merged)
 	if werr == nil {
 		werr = overloadedError(merged)
 	}
@@ -136,7 +138,7 @@ func (f *benchFlags) merge(cmd *cobra.Command, dirs []string) error {
 // mergedCommand is the command line of the whole bench a part's command
 // (with --shard sh and its own --out) stands for: without --shard, with
 // --out out.
-func mergedCommand(part string, sh bench.Shard, out string) string {
+func mergedCommand(part string, sh shard.Shard, out string) string {
 	c := strings.Replace(part, " --shard "+sh.String(), "", 1)
 	if i := strings.Index(c, " --out "); i >= 0 {
 		rest := c[i+len(" --out "):]

@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/outdir"
 	"github.com/lockbench/lockbench/perf"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -77,7 +77,7 @@ folder.`,
 			for _, line := range edited {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", line)
 			}
-			if err := bench.Report(dir, rf); err != nil {
+			if err := report.Render(dir, rf); err != nil {
 				return outdir.OutputError(dir, err, "move away what is in the way there (such as a file named plots) or make the folder and its plots folder writable, or copy the folder (histories included) and run lockbench report on the copy")
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(dir, "report.md"))

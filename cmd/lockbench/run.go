@@ -242,7 +242,7 @@ func (f *runFlags) write(spec bench.Spec, runs []results.Run, started, incomplet
 	}
 	err := figures.Write(f.out, file)
 	if err == nil {
-		err = bench.Report(f.out, file)
+		err = report.Render(f.out, file)
 	}
 	return file, err
 }

@@ -65,12 +65,19 @@ import (
 //     validate judges a checked history into a results.Run against that
 //     table; plots draws results;
 //   - compare (two results files side by side), then report (report.md,
-//     details.md, index.html, with the plots' files; it names compare's
-//     gate), read everything below;
+//     details.md, index.html, and the plots it draws for them from a
+//     results file and its histories; it names compare's gate), read
+//     everything below;
+//   - shard (the part of a bench a runner runs, --shard I/N) is a value
+//     with no lockbench import but its errors, at the bottom; merge
+//     (writing a sharded bench's parts back into one folder, with its
+//     plots and report) sits beside the orchestrators, above report;
 //   - diff (the upgrade check: two locks under the same schedules) and
 //     hunt (the search for surprises over fault schedules) run cells
 //     through bench, so they sit between the orchestrators and the
-//     command.
+//     command; so does sweeptable (the verdicts-sweep table of
+//     docs/verdicts.md), which reads the results of bench's
+//     verdicts-sweep profile at that profile's scales.
 var layers = map[string]int{
 	"internal/errs":       0,
 	"internal/noise":      0,
@@ -79,6 +86,7 @@ var layers = map[string]int{
 	"internal/leakcheck":  0,
 	"internal/atomicfile": 0,
 	"history":             1,
+	"shard":               1,
 	"cluster":             1,
 	"impl":                2,
 	"impl/adapterclient":  3,
@@ -107,9 +115,11 @@ var layers = map[string]int{
 	"report":              13,
 	"bench":               14,
 	"perf":                14,
+	"merge":               14,
 	"diff":                15,
 	"hunt":                15,
 	"locktest":            15,
+	"sweeptable":          15,
 	"cmd/lockbench":       16,
 	// Programs and tests beside the pipeline.
 	"adapters/go":          16,

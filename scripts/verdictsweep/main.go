@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/sweeptable"
 )
 
 func main() {
@@ -49,14 +50,14 @@ func main() {
 	var kept map[[2]string]string
 	var keptFrom string
 	if *keep {
-		kept, keptFrom = bench.SweepRows(string(old))
+		kept, keptFrom = sweeptable.Rows(string(old))
 	}
-	table, err := bench.VerdictsSweepTable(bench.VerdictsSweepProfile(), files, kept, keptFrom)
+	table, err := sweeptable.Table(bench.VerdictsSweepProfile(), files, kept, keptFrom)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verdictsweep:", err)
 		os.Exit(3)
 	}
-	if err := os.WriteFile(*doc, []byte(bench.VerdictsSweepDoc(string(old), table)), 0o644); err != nil {
+	if err := os.WriteFile(*doc, []byte(sweeptable.Doc(string(old), table)), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "verdictsweep:", err)
 		os.Exit(3)
 	}

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"errors"
@@ -12,14 +12,13 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/history/measure"
 	"github.com/lockbench/lockbench/plots"
-	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/stats"
 )
 
-// Report draws the plots of a results file from its runs and their saved
+// Render draws the plots of a results file from its runs and their saved
 // histories and writes report.md, details.md and index.html into dir
-// (report.WriteReport; the pages link the PNGs in dir/plots). It runs
+// (WriteReport; the pages link the PNGs in dir/plots). It runs
 // offline on saved files, so `lockbench report DIR` re-renders a finished
 // bench. Throughput and commands per grant are drawn for every scenario, latency percentiles and CDF for the baseline, the
 // throughput-vs-clients plot from f.Sweep when it has runs, the capacity
@@ -28,14 +27,14 @@ import (
 // of holders (plots.TimelineKeys, plots.RunTimeline) for one run of each
 // pair with a witness or a fault (see timelineRuns), whose violation marks
 // are the run's stored witnesses.
-func Report(dir string, f *results.File) error {
+func Render(dir string, f *results.File) error {
 	sweep := f.Sweep
 	pd := filepath.Join(dir, results.PlotsFolder)
 	if err := os.MkdirAll(pd, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	var refs []report.PlotRef
-	addRef := func(title, name string, ref report.PlotRef, err error) error {
+	var refs []PlotRef
+	addRef := func(title, name string, ref PlotRef, err error) error {
 		if errors.Is(err, plots.ErrNoData) {
 			return nil // nothing to draw: leave the plot out
 		}
@@ -46,7 +45,7 @@ func Report(dir string, f *results.File) error {
 		refs = append(refs, ref)
 		return nil
 	}
-	add := func(title, name string, err error) error { return addRef(title, name, report.PlotRef{}, err) }
+	add := func(title, name string, err error) error { return addRef(title, name, PlotRef{}, err) }
 	if err := add("Throughput per strategy and scenario (grants/s, with 95% intervals)", "throughput", plots.Throughput(f.Runs, filepath.Join(pd, "throughput"))); err != nil {
 		return err
 	}
@@ -93,7 +92,7 @@ func Report(dir string, f *results.File) error {
 		for _, key := range keys {
 			name := "timeline-" + pair
 			title := fmt.Sprintf("Holders over time: %s under %s (seed %d)", r.Strategy, r.Scenario, r.Seed)
-			ref := report.PlotRef{Strategy: r.Strategy, Scenario: r.Scenario}
+			ref := PlotRef{Strategy: r.Strategy, Scenario: r.Scenario}
 			if len(keys) > 1 {
 				name += "-" + fileSafe(key)
 				title += ", key " + key
@@ -105,7 +104,7 @@ func Report(dir string, f *results.File) error {
 			}
 		}
 	}
-	return report.WriteReport(dir, f, refs)
+	return WriteReport(dir, f, refs)
 }
 
 // timelineRuns picks, in order of first appearance, one run per (strategy,
