@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/errs"
 	"github.com/lockbench/lockbench/results"
@@ -49,13 +50,13 @@ func TestDockerVerdicts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
+	if err := dockerd.Available(ctx); err != nil {
 		t.Skipf("docker backend test skipped: no Docker daemon answers: %v", err)
 	}
-	if err := cluster.BuildImage(ctx, cluster.LocalImage, false); err != nil {
+	if err := dockerd.BuildImage(ctx, dockerd.LocalImage, false); err != nil {
 		t.Fatal(err)
 	}
-	_, vols, err := cluster.DockerObjects(ctx, cluster.PIDLabel(os.Getpid()))
+	_, vols, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestDockerVerdicts(t *testing.T) {
 		{"token-lua", "partition-holder", `.`},
 	}
 	out := t.TempDir()
-	o := cluster.Options{Backend: cluster.BackendDocker, Image: cluster.LocalImage}
+	o := cluster.Options{Backend: cluster.BackendDocker, Image: dockerd.LocalImage}
 	for _, tt := range tests {
 		t.Run(tt.strategy+"_"+tt.scenario, func(t *testing.T) {
 			w := workload.Config{Clients: 8, TTL: 50 * time.Millisecond, Duration: 400 * time.Millisecond}
@@ -90,7 +91,7 @@ func TestDockerVerdicts(t *testing.T) {
 			case results.OutcomeInconclusive: // too little evidence is no failure; the fault's notes are checked below
 				t.Logf("%s/%s on docker: inconclusive: %v", tt.strategy, tt.scenario, r.Inconclusive)
 			}
-			if r.Config.Backend != cluster.BackendDocker || r.Config.Image != cluster.LocalImage {
+			if r.Config.Backend != cluster.BackendDocker || r.Config.Image != dockerd.LocalImage {
 				t.Errorf("results config backend %q image %q", r.Config.Backend, r.Config.Image)
 			}
 			notes := faultNotes(t, out, r.History)
@@ -102,7 +103,7 @@ func TestDockerVerdicts(t *testing.T) {
 					t.Errorf("note %q does not match %q", n, tt.note)
 				}
 			}
-			objs, v, err := cluster.DockerObjects(ctx, cluster.PIDLabel(os.Getpid()))
+			objs, v, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,9 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/chaos/schedule"
+	"github.com/lockbench/lockbench/cluster/clockshim"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/preflight"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/outdir"
 	lbstats "github.com/lockbench/lockbench/stats"
@@ -453,7 +456,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	}
 	if setup.ClockShim && copts.ClockShim == "" {
 		var err error
-		if copts.ClockShim, err = cluster.ClockShim(ctx); err != nil {
+		if copts.ClockShim, err = clockshim.Cached(ctx); err != nil {
 			return err
 		}
 	}
@@ -474,13 +477,13 @@ func (r *run) startCluster(ctx context.Context) error {
 	r.c = c
 	if c.Backend() == cluster.BackendExternal && r.redis() {
 		shared := s.Cluster.External.SharedKeys
-		if err := cluster.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared, c.Security()); err != nil {
+		if err := preflight.CheckExternal(ctx, c.Addrs(), w.KeyPrefix, r.sc.Requires(r.info), shared, c.Security()); err != nil {
 			return err
 		}
 		if !shared {
 			// Delete the run's keys when it ends (also on error), so that
 			// the next run's check finds none; the servers are the user's.
-			r.atClose(func() { cluster.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix, c.Security()) })
+			r.atClose(func() { preflight.DeleteExternalKeys(ctx, c.Addrs(), w.KeyPrefix, c.Security()) })
 		}
 	}
 	// The histories folder is made only now: a run that could not start
@@ -554,7 +557,7 @@ func (r *run) connect(ctx context.Context) error {
 		if r.setup.ClientClock {
 			// Each adapter process gets the clock shim and an offset
 			// file of its own, in a folder removed when the run ends.
-			shim, err := cluster.ClockShim(ctx)
+			shim, err := clockshim.Cached(ctx)
 			if err != nil {
 				return err
 			}
@@ -641,13 +644,13 @@ func (r *run) measuresClock() bool {
 }
 
 // measureClock measures the history's clock against the first node the
-// strategy talks to (cluster.MeasureServerClock, directly, never through
+// strategy talks to (preflight.MeasureServerClock, directly, never through
 // the scenario's proxies); every host of a cross-host run lists the same
 // servers in the same order, so all measure against one server's clock.
 // ctx bounds it.
 func (r *run) measureClock(ctx context.Context) (history.ClockSync, error) {
 	addr := r.nodes[0].Addr()
-	m, err := cluster.MeasureServerClock(ctx, addr, r.c.Security(), r.clock.Now)
+	m, err := preflight.MeasureServerClock(ctx, addr, r.c.Security(), r.clock.Now)
 	if err != nil {
 		return history.ClockSync{}, err
 	}
@@ -910,7 +913,7 @@ func (r *run) measure(ops []history.Operation, ex executed) (results.Run, error)
 }
 
 // CheckBackend checks the backend before any run, after the usage checks
-// (cluster.CheckBackend): the servers of specs' etcd and ZooKeeper
+// (preflight.CheckBackend): the servers of specs' etcd and ZooKeeper
 // strategies, the docker image, redis-server, or the external servers for
 // the fault features of specs' scenarios. Specs that do not resolve are
 // skipped (Run reports them). Run makes the same external check on the
@@ -936,7 +939,7 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, specs [
 			}
 		}
 	}
-	return cluster.CheckBackend(ctx, o, prefix, consensus, need)
+	return preflight.CheckBackend(ctx, o, prefix, consensus, need)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
@@ -974,7 +977,7 @@ func imageOf(o cluster.Options) string {
 		return ""
 	}
 	if o.Image == "" {
-		return cluster.DefaultImage
+		return dockerd.DefaultImage
 	}
 	return o.Image
 }

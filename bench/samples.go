@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -88,7 +88,7 @@ const serverCounterEvery = 25 * time.Millisecond
 // takes a last sample and returns the series. A node that does not
 // answer, restarts or changes role leaves its sample out (the series
 // goes on from what the others say); nil when the first sample fails.
-func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []string, sec cluster.Security) (stop func() []results.CounterSample) {
+func sampleServerCounter(ctx context.Context, clock *history.Clock, addrs []string, sec security.Security) (stop func() []results.CounterSample) {
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		clients[i] = commandstats.InfoClient(a, time.Second, sec)

@@ -10,13 +10,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/proxy"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
-	"github.com/redis/go-redis/v9"
 )
 
 // failoverScenarios are the replication faults: replica promotion with a
@@ -294,18 +296,18 @@ type failover struct {
 	bg     sync.WaitGroup // a strike's failover still running after the struck client's release (quorum)
 
 	mu       sync.Mutex
-	link     *cluster.Proxy // the replication link primary → replica, once Run made it
-	ready    bool           // the replica is in sync through link
-	busy     bool           // an At call is cutting or checking a candidate
-	cutting  string         // the key of a cut being checked
-	dirty    bool           // a grant of that key came in during the check
-	armed    bool           // the link is cut, the replica has no live copy of cutKey
-	cutKey   string         // the key whose next grant is struck
-	cutNs    int64          // when the link was cut, ns since run start
-	struck   bool           // a strike has begun (one per run)
-	cuts     int            // replication-link cuts tried (each at a release)
-	failover fault.Fault    // the strike's promotion or fault.SentinelFailover, once it began
-	move     *link.Move     // the strike's move of the clients' links (no Sentinel)
+	link     *proxy.Proxy // the replication link primary → replica, once Run made it
+	ready    bool         // the replica is in sync through link
+	busy     bool         // an At call is cutting or checking a candidate
+	cutting  string       // the key of a cut being checked
+	dirty    bool         // a grant of that key came in during the check
+	armed    bool         // the link is cut, the replica has no live copy of cutKey
+	cutKey   string       // the key whose next grant is struck
+	cutNs    int64        // when the link was cut, ns since run start
+	struck   bool         // a strike has begun (one per run)
+	cuts     int          // replication-link cuts tried (each at a release)
+	failover fault.Fault  // the strike's promotion or fault.SentinelFailover, once it began
+	move     *link.Move   // the strike's move of the clients' links (no Sentinel)
 	clients  map[*cluster.Node]*redis.Client
 	attempts []int64 // wait: when the acquires invoked since the cut were, ns since run start
 	unheld   bool    // wait: the hold has ended and a fresh link was asked for
@@ -389,7 +391,7 @@ func (f *failover) Run(ctx context.Context) error {
 // partial resync: same replication id) and waits until it is in sync, then
 // closes the previous link and marks the new one ready.
 func (f *failover) newLink(ctx context.Context) error {
-	link, err := cluster.NewProxy(ctx, fmt.Sprintf("repl-%s-%s", f.primary.Name(), f.replica.Name()), f.primary.Addr())
+	link, err := proxy.New(ctx, fmt.Sprintf("repl-%s-%s", f.primary.Name(), f.replica.Name()), f.primary.Addr())
 	if err != nil {
 		return err
 	}

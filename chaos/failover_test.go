@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
+	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/workload"
-	"github.com/redis/go-redis/v9"
 )
 
 // foState reads the nemesis state the test waits for.
@@ -135,7 +137,7 @@ func TestFailoverLostWriteReal(t *testing.T) {
 	}()
 	foWait(t, "the strike", func() bool { _, _, s := foState(f); return s })
 	foWait(t, "the primary killed", func() bool { return !primary.Running() })
-	if cluster.Alive(pid) {
+	if proc.Alive(pid) {
 		t.Errorf("killed primary pid %d still alive", pid)
 	}
 	var b *impl.Lease

@@ -95,7 +95,7 @@ func partitionHolderScenario() Scenario {
 }
 
 // partitionBlackholeScenario is PartitionHolder with the slow kind of partition:
-// the holder's links black-hole (cluster.Proxy.Blackhole: connects still
+// the holder's links black-hole (proxy.Proxy.Blackhole: connects still
 // succeed, every byte is dropped), so its calls hang until their budget
 // instead of failing at once, as when packets vanish in a real partition.
 func partitionBlackholeScenario() Scenario {

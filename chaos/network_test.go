@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/clockshim"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -37,14 +38,14 @@ func netCluster(t *testing.T, topo cluster.Topology, o cluster.Options) *cluster
 	return c
 }
 
-// netShim builds the clock shim in the user cache folder, as cluster.ClockShim does.
+// netShim builds the clock shim in the user cache folder, as clockshim.Cached does.
 func netShim(t *testing.T) string {
 	t.Helper()
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	p, err := cluster.BuildClockShim(netCtx(t), filepath.Join(dir, "lockbench"))
+	p, err := clockshim.Build(netCtx(t), filepath.Join(dir, "lockbench"))
 	if err != nil {
 		t.Fatalf("build clock shim: %v", err)
 	}

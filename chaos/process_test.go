@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
+	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -115,7 +116,7 @@ func TestNodeRestartKillsForReal(t *testing.T) {
 			// lease; the kill runs in the background, and on a busy machine
 			// it may come after At returned: wait for it (the delayed
 			// restart's time down is read from its window below).
-			for deadline := time.Now().Add(10 * time.Second); cluster.Alive(oldPID); time.Sleep(5 * time.Millisecond) {
+			for deadline := time.Now().Add(10 * time.Second); proc.Alive(oldPID); time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("pid %d still present %v after the strike", oldPID, time.Since(begin))
 				}
@@ -269,7 +270,7 @@ func TestNodesDownKillsForReal(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 			for _, name := range down {
-				if cluster.Alive(pids[name]) {
+				if proc.Alive(pids[name]) {
 					t.Errorf("%s pid %d still present", name, pids[name])
 				}
 			}

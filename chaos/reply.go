@@ -16,7 +16,7 @@ import (
 )
 
 // replyScenarios are the lost-reply scenarios: a command reaches the
-// server and runs, its reply is lost (cluster.LostReply), placed on one
+// server and runs, its reply is lost (proxy.LostReply), placed on one
 // kind of lock call each.
 func replyScenarios() []Scenario {
 	return []Scenario{lostReplyScenario(), lostReplyReleaseScenario(), lostReplyExtendScenario(), lostReplyReentrantScenario()}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/preflight"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -48,7 +49,7 @@ func (s Scenario) TopologyFor(info impl.Info) cluster.Topology {
 // scenarios that do work there for the strategy, and, on the external
 // backend, --allow-destructive when that flag would make it work.
 func (s Scenario) UnsupportedOn(o cluster.Options, info impl.Info) string {
-	if why := cluster.TooFewServers(o, s.TopologyFor(info)); why != "" {
+	if why := preflight.TooFewServers(o, s.TopologyFor(info)); why != "" {
 		return fmt.Sprintf("on the %s backend the strategy %s, or choose strategies that need fewer", cluster.BackendName(o), why)
 	}
 	have, err := cluster.BackendFeatures(o.Backend, o)
@@ -93,7 +94,7 @@ func CheckServers(o cluster.Options, strategy, scenario, choose string) error {
 		}
 		t = sc.TopologyFor(st.Info())
 	}
-	if why := cluster.TooFewServers(o, t); why != "" {
+	if why := preflight.TooFewServers(o, t); why != "" {
 		on := ""
 		if scenario != "" && t != own {
 			on = " under scenario " + scenario

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/preflight"
 	"github.com/lockbench/lockbench/impl/strategies"
 )
 
@@ -35,7 +36,7 @@ func TestTooFewServers(t *testing.T) {
 		{ext(2, 3), cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}, ""},
 	}
 	for _, tt := range tests {
-		got := cluster.TooFewServers(tt.o, tt.topo)
+		got := preflight.TooFewServers(tt.o, tt.topo)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("TooFewServers(%s, %d servers, %s) = %q, want %q", tt.o.Backend, len(tt.o.External.Addrs), tt.topo, got, tt.want)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster/dockerd"
 )
 
 // ErrUnsupported is wrapped by every Node operation the cluster's backend
@@ -50,10 +52,10 @@ const (
 	FeaturePause Feature = "pause"
 	// FeatureClock is Node.SetClockOffset (the LD_PRELOAD clock shim).
 	FeatureClock Feature = "clock"
-	// FeatureProxies is a Proxy from this host to every node (partitions and
+	// FeatureProxies is a proxy.Proxy from this host to every node (partitions and
 	// latency between lockbench's clients and a node).
 	FeatureProxies Feature = "proxies"
-	// FeatureReplicationProxy means the nodes can dial a Proxy on this host
+	// FeatureReplicationProxy means the nodes can dial a proxy.Proxy on this host
 	// (127.0.0.1), so a replica can replicate through one (the failover
 	// scenarios cut replication that way).
 	FeatureReplicationProxy Feature = "replication-proxy"
@@ -166,7 +168,7 @@ func newBackend(o Options) (backend, error) {
 // one line saying what auto picked and why (for a "note:" line; "" for a
 // named backend). Auto becomes BackendProcess when redis-server is on PATH
 // (or o.RedisServer is usable), else BackendDocker when a Docker daemon
-// answers and the image o.Image (default DefaultImage) is on the machine;
+// answers and the image o.Image (default dockerd.DefaultImage) is on the machine;
 // otherwise the error wraps ErrEnvironment, says that auto tried the
 // process backend first, and names both fixes. An unknown name returns an
 // error listing the valid ones.
@@ -187,16 +189,24 @@ func ResolveBackend(ctx context.Context, name string, o Options) (string, string
 	}
 	img := o.Image
 	if img == "" {
-		img = DefaultImage
+		img = dockerd.DefaultImage
 	}
 	processFix := "apt-get install redis-server (then auto runs the process backend)"
-	cli, err := dockerClient(ctx)
+	cli, err := dockerd.Client(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and no Docker daemon answers for the docker backend; fix one: %s, or start Docker and build the local image with `make docker-image` (then pass --redis-image %s)", ErrEnvironment, processFix, LocalImage)
+		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and no Docker daemon answers for the docker backend; fix one: %s, or start Docker and build the local image with `make docker-image` (then pass --redis-image %s)", ErrEnvironment, processFix, dockerd.LocalImage)
 	}
 	defer cli.Close()
 	if _, err := cli.ImageInspect(ctx, img); err != nil {
-		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and the docker backend's image %s is not on this machine (lockbench never pulls); fix one: %s, or build the local image with `make docker-image` and pass --redis-image %s", ErrEnvironment, img, processFix, LocalImage)
+		return "", "", fmt.Errorf("%w: cluster: --backend auto tried the process backend first, but redis-server is not on PATH, and the docker backend's image %s is not on this machine (lockbench never pulls); fix one: %s, or build the local image with `make docker-image` and pass --redis-image %s", ErrEnvironment, img, processFix, dockerd.LocalImage)
 	}
 	return BackendDocker, fmt.Sprintf("--backend auto runs the docker backend (image %s): redis-server is not on PATH (install it for the process backend: apt-get install redis-server)", img), nil
+}
+
+// BackendName is the backend o runs on ("process" for "").
+func BackendName(o Options) string {
+	if o.Backend == "" {
+		return BackendProcess
+	}
+	return o.Backend
 }

@@ -6,15 +6,15 @@
 // docker.go) and external (an existing deployment; faults only through
 // Redis commands; see external.go). Node handles inject real server-side faults (SIGKILL, restart with or
 // without AOF, SIGSTOP/SIGCONT, a wall-clock offset through an LD_PRELOAD
-// shim, replica promotion, held-back replication), and Proxy puts an
+// shim, replica promotion, held-back replication); a proxy.Proxy puts an
 // embedded toxiproxy between a client and a node for partitions and latency.
 //
 // On docker (docker.go) every server is a container with a fixed IP on a
 // private bridge network made per cluster, which clients on this Linux host
-// dial directly; containers and network carry LabelBackend, LabelCluster
-// and LabelPID, Stop removes them, and every docker Start first sweeps
-// what a dead lockbench left (SweepDocker). Ryuk is disabled. The local
-// image (BuildImage, make docker-image) runs lockbench-init as PID 1 so
+// dial directly; containers and network carry dockerd's labels
+// (dockerd.Labels), Stop removes them, and every docker Start first sweeps
+// what a dead lockbench left (dockerd.Sweep). Ryuk is disabled. The local
+// image (dockerd.BuildImage, make docker-image) runs lockbench-init as PID 1 so
 // that Kill and Restart act on redis-server inside the running container.
 //
 // Life cycle: Start builds a Topology and waits until every server answers
@@ -50,14 +50,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster/security"
+	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // ErrEnvironment is wrapped by every error caused by the machine rather than
 // by the caller: redis-server or redis-sentinel not installed, a port in use,
 // the clock shim missing or not loadable, gcc missing, a node not answering
-// PING before its deadline. Test with errors.Is. Its text carries no
-// "cluster:" prefix: the messages that wrap it name the package once.
-var ErrEnvironment = errors.New("environment error")
+// PING before its deadline. Test with errors.Is. It is errs.ErrEnvironment,
+// which the packages below cluster (security, clockshim, proxy, dockerd)
+// wrap. Its text carries no "cluster:" prefix: the messages that wrap it
+// name the package once.
+var ErrEnvironment = errs.ErrEnvironment
 
 // CheckRedisServer returns nil when the process backend can start
 // redis-server: o.RedisServer, or redis-server on PATH when that is empty.
@@ -124,7 +130,7 @@ type Options struct {
 	Backend string
 	// Image is the Docker image of the docker backend's servers and
 	// Sentinels; it must be on the machine (lockbench never pulls).
-	// Default DefaultImage. Other backends ignore it.
+	// Default dockerd.DefaultImage. Other backends ignore it.
 	Image string
 	// External is the deployment the external backend uses.
 	External External
@@ -158,7 +164,7 @@ type Options struct {
 	// their data across a restart.
 	Persistence Persistence
 	// ClockShim is the path of the clock-offset LD_PRELOAD library built by
-	// BuildClockShim (process backend only; the others ignore it). Default
+	// clockshim.Build (process backend only; the others ignore it). Default
 	// "": servers start without it and Node.SetClockOffset returns an error. Sentinels never get the shim.
 	ClockShim string
 	// Ports fixes the TCP ports of Nodes() in order, then of Sentinels()
@@ -175,7 +181,7 @@ type Options struct {
 	// the external backend it is what your servers require (a Redis
 	// Cluster's nodes included). The docker backend refuses it, and so do
 	// Sentinel topologies on the process backend, for now.
-	Security Security
+	Security security.Security
 	// Logf receives progress lines (process starts, kills, failovers).
 	// Default nil: silent.
 	Logf func(format string, args ...any)
@@ -241,12 +247,12 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		c.dir = o.Dir
 	}
 	if c.opts.Security.TLS && c.be.name() == BackendProcess && !t.Kind.Consensus() {
-		if err := c.opts.Security.generateCerts(c.dir); err != nil {
+		if err := c.opts.Security.GenerateCerts(c.dir); err != nil {
 			c.Stop()
 			return nil, err
 		}
 	}
-	if err := c.opts.Security.load(); err != nil {
+	if _, err := c.opts.Security.TLSConfig(); err != nil { // loads the TLS files once
 		c.Stop()
 		return nil, err
 	}
@@ -288,7 +294,7 @@ func (o *Options) checkSecurity(t Topology) error {
 // Security returns the AUTH and TLS every client of the cluster's Redis
 // servers must use: Options.Security, with, on the process backend with
 // TLS, the CA and client certificate generated for the run.
-func (c *Cluster) Security() Security { return c.opts.Security }
+func (c *Cluster) Security() security.Security { return c.opts.Security }
 
 // resolve applies defaults and checks binaries and the clock shim.
 func (o *Options) resolve(t Topology) error {
@@ -335,7 +341,7 @@ func (o *Options) resolve(t Topology) error {
 			return fmt.Errorf("%w: clock shim %q: %v", ErrEnvironment, o.ClockShim, err)
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return fmt.Errorf("%w: clock shim missing: %v (build it with BuildClockShim or make)", ErrEnvironment, err)
+			return fmt.Errorf("%w: clock shim missing: %v (build it with clockshim.Build or make)", ErrEnvironment, err)
 		}
 		o.ClockShim = abs
 	}
@@ -542,7 +548,7 @@ func writeOwner(dir string) {
 // procStart returns field 22 of /proc/pid/stat (the process's start time
 // in clock ticks since boot); ok is false when the process does not exist.
 func procStart(pid int) (string, bool) {
-	f, err := procStat(pid)
+	f, err := proc.Stat(pid)
 	if err != nil {
 		return "", false
 	}

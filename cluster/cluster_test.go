@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // startT starts topology t and stops it when the test ends, also on failure.
@@ -106,7 +107,7 @@ func TestStartStop(t *testing.T) {
 				t.Fatalf("second Stop: %v", err)
 			}
 			for _, pid := range pids {
-				if Alive(pid) {
+				if proc.Alive(pid) {
 					t.Errorf("pid %d still alive after Stop", pid)
 				}
 			}
@@ -124,7 +125,7 @@ func TestKill(t *testing.T) {
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(pid) {
+	if proc.Alive(pid) {
 		t.Errorf("pid %d alive after Kill", pid)
 	}
 	if n.PID() != 0 {
@@ -195,56 +196,5 @@ func TestRemoveStale(t *testing.T) {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(d), err == nil, want)
 		}
-	}
-}
-
-// TestAlive checks the liveness test on this process, a stopped child, a
-// zombie (exited, not yet reaped) and a reaped child.
-func TestAlive(t *testing.T) {
-	if !Alive(os.Getpid()) {
-		t.Errorf("Alive(self) = false")
-	}
-	for _, pid := range []int{0, -1} {
-		if Alive(pid) {
-			t.Errorf("Alive(%d) = true", pid)
-		}
-	}
-	cmd := exec.Command("sleep", "10")
-	if err := cmd.Start(); err != nil {
-		t.Skipf("no sleep binary: %v", err)
-	}
-	pid := cmd.Process.Pid
-	defer cmd.Process.Kill()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	waitState := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			s, err := procState(pid)
-			if err == nil && s == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("pid %d state %q (%v), want %s", pid, s, err, want)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	waitState("T")
-	if !Alive(pid) {
-		t.Errorf("a stopped process is not alive")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	waitState("Z")
-	if Alive(pid) {
-		t.Errorf("a zombie is alive")
-	}
-	cmd.Wait()
-	if Alive(pid) {
-		t.Errorf("a reaped process is alive")
 	}
 }

@@ -18,23 +18,11 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
-)
 
-// DefaultImage is the default Docker image of the docker backend: the
-// official Redis 7 image. Machines without registry access build a local
-// one instead (BuildImage, make docker-image) and pass LocalImage.
-const DefaultImage = "redis:7.4"
-
-// Docker labels on every container and network the docker backend makes;
-// the sweep at start and the tests find leftovers by them.
-const (
-	// LabelBackend marks lockbench's Docker objects (value "docker").
-	LabelBackend = "lockbench.backend"
-	// LabelCluster names the cluster (a random id per Start).
-	LabelCluster = "lockbench.cluster"
-	// LabelPID is the process id of the lockbench that made the object; the
-	// sweep removes objects whose process is gone.
-	LabelPID = "lockbench.pid"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/security"
+	"github.com/lockbench/lockbench/internal/errs"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // Ports inside the containers.
@@ -46,9 +34,6 @@ const (
 	// shared.
 	dockerBusPort = 16379
 )
-
-// dockerHint is the fix printed when no Docker daemon answers.
-const dockerHint = "start Docker (systemctl start docker, or set DOCKER_HOST), or use --backend process (apt-get install redis-server)"
 
 // dockerStopTimeout bounds the Docker calls of Kill, Stop and the sweep,
 // which run without the caller's context (also after Ctrl-C).
@@ -109,7 +94,7 @@ type dockerNode struct {
 func newDockerBackend(o Options) *dockerBackend {
 	img := o.Image
 	if img == "" {
-		img = DefaultImage
+		img = dockerd.DefaultImage
 	}
 	return &dockerBackend{image: img, id: fmt.Sprintf("%x", rand.Uint64()&0xffffffffff)}
 }
@@ -118,78 +103,24 @@ func (b *dockerBackend) name() string        { return BackendDocker }
 func (b *dockerBackend) features() []Feature { return dockerFeatures(Options{}) }
 
 // labels are the labels of every object of this cluster.
-func (b *dockerBackend) labels() map[string]string {
-	return map[string]string{LabelBackend: BackendDocker, LabelCluster: b.id, LabelPID: strconv.Itoa(os.Getpid())}
-}
-
-// dockerClient connects to the Docker daemon and pings it; an error wraps
-// ErrEnvironment and says how to fix it.
-func dockerClient(ctx context.Context) (*docker.Client, error) {
-	configureTestcontainers()
-	cli, err := docker.New(docker.FromEnv)
-	if err != nil {
-		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, err, dockerHint)
-	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(pctx, docker.PingOptions{}); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("%w: cluster: no Docker daemon answers (%v); %s", ErrEnvironment, firstLine(err), dockerHint)
-	}
-	return cli, nil
-}
-
-// DockerAvailable reports whether a Docker daemon answers a ping within
-// 5 s, and why not.
-func DockerAvailable(ctx context.Context) error {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return err
-	}
-	return cli.Close()
-}
-
-// CheckImage returns nil when the Docker daemon answers and holds image,
-// else an error wrapping ErrEnvironment that names the image and how to
-// get it (lockbench never pulls). Commands call it before anything starts,
-// so a missing image leaves no results folder behind.
-func CheckImage(ctx context.Context, image string) error {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	if _, err := cli.ImageInspect(ctx, image); err != nil {
-		return imageMissing(image, err)
-	}
-	return nil
-}
-
-// imageMissing is the error for an image that is not on the machine.
-func imageMissing(image string, err error) error {
-	return fmt.Errorf("%w: cluster: Docker image %s is not on this machine and lockbench never pulls (%v); %s", ErrEnvironment, image, firstLine(err), imageHint(image))
-}
-
-// imageHint says how to get an image when it is not on the machine.
-func imageHint(img string) string {
-	return fmt.Sprintf("build the local image with `make docker-image` (tags %s: redis-server from this machine, FROM scratch) and pass --redis-image %s, or load one with `docker load -i redis.tar` / `docker pull %s` where a registry is reachable; or use the process backend: apt-get install redis-server, --backend process", LocalImage, LocalImage, img)
-}
+func (b *dockerBackend) labels() map[string]string { return dockerd.Labels(b.id) }
 
 // prepare connects to Docker, sweeps stale objects of dead lockbench
 // processes, checks the image is present (never pulls) and creates the
 // cluster's network.
 func (b *dockerBackend) prepare(ctx context.Context, c *Cluster) error {
-	cli, err := dockerClient(ctx)
+	configureTestcontainers()
+	cli, err := dockerd.Client(ctx)
 	if err != nil {
 		return err
 	}
 	b.cli = cli
-	SweepDocker(ctx, false)
+	dockerd.Sweep(ctx, false)
 	img, err := cli.ImageInspect(ctx, b.image)
 	if err != nil {
-		return imageMissing(b.image, err)
+		return dockerd.ImageMissing(b.image, err)
 	}
-	b.init = img.Config != nil && img.Config.Labels[imageInitLabel] == "1"
+	b.init = img.Config != nil && img.Config.Labels[dockerd.InitLabel] == "1"
 
 	var lastErr error
 	for range 8 {
@@ -213,10 +144,7 @@ func (b *dockerBackend) prepare(ctx context.Context, c *Cluster) error {
 }
 
 // firstLine shortens Docker's multi-line errors for one-line messages.
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
-}
+func firstLine(err error) string { return errs.FirstLine(err) }
 
 // ip is node i's address: nodes n1.. get .10.., Sentinels s1.. get .100...
 func (b *dockerBackend) ip(n *Node) netip.Addr {
@@ -320,7 +248,7 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 		ip := dn.initPid
 		n.mu.Unlock()
 		switch {
-		case b.init && ip > 0 && Alive(ip) && syscall.Kill(ip, syscall.SIGUSR1) == nil:
+		case b.init && ip > 0 && proc.Alive(ip) && syscall.Kill(ip, syscall.SIGUSR1) == nil:
 			// lockbench-init is up and got the signal from this host
 			// (faster than the Docker API): it starts redis-server again.
 		case b.init && b.containerRunning(dn):
@@ -341,7 +269,7 @@ func (b *dockerBackend) start(ctx context.Context, n *Node) error {
 	n.mu.Lock()
 	known := dn.initPid
 	n.mu.Unlock()
-	if known == 0 || !Alive(known) {
+	if known == 0 || !proc.Alive(known) {
 		if st, err := b.inspect(dn); err == nil {
 			n.mu.Lock()
 			dn.initPid = st.Pid
@@ -367,7 +295,7 @@ func (b *dockerBackend) waitReady(ctx context.Context, n *Node, dn *dockerNode) 
 	deadline := time.Now().Add(dockerReadyTimeout)
 	var lastErr error
 	for i := 0; ; i++ {
-		info, err := rawInfo(ctx, addr, 200*time.Millisecond, Security{})
+		info, err := rawInfo(ctx, addr, 200*time.Millisecond, security.Security{})
 		if err == nil {
 			return info, nil
 		}
@@ -382,7 +310,7 @@ func (b *dockerBackend) waitReady(ctx context.Context, n *Node, dn *dockerNode) 
 				n.mu.Lock()
 				ip := dn.initPid
 				n.mu.Unlock()
-				if ip > 0 && Alive(ip) {
+				if ip > 0 && proc.Alive(ip) {
 					_ = syscall.Kill(ip, syscall.SIGUSR1)
 				}
 			}
@@ -457,15 +385,11 @@ func (b *dockerBackend) logTail(dn *dockerNode) string {
 	return "container log: " + s
 }
 
-// PIDLabel is the Docker label ("key=value") of every object made by
-// lockbench process pid.
-func PIDLabel(pid int) string { return LabelPID + "=" + strconv.Itoa(pid) }
-
 // DockerLabel returns the Docker label ("key=value") of the cluster's
 // containers and network on the docker backend, "" on the others.
 func (c *Cluster) DockerLabel() string {
 	if b, ok := c.be.(*dockerBackend); ok {
-		return LabelCluster + "=" + b.id
+		return dockerd.LabelCluster + "=" + b.id
 	}
 	return ""
 }
@@ -512,7 +436,7 @@ func (b *dockerBackend) kill(n *Node) error {
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for b.pid(n) != 0 || Alive(pid) {
+	for b.pid(n) != 0 || proc.Alive(pid) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster: kill %s: redis-server (pid %d) still running 10s after %s", n.name, pid, how)
 		}
@@ -573,7 +497,7 @@ func (b *dockerBackend) state(n *Node) (string, error) {
 	if pid == 0 {
 		return "", fmt.Errorf("cluster: state of %s: node not running", n.name)
 	}
-	if s, err := procState(pid); err == nil {
+	if s, err := proc.State(pid); err == nil {
 		return s, nil
 	}
 	return "R", nil
@@ -589,7 +513,7 @@ func (b *dockerBackend) pid(n *Node) int {
 	n.mu.Lock()
 	ip := dn.initPid
 	n.mu.Unlock()
-	if b.init && ip > 0 && Alive(ip) {
+	if b.init && ip > 0 && proc.Alive(ip) {
 		// Fast path (no Docker API call): init is alive, read its child.
 		if kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ip, ip)); err == nil {
 			return childPid(kids)
@@ -612,7 +536,7 @@ func (b *dockerBackend) pid(n *Node) int {
 // childPid returns the first live pid of a /proc children list, 0 if none.
 func childPid(kids []byte) int {
 	for _, f := range strings.Fields(string(kids)) {
-		if p, err := strconv.Atoi(f); err == nil && Alive(p) {
+		if p, err := strconv.Atoi(f); err == nil && proc.Alive(p) {
 			return p
 		}
 	}
@@ -664,73 +588,8 @@ func (b *dockerBackend) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dockerStopTimeout)
 	defer cancel()
-	err := removeDocker(ctx, b.cli, LabelCluster+"="+b.id)
+	err := dockerd.Remove(ctx, b.cli, dockerd.LabelCluster+"="+b.id)
 	return errors.Join(err, b.cli.Close())
-}
-
-// removeDocker force-removes the containers (and their anonymous volumes)
-// and then the networks carrying label ("key=value").
-func removeDocker(ctx context.Context, cli *docker.Client, label string) error {
-	f := make(docker.Filters).Add("label", label)
-	var errs []error
-	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return fmt.Errorf("cluster: list containers: %w", err)
-	}
-	for _, c := range cs.Items {
-		if _, err := cli.ContainerRemove(ctx, c.ID, docker.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !strings.Contains(err.Error(), "No such container") {
-			errs = append(errs, fmt.Errorf("cluster: remove container %.12s: %v", c.ID, firstLine(err)))
-		}
-	}
-	ns, err := cli.NetworkList(ctx, docker.NetworkListOptions{Filters: f})
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("cluster: list networks: %w", err))...)
-	}
-	for _, nw := range ns.Items {
-		if _, err := cli.NetworkRemove(ctx, nw.ID, docker.NetworkRemoveOptions{}); err != nil && !strings.Contains(err.Error(), "not found") {
-			errs = append(errs, fmt.Errorf("cluster: remove network %s: %v", nw.Name, firstLine(err)))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// SweepDocker removes the containers and networks lockbench made (label
-// LabelBackend=docker) whose lockbench process is gone (a lockbench
-// killed with SIGKILL runs no Stop), or all of them when all is true. It
-// is best effort and returns what it could not remove; it returns nil
-// when no Docker daemon answers.
-func SweepDocker(ctx context.Context, all bool) error {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return nil
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(ctx, dockerStopTimeout)
-	defer cancel()
-	f := make(docker.Filters).Add("label", LabelBackend+"="+BackendDocker)
-	pids := map[string]bool{}
-	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return err
-	}
-	for _, c := range cs.Items {
-		pids[c.Labels[LabelPID]] = true
-	}
-	ns, err := cli.NetworkList(ctx, docker.NetworkListOptions{Filters: f})
-	if err != nil {
-		return err
-	}
-	for _, nw := range ns.Items {
-		pids[nw.Labels[LabelPID]] = true
-	}
-	var errs []error
-	for pid := range pids {
-		if p, err := strconv.Atoi(pid); !all && err == nil && Alive(p) {
-			continue
-		}
-		errs = append(errs, removeDocker(ctx, cli, LabelPID+"="+pid))
-	}
-	return errors.Join(errs...)
 }
 
 // sentinelConf is a Sentinel configuration monitoring the primary at
@@ -757,37 +616,4 @@ func hostPort(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("bad port in %q", addr)
 	}
 	return h, port, nil
-}
-
-// DockerObjects lists the containers and networks carrying label
-// ("key=value", e.g. PIDLabel(pid) or Cluster.DockerLabel()), and the
-// number of dangling (unattached) Docker volumes on the machine, for tests
-// and checks that nothing was left behind. It returns an error when no
-// Docker daemon answers.
-func DockerObjects(ctx context.Context, label string) (objects []string, danglingVolumes int, err error) {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer cli.Close()
-	f := make(docker.Filters).Add("label", label)
-	cs, err := cli.ContainerList(ctx, docker.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, c := range cs.Items {
-		objects = append(objects, "container "+strings.Join(c.Names, ","))
-	}
-	ns, err := cli.NetworkList(ctx, docker.NetworkListOptions{Filters: f})
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, n := range ns.Items {
-		objects = append(objects, "network "+n.Name)
-	}
-	vs, err := cli.VolumeList(ctx, docker.VolumeListOptions{Filters: make(docker.Filters).Add("dangling", "true")})
-	if err != nil {
-		return nil, 0, err
-	}
-	return objects, len(vs.Items), nil
 }

@@ -8,23 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/security"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // dockerOptions skips the test when no Docker daemon answers, builds
-// LocalImage when it is missing, and returns Options for the docker
+// dockerd.LocalImage when it is missing, and returns Options for the docker
 // backend. When the test ends (also on failure) it checks that no
 // container or network of this process is left.
 func dockerOptions(t *testing.T) Options {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := DockerAvailable(ctx); err != nil {
+	if err := dockerd.Available(ctx); err != nil {
 		t.Skipf("docker backend test skipped: no Docker daemon answers: %v", err)
 	}
-	if err := BuildImage(ctx, LocalImage, false); err != nil {
+	if err := dockerd.BuildImage(ctx, dockerd.LocalImage, false); err != nil {
 		t.Fatalf("BuildImage: %v", err)
 	}
-	return Options{Backend: BackendDocker, Image: LocalImage, Logf: t.Logf}
+	return Options{Backend: BackendDocker, Image: dockerd.LocalImage, Logf: t.Logf}
 }
 
 // startDockerT is startT with a start timeout for containers: each takes
@@ -33,7 +37,7 @@ func startDockerT(t *testing.T, topo Topology, o Options) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	_, vols, err := DockerObjects(ctx, PIDLabel(os.Getpid()))
+	_, vols, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func assertNoLeftovers(t *testing.T, label string, before int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	objs, vols, err := DockerObjects(ctx, label)
+	objs, vols, err := dockerd.Objects(ctx, label)
 	if err != nil {
 		t.Fatalf("DockerObjects: %v", err)
 	}
@@ -80,7 +84,7 @@ func TestDockerSingleFaults(t *testing.T) {
 		t.Fatalf("SET via %s: %v", n.Addr(), err)
 	}
 	pid := n.PID()
-	if pid == 0 || !Alive(pid) {
+	if pid == 0 || !proc.Alive(pid) {
 		t.Fatalf("PID %d not a live host process", pid)
 	}
 	// Pause: frozen, commands time out; resume: they run again.
@@ -107,8 +111,8 @@ func TestDockerSingleFaults(t *testing.T) {
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if n.Running() || Alive(pid) {
-		t.Fatalf("after Kill: Running %v, pid %d alive %v", n.Running(), pid, Alive(pid))
+	if n.Running() || proc.Alive(pid) {
+		t.Fatalf("after Kill: Running %v, pid %d alive %v", n.Running(), pid, proc.Alive(pid))
 	}
 	if err := n.Restart(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -121,13 +125,13 @@ func TestDockerSingleFaults(t *testing.T) {
 	if err := n.Isolate(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rawInfo(ctx, n.Addr(), 300*time.Millisecond, Security{}); err == nil {
+	if _, err := rawInfo(ctx, n.Addr(), 300*time.Millisecond, security.Security{}); err == nil {
 		t.Fatal("isolated node still answers")
 	}
 	if err := n.Isolate(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rawInfo(ctx, n.Addr(), time.Second, Security{}); err != nil {
+	if _, err := rawInfo(ctx, n.Addr(), time.Second, security.Security{}); err != nil {
 		t.Fatalf("reconnected node does not answer: %v", err)
 	}
 	if err := n.SetClockOffset(time.Second); !errors.Is(err, ErrUnsupported) {
@@ -174,7 +178,7 @@ func TestDockerFailingHelper(t *testing.T) {
 	if os.Getenv(failHelperEnv) != "1" {
 		t.Skip("runs only as the child of TestDockerFailingTestLeavesNothing")
 	}
-	o := Options{Backend: BackendDocker, Image: LocalImage, Logf: t.Logf}
+	o := Options{Backend: BackendDocker, Image: dockerd.LocalImage, Logf: t.Logf}
 	c := startDockerT(t, Topology{Kind: Single}, o)
 	t.Logf("started %v", c.Addrs())
 	t.Fatal("deliberate failure with a running docker cluster")
@@ -188,7 +192,7 @@ func TestDockerFailingTestLeavesNothing(t *testing.T) {
 	dockerOptions(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	_, before, err := DockerObjects(ctx, PIDLabel(os.Getpid()))
+	_, before, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +202,7 @@ func TestDockerFailingTestLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "deliberate failure") || !strings.Contains(string(out), "started [") {
 		t.Fatalf("child test should have started a cluster and failed; err %v, output:\n%s", err, out)
 	}
-	objs, vols, err := DockerObjects(ctx, PIDLabel(cmd.Process.Pid))
+	objs, vols, err := dockerd.Objects(ctx, dockerd.PIDLabel(cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +212,7 @@ func TestDockerFailingTestLeavesNothing(t *testing.T) {
 }
 
 // TestDockerSweep kills a child holding a docker cluster with SIGKILL (no
-// cleanup runs) and checks that SweepDocker, as every docker Start does,
+// cleanup runs) and checks that dockerd.Sweep, as every docker Start does,
 // removes what it left.
 func TestDockerSweep(t *testing.T) {
 	t.Parallel()
@@ -235,17 +239,17 @@ func TestDockerSweep(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	objs, _, err := DockerObjects(ctx, PIDLabel(cmd.Process.Pid))
+	objs, _, err := dockerd.Objects(ctx, dockerd.PIDLabel(cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(objs) == 0 {
 		t.Fatal("the SIGKILLed child left nothing: the sweep is not tested")
 	}
-	if err := SweepDocker(ctx, false); err != nil {
+	if err := dockerd.Sweep(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if objs, _, _ := DockerObjects(ctx, PIDLabel(cmd.Process.Pid)); len(objs) > 0 {
+	if objs, _, _ := dockerd.Objects(ctx, dockerd.PIDLabel(cmd.Process.Pid)); len(objs) > 0 {
 		t.Fatalf("after the sweep: %v", objs)
 	}
 }

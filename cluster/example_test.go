@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/clockshim"
+	"github.com/lockbench/lockbench/cluster/proxy"
 )
 
 // A Redlock run on 5 independent nodes, with a clock jump on one of them
 // and a partition between the clients and another.
 func Example() {
 	ctx := context.Background()
-	shim, err := cluster.BuildClockShim(ctx, os.TempDir())
+	shim, err := clockshim.Build(ctx, os.TempDir())
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, cluster.ErrEnvironment): exit code 3
 	}
@@ -29,7 +31,7 @@ func Example() {
 	defer c.Stop()
 
 	n1, n2 := c.Nodes()[0], c.Nodes()[1]
-	p, err := cluster.NewProxy(ctx, "n2", n2.Addr())
+	p, err := proxy.New(ctx, "n2", n2.Addr())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,23 +2,22 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // External describes an existing Redis deployment for the external
 // backend. lockbench never starts, stops or empties these servers: it
 // only sends lock commands on its own keys (workload.Config.KeyPrefix),
-// scans for keys under that prefix before a run (KeysUnder), deletes its
-// keys after it (DeleteKeysUnder; neither with SharedKeys) and, with
+// scans for keys under that prefix before a run (preflight.KeysUnder),
+// deletes its keys after it (preflight.DeleteKeysUnder; neither with
+// SharedKeys) and, with
 // AllowDestructive, sends the fault commands listed there.
 type External struct {
 	// Addrs are the redis-servers, "host:port", in node order (n1, n2,
@@ -51,15 +50,13 @@ type External struct {
 	// ErrUnsupported that names the flag. Each blocks or reconfigures the
 	// server for every user of it, not only for lockbench.
 	AllowDestructive bool
-	// SharedKeys says several lockbench processes (on several client
-	// machines) contend on the same keys at once: lockbench then neither
-	// refuses keys already under its prefix before a run nor deletes its
-	// keys after one (the caller deletes them once every process is done).
+	// SharedKeys (preflight.SharedKeysFlag) says several lockbench
+	// processes (on several client machines) contend on the same keys at
+	// once: lockbench then neither refuses keys already under its prefix
+	// before a run nor deletes its keys after one (the caller deletes them
+	// once every process is done).
 	SharedKeys bool
 }
-
-// SharedKeysFlag is the lockbench flag that sets External.SharedKeys.
-const SharedKeysFlag = "--shared-keys"
 
 // AllowDestructiveFlag is the lockbench flag that sets
 // External.AllowDestructive, named in refusals.
@@ -134,7 +131,7 @@ func (c *Cluster) startExternal(ctx context.Context) error {
 		n := &Node{c: c, name: name, sentinel: sentinel, dir: c.dir, host: h, port: p, fixed: true, everStarted: true}
 		info, err := rawInfo(ctx, n.Addr(), ReadyTimeout, c.opts.Security)
 		if err != nil {
-			if e := c.opts.Security.explainSecurityError(addr, err); errors.Is(e, ErrEnvironment) {
+			if e := c.opts.Security.Explain(addr, err); errors.Is(e, ErrEnvironment) {
 				return nil, fmt.Errorf("cluster: external %s: %w", name, e)
 			}
 			return nil, fmt.Errorf("%w: cluster: external %s at %s does not answer PING: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", ErrEnvironment, name, addr, c.opts.Security.Redact(err.Error()))
@@ -199,177 +196,16 @@ func (n *Node) PauseFor(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// StaleKeys describes keys found under a key prefix on a server (KeysUnder).
-type StaleKeys struct {
-	// Addr is the server, Prefix the key prefix scanned for.
-	Addr, Prefix string
-	// N is the number of matching keys found; AtLeast is true when the
-	// scan stopped at its first batch with a match, so there may be more.
-	N       int
-	AtLeast bool
-	// Example is one of the keys.
-	Example string
-}
-
-// scanCount is the COUNT hint of KeysUnder's and DeleteKeysUnder's SCANs.
-const scanCount = 1000
-
-// globEscape escapes the glob characters of a SCAN MATCH pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// keyClient is a one-connection client with no retries for the key scans.
-func keyClient(addr string, sec Security) *redis.Client {
+// keyClient is a one-connection client with no retries, for the CLUSTER
+// NODES of an external Redis Cluster's seeds (preflight has its own for
+// the key scans).
+func keyClient(addr string, sec security.Security) *redis.Client {
 	return redis.NewClient(sec.Apply(&redis.Options{Addr: addr, DialTimeout: ReadyTimeout, ReadTimeout: ReadyTimeout, WriteTimeout: ReadyTimeout,
 		MaxRetries: -1, DialerRetries: 1, PoolSize: 1, DisableIdentity: true, Protocol: 2, ContextTimeoutEnabled: true}))
 }
 
-// tlsHandshakeTimeout bounds probeTLS's handshake: a plain Redis port
-// answers a TLS ClientHello with nothing (it waits for a line), so only a
-// timeout tells it apart.
-const tlsHandshakeTimeout = 2 * time.Second
-
-// probeTLS checks, with TLS on, that addr completes a TLS handshake within
-// tlsHandshakeTimeout; a server that connects but does not is taken for
-// a plain port (one line with the fix, wrapping ErrEnvironment).
-func probeTLS(ctx context.Context, addr string, sec Security) error {
-	if !sec.TLS {
-		return nil
-	}
-	cfg, err := sec.TLSConfig()
-	if err != nil {
-		return err
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
-	defer cancel()
-	raw, err := (&net.Dialer{}).DialContext(hctx, "tcp", addr)
-	if err != nil {
-		return unreachable(addr, "a TCP connect", sec, err)
-	}
-	defer raw.Close()
-	if err := tls.Client(raw, cfg).HandshakeContext(hctx); err != nil {
-		if hctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("%w: cluster: external server %s does not speak TLS (no handshake within %v: a plain port?): drop --tls, or give the server's tls-port", ErrEnvironment, addr, tlsHandshakeTimeout)
-		}
-		return unreachable(addr, "a TLS handshake", sec, err)
-	}
-	return nil
-}
-
-// unreachable is the error of an external server at addr that failed
-// cmd (what lockbench asked): the security explanation when the failure
-// is a password or certificate, else one line with the fix; it wraps
-// ErrEnvironment and never quotes the password.
-func unreachable(addr, cmd string, sec Security, err error) error {
-	if e := sec.explainSecurityError(addr, err); errors.Is(e, ErrEnvironment) {
-		return fmt.Errorf("cluster: external server: %w", e)
-	}
-	return fmt.Errorf("%w: cluster: external server %s does not answer %s: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", ErrEnvironment, addr, cmd, sec.Redact(err.Error()))
-}
-
-// RunID returns the run_id of the server at addr (INFO server): the same
-// for every address that reaches the same server process. A server that
-// does not answer gives an error wrapping ErrEnvironment that names addr.
-// ctx bounds the call.
-func RunID(ctx context.Context, addr string, sec Security) (string, error) {
-	if err := probeTLS(ctx, addr, sec); err != nil {
-		return "", err
-	}
-	rc := keyClient(addr, sec)
-	defer rc.Close()
-	info, err := rc.Info(ctx, "server").Result()
-	if err != nil {
-		return "", unreachable(addr, "INFO server", sec, err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
-			return v, nil
-		}
-	}
-	return "", nil
-}
-
-// KeysUnder scans the server at addr for keys under prefix (SCAN 0 MATCH
-// prefix* COUNT 1000, glob characters in prefix escaped) and stops at the
-// first batch with a match: nil when the server holds none. A server that
-// does not answer gives an error wrapping ErrEnvironment that names addr.
-// ctx bounds the scan.
-func KeysUnder(ctx context.Context, addr, prefix string, sec Security) (*StaleKeys, error) {
-	rc := keyClient(addr, sec)
-	defer rc.Close()
-	var cursor uint64
-	for {
-		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
-		if err != nil {
-			return nil, unreachable(addr, fmt.Sprintf("SCAN (the check for keys under %q)", prefix), sec, err)
-		}
-		if len(keys) > 0 {
-			slices.Sort(keys)
-			return &StaleKeys{Addr: addr, Prefix: prefix, N: len(keys), AtLeast: next != 0, Example: keys[0]}, nil
-		}
-		if cursor = next; cursor == 0 {
-			return nil, nil
-		}
-	}
-}
-
-// DeleteKeysUnder deletes every key under prefix on the server at addr
-// (SCAN MATCH prefix* and UNLINK) and returns how many it deleted. A
-// replica's READONLY refusal ends it without an error (the primary's
-// deletions replicate). ctx bounds it.
-func DeleteKeysUnder(ctx context.Context, addr, prefix string, sec Security) (int, error) {
-	rc := keyClient(addr, sec)
-	defer rc.Close()
-	var cursor uint64
-	n := 0
-	for {
-		keys, next, err := rc.Scan(ctx, cursor, globEscape(prefix)+"*", scanCount).Result()
-		if err != nil {
-			return n, fmt.Errorf("cluster: %s: SCAN for keys under %q: %w", addr, prefix, err)
-		}
-		if len(keys) > 0 {
-			d, err := rc.Unlink(ctx, keys...).Result()
-			if err != nil {
-				if strings.HasPrefix(err.Error(), "READONLY") {
-					return n, nil
-				}
-				return n, fmt.Errorf("cluster: %s: UNLINK keys under %q: %w", addr, prefix, err)
-			}
-			n += int(d)
-		}
-		if cursor = next; cursor == 0 {
-			return n, nil
-		}
-	}
-}
-
-// ProbeFaultCommands checks, before a run on the external backend, that
-// the server at addr accepts the Redis commands through which the features
-// need are injected there: FeaturePause sends DEBUG SLEEP 0 (a no-op),
-// which Redis 7 refuses unless enable-debug-command is yes (or local and
-// lockbench runs on the server's host). A refusal gives an error wrapping
-// ErrEnvironment that names the server and the fix; other features need no
-// probe.
-func ProbeFaultCommands(ctx context.Context, addr string, need []Feature, sec Security) error {
-	if !slices.Contains(need, FeaturePause) {
-		return nil
-	}
-	rc := keyClient(addr, sec)
-	defer rc.Close()
-	if err := rc.Do(ctx, "DEBUG", "SLEEP", "0").Err(); err != nil {
-		return fmt.Errorf("%w: cluster: external server %s refuses DEBUG SLEEP, through which the scenario pauses it (%s): set enable-debug-command yes (or local, when lockbench runs on that host) in its config and restart it, or choose a scenario without pause",
-			ErrEnvironment, addr, sec.Redact(firstLine(err)))
-	}
-	return nil
+// unreachable is sec.Unreachable: the error of an external server at
+// addr that failed cmd.
+func unreachable(addr, cmd string, sec security.Security, err error) error {
+	return sec.Unreachable(addr, cmd, err)
 }

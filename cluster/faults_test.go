@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/clockshim"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // procsUnder returns the pids of live processes whose working directory is
@@ -31,7 +34,7 @@ func procsUnder(t *testing.T, dir string) []int {
 			continue
 		}
 		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir) || !Alive(pid) {
+		if err != nil || !strings.HasPrefix(cwd, dir) || !proc.Alive(pid) {
 			continue
 		}
 		pids = append(pids, pid)
@@ -124,8 +127,8 @@ func TestRestartPersistence(t *testing.T) {
 			if n.Addr() != addr {
 				t.Errorf("address changed across restart: %s -> %s", addr, n.Addr())
 			}
-			if n.PID() == oldPID || n.PID() == 0 || Alive(oldPID) {
-				t.Errorf("PID %d -> %d, old alive %v", oldPID, n.PID(), Alive(oldPID))
+			if n.PID() == oldPID || n.PID() == 0 || proc.Alive(oldPID) {
+				t.Errorf("PID %d -> %d, old alive %v", oldPID, n.PID(), proc.Alive(oldPID))
 			}
 			v, err := client(t, addr).Get(ctx, "k").Result()
 			switch {
@@ -169,7 +172,7 @@ func TestPauseResume(t *testing.T) {
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(pid) {
+	if proc.Alive(pid) {
 		t.Errorf("paused pid %d alive after Kill", pid)
 	}
 	if _, err := n.ProcState(); err == nil {
@@ -179,7 +182,7 @@ func TestPauseResume(t *testing.T) {
 
 func TestClockOffset(t *testing.T) {
 	ctx := ctxT(t)
-	shim, err := BuildClockShim(ctx, t.TempDir())
+	shim, err := clockshim.Build(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,77 +332,6 @@ func TestSentinelFailover(t *testing.T) {
 		return err == nil && v == "v", err
 	}); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestProxy(t *testing.T) {
-	c := startT(t, Topology{Kind: Single}, Options{})
-	ctx := ctxT(t)
-	p, err := NewProxy(ctx, "n1", c.Nodes()[0].Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	rc := client(t, p.Addr())
-	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatalf("through the proxy: %v", err)
-	}
-	if err := p.Cut(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Get(ctx, "k").Err(); err == nil {
-		t.Error("GET through a cut proxy succeeded")
-	}
-	if _, err := net.DialTimeout("tcp", p.Addr(), 200*time.Millisecond); err == nil {
-		t.Error("connect to a cut proxy succeeded")
-	}
-	if err := p.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	if err := poll(ctx, 2*time.Second, "GET after Restore", func() (bool, error) {
-		v, err := rc.Get(ctx, "k").Result()
-		return err == nil && v == "v", err
-	}); err != nil {
-		t.Error(err)
-	}
-
-	const added = 20 * time.Millisecond
-	if err := p.SetLatency(added); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := rc.Ping(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if rtt := time.Since(start); rtt < 2*added {
-		t.Errorf("round trip %v with %v latency each way, want >= %v", rtt, added, 2*added)
-	}
-	if err := p.SetLatency(0); err != nil {
-		t.Fatal(err)
-	}
-	if p.Latency() != 0 {
-		t.Errorf("Latency() = %v after SetLatency(0)", p.Latency())
-	}
-
-	if err := p.Blackhole(true); err != nil {
-		t.Fatal(err)
-	}
-	bc := redis.NewClient(&redis.Options{Addr: p.Addr(), ReadTimeout: 100 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
-	defer bc.Close()
-	if err := bc.Ping(ctx).Err(); err == nil {
-		t.Error("PING through a blackholed proxy succeeded")
-	}
-	if err := p.Blackhole(false); err != nil {
-		t.Fatal(err)
-	}
-	if err := client(t, p.Addr()).Ping(ctx).Err(); err != nil {
-		t.Errorf("PING after Blackhole(false): %v", err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Cut(); err == nil {
-		t.Error("Cut after Close succeeded")
 	}
 }
 

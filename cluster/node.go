@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/security"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // Node is one process of a Cluster: a redis-server (n1, n2, ...), a
@@ -104,7 +107,7 @@ func (n *Node) Port() int {
 
 // Security returns the AUTH and TLS a client of the node must use (the
 // cluster's, see Cluster.Security).
-func (n *Node) Security() Security { return n.c.opts.Security }
+func (n *Node) Security() security.Security { return n.c.opts.Security }
 
 // Dir returns the node's own folder (data, AOF, log, clock offset file;
 // an etcd member's or ZooKeeper server's data in its "data" subfolder).
@@ -272,7 +275,7 @@ func (n *Node) signal(sig syscall.Signal, done func(state string) bool) error {
 	}
 	deadline := time.Now().Add(time.Second)
 	for {
-		s, err := procState(pid)
+		s, err := proc.State(pid)
 		if err != nil {
 			return fmt.Errorf("cluster: %s %s: %w", sig, n.name, err)
 		}
@@ -300,40 +303,11 @@ func (n *Node) processState() (string, error) {
 	if pid == 0 {
 		return "", fmt.Errorf("cluster: state of %s: node not running", n.name)
 	}
-	s, err := procState(pid)
+	s, err := proc.State(pid)
 	if err != nil {
 		return "", fmt.Errorf("cluster: state of %s: %w", n.name, err)
 	}
 	return s, nil
-}
-
-// procState reads the state field of /proc/PID/stat (field 3).
-func procState(pid int) (string, error) {
-	f, err := procStat(pid)
-	if err != nil {
-		return "", err
-	}
-	return f[0], nil
-}
-
-// procStat returns the fields of /proc/PID/stat from field 3 (the state)
-// on: the fields after the parenthesised command name, which may itself
-// contain spaces.
-func procStat(pid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return nil, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, s)
-	}
-	return f, nil
 }
 
 // command builds the command line of the node's server for port.
@@ -373,7 +347,7 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 		args = append(args, clusterArgs(n.dir, bus)...)
 	}
 	// Later arguments win: TLS replaces --port with --port 0 --tls-port.
-	args = append(args, o.Security.tlsArgs(port, n.c.topo.Kind == RedisCluster)...)
+	args = append(args, o.Security.ServerTLSArgs(port, n.c.topo.Kind == RedisCluster)...)
 	if o.Security.Password != "" {
 		args = append(args, "-") // the password comes on stdin (startOn)
 	}
@@ -460,7 +434,7 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	if !n.sentinel && n.member == nil {
-		if conf := n.c.opts.Security.authConfig(); conf != "" {
+		if conf := n.c.opts.Security.ServerAuthConfig(); conf != "" {
 			cmd.Stdin = strings.NewReader(conf)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // Redis Cluster timings.
@@ -84,7 +86,7 @@ func (c *Cluster) startRedisCluster(ctx context.Context) error {
 	// The password reaches redis-cli through REDISCLI_AUTH, never its
 	// command line (ps would show it).
 	sec := c.opts.Security
-	secArgs, secEnv := sec.cliArgs()
+	secArgs, secEnv := sec.CLIArgs()
 	args := append(secArgs, "--cluster", "create")
 	args = append(args, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(clusterReplicas), "--cluster-yes")
@@ -386,12 +388,12 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Node) (*Node, i
 // which logs in to to as sec (MIGRATE's AUTH2 or AUTH argument) when it
 // holds a password. The error names the command and the nodes, never the
 // password.
-func migrateKeys(ctx context.Context, from, to *Node, keys []any, sec Security) error {
+func migrateKeys(ctx context.Context, from, to *Node, keys []any, sec security.Security) error {
 	args := []any{"MIGRATE", to.Host(), to.Port(), "", 0, 5000}
-	args = append(args, sec.migrateAuth()...)
+	args = append(args, sec.MigrateAuth()...)
 	args = append(append(args, "KEYS"), keys...)
 	if _, err := from.do(ctx, args...); err != nil {
-		return fmt.Errorf("MIGRATE of %d keys %s→%s: %w", len(keys), from.name, to.name, sec.redactErr(err))
+		return fmt.Errorf("MIGRATE of %d keys %s→%s: %w", len(keys), from.name, to.name, sec.RedactErr(err))
 	}
 	return nil
 }
@@ -399,11 +401,11 @@ func migrateKeys(ctx context.Context, from, to *Node, keys []any, sec Security) 
 // externalClusterView asks the first seed that answers for CLUSTER NODES
 // and returns the nodes listed there that are not flagged failed,
 // primaries first. With TLS each seed must complete a handshake first
-// (probeTLS: a plain port is named as such). A seed that is up but
+// (Security.ProbeTLS: a plain port is named as such). A seed that is up but
 // refuses the TLS handshake, the password or the certificate ends the
 // search with that one line (every node of a cluster shares them); when
 // no seed answers the error names each, on one line. Errors wrap ErrEnvironment and never quote the password.
-func externalClusterView(ctx context.Context, seeds []string, sec Security) ([]clusterEntry, error) {
+func externalClusterView(ctx context.Context, seeds []string, sec security.Security) ([]clusterEntry, error) {
 	var errs []string
 	for _, a := range seeds {
 		// A seed that is down leaves the others to try; one that is up
@@ -414,14 +416,14 @@ func externalClusterView(ctx context.Context, seeds []string, sec Security) ([]c
 			continue
 		}
 		conn.Close()
-		if err := probeTLS(ctx, a, sec); err != nil {
+		if err := sec.ProbeTLS(ctx, a); err != nil {
 			return nil, err
 		}
 		rc := keyClient(a, sec)
 		v, err := rc.Do(ctx, "CLUSTER", "NODES").Result()
 		rc.Close()
 		if err != nil {
-			if e := sec.explainSecurityError(a, err); errors.Is(e, ErrEnvironment) {
+			if e := sec.Explain(a, err); errors.Is(e, ErrEnvironment) {
 				return nil, fmt.Errorf("cluster: external Redis Cluster: %w", e)
 			}
 			errs = append(errs, fmt.Sprintf("%s: CLUSTER NODES: %v (is it a Redis Cluster node?)", a, sec.Redact(err.Error())))
@@ -446,20 +448,21 @@ func externalClusterView(ctx context.Context, seeds []string, sec Security) ([]c
 	return nil, fmt.Errorf("%w: cluster: external Redis Cluster: no seed of --redis-cluster-addrs answers (%s): check that they are the cluster's nodes, up and reachable from here", ErrEnvironment, strings.Join(errs, "; "))
 }
 
-// checkExternalCluster is CheckExternal for the nodes of an external
-// Redis Cluster (externalClusterView from seeds) before any run: each
-// answers with sec, holds no key under prefix (unless shared). The fault
-// commands are probed by the run itself, for its scenario's needs.
-func checkExternalCluster(ctx context.Context, seeds []string, prefix string, shared bool, sec Security) error {
-	view, err := externalClusterView(ctx, seeds, sec)
+// ClusterNodeAddrs returns the addresses of the live nodes of the
+// external Redis Cluster whose seeds are e.ClusterAddrs, primaries first,
+// as the first seed that answers lists them in CLUSTER NODES, connecting
+// as sec (see externalClusterView for the errors: they wrap ErrEnvironment
+// and never quote the password). preflight checks each before a run.
+func (e External) ClusterNodeAddrs(ctx context.Context, sec security.Security) ([]string, error) {
+	view, err := externalClusterView(ctx, e.ClusterAddrs, sec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	addrs := make([]string, len(view))
-	for i, e := range view {
-		addrs[i] = e.addr
+	for i, n := range view {
+		addrs[i] = n.addr
 	}
-	return CheckExternal(ctx, addrs, prefix, nil, shared, sec)
+	return addrs, nil
 }
 
 // startExternalCluster makes the nodes of an external Redis Cluster

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // Sentinel settings, as measured on Redis 7: with these a dead
@@ -35,7 +37,7 @@ const syncTimeout = 10 * time.Second
 // connections, tuned for fault injection: short timeouts, one dial
 // attempt, no command retries (NOTES: the defaults
 // retry a failed dial 5 times and hide "refused" for ~1 s).
-func newClient(addr string, sec Security, poolSize int) *redis.Client {
+func newClient(addr string, sec security.Security, poolSize int) *redis.Client {
 	return redis.NewClient(sec.Apply(&redis.Options{
 		Addr:            addr,
 		DialTimeout:     time.Second,

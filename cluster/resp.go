@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // rawInfo connects to addr, sends PING and then INFO server over raw RESP
@@ -18,7 +20,7 @@ import (
 // the server does not answer +PONG (e.g. -LOADING while an AOF loads).
 // Each call is bounded by ctx and by perTry. With sec it speaks TLS and
 // sends AUTH first (an -ERR reply to AUTH is the error).
-func rawInfo(ctx context.Context, addr string, perTry time.Duration, sec Security) (map[string]string, error) {
+func rawInfo(ctx context.Context, addr string, perTry time.Duration, sec security.Security) (map[string]string, error) {
 	d := net.Dialer{Timeout: perTry}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -90,7 +92,7 @@ func rawInfo(ctx context.Context, addr string, perTry time.Duration, sec Securit
 }
 
 // authArgs is the AUTH command of sec: AUTH [username] password.
-func authArgs(sec Security) []string {
+func authArgs(sec security.Security) []string {
 	if sec.Username != "" {
 		return []string{"AUTH", sec.Username, sec.Password}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // plantedSecret is the password the security tests start servers with and
@@ -26,11 +28,11 @@ func TestSecurityProcessBackend(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		topo Topology
-		sec  Security
+		sec  security.Security
 	}{
-		{"acl-user-tls-replicated", Topology{Kind: Replicated, Replicas: 1}, Security{Username: "app", Password: plantedSecret, TLS: true}},
-		{"requirepass-plain", Topology{Kind: Single}, Security{Password: plantedSecret}},
-		{"tls-only", Topology{Kind: Single}, Security{TLS: true}},
+		{"acl-user-tls-replicated", Topology{Kind: Replicated, Replicas: 1}, security.Security{Username: "app", Password: plantedSecret, TLS: true}},
+		{"requirepass-plain", Topology{Kind: Single}, security.Security{Password: plantedSecret}},
+		{"tls-only", Topology{Kind: Single}, security.Security{TLS: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startT(t, tc.topo, Options{Security: tc.sec})
@@ -52,26 +54,28 @@ func TestSecurityProcessBackend(t *testing.T) {
 			// Wrong ways in: each fails, with a message naming the fix.
 			wrong := []struct {
 				name string
-				sec  Security
+				sec  security.Security
 				want string
 			}{
-				{"plain", Security{}, ""},
+				{"plain", security.Security{}, ""},
 			}
 			if tc.sec.Password != "" {
 				w := sec
 				w.Password = "not-the-password"
 				wrong = append(wrong, struct {
 					name string
-					sec  Security
+					sec  security.Security
 					want string
 				}{"wrong password", w, "refuses the password"})
 			}
 			if tc.sec.TLS {
-				w := sec
-				w.CAFile, w.cfg = "", nil
+				// The same without the CA (and without its loaded
+				// configuration, which a copy would carry).
+				w := security.Security{Username: sec.Username, Password: sec.Password, TLS: true,
+					CertFile: sec.CertFile, KeyFile: sec.KeyFile, ServerName: sec.ServerName}
 				wrong = append(wrong, struct {
 					name string
-					sec  Security
+					sec  security.Security
 					want string
 				}{"untrusted CA", w, "--tls-ca"})
 			}
@@ -81,7 +85,7 @@ func TestSecurityProcessBackend(t *testing.T) {
 				if err == nil {
 					t.Fatalf("%s: rawInfo succeeded", w.name)
 				}
-				e := w.sec.explainSecurityError(addr, err)
+				e := w.sec.Explain(addr, err)
 				msg := e.Error()
 				if strings.Contains(msg, plantedSecret) || strings.Contains(msg, "\n") {
 					t.Errorf("%s: error quotes the password or spans lines: %q", w.name, msg)
@@ -118,56 +122,6 @@ func assertNoSecret(t *testing.T, dir string) {
 	})
 }
 
-// TestSecurityNeverPrinted: String, %#v, %+v on Options and JSON redact
-// the password; Environ carries it only under its variable.
-func TestSecurityNeverPrinted(t *testing.T) {
-	s := Security{Username: "app", Password: plantedSecret, TLS: true, CAFile: "ca.pem"}
-	o := Options{Security: s}
-	for _, out := range []string{s.String(), fmt.Sprintf("%v", s), fmt.Sprintf("%#v", s), fmt.Sprintf("%+v", o)} {
-		if strings.Contains(out, plantedSecret) {
-			t.Errorf("printed form holds the password: %s", out)
-		}
-	}
-	b, err := s.MarshalJSON()
-	if err != nil || strings.Contains(string(b), plantedSecret) {
-		t.Errorf("MarshalJSON = %s, %v", b, err)
-	}
-	env := strings.Join(s.Environ(), "\n")
-	if !strings.Contains(env, EnvPassword+"="+plantedSecret) || !strings.Contains(env, EnvCAFile+"=ca.pem") {
-		t.Errorf("Environ = %q", env)
-	}
-}
-
-// TestReadPassword: from a variable or a file, never both; errors name
-// the source, not the value.
-func TestReadPassword(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "pw")
-	os.WriteFile(f, []byte(plantedSecret+"\n"), 0o600)
-	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, nil, 0o600)
-	t.Setenv("LB_TEST_PW", plantedSecret)
-	for _, tc := range []struct {
-		env, file, want, err string
-	}{
-		{"LB_TEST_PW", "", plantedSecret, ""},
-		{"", f, plantedSecret, ""},
-		{"", "", "", ""},
-		{"LB_TEST_PW", f, "", "not both"},
-		{"LB_TEST_UNSET", "", "", "LB_TEST_UNSET"},
-		{"", empty, "", "first line is empty"},
-		{"", filepath.Join(dir, "missing"), "", "--redis-password-file"},
-	} {
-		got, err := ReadPassword(tc.env, tc.file)
-		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("ReadPassword(%q, %q) = %q, %v; want %q, error with %q", tc.env, tc.file, got, err, tc.want, tc.err)
-		}
-		if err != nil && strings.Contains(err.Error(), plantedSecret) {
-			t.Errorf("error quotes the password: %v", err)
-		}
-	}
-}
-
 // TestSecurityRefusals: the docker backend, Sentinels on the process
 // backend, and TLS files given to the process backend are refused before
 // anything starts.
@@ -177,10 +131,10 @@ func TestSecurityRefusals(t *testing.T) {
 		topo Topology
 		want string
 	}{
-		{Options{Backend: BackendDocker, Security: Security{Password: "x"}}, Topology{Kind: Single}, "docker backend"},
-		{Options{Security: Security{TLS: true}}, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, "Sentinel"},
-		{Options{Security: Security{TLS: true, CAFile: "ca.pem"}}, Topology{Kind: Single}, "makes its own TLS certificates"},
-		{Options{Backend: BackendExternal, Security: Security{TLS: true, CertFile: "c.pem"}}, Topology{Kind: Single}, "both"},
+		{Options{Backend: BackendDocker, Security: security.Security{Password: "x"}}, Topology{Kind: Single}, "docker backend"},
+		{Options{Security: security.Security{TLS: true}}, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, "Sentinel"},
+		{Options{Security: security.Security{TLS: true, CAFile: "ca.pem"}}, Topology{Kind: Single}, "makes its own TLS certificates"},
+		{Options{Backend: BackendExternal, Security: security.Security{TLS: true, CertFile: "c.pem"}}, Topology{Kind: Single}, "both"},
 	} {
 		_, err := Start(context.Background(), tc.topo, tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -203,10 +157,10 @@ func TestSecurityRedisCluster(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		sec  Security
+		sec  security.Security
 	}{
-		{"acl-user-tls", Security{Username: "app", Password: plantedSecret, TLS: true}},
-		{"requirepass-plain", Security{Password: plantedSecret}},
+		{"acl-user-tls", security.Security{Username: "app", Password: plantedSecret, TLS: true}},
+		{"requirepass-plain", security.Security{Password: plantedSecret}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startT(t, Topology{Kind: RedisCluster}, Options{Security: tc.sec})
@@ -254,15 +208,15 @@ func TestSecurityRedisCluster(t *testing.T) {
 			wrongPW.Password = "not-the-password"
 			for _, w := range []struct {
 				name string
-				sec  Security
+				sec  security.Security
 				want string
-			}{{"plain", Security{}, ""}, {"wrong password", wrongPW, "refuses the password"}} {
+			}{{"plain", security.Security{}, ""}, {"wrong password", wrongPW, "refuses the password"}} {
 				addr := c.Nodes()[0].Addr()
 				_, err := rawInfo(ctx, addr, ReadyTimeout, w.sec)
 				if err == nil {
 					t.Fatalf("%s: rawInfo succeeded", w.name)
 				}
-				msg := w.sec.explainSecurityError(addr, err).Error()
+				msg := w.sec.Explain(addr, err).Error()
 				if strings.Contains(msg, plantedSecret) || w.want != "" && !strings.Contains(msg, w.want) {
 					t.Errorf("%s: error %q; want %q, without the password", w.name, msg, w.want)
 				}

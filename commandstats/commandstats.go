@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // harnessCommands are the commands lockbench itself (INFO snapshots, health
@@ -120,7 +120,7 @@ func Read(ctx context.Context, c *redis.Client) (NodeCalls, error) {
 // client that sends only INFO (RESP2, no HELLO, no CLIENT SETINFO). An
 // address that does not answer within timeout gives an error naming it.
 // sec is the servers' AUTH and TLS.
-func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration, sec cluster.Security) ([]NodeCalls, error) {
+func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration, sec security.Security) ([]NodeCalls, error) {
 	out := make([]NodeCalls, len(addrs))
 	for i, a := range addrs {
 		c := InfoClient(a, timeout, sec)
@@ -140,7 +140,7 @@ func CommandCalls(ctx context.Context, addrs []string, timeout time.Duration, se
 // HELLO, no CLIENT SETINFO, no retries, one connection, timeout on dials,
 // reads and writes, with AUTH and TLS from sec; it adds no lock command to
 // the counts.
-func InfoClient(addr string, timeout time.Duration, sec cluster.Security) *redis.Client {
+func InfoClient(addr string, timeout time.Duration, sec security.Security) *redis.Client {
 	return redis.NewClient(sec.Apply(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, ContextTimeoutEnabled: true}))
 }

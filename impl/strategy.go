@@ -125,7 +125,7 @@ type Info struct {
 // ClockReach says whether lockbench can step the wall clock a lock's
 // client reads: only a client in an adapter process of its own whose
 // programs read their clocks through libc (clock_gettime, gettimeofday,
-// time), which the clock-offset preload intercepts (cluster.ClockReach).
+// time), which the clock-offset preload intercepts (clockshim.Reach).
 type ClockReach struct {
 	// Steppable is true when the client's wall clock can be stepped: an
 	// adapter process started with the preload (ExecOptions.ClockShim)

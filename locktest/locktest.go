@@ -48,6 +48,8 @@ import (
 	"github.com/lockbench/lockbench/chaos"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/preflight"
 	"github.com/lockbench/lockbench/figures"
 	"github.com/lockbench/lockbench/internal/redislog"
 	"github.com/lockbench/lockbench/report"
@@ -112,7 +114,7 @@ func WithCrashPoint(point string) Option { return func(o *options) { o.crash = p
 
 // WithDocker runs the Redis servers as containers of image (lockbench's
 // docker backend, through testcontainers-go) instead of redis-server
-// processes: "" is cluster.DefaultImage (redis:7.4), and
+// processes: "" is dockerd.DefaultImage (redis:7.4), and
 // "lockbench/redis:local" is the image `make docker-image` builds from
 // this machine's redis-server. The image must be on the machine (never
 // pulled). Locks on etcd and ZooKeeper run on processes only. Scenarios
@@ -294,20 +296,20 @@ func (o *options) cluster() cluster.Options {
 	}
 	img := o.image
 	if img == "" {
-		img = cluster.DefaultImage
+		img = dockerd.DefaultImage
 	}
 	return cluster.Options{Backend: cluster.BackendDocker, Image: img}
 }
 
 // checkServers checks that the servers st's lock runs on can be started
 // before any run: etcd or ZooKeeper (cluster.CheckTopology), else
-// redis-server, or the Docker daemon and its image (cluster.CheckBackend).
+// redis-server, or the Docker daemon and its image (preflight.CheckBackend).
 // The error wraps cluster.ErrEnvironment and names what is missing.
 func checkServers(ctx context.Context, copts cluster.Options, st *strategy) error {
 	if st.server != Redis {
 		return cluster.CheckTopology(copts, chaos.StrategyTopology(st.Info()))
 	}
-	return cluster.CheckBackend(ctx, copts, "", nil, nil)
+	return preflight.CheckBackend(ctx, copts, "", nil, nil)
 }
 
 // specs are the runs of st that Run makes, as lockbench bench's ci

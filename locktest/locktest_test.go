@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/locktest"
 )
@@ -161,21 +161,21 @@ func TestReentrantNeedsReleaseLevel(t *testing.T) {
 func TestDocker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
+	if err := dockerd.Available(ctx); err != nil {
 		t.Skipf("no Docker daemon answers: %v", err)
 	}
-	if err := cluster.BuildImage(ctx, cluster.LocalImage, false); err != nil {
+	if err := dockerd.BuildImage(ctx, dockerd.LocalImage, false); err != nil {
 		t.Fatalf("BuildImage: %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if objs, _, err := cluster.DockerObjects(ctx, cluster.PIDLabel(os.Getpid())); err != nil || len(objs) > 0 {
+		if objs, _, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid())); err != nil || len(objs) > 0 {
 			t.Errorf("docker objects left: %v (%v)", objs, err)
 		}
 	})
 	locktest.Run(t, newTokenLock(true), locktest.Claims{AtomicAcquire: true, TokenRelease: true},
-		locktest.WithDocker(cluster.LocalImage), locktest.WithScenarios("baseline", "node-pause"))
+		locktest.WithDocker(dockerd.LocalImage), locktest.WithScenarios("baseline", "node-pause"))
 }
 
 // TestDockerMissingImage: WithDocker with an image that is not on the
@@ -184,7 +184,7 @@ func TestDocker(t *testing.T) {
 func TestDockerMissingImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
+	if err := dockerd.Available(ctx); err != nil {
 		t.Skipf("no Docker daemon answers: %v", err)
 	}
 	rec := &recorder{T: t}

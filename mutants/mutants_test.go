@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/chaos"
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/clockshim"
 	"github.com/lockbench/lockbench/internal/leakcheck"
 	"github.com/lockbench/lockbench/mutants"
 )
@@ -535,7 +535,7 @@ func TestClockStepReachesPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shim, err := cluster.BuildClockShim(context.Background(), t.TempDir())
+	shim, err := clockshim.Build(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,12 +550,12 @@ func TestClockStepReachesPython(t *testing.T) {
 		t.Run(tt.bug, func(t *testing.T) {
 			addr, _ := startRedis(t)
 			off := filepath.Join(t.TempDir(), "clock-offset")
-			if err := cluster.WriteClockOffset(off, 0); err != nil {
+			if err := clockshim.WriteOffset(off, 0); err != nil {
 				t.Fatal(err)
 			}
 			argv := append(strings.Fields(p.Python), "--lock", "local-validity", "--bug", tt.bug)
 			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Env = append(os.Environ(), "LD_PRELOAD="+shim, cluster.ClockOffsetEnv+"="+off)
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+shim, clockshim.OffsetEnv+"="+off)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			in, _ := cmd.StdinPipe()
 			out, _ := cmd.StdoutPipe()
@@ -581,10 +581,10 @@ func TestClockStepReachesPython(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatalf("%s: no hello within 10 s (install python3-redis: scripts/deps.sh)", p.Python)
 			}
-			if err := cluster.CheckPreloaded(cmd.Process.Pid, shim); err != nil {
+			if err := clockshim.CheckPreloaded(cmd.Process.Pid, shim); err != nil {
 				t.Fatal(err)
 			}
-			if ok, why := cluster.ClockReach(cmd.Process.Pid); !ok {
+			if ok, why := clockshim.Reach(cmd.Process.Pid); !ok {
 				t.Errorf("ClockReach of a Python adapter: %s", why)
 			}
 			a.send(t, map[string]any{"type": "init", "id": 1, "endpoints": []string{addr}, "ttl_ms": ttl.Milliseconds(), "owner": "c0"})
@@ -594,7 +594,7 @@ func TestClockStepReachesPython(t *testing.T) {
 			if r["type"] != "ok" || r["validity_ms"] == nil {
 				t.Fatalf("acquire: %v, want ok with a validity", r)
 			}
-			if err := cluster.WriteClockOffset(off, -2*ttl); err != nil {
+			if err := clockshim.WriteOffset(off, -2*ttl); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(ttl + 50*time.Millisecond) // past the TTL: the key is gone
@@ -602,7 +602,7 @@ func TestClockStepReachesPython(t *testing.T) {
 			if c := a.reply(t, 3, 5*time.Second); c["type"] != "ok" || c["valid"] != tt.valid {
 				t.Errorf("check past the TTL after a step back of 2×TTL: %v, want valid %v", c, tt.valid)
 			}
-			seen, ok, err := cluster.ClockSeen(off)
+			seen, ok, err := clockshim.Seen(off)
 			if err != nil || ok != tt.valid || (ok && seen != -2*ttl) {
 				t.Errorf("the shim's .seen file: %v, %v, %v; want the step seen (%v) only by the wall-clock mutant", seen, ok, err, -2*ttl)
 			}

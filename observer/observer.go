@@ -18,8 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
-
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -41,7 +40,7 @@ type Config struct {
 	// Required.
 	Nodes []Node
 	// Security is the servers' AUTH and TLS (zero: plain).
-	Security cluster.Security
+	Security security.Security
 	// Keys are the lock keys to read (workload.Config.Key(0..Keys-1)). Required.
 	Keys []string
 	// TTL is the run's lock TTL; the defaults below follow it. Required.

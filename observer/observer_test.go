@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -47,7 +48,7 @@ func TestObserverReadsServerState(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 
-	before, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+	before, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, security.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestObserverReadsServerState(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	o.Stop(ctx)
 	o.Stop(ctx) // a second Stop does nothing
-	after, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+	after, err := commandstats.CommandCalls(ctx, []string{addr}, time.Second, security.Security{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func BenchmarkObserverCost(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					before, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+					before, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, security.Security{})
 					if on {
 						keys := make([]string, wc.Keys)
 						for k := range keys {
@@ -198,7 +199,7 @@ func BenchmarkObserverCost(b *testing.B) {
 					if on {
 						k = 1
 						o.Stop(ctx)
-						after, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, cluster.Security{})
+						after, _ := commandstats.CommandCalls(ctx, []string{addr}, time.Second, security.Security{})
 						all, _ := commandstats.CommandsBetween(before, after)
 						own := o.Commands()[addr]
 						ownCmds += float64(own)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/commandstats"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
@@ -38,7 +38,7 @@ type Dialer struct {
 	// Timeout bounds each dial, read and write (Config.OpTimeout).
 	Timeout time.Duration
 	// Security is the servers' AUTH and TLS (zero: plain).
-	Security cluster.Security
+	Security security.Security
 	// Cmds counts the lock commands sent (countHook); nil: not counted.
 	Cmds *atomic.Int64
 	// Rounds counts one logical client's round trips (countHook); nil:
@@ -113,7 +113,7 @@ const clusterRedirects = 3
 
 // Cluster returns a go-redis cluster client over a Redis Cluster's nodes
 // (addrs are seeds: it learns the slot map from them), with the node
-// options of Options and the Security (cluster.Security.ApplyCluster): it
+// options of Options and the Security (security.Security.ApplyCluster): it
 // routes each key to its slot's primary and follows MOVED and ASK.
 func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
 	o := d.Options(addrs[0])

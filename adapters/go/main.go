@@ -37,7 +37,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/adapterclient"
 	"github.com/lockbench/lockbench/impl/strategies"
@@ -76,7 +76,7 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	s := &server{st: st, sec: cluster.SecurityFromEnv(), opts: o, in: bufio.NewScanner(os.Stdin), out: os.Stdout,
+	s := &server{st: st, sec: security.FromEnv(), opts: o, in: bufio.NewScanner(os.Stdin), out: os.Stdout,
 		clients: map[string]*client{}, inflight: map[int64]*request{}}
 	s.in.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	if err := s.serve(); err != nil {
@@ -110,7 +110,7 @@ func (o options) valid(st impl.Strategy) error {
 // requests in flight, by id.
 type server struct {
 	st    impl.Strategy
-	sec   cluster.Security // the servers' AUTH and TLS, from the environment
+	sec   security.Security // the servers' AUTH and TLS, from the environment
 	opts  options
 	in    *bufio.Scanner
 	out   io.Writer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/clockshim"
 	"github.com/lockbench/lockbench/internal/redislog"
 )
 
@@ -36,14 +37,14 @@ func netCluster(t *testing.T, topo cluster.Topology, o cluster.Options) *cluster
 	return c
 }
 
-// netShim builds the clock shim in the user cache folder, as cluster.ClockShim does.
+// netShim builds the clock shim in the user cache folder, as clockshim.Cached does.
 func netShim(t *testing.T) string {
 	t.Helper()
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	p, err := cluster.BuildClockShim(netCtx(t), filepath.Join(dir, "lockbench"))
+	p, err := clockshim.Build(netCtx(t), filepath.Join(dir, "lockbench"))
 	if err != nil {
 		t.Fatalf("build clock shim: %v", err)
 	}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/redis/go-redis/v9"
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // NodeKill SIGKILLs a node (docker: docker kill) and keeps it down until
@@ -27,7 +29,7 @@ func (*NodeKill) Name() string { return "node-kill" }
 func (*NodeKill) Needs() []cluster.Feature { return []cluster.Feature{cluster.FeatureKill} }
 
 // Inject kills the node, which must be running, and checks that its
-// process is gone (cluster.Alive).
+// process is gone (proc.Alive).
 func (k *NodeKill) Inject(context.Context) (string, error) {
 	n := k.Node
 	pid := n.PID()
@@ -37,7 +39,7 @@ func (k *NodeKill) Inject(context.Context) (string, error) {
 	if err := n.Kill(); err != nil {
 		return "", err
 	}
-	if cluster.Alive(pid) {
+	if proc.Alive(pid) {
 		return "", fmt.Errorf("kill %s: pid %d still alive after SIGKILL", n.Name(), pid)
 	}
 	return fmt.Sprintf("%s pid %d SIGKILLed (gone: no live pid %d in /proc)", n.Name(), pid, pid), nil

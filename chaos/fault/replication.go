@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/proxy"
 )
 
 // ReplicationCut freezes a replica: its replication link, which runs
@@ -18,7 +19,7 @@ import (
 // reads. Heal points the replica straight at its primary (REPLICAOF),
 // bypassing the proxy. Evidence: "replication link n1→n2 cut".
 type ReplicationCut struct {
-	Link             *cluster.Proxy
+	Link             *proxy.Proxy
 	Primary, Replica *cluster.Node
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // KeyObs is the state of a lock key on one Redis node as the nemesis read
@@ -46,7 +46,7 @@ const observeTimeout = 150 * time.Millisecond
 // Key reads key on the Redis server at addr (node is its name for
 // the evidence) in one round trip: TYPE, PTTL, GET and HGETALL pipelined
 // (the read that does not fit the type fails and is ignored).
-func Key(ctx context.Context, node, addr, key string, sec cluster.Security) KeyObs {
+func Key(ctx context.Context, node, addr, key string, sec security.Security) KeyObs {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
 	c := redis.NewClient(sec.Apply(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2,

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/internal/errs"
 )
 
@@ -21,7 +23,7 @@ type backendFlags struct {
 	addrs, sentinelAddrs, clusterAddrs    []string
 	etcdEndpoints, zkServers              []string
 	allowDestructive, sharedKeys          bool
-	// AUTH and TLS (cluster.Security): the password only through the
+	// AUTH and TLS (security.Security): the password only through the
 	// name of a variable or a file.
 	user, passwordEnv, passwordFile       string
 	tls                                   bool
@@ -31,7 +33,7 @@ type backendFlags struct {
 // add registers the flags on fl.
 func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.backend, "backend", cluster.BackendAuto, "where Redis runs: auto (process if redis-server is on PATH, else docker), process, docker, external")
-	fl.StringVar(&b.image, "redis-image", cluster.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+cluster.LocalImage+")")
+	fl.StringVar(&b.image, "redis-image", dockerd.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+dockerd.LocalImage+")")
 	fl.StringSliceVar(&b.addrs, "redis-addrs", nil, "external backend: the servers, host:port,... (node order; primary first)")
 	fl.StringSliceVar(&b.clusterAddrs, "redis-cluster-addrs", nil, "external backend: seed nodes of a Redis Cluster, host:port,... (token-lua-cluster, watchdog-cluster, fenced-cluster; the other nodes are found with CLUSTER NODES)")
 	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
@@ -97,7 +99,7 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 		return o, "", err
 	}
 	o.Backend = name
-	if b.image != cluster.DefaultImage && name != cluster.BackendDocker {
+	if b.image != dockerd.DefaultImage && name != cluster.BackendDocker {
 		return o, "", fmt.Errorf("%w: --redis-image goes with --backend docker (the %s backend runs no image)", errs.ErrUsage, name)
 	}
 	o.Image = ""
@@ -117,24 +119,24 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 }
 
 // security validates the AUTH and TLS flags for backend name into a
-// cluster.Security, reading the password from its variable or file.
+// security.Security, reading the password from its variable or file.
 // Usage errors wrap errs.ErrUsage and never quote the password.
-func (b *backendFlags) security(name string) (cluster.Security, error) {
+func (b *backendFlags) security(name string) (security.Security, error) {
 	files := b.tlsCA != "" || b.tlsCert != "" || b.tlsKey != "" || b.tlsServerName != ""
 	if files && !b.tls {
-		return cluster.Security{}, fmt.Errorf("%w: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --tls", errs.ErrUsage)
+		return security.Security{}, fmt.Errorf("%w: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --tls", errs.ErrUsage)
 	}
 	if (b.tlsCert == "") != (b.tlsKey == "") {
-		return cluster.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)
+		return security.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)
 	}
-	pw, err := cluster.ReadPassword(b.passwordEnv, b.passwordFile)
+	pw, err := security.ReadPassword(b.passwordEnv, b.passwordFile)
 	if err != nil {
-		return cluster.Security{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
+		return security.Security{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
 	if b.user != "" && pw == "" {
-		return cluster.Security{}, fmt.Errorf("%w: --redis-user %s needs a password: give --redis-password-env or --redis-password-file", errs.ErrUsage, b.user)
+		return security.Security{}, fmt.Errorf("%w: --redis-user %s needs a password: give --redis-password-env or --redis-password-file", errs.ErrUsage, b.user)
 	}
-	sec := cluster.Security{Username: b.user, Password: pw, TLS: b.tls, CAFile: b.tlsCA, CertFile: b.tlsCert, KeyFile: b.tlsKey, ServerName: b.tlsServerName}
+	sec := security.Security{Username: b.user, Password: pw, TLS: b.tls, CAFile: b.tlsCA, CertFile: b.tlsCert, KeyFile: b.tlsKey, ServerName: b.tlsServerName}
 	switch {
 	case b.passwordEnv != "":
 		sec.PasswordFlag = "--redis-password-env " + quote(b.passwordEnv)
@@ -157,7 +159,7 @@ func (b *backendFlags) security(name string) (cluster.Security, error) {
 
 // securityArgs are the AUTH and TLS flags of a reproduce command: the
 // password only by where it comes from.
-func securityArgs(s cluster.Security) string {
+func securityArgs(s security.Security) string {
 	var b strings.Builder
 	if s.Username != "" {
 		fmt.Fprintf(&b, " --redis-user %s", quote(s.Username))
@@ -198,7 +200,7 @@ func trimAddrs(addrs []string) []string {
 // 127.0.0.1:6379 do; ports compare as numbers (:016391 is :16391); a host
 // that does not resolve is compared as written (the run names it when it
 // does not answer). The same server under addresses no lookup relates
-// (0.0.0.0 and 127.0.0.1) is caught by cluster.CheckExternal, which compares
+// (0.0.0.0 and 127.0.0.1) is caught by preflight.CheckExternal, which compares
 // the servers' run_id. Errors wrap errs.ErrUsage.
 func checkAddrs(ctx context.Context, flag string, addrs []string, what string) error {
 	count := map[string]int{}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
 )
 
 // TestBackendUsageErrors: backend flags that cannot work are usage errors
@@ -48,10 +48,10 @@ func dockerOrSkip(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
+	if err := dockerd.Available(ctx); err != nil {
 		t.Skipf("docker backend test skipped: no Docker daemon answers: %v", err)
 	}
-	if err := cluster.BuildImage(ctx, cluster.LocalImage, false); err != nil {
+	if err := dockerd.BuildImage(ctx, dockerd.LocalImage, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -81,18 +81,18 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	dockerOrSkip(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, vols, err := cluster.DockerObjects(ctx, cluster.PIDLabel(os.Getpid()))
+	_, vols, err := dockerd.Objects(ctx, dockerd.PIDLabel(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", cluster.LocalImage, "--duration", "60s", "--out", t.TempDir())
+	cmd := exec.Command(bin, "run", "--strategy", "token-lua", "--backend", "docker", "--redis-image", dockerd.LocalImage, "--duration", "60s", "--out", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	label := cluster.PIDLabel(cmd.Process.Pid)
+	label := dockerd.PIDLabel(cmd.Process.Pid)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		objs, _, err := cluster.DockerObjects(ctx, label)
+		objs, _, err := dockerd.Objects(ctx, label)
 		if err == nil && len(objs) >= 2 { // its network and its container
 			break
 		}
@@ -110,7 +110,7 @@ func TestDockerInterruptLeavesNothing(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("exit after SIGINT: %v, want 130", err)
 	}
-	objs, v, err := cluster.DockerObjects(ctx, label)
+	objs, v, err := dockerd.Objects(ctx, label)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestDockerRefusesRandom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		dir := filepath.Join(t.TempDir(), "out")
-		code, out := run(t, nil, "run", "--strategy", "watchdog", "--scenario", tt.scenario, "--backend", "docker", "--redis-image", cluster.LocalImage, "--out", dir)
+		code, out := run(t, nil, "run", "--strategy", "watchdog", "--scenario", tt.scenario, "--backend", "docker", "--redis-image", dockerd.LocalImage, "--out", dir)
 		if code != 2 || !strings.Contains(out, tt.want) {
 			t.Errorf("%s: exit %d, output %q; want exit 2 mentioning %q", tt.scenario, code, out, tt.want)
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/preflight"
 	"github.com/lockbench/lockbench/impl/strategies"
 	"github.com/lockbench/lockbench/shard"
 	"github.com/lockbench/lockbench/workload"
@@ -81,7 +83,7 @@ func backendArgs(o cluster.Options, prefix string) string {
 			b.WriteString(" " + cluster.AllowDestructiveFlag)
 		}
 		if o.External.SharedKeys {
-			b.WriteString(" " + cluster.SharedKeysFlag)
+			b.WriteString(" " + preflight.SharedKeysFlag)
 		}
 	}
 	sec := o.Security
@@ -98,7 +100,7 @@ func backendArgs(o cluster.Options, prefix string) string {
 // dockerImage is the Docker image of a docker run's options.
 func dockerImage(o cluster.Options) string {
 	if o.Image == "" {
-		return cluster.DefaultImage
+		return dockerd.DefaultImage
 	}
 	return o.Image
 }

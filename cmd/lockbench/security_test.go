@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // plantedSecret is the Redis password the security tests plant and then
@@ -82,12 +83,12 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 func TestSecurityExternalRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	plain, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{Security: cluster.Security{Password: plantedSecret}})
+	plain, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{Security: security.Security{Password: plantedSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Stop()
-	tlsC, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{Security: cluster.Security{Username: "app", Password: plantedSecret, TLS: true}})
+	tlsC, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{Security: security.Security{Username: "app", Password: plantedSecret, TLS: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +148,12 @@ func TestSecurityExternalRefusals(t *testing.T) {
 func TestSecurityExternalClusterRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	plain, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: cluster.Security{Password: plantedSecret}})
+	plain, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: security.Security{Password: plantedSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Stop()
-	tlsC, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: cluster.Security{Username: "app", Password: plantedSecret, TLS: true}})
+	tlsC, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.RedisCluster}, cluster.Options{Security: security.Security{Username: "app", Password: plantedSecret, TLS: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

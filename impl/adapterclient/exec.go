@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/clockshim"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/adapter"
 	"github.com/lockbench/lockbench/internal/errs"
@@ -62,12 +62,12 @@ type ExecOptions struct {
 	LogName string
 	// Env are extra environment entries ("NAME=value") every adapter
 	// process gets beside lockbench's own environment: the servers' AUTH
-	// and TLS (cluster.Security.Environ; docs/protocol.md).
+	// and TLS (security.Security.Environ; docs/protocol.md).
 	Env []string
 	// ClockShim, when set, is the path of the clock-offset preload
-	// (cluster.BuildClockShim) every adapter process is started with
+	// (clockshim.Build) every adapter process is started with
 	// (LD_PRELOAD, ahead of any the environment has), each with an offset
-	// file of its own in ClockDir (cluster.ClockOffsetEnv), so a fault can
+	// file of its own in ClockDir (clockshim.OffsetEnv), so a fault can
 	// step the wall clock that process reads (ClockStepper). "": none.
 	ClockShim string
 	// ClockDir is the folder of the offset files, with ClockShim; it must
@@ -143,7 +143,7 @@ func newExec(ctx context.Context, name string, o ExecOptions) (*execStrategy, er
 		return nil, fatal(err)
 	}
 	s.hello = p.Hello()
-	s.clock.Steppable, s.clock.Why = cluster.ClockReach(p.Pid())
+	s.clock.Steppable, s.clock.Why = clockshim.Reach(p.Pid())
 	p.Close()
 	return s, nil
 }
@@ -469,7 +469,7 @@ func (ep *execProc) start(s *execStrategy, prefix string) {
 	}
 	if s.opts.ClockShim != "" {
 		ep.clockFile = filepath.Join(s.opts.ClockDir, "clock-offset-"+fileSafe(prefix))
-		if err := cluster.WriteClockOffset(ep.clockFile, 0); err != nil {
+		if err := clockshim.WriteOffset(ep.clockFile, 0); err != nil {
 			ep.err = fmt.Errorf("impl: adapter %q: %w", s.command, err)
 			return
 		}
@@ -477,7 +477,7 @@ func (ep *execProc) start(s *execStrategy, prefix string) {
 		if prev := os.Getenv("LD_PRELOAD"); prev != "" {
 			preload += " " + prev
 		}
-		o.Env = append(slices.Clone(o.Env), "LD_PRELOAD="+preload, cluster.ClockOffsetEnv+"="+ep.clockFile)
+		o.Env = append(slices.Clone(o.Env), "LD_PRELOAD="+preload, clockshim.OffsetEnv+"="+ep.clockFile)
 	}
 	p, err := adapter.Start(context.Background(), o)
 	if err != nil {
@@ -485,7 +485,7 @@ func (ep *execProc) start(s *execStrategy, prefix string) {
 		return
 	}
 	if ep.clockFile != "" {
-		ep.clockErr = cluster.CheckPreloaded(p.Pid(), s.opts.ClockShim)
+		ep.clockErr = clockshim.CheckPreloaded(p.Pid(), s.opts.ClockShim)
 	}
 	if h := p.Hello(); !sameHello(h, s.hello) {
 		p.Close()
@@ -794,22 +794,22 @@ func (l *execLocker) StepClock(step time.Duration) (time.Duration, string, error
 	}
 	ep.clockMu.Lock()
 	defer ep.clockMu.Unlock()
-	was, err := cluster.ReadClockOffset(ep.clockFile)
+	was, err := clockshim.ReadOffset(ep.clockFile)
 	if err != nil {
 		return fail(err)
 	}
 	d := was + step
-	if err := cluster.WriteClockOffset(ep.clockFile, d); err != nil {
+	if err := clockshim.WriteOffset(ep.clockFile, d); err != nil {
 		return fail(err)
 	}
-	back, err := cluster.ReadClockOffset(ep.clockFile)
+	back, err := clockshim.ReadOffset(ep.clockFile)
 	if err != nil {
 		return fail(err)
 	}
 	if back != d {
 		return fail(fmt.Errorf("its clock offset file reads %d ns after %d ns was written", back, d))
 	}
-	if err := cluster.CheckPreloaded(pid, l.s.opts.ClockShim); err != nil {
+	if err := clockshim.CheckPreloaded(pid, l.s.opts.ClockShim); err != nil {
 		return fail(err)
 	}
 	return d, fmt.Sprintf("pid %d wall clock offset %v → %v (offset file reads %d ns; clock shim mapped)", pid, was, d, back), nil
@@ -822,7 +822,7 @@ func (l *execLocker) ClockSeen() (time.Duration, bool) {
 	if l.ep.clockFile == "" {
 		return 0, false
 	}
-	d, ok, err := cluster.ClockSeen(l.ep.clockFile)
+	d, ok, err := clockshim.Seen(l.ep.clockFile)
 	return d, ok && err == nil
 }
 

@@ -40,7 +40,7 @@ type ClockStepper interface {
 	// the offset file could not be written or read back the offset.
 	StepClock(step time.Duration) (offset time.Duration, evidence string, err error)
 	// ClockSeen returns the offset the process last applied to a read of
-	// its wall clock after an offset change (cluster.ClockSeen); ok is
+	// its wall clock after an offset change (clockshim.Seen); ok is
 	// false when it has applied none (it reads no wall clock, or not
 	// through libc).
 	ClockSeen() (d time.Duration, ok bool)

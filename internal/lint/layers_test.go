@@ -21,7 +21,17 @@ import (
 //
 // The layers are the flow's stages ordered by what each one needs:
 //   - the history format and the servers (cluster) are what every stage
-//     shares, at the bottom, with the internal helpers;
+//     shares, at the bottom, with the internal helpers (internal/proc
+//     reads a process's state from /proc); below cluster sit the pieces
+//     it runs its servers with, each needing nothing of it: security (AUTH
+//     and TLS, which the strategies and adapters use too), clockshim (the
+//     LD_PRELOAD clock shim and its offset file, which exec: strategies
+//     preload into adapters too), proxy (the TCP proxy the fault scenarios
+//     put on links) and dockerd (the Docker daemon: the images, the labels,
+//     the sweep of leftovers); preflight (the checks of the backend and of
+//     external servers before a run, the server clock measurement, the
+//     deletion of an external run's keys) checks cluster's options and
+//     topologies, so it sits just above it, beside impl;
 //   - impl (the lock API: Strategy, Locker, Lease, Config, errors) is
 //     what the workload drives; impl/adapterclient implements it for any
 //     lock run as an adapter process (exec:); impl/strategies, the
@@ -85,53 +95,59 @@ var layers = map[string]int{
 	"internal/redislog":   0,
 	"internal/leakcheck":  0,
 	"internal/atomicfile": 0,
+	"internal/proc":       0,
 	"history":             1,
-	"shard":               1,
-	"cluster":             1,
-	"impl":                2,
-	"impl/adapterclient":  3,
-	"impl/strategies":     4,
-	"resource":            2,
-	"commandstats":        2,
-	"history/measure":     2,
-	"workload":            5,
-	"checker/witness":     5,
-	"chaos/observe":       2,
-	"chaos/fault/link":    3,
-	"chaos/fault":         6,
-	"chaos/schedule":      7,
-	"chaos":               8,
-	"observer":            6,
-	"checker":             7,
-	"checker/crosshost":   8,
-	"stats":               7,
-	"results":             8,
-	"verdicts":            9,
-	"figures":             9,
-	"outdir":              9,
-	"validate":            10,
-	"plots":               11,
-	"compare":             12,
-	"report":              13,
-	"bench":               14,
-	"perf":                14,
-	"merge":               14,
-	"diff":                15,
-	"hunt":                15,
-	"locktest":            15,
-	"sweeptable":          15,
-	"cmd/lockbench":       16,
+	"shard":               2,
+	"cluster/security":    1,
+	"cluster/clockshim":   1,
+	"cluster/proxy":       1,
+	"cluster/dockerd":     1,
+	"cluster":             2,
+	"cluster/preflight":   3,
+	"impl":                3,
+	"impl/adapterclient":  4,
+	"impl/strategies":     5,
+	"resource":            3,
+	"commandstats":        3,
+	"history/measure":     3,
+	"workload":            6,
+	"checker/witness":     6,
+	"chaos/observe":       3,
+	"chaos/fault/link":    4,
+	"chaos/fault":         7,
+	"chaos/schedule":      8,
+	"chaos":               9,
+	"observer":            7,
+	"checker":             8,
+	"checker/crosshost":   9,
+	"stats":               8,
+	"results":             9,
+	"verdicts":            10,
+	"figures":             10,
+	"outdir":              10,
+	"validate":            11,
+	"plots":               12,
+	"compare":             13,
+	"report":              14,
+	"bench":               15,
+	"perf":                15,
+	"merge":               15,
+	"diff":                16,
+	"hunt":                16,
+	"locktest":            16,
+	"sweeptable":          16,
+	"cmd/lockbench":       17,
 	// Programs and tests beside the pipeline.
-	"adapters/go":          16,
-	"adapters/redis-py":    16,
-	"scripts/dockerimage":  16,
-	"scripts/verdictsweep": 16,
-	"scripts/costagree":    16,
-	"internal/lint":        16,
-	"internal/resultstest": 16,
-	"mutants":              16,
+	"adapters/go":          17,
+	"adapters/redis-py":    17,
+	"scripts/dockerimage":  17,
+	"scripts/verdictsweep": 17,
+	"scripts/costagree":    17,
+	"internal/lint":        17,
+	"internal/resultstest": 17,
+	"mutants":              17,
 	// Seeded synthetic histories (benchmarks, lockbench perf).
-	"history/synth": 2,
+	"history/synth": 3,
 }
 
 // goListImports returns, for every package of the module, the lockbench

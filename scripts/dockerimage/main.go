@@ -1,7 +1,7 @@
 // Command dockerimage builds lockbench's local Redis image for the docker
 // backend (make docker-image): FROM scratch, with this machine's
 // redis-server as /usr/bin/redis-server and the shared libraries ldd lists
-// for it (cluster.BuildImage). No registry is needed. Exit codes: 0 built
+// for it (dockerd.BuildImage). No registry is needed. Exit codes: 0 built
 // (or already there), 3 no Docker daemon or no redis-server.
 //
 // Usage: go run ./scripts/dockerimage [-tag lockbench/redis:local] [-force]
@@ -14,16 +14,16 @@ import (
 	"os"
 	"time"
 
-	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
 )
 
 func main() {
-	tag := flag.String("tag", cluster.LocalImage, "image tag")
+	tag := flag.String("tag", dockerd.LocalImage, "image tag")
 	force := flag.Bool("force", false, "rebuild even if the tag exists")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := cluster.BuildImage(ctx, *tag, *force); err != nil {
+	if err := dockerd.BuildImage(ctx, *tag, *force); err != nil {
 		fmt.Fprintln(os.Stderr, "dockerimage:", err)
 		os.Exit(3)
 	}

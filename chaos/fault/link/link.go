@@ -189,7 +189,7 @@ func refused(addr string) string {
 // Blackhole partitions one client from some nodes the slow way: its
 // proxies to them (Links) accept connects but drop every byte, on open
 // and new connections, until Heal, which closes the connections that
-// carried dropped bytes (cluster.Proxy.Blackhole). Calls through them
+// carried dropped bytes (proxy.Proxy.Blackhole). Calls through them
 // hang until their budget. The protected resource is in-process and
 // stays reachable. Evidence: "PING unanswered after 100ms" (a PING
 // through the first link), or what came back instead.

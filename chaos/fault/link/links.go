@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/proxy"
 )
 
 // Links holds the proxies of a run with Setup.Proxies: one per (client,
 // node). It is safe for concurrent use after construction.
 type Links struct {
 	mu      sync.Mutex
-	proxies map[[2]int]*cluster.Proxy
+	proxies map[[2]int]*proxy.Proxy
 	direct  []string // node addresses, for nodes without proxies
 }
 
@@ -35,7 +36,7 @@ func NewLinks(ctx context.Context, clients int, nodes []*cluster.Node) (*Links, 
 // the other nodes get no proxy, Link returns nil for them and Addrs their
 // own address. On error every proxy started is closed.
 func NewLinksOf(ctx context.Context, clients int, nodes []*cluster.Node, only []int) (*Links, error) {
-	l := &Links{proxies: map[[2]int]*cluster.Proxy{}}
+	l := &Links{proxies: map[[2]int]*proxy.Proxy{}}
 	proxied := func(i int) bool { return only == nil || slices.Contains(only, i) }
 	for _, n := range nodes {
 		l.direct = append(l.direct, n.Addr())
@@ -45,7 +46,7 @@ func NewLinksOf(ctx context.Context, clients int, nodes []*cluster.Node, only []
 			if !proxied(i) {
 				continue
 			}
-			p, err := cluster.NewProxy(ctx, fmt.Sprintf("c%d-%s", c, n.Name()), n.Addr())
+			p, err := proxy.New(ctx, fmt.Sprintf("c%d-%s", c, n.Name()), n.Addr())
 			if err != nil {
 				l.Close()
 				return nil, err
@@ -57,7 +58,7 @@ func NewLinksOf(ctx context.Context, clients int, nodes []*cluster.Node, only []
 }
 
 // Link returns client's proxy to node i (nil if none).
-func (l *Links) Link(client, node int) *cluster.Proxy {
+func (l *Links) Link(client, node int) *proxy.Proxy {
 	if l == nil {
 		return nil
 	}
@@ -81,9 +82,9 @@ func (l *Links) Addrs(client, nodes int) []string {
 }
 
 // each applies f to every proxy of node i (all clients, the probe too).
-func (l *Links) each(node int, f func(*cluster.Proxy) error) error {
+func (l *Links) each(node int, f func(*proxy.Proxy) error) error {
 	l.mu.Lock()
-	var ps []*cluster.Proxy
+	var ps []*proxy.Proxy
 	for k, p := range l.proxies {
 		if k[1] == node {
 			ps = append(ps, p)
@@ -122,14 +123,14 @@ func (l *Links) Restore(client int, nodes ...int) error {
 // CutNode cuts every client's link to node i (the probe's too): new
 // connects are refused and open connections closed, as for a dead node.
 func (l *Links) CutNode(node int) error {
-	return l.each(node, func(p *cluster.Proxy) error { return p.Cut() })
+	return l.each(node, func(p *proxy.Proxy) error { return p.Cut() })
 }
 
 // RestoreNode undoes CutNode. It also restores a link to node i that a
 // Cut of one client made, so faults that cut single links must not
 // target a node that CutNode cuts.
 func (l *Links) RestoreNode(node int) error {
-	return l.each(node, func(p *cluster.Proxy) error { return p.Restore() })
+	return l.each(node, func(p *proxy.Proxy) error { return p.Restore() })
 }
 
 // RestoreAll restores every link and removes every latency (replies' too).
@@ -138,7 +139,7 @@ func (l *Links) RestoreAll() error {
 		return nil
 	}
 	l.mu.Lock()
-	var ps []*cluster.Proxy
+	var ps []*proxy.Proxy
 	for _, p := range l.proxies {
 		ps = append(ps, p)
 	}
@@ -152,13 +153,13 @@ func (l *Links) RestoreAll() error {
 
 // SetLatency adds d each way on every client's link to node i (0 removes it).
 func (l *Links) SetLatency(node int, d time.Duration) error {
-	return l.each(node, func(p *cluster.Proxy) error { return p.SetLatency(d) })
+	return l.each(node, func(p *proxy.Proxy) error { return p.SetLatency(d) })
 }
 
 // MoveNode points every client's link for node i at addr (a promoted
 // replica), closing open connections: the failover of a virtual IP.
 func (l *Links) MoveNode(node int, addr string) error {
-	return l.each(node, func(p *cluster.Proxy) error { return p.SetUpstream(addr) })
+	return l.each(node, func(p *proxy.Proxy) error { return p.SetUpstream(addr) })
 }
 
 // Close closes every proxy.

@@ -10,9 +10,11 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/observe"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/proxy"
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
-// LostReply arms a lost reply (cluster.LostReply) on one client's links
+// LostReply arms a lost reply (proxy.LostReply) on one client's links
 // to some nodes: the client's next command on each link reaches its node
 // and runs there, then its reply is dropped and the connection closed, so
 // the client sees an error for a command that took effect. At the drop,
@@ -27,11 +29,11 @@ type LostReply struct {
 	Nodes  []int    // node indexes in link order
 	Names  []string // their names, for evidence
 	Addrs  []string // their own addresses, for the reads at the drop
-	Sec    cluster.Security
+	Sec    security.Security
 	Key    string
 
 	mu    sync.Mutex
-	armed []*cluster.LostReply
+	armed []*proxy.LostReply
 	at    []observe.KeyObs // per node: the key at the drop (Type "" until then)
 	cmd   []string         // per node: the command whose reply was lost
 	reply []string         // per node: the reply lost (its first line)
@@ -55,7 +57,7 @@ func (r *LostReply) Inject(context.Context) (string, error) {
 	r.mu.Lock()
 	r.at, r.cmd, r.reply, r.when = make([]observe.KeyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
 	r.mu.Unlock()
-	var armed []*cluster.LostReply
+	var armed []*proxy.LostReply
 	for i, node := range r.Nodes {
 		p := r.Links.Link(r.Client, node)
 		if p == nil {
@@ -75,8 +77,8 @@ func (r *LostReply) Inject(context.Context) (string, error) {
 
 // onDrop returns the read of the key on node i, run at its drop (in the
 // proxy, before the client's connection closes).
-func (r *LostReply) onDrop(i int) func(*cluster.LostReply) {
-	return func(lr *cluster.LostReply) {
+func (r *LostReply) onDrop(i int) func(*proxy.LostReply) {
+	return func(lr *proxy.LostReply) {
 		o := observe.Key(context.Background(), r.Names[i], r.Addrs[i], r.Key, r.Sec)
 		r.mu.Lock()
 		r.at[i], r.when[i] = o, time.Now()
@@ -86,7 +88,7 @@ func (r *LostReply) onDrop(i int) func(*cluster.LostReply) {
 }
 
 // disarmAll disarms the links.
-func disarmAll(armed []*cluster.LostReply) error {
+func disarmAll(armed []*proxy.LostReply) error {
 	var errs []error
 	for _, lr := range armed {
 		errs = append(errs, lr.Disarm())
@@ -182,7 +184,7 @@ func (r *LostReply) Heal(context.Context) (string, error) {
 }
 
 // SlowReply makes one node answer one client late: the client's proxy
-// link to the node delays every reply by d (cluster.Proxy.SetReplyLatency)
+// link to the node delays every reply by d (proxy.Proxy.SetReplyLatency)
 // and nothing the client sends, so a command reaches the node and runs at
 // once while the client learns of it d later, as from a node that answers
 // slowly (a GC, a slow disk, a congested link back). Evidence: "replies of

@@ -1,7 +1,16 @@
-package cluster
+// Package security is how lockbench authenticates to Redis servers and
+// encrypts its connections to them (Security: an ACL user and password,
+// TLS), how an adapter process receives it (Environ, SecurityFromEnv), how
+// a password is read (ReadPassword), and the one-line explanation of a
+// connection refused for it (Security.Explain). The servers lockbench
+// starts get their side of it from the same value (ServerAuthConfig,
+// ServerTLSArgs, GenerateCerts). Both the cluster and the strategies use
+// it; it never prints the password.
+package security
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -21,6 +30,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // Security is how lockbench authenticates to Redis servers and encrypts
@@ -103,7 +114,7 @@ func (s Security) String() string {
 }
 
 // GoString is String, so that %#v redacts the password too.
-func (s Security) GoString() string { return "cluster.Security{" + s.String() + "}" }
+func (s Security) GoString() string { return "security.Security{" + s.String() + "}" }
 
 // MarshalJSON writes s without its password (a results file or log that
 // marshals Options never holds it).
@@ -112,7 +123,7 @@ func (s Security) MarshalJSON() ([]byte, error) {
 }
 
 // load builds the TLS configuration from the files (once); errors name
-// the file and wrap ErrEnvironment.
+// the file and wrap errs.ErrEnvironment.
 func (s *Security) load() error {
 	if !s.TLS || s.cfg != nil {
 		return nil
@@ -121,11 +132,11 @@ func (s *Security) load() error {
 	if s.CAFile != "" {
 		pem, err := os.ReadFile(s.CAFile)
 		if err != nil {
-			return fmt.Errorf("%w: TLS CA file: %v (give a readable PEM file in --tls-ca)", ErrEnvironment, err)
+			return fmt.Errorf("%w: TLS CA file: %v (give a readable PEM file in --tls-ca)", errs.ErrEnvironment, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%w: TLS CA file %s holds no PEM certificate (give the CA's certificate in --tls-ca)", ErrEnvironment, s.CAFile)
+			return fmt.Errorf("%w: TLS CA file %s holds no PEM certificate (give the CA's certificate in --tls-ca)", errs.ErrEnvironment, s.CAFile)
 		}
 		cfg.RootCAs = pool
 	}
@@ -135,7 +146,7 @@ func (s *Security) load() error {
 	if s.CertFile != "" {
 		c, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
 		if err != nil {
-			return fmt.Errorf("%w: TLS client certificate %s and key %s: %v (give a matching PEM pair in --tls-cert and --tls-key)", ErrEnvironment, s.CertFile, s.KeyFile, err)
+			return fmt.Errorf("%w: TLS client certificate %s and key %s: %v (give a matching PEM pair in --tls-cert and --tls-key)", errs.ErrEnvironment, s.CertFile, s.KeyFile, err)
 		}
 		cfg.Certificates = []tls.Certificate{c}
 	}
@@ -144,7 +155,7 @@ func (s *Security) load() error {
 }
 
 // TLSConfig returns the TLS configuration of s (a copy; nil without TLS).
-// It reads the files on first use; errors wrap ErrEnvironment.
+// It reads the files on first use; errors wrap errs.ErrEnvironment.
 func (s *Security) TLSConfig() (*tls.Config, error) {
 	if !s.TLS {
 		return nil, nil
@@ -202,10 +213,10 @@ const (
 	EnvServerName = "LOCKBENCH_TLS_SERVER_NAME"
 )
 
-// SecurityFromEnv reads the Security an adapter process was given through
+// FromEnv reads the Security an adapter process was given through
 // the environment (Environ's variables); the zero Security when none is
 // set.
-func SecurityFromEnv() Security {
+func FromEnv() Security {
 	return Security{
 		Username: os.Getenv(EnvUsername), Password: os.Getenv(EnvPassword),
 		TLS:    os.Getenv(EnvTLS) != "",
@@ -244,10 +255,10 @@ func (s Security) Redact(text string) string {
 	return strings.ReplaceAll(text, s.Password, redacted)
 }
 
-// redactErr returns err with s's password replaced by [redacted] in its
+// RedactErr returns err with s's password replaced by [redacted] in its
 // text; errors.Is and errors.As still see err. nil stays nil, and err
 // comes back as it is when its text holds no password.
-func (s Security) redactErr(err error) error {
+func (s Security) RedactErr(err error) error {
 	if err == nil || s.Password == "" || !strings.Contains(err.Error(), s.Password) {
 		return err
 	}
@@ -296,11 +307,11 @@ func ReadPassword(env, file string) (string, error) {
 	return "", nil
 }
 
-// authConfig returns the redis-server configuration lines that make a
+// ServerAuthConfig returns the redis-server configuration lines that make a
 // process-backend server require s's password (and a replica send it to
 // its primary), for the server's standard input: the password never
 // appears on a command line or in a file. Empty without a password.
-func (s Security) authConfig() string {
+func (s Security) ServerAuthConfig() string {
 	if s.Password == "" {
 		return ""
 	}
@@ -316,13 +327,13 @@ func (s Security) authConfig() string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// tlsArgs returns the redis-server arguments that make a process-backend
+// ServerTLSArgs returns the redis-server arguments that make a process-backend
 // server listen with TLS only on port (the plain port closed), demand a
 // client certificate its CA signed, and replicate over TLS; a Redis
 // Cluster node (clusterBus) also speaks TLS on its cluster bus and
 // announces its TLS port in CLUSTER NODES and CLUSTER SLOTS. None without
 // TLS.
-func (s Security) tlsArgs(port int, clusterBus bool) []string {
+func (s Security) ServerTLSArgs(port int, clusterBus bool) []string {
 	if !s.TLS {
 		return nil
 	}
@@ -341,11 +352,11 @@ func (s Security) tlsArgs(port int, clusterBus bool) []string {
 	return args
 }
 
-// cliArgs returns the redis-cli arguments that connect as s (--user, and
+// CLIArgs returns the redis-cli arguments that connect as s (--user, and
 // --tls with the CA and client certificate) and the environment entry
 // that carries the password (REDISCLI_AUTH, so that it never appears on
 // redis-cli's command line). Both empty for the zero value.
-func (s Security) cliArgs() (args, env []string) {
+func (s Security) CLIArgs() (args, env []string) {
 	if s.Password != "" {
 		env = append(env, "REDISCLI_AUTH="+s.Password)
 		if s.Username != "" {
@@ -367,11 +378,11 @@ func (s Security) cliArgs() (args, env []string) {
 	return args, env
 }
 
-// migrateAuth returns the arguments MIGRATE needs to log in to its
+// MigrateAuth returns the arguments MIGRATE needs to log in to its
 // target as s: AUTH2 username password for an ACL user, AUTH password for
 // the default user, none without a password. They hold the password:
 // never print them.
-func (s Security) migrateAuth() []any {
+func (s Security) MigrateAuth() []any {
 	switch {
 	case s.Password == "":
 		return nil
@@ -382,15 +393,15 @@ func (s Security) migrateAuth() []any {
 }
 
 // serverCert and serverKey are the server's certificate and key that
-// generateCerts writes beside the client's.
+// GenerateCerts writes beside the client's.
 func (s Security) serverCert() string { return filepath.Join(filepath.Dir(s.CAFile), "server.pem") }
 func (s Security) serverKey() string  { return filepath.Join(filepath.Dir(s.CAFile), "server.key") }
 
-// generateCerts makes, in dir/tls, a CA and, signed by it, a server and a
+// GenerateCerts makes, in dir/tls, a CA and, signed by it, a server and a
 // client certificate (ECDSA P-256, valid for a day, the server's for
 // 127.0.0.1 and localhost) for a process-backend run with TLS, and points
 // s's CAFile, CertFile and KeyFile at them.
-func (s *Security) generateCerts(dir string) error {
+func (s *Security) GenerateCerts(dir string) error {
 	d := filepath.Join(dir, "tls")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return fmt.Errorf("cluster: make TLS folder: %w", err)
@@ -462,12 +473,12 @@ func writePEM(path, typ string, der []byte) error {
 	return nil
 }
 
-// explainSecurityError turns a failed connection to addr under s into one
+// Explain turns a failed connection to addr under s into one
 // line naming the server and the fix (wrong password, untrusted
 // certificate, TLS against a plain port or plain against a TLS port),
-// wrapping ErrEnvironment; other errors come back as they are. It never
+// wrapping errs.ErrEnvironment; other errors come back as they are. It never
 // quotes the password.
-func (s Security) explainSecurityError(addr string, err error) error {
+func (s Security) Explain(addr string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -477,24 +488,72 @@ func (s Security) explainSecurityError(addr string, err error) error {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
-		return fmt.Errorf("%w: %s refuses the password (WRONGPASS): check --redis-user and the password in --redis-password-env/--redis-password-file", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s refuses the password (WRONGPASS): check --redis-user and the password in --redis-password-env/--redis-password-file", errs.ErrEnvironment, addr)
 	case strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "Authentication required"):
-		return fmt.Errorf("%w: %s requires a password (NOAUTH): give it with --redis-password-env or --redis-password-file (and --redis-user for an ACL user)", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s requires a password (NOAUTH): give it with --redis-password-env or --redis-password-file (and --redis-user for an ACL user)", errs.ErrEnvironment, addr)
 	case strings.Contains(msg, "without any password configured") || strings.Contains(msg, "AUTH <password> called without"):
-		return fmt.Errorf("%w: %s has no password set but one was given: drop --redis-password-env/--redis-password-file, or set requirepass on the server", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s has no password set but one was given: drop --redis-password-env/--redis-password-file, or set requirepass on the server", errs.ErrEnvironment, addr)
 	case errors.As(err, &unknownAuth) || strings.Contains(msg, "certificate signed by unknown authority"):
-		return fmt.Errorf("%w: %s presents a certificate not signed by a trusted CA: give the CA's certificate in --tls-ca", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s presents a certificate not signed by a trusted CA: give the CA's certificate in --tls-ca", errs.ErrEnvironment, addr)
 	case errors.As(err, &hostErr) || strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "doesn't contain any IP SANs"):
-		return fmt.Errorf("%w: %s presents a certificate for another name (%s): give the name it carries in --tls-server-name", ErrEnvironment, addr, msg)
+		return fmt.Errorf("%w: %s presents a certificate for another name (%s): give the name it carries in --tls-server-name", errs.ErrEnvironment, addr, msg)
 	case errors.As(err, &recordErr) || strings.Contains(msg, "first record does not look like a TLS handshake"):
-		return fmt.Errorf("%w: %s does not speak TLS (a plain port): drop --tls, or give the server's tls-port", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s does not speak TLS (a plain port): drop --tls, or give the server's tls-port", errs.ErrEnvironment, addr)
 	case s.TLS && (strings.Contains(msg, "bad certificate") || strings.Contains(msg, "certificate required")):
-		return fmt.Errorf("%w: %s refuses the client certificate: give one its tls-ca-cert-file trusts in --tls-cert and --tls-key", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s refuses the client certificate: give one its tls-ca-cert-file trusts in --tls-cert and --tls-key", errs.ErrEnvironment, addr)
 	case !s.TLS && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset")):
-		return fmt.Errorf("%w: %s closed the connection at once (a TLS port?): add --tls (and --tls-ca), or give the server's plain port", ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s closed the connection at once (a TLS port?): add --tls (and --tls-ca), or give the server's plain port", errs.ErrEnvironment, addr)
 	}
 	if msg != err.Error() {
 		return errors.New(msg)
 	}
 	return err
+}
+
+// tlsHandshakeTimeout bounds ProbeTLS's handshake: a plain Redis port
+// answers a TLS ClientHello with nothing (it waits for a line), so only a
+// timeout tells it apart.
+const tlsHandshakeTimeout = 2 * time.Second
+
+// ProbeTLS checks, with TLS on, that the external server at addr
+// completes a TLS handshake within 2 s; a server that connects but does
+// not is taken for a plain port (one line with the fix, wrapping
+// errs.ErrEnvironment). Without TLS it does nothing. ctx bounds it.
+func (s Security) ProbeTLS(ctx context.Context, addr string) error {
+	if !s.TLS {
+		return nil
+	}
+	cfg, err := s.TLSConfig()
+	if err != nil {
+		return err
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+	defer cancel()
+	raw, err := (&net.Dialer{}).DialContext(hctx, "tcp", addr)
+	if err != nil {
+		return s.Unreachable(addr, "a TCP connect", err)
+	}
+	defer raw.Close()
+	if err := tls.Client(raw, cfg).HandshakeContext(hctx); err != nil {
+		if hctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("%w: cluster: external server %s does not speak TLS (no handshake within %v: a plain port?): drop --tls, or give the server's tls-port", errs.ErrEnvironment, addr, tlsHandshakeTimeout)
+		}
+		return s.Unreachable(addr, "a TLS handshake", err)
+	}
+	return nil
+}
+
+// Unreachable is the error of an external server at addr that failed cmd
+// (what lockbench asked, e.g. "INFO server") with err: the explanation of
+// Explain when the failure is a password or certificate, else one line
+// with the fix; it wraps errs.ErrEnvironment and never quotes the
+// password.
+func (s Security) Unreachable(addr, cmd string, err error) error {
+	if e := s.Explain(addr, err); errors.Is(e, errs.ErrEnvironment) {
+		return fmt.Errorf("cluster: external server: %w", e)
+	}
+	return fmt.Errorf("%w: cluster: external server %s does not answer %s: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", errs.ErrEnvironment, addr, cmd, s.Redact(err.Error()))
 }

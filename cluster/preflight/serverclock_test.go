@@ -1,4 +1,4 @@
-package cluster
+package preflight
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // TestMeasureServerClock measures clocks against a real redis-server's
@@ -16,11 +20,11 @@ import (
 // (and the microsecond of time.Now's own reading); a server that is gone
 // is an environment error naming it.
 func TestMeasureServerClock(t *testing.T) {
-	topo, err := ParseTopology("single")
+	c, err := cluster.Start(ctxT(t), cluster.Topology{Kind: cluster.Single}, cluster.Options{Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startT(t, topo, Options{})
+	defer c.Stop()
 	addr := c.Nodes()[0].Addr()
 	start := time.Now()
 	for _, tt := range []struct {
@@ -33,7 +37,7 @@ func TestMeasureServerClock(t *testing.T) {
 		{"since a start", func() int64 { return int64(time.Since(start)) }, start.UnixNano()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := MeasureServerClock(ctxT(t), addr, Security{}, tt.now)
+			m, err := MeasureServerClock(ctxT(t), addr, security.Security{}, tt.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,8 +52,8 @@ func TestMeasureServerClock(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = MeasureServerClock(ctx, addr, Security{}, func() int64 { return time.Now().UnixNano() })
-	if !errors.Is(err, ErrEnvironment) || !strings.Contains(err.Error(), addr) {
+	_, err = MeasureServerClock(ctx, addr, security.Security{}, func() int64 { return time.Now().UnixNano() })
+	if !errors.Is(err, errs.ErrEnvironment) || !strings.Contains(err.Error(), addr) {
 		t.Errorf("a stopped server: error %v; want an environment error naming %s", err, addr)
 	}
 }

@@ -1,38 +1,49 @@
-package cluster
+// Package preflight is what lockbench checks and measures on the servers
+// around a run, on short connections of its own: before it, that the
+// backend can run the topologies (CheckBackend, TooFewServers) and that
+// external servers are distinct, hold no stale keys under the run's prefix
+// and accept the fault commands (CheckExternal, RunID, KeysUnder,
+// ProbeFaultCommands), and the offset of each server's clock
+// (MeasureServerClock); after it, the deletion of the run's keys on
+// external servers (DeleteExternalKeys). It sits above cluster, whose
+// options, topologies and features it checks.
+package preflight
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/dockerd"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // CheckBackend checks the backend before any run, after the usage checks:
 // that the servers of the consensus topologies (etcd, ZooKeeper) can be
-// had (CheckTopology); on the docker backend that the daemon answers and
-// holds o.Image (CheckImage: exit 3, lockbench never pulls); on the process
-// backend that redis-server can be found (CheckRedisServer: exit 3); on the
+// had (cluster.CheckTopology); on the docker backend that the daemon
+// answers and holds o.Image (dockerd.CheckImage: exit 3, lockbench never
+// pulls); on the process backend that redis-server can be found
+// (cluster.CheckRedisServer: exit 3); on the
 // external backend, every server of o.External.Addrs, as CheckExternal
 // checks them for the fault features need (prefix "" is "lb:"), and every
 // node of the Redis Cluster of o.External.ClusterAddrs as well (its fault
 // commands are probed by the run, for its scenario).
-func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Topology, need []Feature) error {
+func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consensus []cluster.Topology, need []cluster.Feature) error {
 	for _, t := range consensus {
-		if err := CheckTopology(o, t); err != nil {
+		if err := cluster.CheckTopology(o, t); err != nil {
 			return err
 		}
 	}
 	switch o.Backend {
-	case BackendDocker:
-		return CheckImage(ctx, o.Image)
-	case BackendProcess, "":
-		return CheckRedisServer(o)
+	case cluster.BackendDocker:
+		return dockerd.CheckImage(ctx, o.Image)
+	case cluster.BackendProcess, "":
+		return cluster.CheckRedisServer(o)
 	}
-	if o.Backend != BackendExternal {
+	if o.Backend != cluster.BackendExternal {
 		return nil
 	}
 	if prefix == "" {
@@ -44,7 +55,20 @@ func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Top
 	if len(o.External.ClusterAddrs) == 0 {
 		return nil
 	}
-	return checkExternalCluster(ctx, o.External.ClusterAddrs, prefix, o.External.SharedKeys, o.Security)
+	return checkExternalCluster(ctx, o.External, prefix, o.Security)
+}
+
+// checkExternalCluster is CheckExternal for the nodes of an external
+// Redis Cluster (External.ClusterNodeAddrs, from its seeds) before any
+// run: each answers with sec, holds no key under prefix (unless
+// ext.SharedKeys). The fault commands are probed by the run itself, for
+// its scenario's needs.
+func checkExternalCluster(ctx context.Context, ext cluster.External, prefix string, sec security.Security) error {
+	addrs, err := ext.ClusterNodeAddrs(ctx, sec)
+	if err != nil {
+		return err
+	}
+	return CheckExternal(ctx, addrs, prefix, nil, ext.SharedKeys, sec)
 }
 
 // CheckExternal checks the external servers addrs: that each answers, that
@@ -55,8 +79,8 @@ func CheckBackend(ctx context.Context, o Options, prefix string, consensus []Top
 // errs.ErrUsage; not checked when shared) and that each accepts the Redis
 // commands the features need (ProbeFaultCommands, e.g. DEBUG SLEEP for a
 // pause). sec is the AUTH and TLS of the connections. An unreachable server or a refused command gives an error
-// wrapping ErrEnvironment (exit 3). Each error names the server and the fix.
-func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Feature, shared bool, sec Security) error {
+// wrapping errs.ErrEnvironment (exit 3). Each error names the server and the fix.
+func CheckExternal(ctx context.Context, addrs []string, prefix string, need []cluster.Feature, shared bool, sec security.Security) error {
 	seen := map[string]string{} // run_id → the address first giving it
 	for _, a := range addrs {
 		id, err := RunID(ctx, a, sec)
@@ -99,7 +123,7 @@ func CheckExternal(ctx context.Context, addrs []string, prefix string, need []Fe
 // external run (best effort, bounded by a few seconds even after ctx is
 // cancelled: an interrupted run cleans up too). A key it could not delete
 // is found by the next run's CheckExternal, which names it.
-func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string, sec Security) {
+func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string, sec security.Security) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	for _, a := range addrs {
@@ -112,18 +136,18 @@ func DeleteExternalKeys(ctx context.Context, addrs []string, prefix string, sec 
 // what is missing and the fix, e.g. "needs 5 servers (topology
 // independent:5), --redis-addrs gives 1: give 5 addresses in
 // --redis-addrs".
-func TooFewServers(o Options, t Topology) string {
-	if o.Backend != BackendExternal {
+func TooFewServers(o cluster.Options, t cluster.Topology) string {
+	if o.Backend != cluster.BackendExternal {
 		return ""
 	}
 	switch {
-	case t.Kind == Etcd && len(o.External.EtcdEndpoints) == 0:
+	case t.Kind == cluster.Etcd && len(o.External.EtcdEndpoints) == 0:
 		return "needs an etcd cluster: give --etcd-endpoints host:port,..."
-	case t.Kind == ZooKeeper && len(o.External.ZooKeeperServers) == 0:
+	case t.Kind == cluster.ZooKeeper && len(o.External.ZooKeeperServers) == 0:
 		return "needs a ZooKeeper ensemble: give --zk-servers host:port,..."
-	case t.Kind == RedisCluster && len(o.External.ClusterAddrs) == 0:
+	case t.Kind == cluster.RedisCluster && len(o.External.ClusterAddrs) == 0:
 		return "needs a Redis Cluster: give --redis-cluster-addrs host:port,... (seed nodes)"
-	case t.Kind.Consensus(), t.Kind == RedisCluster:
+	case t.Kind.Consensus(), t.Kind == cluster.RedisCluster:
 		return ""
 	}
 	if n, have := t.Servers(), len(o.External.Addrs); have < n {
@@ -133,23 +157,4 @@ func TooFewServers(o Options, t Topology) string {
 		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
 	}
 	return ""
-}
-
-// BackendName is the backend o runs on ("process" for "").
-func BackendName(o Options) string {
-	if o.Backend == "" {
-		return BackendProcess
-	}
-	return o.Backend
-}
-
-// ClockShim builds (once per machine, cached in the user cache folder) the
-// clock-offset LD_PRELOAD library the clock-jump scenarios need and returns
-// its path (BuildClockShim). Errors wrap ErrEnvironment (e.g. gcc missing).
-func ClockShim(ctx context.Context) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return BuildClockShim(ctx, filepath.Join(dir, "lockbench"))
 }

@@ -1,4 +1,4 @@
-package cluster
+package proxy_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/proxy"
 )
 
 // TestLostReply: through an armed proxy a fresh client's SET NX (after its
@@ -14,17 +16,17 @@ import (
 // once, an EVALSHA of an unknown script passes with its -NOSCRIPT and the
 // EVAL after it loses its reply, and after Disarm every reply flows.
 func TestLostReply(t *testing.T) {
-	c := startT(t, Topology{Kind: Single}, Options{})
+	c := startT(t)
 	ctx := ctxT(t)
 	direct := client(t, c.Nodes()[0].Addr())
-	p, err := NewProxy(ctx, "c0-n1", c.Nodes()[0].Addr())
+	p, err := proxy.New(ctx, "c0-n1", c.Nodes()[0].Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 
 	var atDrop string
-	lr, err := p.ArmLostReply(func(*LostReply) { atDrop, _ = direct.Get(ctx, "lock").Result() })
+	lr, err := p.ArmLostReply(func(*proxy.LostReply) { atDrop, _ = direct.Get(ctx, "lock").Result() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,20 +86,5 @@ func TestLostReply(t *testing.T) {
 	}
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Errorf("SET after Disarm: %v", err)
-	}
-}
-
-// TestFirstCommand parses the first command of RESP and inline chunks.
-func TestFirstCommand(t *testing.T) {
-	for in, want := range map[string]string{
-		"*3\r\n$3\r\nset\r\n$1\r\nk\r\n$1\r\nv\r\n": "SET",
-		"*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n":   "PING",
-		"PING\r\n": "PING",
-		"":         "",
-		"*2\r\n":   "",
-	} {
-		if got := firstCommand([]byte(in)); got != want {
-			t.Errorf("firstCommand(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package cluster
+package clockshim
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// ClockReach reports whether the clock shim (BuildClockShim) can step the
+// Reach reports whether the clock shim (Build) can step the
 // wall clock of the processes in pid's process group, as they run now,
 // and if not, why. The shim is an LD_PRELOAD library that replaces libc's
 // clock_gettime, gettimeofday and time, so it reaches a process only when
@@ -28,7 +28,7 @@ import (
 // stepped and the reason, e.g. "its program /usr/local/bin/adapter is a
 // Go program (go1.26.1): ..." (no pid: the reason stays the same from run
 // to run).
-func ClockReach(pid int) (ok bool, why string) {
+func Reach(pid int) (ok bool, why string) {
 	pids, err := processGroup(pid)
 	if err != nil {
 		return false, fmt.Sprintf("its processes cannot be listed (%v): the clock shim's reach cannot be told", err)
@@ -42,7 +42,7 @@ func ClockReach(pid int) (ok bool, why string) {
 }
 
 // clockUnreachable says why the clock shim cannot step process pid's wall
-// clock, "" when it can (see ClockReach).
+// clock, "" when it can (see Reach).
 func clockUnreachable(pid int) string {
 	exe := fmt.Sprintf("/proc/%d/exe", pid)
 	name, err := os.Readlink(exe)

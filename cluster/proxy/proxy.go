@@ -1,4 +1,9 @@
-package cluster
+// Package proxy is the TCP proxy lockbench puts between its clients and a
+// server (Proxy: toxiproxy embedded as a library) to cut a link, blackhole
+// it, slow it down, move it to another upstream, or lose one reply after
+// its command ran (LostReply). The fault scenarios (chaos) make one per
+// client link, and the failover scenarios one per replication link.
+package proxy
 
 import (
 	"context"
@@ -14,6 +19,8 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/lockbench/lockbench/internal/errs"
 )
 
 // Proxy is a TCP proxy between clients and one upstream address (usually a
@@ -48,13 +55,13 @@ const (
 	toxicReplyLatency  = "reply_latency"
 )
 
-// NewProxy starts a proxy named name (used in logs only) listening on
+// New starts a proxy named name (used in logs only) listening on
 // 127.0.0.1 at a free port (below the ephemeral port range where possible,
 // see listenCandidates) and forwarding every accepted connection to
 // upstream ("host:port"). The upstream is dialled per client connection, so
 // the proxy may be created before the upstream runs. ctx is checked before
 // starting; the proxy lives until Close.
-func NewProxy(ctx context.Context, name, upstream string) (*Proxy, error) {
+func New(ctx context.Context, name, upstream string) (*Proxy, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("cluster: proxy %s: %w", name, err)
 	}
@@ -68,7 +75,7 @@ func NewProxy(ctx context.Context, name, upstream string) (*Proxy, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: cluster: proxy %s: listen: %v", ErrEnvironment, name, err)
+		return nil, fmt.Errorf("%w: cluster: proxy %s: listen: %v", errs.ErrEnvironment, name, err)
 	}
 	p.Lock()
 	addr := p.Listen // the real address once listening
@@ -109,7 +116,7 @@ func (s *portSet) held(addr string) bool {
 	return s.m[addr]
 }
 
-// listenCandidates are the addresses NewProxy tries in turn: a few random
+// listenCandidates are the addresses New tries in turn: a few random
 // ports below the kernel's ephemeral range, then any free port. A port
 // below that range is never handed out as the local port of an outgoing
 // connection, so while a proxy is cut (not listening) no client of this or
@@ -136,7 +143,7 @@ func listenCandidates() []string {
 	return append(out, "127.0.0.1:0")
 }
 
-// Name returns the name given to NewProxy.
+// Name returns the name given to New.
 func (p *Proxy) Name() string { return p.name }
 
 // Addr returns the proxy's "127.0.0.1:PORT"; clients connect here. It stays
@@ -173,7 +180,7 @@ func (p *Proxy) Cut() error {
 
 // Restore undoes Cut: the proxy listens again on the same address. Toxics
 // (latency, blackhole) stay as they were. Restoring a proxy that is not cut
-// is a no-op. It fails (wrapping ErrEnvironment) if another process took
+// is a no-op. It fails (wrapping errs.ErrEnvironment) if another process took
 // the port meanwhile.
 func (p *Proxy) Restore() error {
 	p.mu.Lock()
@@ -185,7 +192,7 @@ func (p *Proxy) Restore() error {
 		return nil
 	}
 	if err := p.p.Start(); err != nil {
-		return fmt.Errorf("%w: cluster: restore proxy %s on %s: %v", ErrEnvironment, p.name, p.addr, err)
+		return fmt.Errorf("%w: cluster: restore proxy %s on %s: %v", errs.ErrEnvironment, p.name, p.addr, err)
 	}
 	p.cut = false
 	return nil
@@ -211,7 +218,7 @@ func (p *Proxy) SetUpstream(upstream string) error {
 		return nil
 	}
 	if err := p.p.Start(); err != nil {
-		return fmt.Errorf("%w: cluster: proxy %s: restart on %s for upstream %s: %v", ErrEnvironment, p.name, p.addr, upstream, err)
+		return fmt.Errorf("%w: cluster: proxy %s: restart on %s for upstream %s: %v", errs.ErrEnvironment, p.name, p.addr, upstream, err)
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
-package cluster
+package preflight
 
 import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // ServerClock is a local clock measured against a Redis server's own
@@ -32,14 +34,14 @@ const ClockExchanges = 8
 // that opens the connection; the exchange with the shortest round trip
 // gives the offset and its bound. The server and now must not be paused
 // meanwhile (a pause only widens the bound). ctx bounds the exchanges.
-// A server that does not answer gives an error wrapping ErrEnvironment
+// A server that does not answer gives an error wrapping errs.ErrEnvironment
 // that names addr; one that refuses TIME (an ACL without it: NOPERM) an
 // error naming the command and the fix.
-func MeasureServerClock(ctx context.Context, addr string, sec Security, now func() int64) (ServerClock, error) {
+func MeasureServerClock(ctx context.Context, addr string, sec security.Security, now func() int64) (ServerClock, error) {
 	rc := keyClient(addr, sec)
 	defer rc.Close()
 	if err := rc.Ping(ctx).Err(); err != nil {
-		return ServerClock{}, unreachable(addr, "PING (before measuring its clock)", sec, err)
+		return ServerClock{}, sec.Unreachable(addr, "PING (before measuring its clock)", err)
 	}
 	best := ServerClock{Addr: addr, HalfRTTNs: -1}
 	for range ClockExchanges {
@@ -47,7 +49,7 @@ func MeasureServerClock(ctx context.Context, addr string, sec Security, now func
 		st, err := rc.Time(ctx).Result()
 		t1 := now()
 		if err != nil && !strings.HasPrefix(err.Error(), "NOPERM") {
-			return ServerClock{}, unreachable(addr, "TIME (the clock measurement for cross-host checks)", sec, err)
+			return ServerClock{}, sec.Unreachable(addr, "TIME (the clock measurement for cross-host checks)", err)
 		}
 		if err != nil {
 			return ServerClock{}, fmt.Errorf("cluster: %s: TIME (the clock measurement for cross-host checks): %s: allow TIME to lockbench's user (ACL SETUSER NAME +time)", addr, sec.Redact(err.Error()))

@@ -1,10 +1,12 @@
-package cluster
+package proxy_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/proxy"
 )
 
 // TestReplyLatency: with the replies of a proxy delayed (SetReplyLatency),
@@ -12,10 +14,10 @@ import (
 // is still held back (the delay, a minute, dwarfs any scheduling noise),
 // and removing the delay lets the held-back reply go on at once.
 func TestReplyLatency(t *testing.T) {
-	c := startT(t, Topology{Kind: Single}, Options{})
+	c := startT(t)
 	ctx := ctxT(t)
 	direct := client(t, c.Nodes()[0].Addr())
-	p, err := NewProxy(ctx, "c0-n1", c.Nodes()[0].Addr())
+	p, err := proxy.New(ctx, "c0-n1", c.Nodes()[0].Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
