@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/chaos/fault"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
@@ -104,7 +104,7 @@ func (c *cancels) label() string {
 type cancelStrike struct {
 	f      *fault.CancelCall
 	ev     workload.Event
-	before []observe.KeyObs
+	before []keystate.KeyObs
 	start  int64 // history clock at the strike
 	// returned is closed at the client's next event (the call returned);
 	// back is that event.
@@ -185,7 +185,7 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 	st.before, st.start = before, env.Clock.Now()
 	if _, err := fault.Inject(ctx, f); err != nil {
 		c.unblock(st)
-		if errors.Is(err, observe.ErrWatch) {
+		if errors.Is(err, keystate.ErrWatch) {
 			// Nothing was stopped: a missed strike, not a failed run.
 			recordWindow(env, st.start, env.Clock.Now(), history.Missed, fmt.Sprintf("%s: client %d's acquire of %s not struck: %v", c.label(), ev.Client, ev.Key, err))
 			c.again(false)
@@ -212,13 +212,13 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 
 // keyFree reads key on every node until it is absent on all, at most
 // max, and returns the last reads and whether the key was free.
-func keyFree(ctx context.Context, nodes []*cluster.Node, key string, max time.Duration) ([]observe.KeyObs, bool) {
+func keyFree(ctx context.Context, nodes []*cluster.Node, key string, max time.Duration) ([]keystate.KeyObs, bool) {
 	deadline := time.Now().Add(max)
 	for {
-		obs := make([]observe.KeyObs, len(nodes))
+		obs := make([]keystate.KeyObs, len(nodes))
 		free := true
 		for i, n := range nodes {
-			obs[i] = observe.Key(ctx, n.Name(), n.Addr(), key, n.Security())
+			obs[i] = keystate.Key(ctx, n.Name(), n.Addr(), key, n.Security())
 			free = free && obs[i].Err == nil && !obs[i].Present()
 		}
 		if free {
@@ -286,7 +286,7 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 	var lines []string
 	took := 0
 	for i, evs := range events {
-		set := len(evs) > 0 && observe.TakesKey(evs[0])
+		set := len(evs) > 0 && keystate.TakesKey(evs[0])
 		if set {
 			took++
 		}

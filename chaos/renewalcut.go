@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -121,7 +121,7 @@ func (r *renewalCut) At(ctx context.Context, ev workload.Event) error {
 	var before []string
 	held := true
 	for _, i := range all {
-		o := observe.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security())
+		o := keystate.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security())
 		held = held && o.Holds(ev.Lease.Token)
 		before = append(before, nodes[i].Name()+": "+o.String())
 	}
@@ -163,7 +163,7 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 	env := r.env
 	node := env.Cluster.Nodes()[0]
 	deadline := time.Now().Add(time.Duration(renewalCutWaitTTL * float64(env.TTL)))
-	last := observe.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
+	last := keystate.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		select {
 		case <-renewed:
@@ -172,7 +172,7 @@ func (r *renewalCut) waitRenewal(ctx context.Context, ev workload.Event, renewed
 		default:
 		}
 		sleepCtx(ctx, 2*time.Millisecond)
-		o := observe.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
+		o := keystate.Key(ctx, node.Name(), node.Addr(), ev.Key, node.Security())
 		if o.Holds(ev.Lease.Token) && last.Holds(ev.Lease.Token) && o.PTTL > last.PTTL {
 			return true, fmt.Sprintf("seen on %s: PTTL %v, then %v", node.Name(), last.PTTL.Round(time.Millisecond), o.PTTL.Round(time.Millisecond))
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -157,7 +157,7 @@ const replyTries = 5
 type replyStrike struct {
 	f      *link.LostReply
 	ev     workload.Event
-	before []observe.KeyObs
+	before []keystate.KeyObs
 	start  int64
 	moved  chan struct{} // closed when the client moved on
 	once   sync.Once
@@ -223,7 +223,7 @@ func (r *lostReplies) movedOn(ev workload.Event) bool {
 // ready reports whether the key, as read on every node before the call,
 // is in the state the target needs: free for an acquire, held by the
 // client's lease otherwise.
-func (r *lostReplies) ready(before []observe.KeyObs, ev workload.Event) bool {
+func (r *lostReplies) ready(before []keystate.KeyObs, ev workload.Event) bool {
 	for _, o := range before {
 		if o.Err != nil {
 			return false
@@ -248,7 +248,7 @@ func (r *lostReplies) ready(before []observe.KeyObs, ev workload.Event) bool {
 // finds the key held at the drop whoever set it, so its reply must say it
 // set it (link.ReplyDone); a release of the client's own key is seen in the
 // key alone (its script's reply, the remaining count, is 0 when done).
-func (r *lostReplies) effect(before, at observe.KeyObs, reply, token string) bool {
+func (r *lostReplies) effect(before, at keystate.KeyObs, reply, token string) bool {
 	if at.Type == "" {
 		return false
 	}
@@ -324,9 +324,9 @@ func (r *lostReplies) At(ctx context.Context, ev workload.Event) error {
 		f.Names = append(f.Names, all[i].Name())
 		f.Addrs = append(f.Addrs, all[i].Addr())
 	}
-	before := make([]observe.KeyObs, len(nodes))
+	before := make([]keystate.KeyObs, len(nodes))
 	for i := range nodes {
-		before[i] = observe.Key(ctx, f.Names[i], f.Addrs[i], ev.Key, f.Sec)
+		before[i] = keystate.Key(ctx, f.Names[i], f.Addrs[i], ev.Key, f.Sec)
 	}
 	if !r.ready(before, ev) {
 		r.untake() // the key is not in the state the target needs: wait for another call

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/chaos/schedule"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/history"
@@ -514,7 +514,7 @@ func (m *scheduled) node(ctx context.Context, r *stepRun, ev workload.Event) (in
 	}
 	if nodeCount(env) > 1 && ev.Lease != nil && ev.Key != "" {
 		for i := range nodeCount(env) {
-			if o := observe.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security()); o.Holds(ev.Lease.Token) {
+			if o := keystate.Key(ctx, nodes[i].Name(), nodes[i].Addr(), ev.Key, nodes[i].Security()); o.Holds(ev.Lease.Token) {
 				return i, nil
 			}
 		}

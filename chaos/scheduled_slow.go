@@ -6,7 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -33,7 +33,7 @@ func (m *scheduled) slowExtend(ctx context.Context, r *stepRun, ev workload.Even
 	node := env.Cluster.Nodes()[0]
 	d := m.ttls(r.st.Size)
 	undo := context.WithoutCancel(ctx)
-	before := observe.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
+	before := keystate.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
 	since := m.seen.mark()
 	f := &link.SlowReply{Links: env.Links, Client: ev.Client, Node: 0, NodeName: node.Name(), D: d}
 	evidence, err := fault.Inject(undo, f)
@@ -49,7 +49,7 @@ func (m *scheduled) slowExtend(ctx context.Context, r *stepRun, ev workload.Even
 	go func() {
 		defer m.log.bg.Done()
 		sleepCtx(ctx, d/2)
-		during := observe.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
+		during := keystate.Key(undo, node.Name(), node.Addr(), ev.Key, node.Security())
 		sleepCtx(ctx, d-d/2)
 		_, err := fault.Heal(undo, f)
 		m.log.fail(err)

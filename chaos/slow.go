@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/fault/link"
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
@@ -106,7 +106,7 @@ const slowBlockTTL = 0.5
 type slowStrike struct {
 	f      *link.SlowReply
 	ev     workload.Event
-	before observe.KeyObs
+	before keystate.KeyObs
 	start  int64     // history clock at the strike
 	wall   time.Time // wall clock at the strike
 	call   string    // the call's outcome and the key after it, for the note
@@ -114,7 +114,7 @@ type slowStrike struct {
 	// set is closed when the struck SET was seen on the slow node, or the
 	// wait for it ended; during is the key as read then.
 	set    chan struct{}
-	during observe.KeyObs
+	during keystate.KeyObs
 	landed bool // the key was seen set during the delay
 	// granted are the tokens granted to other clients during the call: a
 	// key seen set to one of them was not the struck SET's.
@@ -233,7 +233,7 @@ func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
 	node := s.env.Cluster.Nodes()[st.f.Node]
 	deadline := time.Now().Add(time.Duration(slowBlockTTL * float64(s.env.TTL)))
 	for {
-		o := observe.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
+		o := keystate.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
 		if o.Present() || !time.Now().Before(deadline) || ctx.Err() != nil {
 			s.mu.Lock()
 			st.during, st.landed = o, o.Present()
@@ -247,10 +247,10 @@ func (s *slowNodes) watchSet(ctx context.Context, st *slowStrike) {
 
 // waitFree reads key on node until it is absent, at most max, and
 // returns the last read and whether the key was free.
-func (s *slowNodes) waitFree(ctx context.Context, node *cluster.Node, key string, max time.Duration) (observe.KeyObs, bool) {
+func (s *slowNodes) waitFree(ctx context.Context, node *cluster.Node, key string, max time.Duration) (keystate.KeyObs, bool) {
 	deadline := time.Now().Add(max)
 	for {
-		o := observe.Key(ctx, node.Name(), node.Addr(), key, node.Security())
+		o := keystate.Key(ctx, node.Name(), node.Addr(), key, node.Security())
 		if o.Err == nil && !o.Present() {
 			return o, true
 		}
@@ -284,7 +284,7 @@ func (s *slowNodes) returned(ctx context.Context, st *slowStrike, ev workload.Ev
 	_, err := fault.Heal(ctx, st.f)
 	s.fail(err)
 	node := s.env.Cluster.Nodes()[st.f.Node]
-	after := observe.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
+	after := keystate.Key(ctx, node.Name(), node.Addr(), st.ev.Key, node.Security())
 	granted := ev.Point == workload.PointAcquired && ev.Hold != 0
 	outcome := "did not grant"
 	if granted {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/impl"
 )
@@ -32,8 +32,8 @@ type CancelCall struct {
 	Call  impl.Canceller
 
 	mu       sync.Mutex
-	watches  []*observe.KeyEvents // per node, in nodes order
-	stopped  time.Time            // when the first node was stopped: every later event came after the resume
+	watches  []*keystate.KeyEvents // per node, in nodes order
+	stopped  time.Time             // when the first node was stopped: every later event came after the resume
 	paused   []*NodePause
 	sent     bool // cancel was called
 	External bool // the external backend: its servers cannot be stopped on cue
@@ -55,12 +55,12 @@ func (c *CancelCall) Inject(ctx context.Context) (string, error) {
 		return "", errors.New("needs SIGSTOP (process or docker backend): the external backend's DEBUG SLEEP cannot be ended on cue")
 	}
 	var ev []string
-	var watches []*observe.KeyEvents
+	var watches []*keystate.KeyEvents
 	for _, n := range c.Nodes {
-		w, err := observe.WatchKeyEvents(ctx, n.Name(), n.Addr(), c.Key)
+		w, err := keystate.WatchKeyEvents(ctx, n.Name(), n.Addr(), c.Key)
 		if err != nil {
-			observe.CloseWatches(watches)
-			return "", fmt.Errorf("%w: %w", observe.ErrWatch, err)
+			keystate.CloseWatches(watches)
+			return "", fmt.Errorf("%w: %w", keystate.ErrWatch, err)
 		}
 		watches = append(watches, w)
 	}
@@ -78,7 +78,7 @@ func (c *CancelCall) Inject(ctx context.Context) (string, error) {
 			for _, q := range paused {
 				_, _ = q.Heal(ctx)
 			}
-			observe.CloseWatches(watches)
+			keystate.CloseWatches(watches)
 			return strings.Join(append(ev, e), "; "), err
 		}
 		paused = append(paused, p)
@@ -144,5 +144,5 @@ func (c *CancelCall) Close() {
 	watches := c.watches
 	c.watches = nil
 	c.mu.Unlock()
-	observe.CloseWatches(watches)
+	keystate.CloseWatches(watches)
 }

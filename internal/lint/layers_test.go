@@ -42,7 +42,7 @@ import (
 //     workload's dialer hook mirrors client-side), which need only the
 //     servers;
 //   - chaos is five packages, each importing only those below it:
-//     chaos/observe reads a lock key on a node (cluster only, so beside
+//     chaos/keystate reads a lock key on a node (cluster only, so beside
 //     impl); chaos/fault/link is the per-link proxies and the faults
 //     played on them (beside impl/adapterclient, which it does not
 //     import); chaos/fault is the Fault interface and the other
@@ -112,7 +112,7 @@ var layers = map[string]int{
 	"history/measure":     3,
 	"workload":            6,
 	"checker/witness":     6,
-	"chaos/observe":       3,
+	"chaos/keystate":      3,
 	"chaos/fault/link":    4,
 	"chaos/fault":         7,
 	"chaos/schedule":      8,

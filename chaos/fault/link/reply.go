@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockbench/lockbench/chaos/observe"
+	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/cluster/proxy"
 	"github.com/lockbench/lockbench/cluster/security"
@@ -19,7 +19,7 @@ import (
 // and runs there, then its reply is dropped and the connection closed, so
 // the client sees an error for a command that took effect. At the drop,
 // before the client can act on it, the key is read on that node through a
-// connection of its own (observe.Key): the evidence of what the command
+// connection of its own (keystate.Key): the evidence of what the command
 // did. Inject arms the links (evidence: "armed on client 2's links to
 // n1"); Heal disarms them and says, per node, whether a reply was lost
 // and what the key held then.
@@ -34,10 +34,10 @@ type LostReply struct {
 
 	mu    sync.Mutex
 	armed []*proxy.LostReply
-	at    []observe.KeyObs // per node: the key at the drop (Type "" until then)
-	cmd   []string         // per node: the command whose reply was lost
-	reply []string         // per node: the reply lost (its first line)
-	when  []time.Time      // per node: when the reply was dropped
+	at    []keystate.KeyObs // per node: the key at the drop (Type "" until then)
+	cmd   []string          // per node: the command whose reply was lost
+	reply []string          // per node: the reply lost (its first line)
+	when  []time.Time       // per node: when the reply was dropped
 }
 
 // Name is the primitive's name, "lost-reply" (Fault.Name).
@@ -55,7 +55,7 @@ func (r *LostReply) Inject(context.Context) (string, error) {
 	}
 	n := len(r.Nodes)
 	r.mu.Lock()
-	r.at, r.cmd, r.reply, r.when = make([]observe.KeyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	r.at, r.cmd, r.reply, r.when = make([]keystate.KeyObs, n), make([]string, n), make([]string, n), make([]time.Time, n)
 	r.mu.Unlock()
 	var armed []*proxy.LostReply
 	for i, node := range r.Nodes {
@@ -79,7 +79,7 @@ func (r *LostReply) Inject(context.Context) (string, error) {
 // proxy, before the client's connection closes).
 func (r *LostReply) onDrop(i int) func(*proxy.LostReply) {
 	return func(lr *proxy.LostReply) {
-		o := observe.Key(context.Background(), r.Names[i], r.Addrs[i], r.Key, r.Sec)
+		o := keystate.Key(context.Background(), r.Names[i], r.Addrs[i], r.Key, r.Sec)
 		r.mu.Lock()
 		r.at[i], r.when[i] = o, time.Now()
 		r.cmd[i], r.reply[i] = lr.Command(), lr.Reply()
@@ -131,7 +131,7 @@ func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 
 // drops returns, per node (in r.nodes order), whether its reply was
 // dropped, the key at the drop, the command and its reply.
-func (r *LostReply) Drops() (dropped []bool, at []observe.KeyObs, cmd, reply []string) {
+func (r *LostReply) Drops() (dropped []bool, at []keystate.KeyObs, cmd, reply []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, lr := range r.armed {

@@ -1,8 +1,8 @@
-// Package observe reads the state of a lock key on a Redis node through
+// Package keystate reads the state of a lock key on a Redis node through
 // a connection of its own (Key, KeyObs) and watches a key's keyspace
 // events (WatchKeyEvents): the evidence a fault and a scenario's nemesis
 // record of what they did.
-package observe
+package keystate
 
 import (
 	"context"
