@@ -122,12 +122,76 @@ func (d Dialer) Cluster(addrs []string) redis.UniversalClient {
 		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
 		DialerRetries: o.DialerRetries, DialerRetryTimeout: o.DialerRetryTimeout, Dialer: o.Dialer,
 	}))
-	if d.Cmds != nil || d.Rounds != nil {
-		c.AddHook(countHook{N: d.Cmds, Rounds: d.Rounds})
-	}
 	r := &slotReload{c: c}
 	c.OnNewNode(func(n *redis.Client) { n.AddHook(r) })
+	if d.Cmds != nil || d.Rounds != nil {
+		h := countHook{N: d.Cmds, Rounds: d.Rounds}
+		c.AddHook(clusterCount{h})
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(nodeCount{h}) })
+	}
 	return c
+}
+
+// viaClusterKey marks the context of a command sent through a cluster
+// client, which counted it (clusterCount) before it reached a node.
+type viaClusterKey struct{}
+
+// clusterCount is countHook on a cluster client: it counts each command
+// (or pipeline) once, however many nodes it is redirected to, and marks
+// its context so that nodeCount does not count it again.
+type clusterCount struct{ h countHook }
+
+// DialHook passes dials through.
+func (c clusterCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook counts the command and marks its context.
+func (c clusterCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	count := c.h.ProcessHook(next)
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return count(context.WithValue(ctx, viaClusterKey{}, true), cmd)
+	}
+}
+
+// ProcessPipelineHook counts the pipeline and marks its context.
+func (c clusterCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	count := c.h.ProcessPipelineHook(next)
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		return count(context.WithValue(ctx, viaClusterKey{}, true), cmds)
+	}
+}
+
+// nodeCount is countHook on a node client of a cluster client: it counts
+// what a strategy sends to a node itself, bypassing the cluster client
+// (token-lua-wait-cluster pipelines SET and WAIT on the slot's primary:
+// ClusterClient.MasterForKey), and leaves out what came through the
+// cluster client (counted there) and the cluster client's own reads of
+// the slot map (CLUSTER SLOTS, sent with the context of the command that
+// needed them, or none).
+type nodeCount struct{ h countHook }
+
+// DialHook passes dials through.
+func (c nodeCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook counts a command sent to the node directly.
+func (c nodeCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	count := c.h.ProcessHook(next)
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if ctx.Value(viaClusterKey{}) != nil || cmd.Name() == "cluster" {
+			return next(ctx, cmd)
+		}
+		return count(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook counts a pipeline sent to the node directly.
+func (c nodeCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	count := c.h.ProcessPipelineHook(next)
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if ctx.Value(viaClusterKey{}) != nil {
+			return next(ctx, cmds)
+		}
+		return count(ctx, cmds)
+	}
 }
 
 // slotReload makes a cluster client reload its slot map (CLUSTER SLOTS)

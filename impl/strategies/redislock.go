@@ -10,15 +10,21 @@ import (
 	"time"
 
 	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/impl"
 )
 
 // redislockAdapter runs github.com/bsm/redislock on one node, with the
 // refresh loop its README shows (Lock.Refresh before the TTL runs out) run
-// every TTL/3 unless o says otherwise.
+// every TTL/3 unless o says otherwise; with cluster set
+// ("redislock-cluster") the library's client is go-redis's cluster client
+// over a Redis Cluster (redislock.New takes any redis.Scripter), which
+// sends each script to the primary of the key's slot and follows MOVED
+// and ASK.
 type redislockAdapter struct {
-	o *redislockOptions
+	cluster bool
+	o       *redislockOptions
 }
 
 // redislockOptions are the adapter's library settings.
@@ -38,7 +44,7 @@ const redislockRefreshDiv = 3
 // redislockSettings are the redislock adapter's library settings.
 func redislockSettings() []Setting {
 	return []Setting{
-		{Name: "redislock-refresh", Default: "ttl/3", Strategies: []string{"redislock"},
+		{Name: "redislock-refresh", Default: "ttl/3", Strategies: []string{"redislock", "redislock-cluster"},
 			Usage: "redislock: refresh loop period (Lock.Refresh to the full TTL): ttl/N (N >= 2), a duration below the TTL, or off (no refresh: the library alone)"},
 	}
 }
@@ -111,8 +117,13 @@ func (s redislockAdapter) tune(set map[string]string, ttl time.Duration) (impl.S
 	return s, nil
 }
 
-// Name returns "redislock".
-func (redislockAdapter) Name() string { return "redislock" }
+// Name returns "redislock", or "redislock-cluster" on a Redis Cluster.
+func (s redislockAdapter) Name() string {
+	if s.cluster {
+		return "redislock-cluster"
+	}
+	return "redislock"
+}
 
 // Info describes the redislock adapter. With its refresh loop (the
 // default) it claims renewal and its clients honour Lost, as a user who
@@ -135,10 +146,17 @@ func (s redislockAdapter) Info() impl.Info {
 	case o.refreshDiv != redislockRefreshDiv:
 		in.Summary = strings.Replace(in.Summary, "TTL/3", "TTL/"+strconv.Itoa(o.refreshDiv), 1)
 	}
+	if s.cluster {
+		in.Summary = strings.Replace(in.Summary, "library bsm/redislock", "library bsm/redislock on a Redis Cluster (3 primaries + 3 replicas) through go-redis's cluster client (each script on the primary of k's slot, MOVED and ASK followed; a release retried after an attempt that may have run is an unknown outcome)", 1)
+		in.Source += "; on a Redis Cluster (redis.io cluster specification: asynchronous replication, a failover can lose acknowledged writes)"
+		in.Cluster = true
+	}
 	return in
 }
 
-// New returns a redislock Locker on cfg.Nodes[0] (exactly one node). Tokens
+// New returns a redislock Locker on cfg.Nodes[0] (exactly one node: for
+// redislock-cluster a cluster client, on whose node clients it records
+// each attempt of each script, as token-lua-cluster does). Tokens
 // are the library's random ones: its obtain script treats a stored value
 // that starts with the caller's token as the caller's own lock, so
 // prefix-sharing tokens like "owner:nonce:1" and "owner:nonce:12" must not
@@ -153,13 +171,17 @@ func (s redislockAdapter) New(cfg impl.Config) (impl.Locker, error) {
 	o := s.opts()
 	cfg.RenewEvery = o.every(cfg.TTL)
 	if o.refreshes() && (cfg.RenewEvery <= 0 || cfg.RenewEvery >= cfg.TTL) {
-		return nil, fmt.Errorf("redislock: config: refresh period %v must be positive and below the TTL %v", cfg.RenewEvery, cfg.TTL)
+		return nil, fmt.Errorf("%s: config: refresh period %v must be positive and below the TTL %v", s.Name(), cfg.RenewEvery, cfg.TTL)
+	}
+	if cc, ok := cfg.Nodes[0].(*redis.ClusterClient); ok {
+		cc.OnNewNode(func(rdb *redis.Client) { rdb.AddHook(attemptHook{}) })
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &redislockLocker{cfg: cfg, refresh: o.refreshes(), client: redislock.New(cfg.Nodes[0]), ctx: ctx, cancel: cancel}, nil
+	return &redislockLocker{name: s.Name(), cfg: cfg, refresh: o.refreshes(), client: redislock.New(cfg.Nodes[0]), ctx: ctx, cancel: cancel}, nil
 }
 
 type redislockLocker struct {
+	name    string // the strategy's name, for errors
 	cfg     impl.Config
 	refresh bool
 	client  *redislock.Client
@@ -177,15 +199,15 @@ func (l *redislockLocker) Acquire(ctx context.Context, key string) (*impl.Lease,
 	ctx, cancel := libraryContext(ctx)
 	defer cancel()
 	if err := l.ctx.Err(); err != nil {
-		return nil, fmt.Errorf("redislock: acquire %q: locker closed: %w", key, err)
+		return nil, fmt.Errorf("%s: acquire %q: locker closed: %w", l.name, key, err)
 	}
 	start := l.cfg.Now()
 	lock, err := l.client.Obtain(ctx, key, l.cfg.TTL, &redislock.Options{RetryStrategy: redislock.NoRetry()})
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
-		return nil, fmt.Errorf("redislock: acquire %q: %v: %w", key, err, impl.ErrNotAcquired)
+		return nil, fmt.Errorf("%s: acquire %q: %v: %w", l.name, key, err, impl.ErrNotAcquired)
 	case err != nil:
-		return nil, fmt.Errorf("redislock: acquire %q: outcome unknown: %w", key, err)
+		return nil, fmt.Errorf("%s: acquire %q: outcome unknown: %w", l.name, key, err)
 	}
 	lease := &impl.Lease{Key: key, Token: lock.Token(), Start: start, End: l.cfg.Now(), State: lock}
 	if l.refresh {
@@ -204,20 +226,26 @@ func (l *redislockLocker) Acquire(ctx context.Context, key string) (*impl.Lease,
 
 // Release stops the lease's refresh loop, then calls Lock.Release: 0 and
 // nil, ErrNotHeld for the library's ErrLockNotHeld (the lock expired or
-// another owner holds it), or an unknown-outcome error.
+// another owner holds it), or an unknown-outcome error, also when a
+// cluster client retried the release after an attempt that may have
+// deleted the key (the retry's "not held" may be that very delete).
 func (l *redislockLocker) Release(ctx context.Context, lease *impl.Lease) (int, error) {
 	ctx, cancel := libraryContext(ctx)
 	defer cancel()
 	lock, _ := leaseState[*redislock.Lock](lease)
 	if lock == nil {
-		return 0, fmt.Errorf("redislock: release of a lease redislock did not grant: %w", impl.ErrNotHeld)
+		return 0, fmt.Errorf("%s: release of a lease redislock did not grant: %w", l.name, impl.ErrNotHeld)
 	}
 	lease.StopRenewal()
+	ctx, a := withAttempts(ctx)
 	switch err := lock.Release(ctx); {
 	case errors.Is(err, redislock.ErrLockNotHeld):
-		return 0, fmt.Errorf("redislock: release %q: %v: %w", lease.Key, err, impl.ErrNotHeld)
+		if maybe := a.maybeRan(); maybe != nil {
+			return 0, impl.WithReason(fmt.Errorf("%s: release %q: the cluster client retried the release after an attempt that may have run (%v), and the retry found the key gone or another's: outcome unknown", l.name, lease.Key, maybe), impl.ReasonUnavailable)
+		}
+		return 0, fmt.Errorf("%s: release %q: %v: %w", l.name, lease.Key, err, impl.ErrNotHeld)
 	case err != nil:
-		return 0, fmt.Errorf("redislock: release %q: outcome unknown: %w", lease.Key, err)
+		return 0, fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
 	}
 	return 0, nil
 }

@@ -18,6 +18,7 @@ func All() []impl.Strategy {
 		tokenLua{},
 		tokenLuaWait{},
 		tokenLuaCluster{},
+		tokenLuaWaitCluster{},
 		watchdog{},
 		watchdogCluster{},
 		reentrant{},
@@ -27,6 +28,7 @@ func All() []impl.Strategy {
 		redsyncAdapter{},
 		redsyncAdapter{single: true},
 		redislockAdapter{},
+		redislockAdapter{cluster: true},
 	}, Consensus()...)
 }
 

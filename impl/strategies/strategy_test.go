@@ -15,7 +15,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	want := []string{"naive", "set-nx-px", "token-lua", "token-lua-wait", "token-lua-cluster", "watchdog", "watchdog-cluster", "reentrant", "redlock", "fenced", "fenced-cluster", "redsync", "redsync-single", "redislock",
+	want := []string{"naive", "set-nx-px", "token-lua", "token-lua-wait", "token-lua-cluster", "token-lua-wait-cluster", "watchdog", "watchdog-cluster", "reentrant", "redlock", "fenced", "fenced-cluster", "redsync", "redsync-single", "redislock", "redislock-cluster",
 		"etcd-mutex", "etcd-fenced", "zk-lock", "zk-fenced"}
 	if got := strategies.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -44,6 +44,7 @@ func TestInfo(t *testing.T) {
 		{"token-lua", impl.Claims{AtomicAcquire: true, TokenRelease: true}, impl.Policy{}, 1},
 		{"token-lua-wait", impl.Claims{AtomicAcquire: true, TokenRelease: true, ReplicaAck: true}, impl.Policy{}, 1},
 		{"token-lua-cluster", impl.Claims{AtomicAcquire: true, TokenRelease: true}, impl.Policy{}, 1},
+		{"token-lua-wait-cluster", impl.Claims{AtomicAcquire: true, TokenRelease: true, ReplicaAck: true}, impl.Policy{}, 1},
 		{"watchdog", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
 		{"watchdog-cluster", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
 		{"reentrant", impl.Claims{AtomicAcquire: true, TokenRelease: true, Reentrant: true}, impl.Policy{}, 1},
@@ -53,6 +54,7 @@ func TestInfo(t *testing.T) {
 		{"redsync", impl.Claims{AtomicAcquire: true, TokenRelease: true, Quorum: true, Validity: true}, impl.Policy{CheckValidity: true}, 5},
 		{"redsync-single", impl.Claims{AtomicAcquire: true, TokenRelease: true, Validity: true}, impl.Policy{CheckValidity: true}, 1},
 		{"redislock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
+		{"redislock-cluster", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 1},
 		{"etcd-mutex", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 3},
 		{"etcd-fenced", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true, Fencing: true}, impl.Policy{HonourLost: true}, 3},
 		{"zk-lock", impl.Claims{AtomicAcquire: true, TokenRelease: true, Renewal: true}, impl.Policy{HonourLost: true}, 3},

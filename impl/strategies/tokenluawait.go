@@ -44,11 +44,31 @@ func (s tokenLuaWait) New(cfg impl.Config) (impl.Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tokenLuaWaitLocker{single: sg}, nil
+	return &tokenLuaWaitLocker{single: sg, name: s.Name(), run: pipeOn(sg.node)}, nil
 }
 
 type tokenLuaWaitLocker struct {
 	single
+	name string  // the strategy's name, for errors
+	run  runPipe // sends a pipeline to the server of a key
+}
+
+// runPipe sends one pipeline, the commands queue puts in it, on one
+// connection to the server that holds key (WAIT counts the writes of its
+// own connection). queue returns its first command, the one whose reply
+// says whether the server holds key; it may be called again for another
+// server (a Redis Cluster's redirect). A non-nil error says no queued
+// command ran anywhere; the commands' own errors are read from them.
+type runPipe func(ctx context.Context, key string, queue func(redis.Pipeliner) redis.Cmder) error
+
+// pipeOn is the runPipe of one server: node.
+func pipeOn(node redis.UniversalClient) runPipe {
+	return func(ctx context.Context, _ string, queue func(redis.Pipeliner) redis.Cmder) error {
+		pipe := node.Pipeline()
+		queue(pipe)
+		_, _ = pipe.Exec(ctx) // each command's own error is read by the caller
+		return nil
+	}
 }
 
 // Acquire sends SET key token NX PX ttl and WAIT 1 timeout in one
@@ -61,13 +81,18 @@ type tokenLuaWaitLocker struct {
 // or an unknown-outcome error carrying the token (a call that failed, or
 // a grant no replica confirmed that could not be taken back).
 func (l *tokenLuaWaitLocker) Acquire(ctx context.Context, key string) (*impl.Lease, error) {
-	const name = "token-lua-wait"
+	name := l.name
 	start := l.cfg.Now()
 	token := l.tokens.next()
-	pipe := l.node.Pipeline()
-	set := pipe.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", TTL: l.cfg.TTL})
-	wait := pipe.Do(ctx, "WAIT", waitReplicas, max(ms(l.cfg.WaitTimeout), 1))
-	_, _ = pipe.Exec(ctx) // each command's own error is read below
+	var set *redis.StatusCmd
+	var wait *redis.Cmd
+	if err := l.run(ctx, key, func(pipe redis.Pipeliner) redis.Cmder {
+		set = pipe.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", TTL: l.cfg.TTL})
+		wait = pipe.Do(ctx, "WAIT", waitReplicas, max(ms(l.cfg.WaitTimeout), 1))
+		return set
+	}); err != nil {
+		return nil, impl.WithToken(impl.WithReason(fmt.Errorf("%s: acquire %q: %w: %w", name, key, err, impl.ErrNotAcquired), impl.ReasonUnavailable), token)
+	}
 	switch err := set.Err(); {
 	case errors.Is(err, redis.Nil):
 		return nil, notAcquired(fmt.Errorf("%s: acquire %q: %w", name, key, impl.ErrNotAcquired), token)
@@ -98,11 +123,11 @@ func (l *tokenLuaWaitLocker) Acquire(ctx context.Context, key string) (*impl.Lea
 // acknowledged it within Config.WaitTimeout (a failover could bring the
 // key back until its TTL ends), or when the call failed.
 func (l *tokenLuaWaitLocker) Release(ctx context.Context, lease *impl.Lease) (int, error) {
-	const name = "token-lua-wait"
+	name := l.name
 	if lease == nil {
 		return 0, fmt.Errorf("%s: release of a nil lease: %w", name, impl.ErrNotHeld)
 	}
-	n, acked, err := releaseAndWait(ctx, l.node, lease, l.cfg.WaitTimeout)
+	n, acked, err := releaseAndWait(ctx, l.run, lease, l.cfg.WaitTimeout)
 	switch {
 	case err != nil:
 		return 0, impl.WithReason(fmt.Errorf("%s: release %q: %w", name, lease.Key, err), netReason(err))
@@ -117,26 +142,31 @@ func (l *tokenLuaWaitLocker) Release(ctx context.Context, lease *impl.Lease) (in
 
 // releaseAndWait runs the release script (EVALSHA, or EVAL when the
 // server does not know it yet: a promoted replica's script cache is
-// empty) and WAIT 1 timeout in one pipeline. It returns the script's
-// reply (1 deleted, 0 taken, -1 no key), WAIT's count (0 unless the key
-// was deleted), or the error of the script, or of WAIT after a delete.
-func releaseAndWait(ctx context.Context, node redis.UniversalClient, lease *impl.Lease, timeout time.Duration) (int64, int64, error) {
-	run := func(sha bool) (*redis.Cmd, *redis.Cmd) {
-		pipe := node.Pipeline()
+// empty) and WAIT 1 timeout in one pipeline, through send. It returns the
+// script's reply (1 deleted, 0 taken, -1 no key), WAIT's count (0 unless
+// the key was deleted), or the error of the script, or of WAIT after a
+// delete, or send's (the script ran nowhere).
+func releaseAndWait(ctx context.Context, send runPipe, lease *impl.Lease, timeout time.Duration) (int64, int64, error) {
+	run := func(sha bool) (*redis.Cmd, *redis.Cmd, error) {
 		keys := []string{lease.Key}
-		var rel *redis.Cmd
-		if sha {
-			rel = scriptRelease.EvalSha(ctx, pipe, keys, lease.Token)
-		} else {
-			rel = scriptRelease.Eval(ctx, pipe, keys, lease.Token)
-		}
-		wait := pipe.Do(ctx, "WAIT", waitReplicas, max(ms(timeout), 1))
-		_, _ = pipe.Exec(ctx)
-		return rel, wait
+		var rel, wait *redis.Cmd
+		err := send(ctx, lease.Key, func(pipe redis.Pipeliner) redis.Cmder {
+			if sha {
+				rel = scriptRelease.EvalSha(ctx, pipe, keys, lease.Token)
+			} else {
+				rel = scriptRelease.Eval(ctx, pipe, keys, lease.Token)
+			}
+			wait = pipe.Do(ctx, "WAIT", waitReplicas, max(ms(timeout), 1))
+			return rel
+		})
+		return rel, wait, err
 	}
-	rel, wait := run(true)
-	if err := rel.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		rel, wait = run(false)
+	rel, wait, err := run(true)
+	if err == nil && rel.Err() != nil && strings.HasPrefix(rel.Err().Error(), "NOSCRIPT") {
+		rel, wait, err = run(false)
+	}
+	if err != nil {
+		return 0, 0, err
 	}
 	n, err := rel.Int64()
 	if err != nil || n != 1 {
@@ -149,5 +179,5 @@ func releaseAndWait(ctx context.Context, node redis.UniversalClient, lease *impl
 	return n, acked, nil
 }
 
-// Close does nothing: token-lua-wait has no background work.
+// Close does nothing: no background work.
 func (l *tokenLuaWaitLocker) Close() error { return nil }
