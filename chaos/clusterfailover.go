@@ -39,6 +39,11 @@ const (
 	// kill must reach the primary, and the replica see its link drop,
 	// before the hold ends and the replica applies what it buffered.
 	clusterHoldLeft = 300 * time.Millisecond
+	// clusterWaitMinDuration is the shortest cluster-failover run of a
+	// lock that waits for a replica: the hold (from 20% of the run, TTL/2
+	// long), a grant after it, the election and the struck holder's
+	// lease must fit, with holds before and after for evidence.
+	clusterWaitMinDuration = 10 * time.Second
 )
 
 // naNotCluster is why the cluster scenarios do not apply to a lock that
@@ -67,6 +72,14 @@ func clusterOnly(in impl.Info) (bool, string) {
 // 0.9×TTL after its acquire; race orders their reads and writes as in
 // failover-lost-write), is still inside its lease: exclusion breaks.
 //
+// A lock that waits for a replica (impl.Claims.ReplicaAck: WAIT, as
+// token-lua-wait-cluster) is granted nothing while its replica is held
+// back, so no grant can be struck in the hold: the hold is a window of its
+// own (the lock must grant nothing in it), and the key's first grant after
+// the hold ended, which the replica acknowledged, is struck instead; the
+// window of the failover runs from the kill to the election, and the
+// elected replica still has the holder's key (the window's note reads it).
+//
 // Why the election rather than CLUSTER FAILOVER FORCE on the replica:
 // the election is what a deployment gets, and at 1.5-2.5 s it fits a 5 s
 // lease; FORCE would only shorten the window, not change the loss.
@@ -74,9 +87,13 @@ func clusterFailoverScenario() Scenario {
 	return Scenario{Name: "cluster-failover", Kind: Replication, OnCluster: true,
 		Faults:  []fault.Fault{&fault.ReplicaHold{}, &fault.ClusterElection{}},
 		Applies: clusterOnly,
-		Summary: "Redis Cluster: the key's replica has its replication held back (CLIENT PAUSE), a client is granted the key on its primary, the primary is SIGKILLed and the cluster elects the replica (~1.5-2.5 s): the fresh lock is gone and another client is granted it; TTL ≥ 5 s so the struck client is still inside its lease",
-		Setup: func(impl.Info) Setup {
-			return Setup{TTL: clusterFailoverTTL, MinDuration: clusterFailoverMinDuration,
+		Summary: "Redis Cluster: the key's replica has its replication held back (CLIENT PAUSE), a client is granted the key on its primary, the primary is SIGKILLed and the cluster elects the replica (~1.5-2.5 s): the fresh lock is gone and another client is granted it; TTL ≥ 5 s so the struck client is still inside its lease (a lock that waits for a replica: the hold must grant nothing, then a grant the replica acknowledged is struck)",
+		Setup: func(in impl.Info) Setup {
+			d := clusterFailoverMinDuration
+			if in.Claims.ReplicaAck {
+				d = clusterWaitMinDuration
+			}
+			return Setup{TTL: clusterFailoverTTL, MinDuration: d,
 				TTLWhy: "the cluster takes 1.5-2.5 s to elect the replica, and the struck client must still be inside its lease when another client is granted the key there"}
 		},
 		New: func(env Env) Nemesis { return newClusterFail(env) },
@@ -88,6 +105,11 @@ type clusterFail struct {
 	env  Env
 	race *race
 	from int64 // earliest hold, ns since the schedule started
+
+	// wait: the lock waits for a replica (impl.Claims.ReplicaAck), so
+	// the hold is a window of its own and the key's first grant after it
+	// is struck.
+	wait bool
 
 	mu       sync.Mutex
 	busy     bool   // an At call is checking or holding
@@ -108,7 +130,7 @@ type clusterFail struct {
 }
 
 func newClusterFail(env Env) *clusterFail {
-	return &clusterFail{env: env, race: newRace(), from: triggers(env.Duration, 1)[0], clients: map[*cluster.Node]*redis.Client{}}
+	return &clusterFail{env: env, race: newRace(), from: triggers(env.Duration, 1)[0], wait: env.Info.Claims.ReplicaAck, clients: map[*cluster.Node]*redis.Client{}}
 }
 
 // Run has no timed fault: everything happens at lock events (At).
@@ -134,7 +156,12 @@ func (f *clusterFail) At(ctx context.Context, ev workload.Event) error {
 			f.dirty = true
 		}
 		ok := f.armed && !f.struck && !f.busy && ev.Key == f.key && ev.Lease.Start.After(f.heldAt)
-		if ok && time.Until(f.heldAt.Add(f.hold.D)) < clusterHoldLeft {
+		switch {
+		case ok && f.wait:
+			// A grant in the hold would break the lock's promise (the
+			// hold's window says so); the one struck comes after it.
+			ok = ev.Lease.Start.After(f.heldAt.Add(f.hold.D))
+		case ok && time.Until(f.heldAt.Add(f.hold.D)) < clusterHoldLeft:
 			ok, f.armed = false, false // too late in the hold: a later release tries again
 		}
 		f.struck = f.struck || ok
@@ -223,9 +250,13 @@ func (f *clusterFail) strike(ctx context.Context, ev workload.Event) error {
 	f.mu.Unlock()
 	capA := ev.Lease.Start.Add(time.Duration(0.9 * float64(env.TTL)))
 	f.race.start(ev.Client, ev.Key, capA, env.TTL/4)
-	notes := []string{
-		fmt.Sprintf("replication of slot %d (%s) held back on replica %s for %v (CLIENT PAUSE ALL, after %d tries) at a release that left it without the key", slot, ev.Key, r.Name(), h.D, tries),
-		fmt.Sprintf("client %d granted %s (hold %d) on primary %s after the hold began", ev.Client, ev.Key, ev.Hold, p.Name()),
+	held := fmt.Sprintf("replication of slot %d (%s) held back on replica %s for %v (CLIENT PAUSE ALL, after %d tries) at a release that left it without the key", slot, ev.Key, r.Name(), h.D, tries)
+	notes := []string{held, fmt.Sprintf("client %d granted %s (hold %d) on primary %s after the hold began", ev.Client, ev.Key, ev.Hold, p.Name())}
+	if f.wait {
+		// The hold was a window of its own; this one starts at the kill.
+		f.recordHold()
+		holdNs = env.Clock.Now()
+		notes = []string{fmt.Sprintf("client %d granted %s (hold %d) on primary %s after the hold of replica %s ended (its own window): the replica acknowledged the grant (WAIT)", ev.Client, ev.Key, ev.Hold, p.Name(), r.Name())}
 	}
 	el := &fault.ClusterElection{Cluster: env.Cluster, Primary: p, Replica: r, Slot: slot}
 	f.mu.Lock()
@@ -254,6 +285,18 @@ func (f *clusterFail) strike(ctx context.Context, ev workload.Event) error {
 	}
 	recordWindow(env, holdNs, end, landing(other), "cluster-failover: "+strings.Join(notes, "; "))
 	return nil
+}
+
+// recordHold records the hold of a lock that waits for a replica as a
+// window of its own, in which the lock must grant nothing.
+func (f *clusterFail) recordHold() {
+	f.mu.Lock()
+	h, holdNs, key, r, tries := f.hold, f.holdNs, f.key, f.replica, f.tries
+	f.mu.Unlock()
+	if h == nil || r == nil {
+		return
+	}
+	recordWindow(f.env, holdNs, holdNs+int64(h.D), "", fmt.Sprintf("cluster-failover: replication of %s's slot held back on replica %s for %v (CLIENT PAUSE ALL, after %d tries) at a release that left it without the key; a lock that waits for a replica cannot be granted while none acknowledges (WAIT)", key, r.Name(), h.D, tries))
 }
 
 // holder reads who holds key on n (its primary now): holderIt,
@@ -311,6 +354,9 @@ func (f *clusterFail) Heal(ctx context.Context) error {
 		_, err := fault.Heal(ctx, el)
 		errs = append(errs, err)
 	} else {
+		if f.wait {
+			f.recordHold()
+		}
 		t := f.env.Clock.Now()
 		recordWindow(f.env, t, t, history.Missed, fmt.Sprintf("cluster-failover: the fault never landed: no grant of a held-back key came in time before the run ended (%d holds tried)", tries))
 	}

@@ -140,6 +140,8 @@ var claimRules = []claimRule{
 		"the holder's renewal on the new primary fails and its Lost may stop it before its write", false},
 	{[]string{"cluster-failover"}, fences, func(e *Expectation) { e.Fencing = Break; e.Resource = AtRisk },
 		"the elected replica never saw the fence counter's INCRs since it was held back either (the counter shares the key's slot): tokens go back; the resource accepts both holders' writes when only the struck grant's INCR was lost and rejects the new holder's when more were: timing", false},
+	{[]string{"cluster-failover"}, replicaAck, func(e *Expectation) { setSafe(e); e.Liveness = Break; e.DuringFaults = NotGranting },
+		"a grant counts only once the slot's replica acknowledged it (WAIT): while that replica is held back nothing is granted, and the grant struck after is on the replica the cluster elects, so the holder keeps the lock; but the elected primary has no replica left (the killed one stays down), so nothing is granted on it again: liveness breaks", false},
 	{[]string{"slot-migration"}, nil, setSafe,
 		"MIGRATE moves the key with its TTL and clients follow MOVED and ASK to it: the lock survives the move", false},
 	{[]string{"failover-other-replica"}, nil, setBroken,

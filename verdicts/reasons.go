@@ -51,6 +51,15 @@ const (
 	slotMoveKeepsLock     = "MIGRATE moves the key with its value and remaining TTL (redis.io MIGRATE: DUMP/RESTORE with the TTL), and the slot changes owner atomically per node by CLUSTER SETSLOT NODE: the key is on the new primary with the holder's token (the window's note reads it there), the other clients' SET NX meet it after following MOVED or ASK and are refused, and the holder's release finds it (measured 2026-12-06, seeds 1-20: held in 20, the moved key keeping its TTL)"
 )
 
+// A lock that waits for a replica on a Redis Cluster
+// (token-lua-wait-cluster) under cluster-failover.
+const (
+	waitClusterHeldBack = "while the key's replica is held back (CLIENT PAUSE ALL, TTL/2) it acknowledges nothing, so every acquire is refused: the one whose SET took waits out WAIT's timeout, deletes its key again and says unavailable, the others meeting that key meanwhile are refused as taken; the hold, a fault window of its own, must grant nothing: availability drops, safety does not, where token-lua-cluster's grant made in the hold is lost at the election"
+	waitClusterKeeps    = "the grant struck is the key's first after the hold, one the replica acknowledged: the primary is SIGKILLed and the cluster elects that replica (1.5-2.5 s), which has the holder's key (the window's note reads it there), so the other clients are refused until the holder releases (redis.io WAIT: a write a replica acknowledged survives the promotion of that replica)"
+	waitClusterOrphan   = "but the elected primary has no replica of its own (the killed primary stays down, and replica migration needs a primary with a spare replica: 3+3 has none), so WAIT 1 is never satisfied again and every later acquire of the slot's keys is refused until a replica joins: liveness breaks (the probe cannot acquire the key after the run), the price of waiting for a replica that is not there"
+	waitClusterMeasured = "measured 2026-12-06, process backend, load 4-5, lockbench run --strategy token-lua-wait-cluster --scenario cluster-failover --seed 1..5 (TTL 5 s, 10 s): the strike came in 5 of 5, the elected replica held the struck client's key in 5 of 5, no grant in either window, exclusion and the resource held in 5 of 5 (seed 5 inconclusive: 9 holds), liveness broke in 5 of 5"
+)
+
 // A lock that waits for a replica (token-lua-wait: WAIT 1 after its SET
 // and after its release, on a primary with replicas) under the failover
 // scenarios. The redis.io WAIT page says what it buys and what not: a

@@ -89,5 +89,15 @@ func libraryVerdicts() map[string][]row {
 			{"cancel", safe(cancelIgnored + " (bsm/redislock's Obtain without retry: one script)")},
 			{"renewal-cut", safe(renewalCutLost)},
 		},
+		// redislock-cluster is bsm/redislock over go-redis's cluster
+		// client, under the scenarios written for a cluster.
+		"redislock-cluster": {
+			{"baseline", safe("no fault: the cluster client sends the library's obtain script (SET NX PX) and its compare-and-delete to the primary of the key's slot, which grants one owner at a time")},
+			{"cluster-failover", Expectation{Exclusion: Break, Resource: AtRisk, Liveness: Hold,
+				Reason: lostAtClusterFailover + "; the holder's next refresh (Lock.Refresh every TTL/3) reaches the new primary, finds the key gone and fires Lost, which stops the stale write only when it comes before the write (as redislock at failover-lost-write, watchdog-cluster here)"}},
+			{"slot-migration", safe(slotMoveKeepsLock + "; the library's refreshes follow MOVED and ASK (the cluster client) to the key's new primary")},
+			{"long-cs", safe("the refresh loop (Lock.Refresh every TTL/3) on the slot's primary keeps the key alive through a 2×TTL critical section (as redislock)")},
+			{"gc-pause", broken("the pause stops the refresh loop too (Kleppmann 2016): the key expires on the slot's primary and the paused owner writes on wake (as redislock)")},
+		},
 	}
 }

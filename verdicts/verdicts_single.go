@@ -99,6 +99,16 @@ func singleNodeVerdicts() map[string][]row {
 			{"long-cs", broken("the key expires mid-CS on the slot's primary and nothing renews or checks it: the slow owner writes over the next one (as token-lua: the cluster changes where the key lives, not its lease)")},
 			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the slot's primary, another owner enters, the paused one writes on wake (as token-lua)")},
 		},
+		// token-lua-wait-cluster is token-lua-wait on the same cluster:
+		// SET NX PX and WAIT 1 pipelined on the slot's primary.
+		"token-lua-wait-cluster": {
+			{"baseline", safe("no fault: SET NX PX on the primary of the key's slot grants one owner at a time, and the slot's replica acknowledges each grant and release in time (WAIT 1)")},
+			{"cluster-failover", Expectation{Exclusion: Hold, Resource: Hold, Liveness: Break, DuringFaults: NotGranting,
+				Reason: waitClusterHeldBack + "; " + waitClusterKeeps + "; " + waitClusterOrphan + " (" + waitClusterMeasured + ")"}},
+			{"slot-migration", safe(slotMoveKeepsLock + "; the strategy pipelines SET and WAIT on the slot's primary itself (WAIT names no key for the cluster client to route) and follows MOVED, and ASK with ASKING, to the new owner, whose replica acknowledges")},
+			{"long-cs", broken("the key expires mid-CS on the slot's primary and nothing renews or checks it: waiting for the replica does not lengthen the lease; the slow owner writes over the next one (as token-lua-wait)")},
+			{"gc-pause", broken("a pause past the TTL after the check: the key expires on the slot's primary and its replica alike, another owner enters, the paused one writes on wake (as token-lua-wait)")},
+		},
 		// fenced-cluster is fenced on the same cluster (its counter in the
 		// key's slot by hash tag), under the same scenarios.
 		"fenced-cluster": {
