@@ -92,7 +92,8 @@ func TestVerdictMatrix(t *testing.T) {
 		if p.Scenario == "cluster-failover" && p.Strategy != "token-lua-cluster" && os.Getenv("LOCKBENCH_SEEDS") == "" {
 			// 10 s at its 5 s TTL floor on a six-node cluster: make test
 			// runs token-lua-cluster's, the cluster canary; make seeds
-			// runs watchdog-cluster's and fenced-cluster's too.
+			// runs the other cluster locks' too (token-lua-wait-cluster,
+			// watchdog-cluster, fenced-cluster, redislock-cluster).
 			continue
 		}
 		if waitsForReplicas(p.Strategy) && waitSeeds() == 0 && os.Getenv("LOCKBENCH_SEEDS") == "" {

@@ -42,8 +42,13 @@ const (
 	// clusterWaitMinDuration is the shortest cluster-failover run of a
 	// lock that waits for a replica: the hold (from 20% of the run, TTL/2
 	// long), a grant after it, the election and the struck holder's
-	// lease must fit, with holds before and after for evidence.
-	clusterWaitMinDuration = 10 * time.Second
+	// lease must fit, and the holds before the hold must give the checks
+	// their evidence, since nothing is granted after the election (its
+	// new primary has no replica): 10 s runs had 9-17 holds, 9 too few.
+	clusterWaitMinDuration = 16 * time.Second
+	// clusterWaitFrom is when such a lock's hold may begin, in percent
+	// of the run: 6.4 s into a 16 s run, ~25 holds at TTL 5 s.
+	clusterWaitFrom = 40
 )
 
 // naNotCluster is why the cluster scenarios do not apply to a lock that
@@ -75,8 +80,10 @@ func clusterOnly(in impl.Info) (bool, string) {
 // A lock that waits for a replica (impl.Claims.ReplicaAck: WAIT, as
 // token-lua-wait-cluster) is granted nothing while its replica is held
 // back, so no grant can be struck in the hold: the hold is a window of its
-// own (the lock must grant nothing in it), and the key's first grant after
-// the hold ended, which the replica acknowledged, is struck instead; the
+// own (the lock must grant nothing in it; it begins at the first release
+// after 40% of the run, whether or not a grant came in while it was set
+// up), and the key's first grant after the hold ended, which the replica
+// acknowledged, is struck instead; the
 // window of the failover runs from the kill to the election, and the
 // elected replica still has the holder's key (the window's note reads it).
 //
@@ -130,7 +137,14 @@ type clusterFail struct {
 }
 
 func newClusterFail(env Env) *clusterFail {
-	return &clusterFail{env: env, race: newRace(), from: triggers(env.Duration, 1)[0], wait: env.Info.Claims.ReplicaAck, clients: map[*cluster.Node]*redis.Client{}}
+	f := &clusterFail{env: env, race: newRace(), from: triggers(env.Duration, 1)[0], wait: env.Info.Claims.ReplicaAck, clients: map[*cluster.Node]*redis.Client{}}
+	if f.wait {
+		// Nothing is granted after the election (its new primary has no
+		// replica): the holds before the hold give the checks their
+		// evidence, so it comes later.
+		f.from = int64(env.Duration) * clusterWaitFrom / 100
+	}
+	return f
 }
 
 // Run has no timed fault: everything happens at lock events (At).
@@ -232,9 +246,12 @@ func (f *clusterFail) arm(ctx context.Context, key string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hold, f.heldAt, f.holdNs = h, time.Now(), f.env.Clock.Now()
-	if f.dirty {
+	if f.dirty && !f.wait {
 		return nil // a grant got in before the hold: the replica may have it
 	}
+	// A lock that waits for a replica is struck after the hold, so a grant
+	// before it does not matter: its window counts only acquires invoked
+	// in it, after the pause was in force.
 	f.armed, f.key, f.slot, f.primary, f.replica = true, key, slot, p, r
 	return nil
 }

@@ -35,7 +35,7 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.backend, "backend", cluster.BackendAuto, "where Redis runs: auto (process if redis-server is on PATH, else docker), process, docker, external")
 	fl.StringVar(&b.image, "redis-image", dockerd.DefaultImage, "Docker image of the docker backend; never pulled (build one: make docker-image, tag "+dockerd.LocalImage+")")
 	fl.StringSliceVar(&b.addrs, "redis-addrs", nil, "external backend: the servers, host:port,... (node order; primary first)")
-	fl.StringSliceVar(&b.clusterAddrs, "redis-cluster-addrs", nil, "external backend: seed nodes of a Redis Cluster, host:port,... (token-lua-cluster, watchdog-cluster, fenced-cluster; the other nodes are found with CLUSTER NODES)")
+	fl.StringSliceVar(&b.clusterAddrs, "redis-cluster-addrs", nil, "external backend: seed nodes of a Redis Cluster, host:port,... (token-lua-cluster, token-lua-wait-cluster, watchdog-cluster, fenced-cluster, redislock-cluster; the other nodes are found with CLUSTER NODES)")
 	fl.StringSliceVar(&b.sentinelAddrs, "sentinel-addrs", nil, "external backend: the Sentinels, host:port,...")
 	fl.StringSliceVar(&b.etcdEndpoints, "etcd-endpoints", nil, "external backend: an etcd cluster's client endpoints, host:port,... (etcd-* strategies)")
 	fl.StringSliceVar(&b.zkServers, "zk-servers", nil, "external backend: a ZooKeeper ensemble's servers, host:port,... without a chroot (zk-* strategies)")
