@@ -18,7 +18,7 @@ func TestLibraryFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--strategy", "token-lua", "--redsync-tries", "3"}, "--redsync-tries applies only to redsync, redsync-single, not to strategy token-lua"},
-		{[]string{"--strategy", "redsync", "--redislock-refresh", "off"}, "--redislock-refresh applies only to redislock, not to strategy redsync"},
+		{[]string{"--strategy", "redsync", "--redislock-refresh", "off"}, "--redislock-refresh applies only to redislock, redislock-cluster, not to strategy redsync"},
 		{[]string{"--strategy", "redsync", "--redsync-tries", "0"}, "--redsync-tries 0: want at least 1 attempt"},
 		{[]string{"--strategy", "redsync", "--redsync-drift-factor", "1.5"}, "--redsync-drift-factor 1.5: want a factor with 0 <= f < 1"},
 		{[]string{"--strategy", "redsync-single", "--redsync-retry-delay", "10ms"}, "add --redsync-tries 2 or more"},
