@@ -23,6 +23,9 @@ func scheduleApplies(s schedule.Schedule, in impl.Info) (bool, string) {
 		if (st.On == string(workload.PointRenew) || st.On == string(workload.PointBeforeExtend)) && !in.Claims.Renewal {
 			return false, fmt.Sprintf("step %d: %s at %s: the strategy does not renew, so the step would never strike (put it at another event, or run a lock that renews)", i+1, p.Name, st.On)
 		}
+		if st.Depth >= 2 && !in.Claims.Reentrant {
+			return false, fmt.Sprintf("step %d: %s at %s depth %d: the strategy is not reentrant (its calls never nest), so the step would never strike (drop depth, or run a reentrant lock)", i+1, p.Name, st.On, st.Depth)
+		}
 	}
 	return true, ""
 }

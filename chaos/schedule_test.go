@@ -2,11 +2,15 @@ package chaos
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/chaos/fault"
 	"github.com/lockbench/lockbench/chaos/schedule"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
+	"github.com/lockbench/lockbench/workload"
 )
 
 // TestPrimitivesCoverFaults: every fault primitive is schedulable or says
@@ -87,5 +91,36 @@ func TestScenariosFor(t *testing.T) {
 		if got := schedule.ScenariosFor(c.st); !slices.Equal(got, c.want) {
 			t.Errorf("%s at %s (depth %d): %v, want %v", c.st.Fault, c.st.On, c.st.Depth, got, c.want)
 		}
+	}
+}
+
+// TestScheduleStepNeverStruck: a step whose event never came is recorded
+// at the end as a missed window saying "never struck" and why; a step
+// that struck is not; a step at depth 2 does not apply to a lock that
+// does not nest (it would never strike).
+func TestScheduleStepNeverStruck(t *testing.T) {
+	rec := &recorder{}
+	env := Env{TTL: 20 * time.Millisecond, Duration: 100 * time.Millisecond, Clock: history.NewClock(), History: rec, Clients: 2}
+	s := schedule.Schedule{Version: 1, Name: "n", Steps: []schedule.Step{
+		{Fault: "slow-cs", Target: schedule.TargetHolder, On: "in-cs", At: 0.5, For: 0.3},
+		{Fault: "client-pause", Target: schedule.TargetHolder, On: "acquired", With: 1, For: 1},
+	}}
+	m := newScheduled(env, s)
+	m.steps[0].claim(workload.Event{Client: 1, Point: workload.PointInCS, Key: "k", Hold: 3})
+	m.neverStruck()
+	ops := rec.ops()
+	if len(ops) != 1 {
+		t.Fatalf("%d operations recorded, want one (step 2's): %+v", len(ops), ops)
+	}
+	op := ops[0]
+	if op.Kind != history.Nemesis || op.Landing != history.Missed || !strings.Contains(op.Note, "client-pause (step 2)") || !strings.Contains(op.Note, "never struck") || !strings.Contains(op.Note, "step 1 it is tied to") {
+		t.Errorf("never-struck window %+v", op)
+	}
+	nested := schedule.Schedule{Version: 1, Name: "d", Steps: []schedule.Step{{Fault: "client-pause", Target: schedule.TargetHolder, On: "before-acquire", Depth: 2, At: 1, For: 1}}}
+	if ok, why := scheduleApplies(nested, impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true}}); ok || !strings.Contains(why, "not reentrant") {
+		t.Errorf("a nested step applies to a lock that does not nest (ok %v, %q)", ok, why)
+	}
+	if ok, why := scheduleApplies(nested, impl.Info{Nodes: 1, Claims: impl.Claims{AtomicAcquire: true, TokenRelease: true, Reentrant: true}}); !ok {
+		t.Errorf("a nested step does not apply to a reentrant lock: %s", why)
 	}
 }

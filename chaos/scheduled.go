@@ -346,8 +346,31 @@ func (m *scheduled) Heal(ctx context.Context) error {
 		}
 	}
 	m.log.bg.Wait()
+	m.neverStruck()
 	m.healClockSteps()
 	return errors.Join(append(errs, m.log.err(), healAll(ctx, m.env))...)
+}
+
+// neverStruck records, for each step whose event never came (the run
+// ended first, or the step it is tied to never fired), a missed window
+// at the end saying so: a schedule whose steps never struck tested
+// nothing, and the run's faults and report say which ones.
+func (m *scheduled) neverStruck() {
+	for _, r := range m.steps {
+		if _, ok := r.struck(); ok {
+			continue
+		}
+		t := m.env.Clock.Now()
+		why := "the run ended first"
+		if r.st.With > 0 {
+			why = fmt.Sprintf("the run ended first, or step %d it is tied to never gave it its event", r.st.With)
+		}
+		what := fmt.Sprintf("no matching %s event after %v (%s)", r.st.On, time.Duration(r.at), why)
+		if r.st.On == schedule.OnTime {
+			what = fmt.Sprintf("its time, %v into the schedule, came after the run ended", time.Duration(r.at))
+		}
+		recordWindow(m.env, t, t, history.Missed, fmt.Sprintf("%s: %s: never struck: %s", r.name(), r.st, what))
+	}
 }
 
 // strike plays step r at event ev: a client-side fault on the calling

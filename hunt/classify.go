@@ -107,6 +107,9 @@ func (o *Outcome) readSteps(path string) {
 			continue
 		}
 		n, _ := strconv.Atoi(m[2])
+		if strings.Contains(op.Note, "never struck") {
+			continue // its event never came: drawn, not struck
+		}
 		if prev, ok := o.Fired[n]; !ok || prev != history.Landed {
 			o.Fired[n] = op.Landing
 		}
