@@ -253,7 +253,7 @@ func (r *nodeRestarts) strike(ctx context.Context, n *cluster.Node, ev workload.
 		return
 	}
 	end := r.env.Clock.Now()
-	state := fault.KeyState(ctx, n, ev.Key, ev.Lease)
+	state := fault.KeyState(ctx, n, ev.Key, ev.Lease, r.env.TTL)
 	h := <-held
 	recordWindow(r.env, start, end, h.landing(), fmt.Sprintf("%s: %s; %s; struck client %d hold %d on %s; %s",
 		r.name, evidence, state, ev.Client, ev.Hold, ev.Key, h))

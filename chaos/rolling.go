@@ -171,7 +171,7 @@ func (r *rollingRestarts) strike(ctx context.Context, ev workload.Event) {
 	}
 	defer open()
 	nodes := r.order()
-	f := &fault.RollingRestart{Nodes: nodes, Persistence: cluster.PersistenceNone, Key: ev.Key, Lease: ev.Lease,
+	f := &fault.RollingRestart{Nodes: nodes, Persistence: cluster.PersistenceNone, Key: ev.Key, Lease: ev.Lease, TTL: r.env.TTL,
 		Between: func(ctx context.Context, i int) string { return r.awaitRenewal(ctx, ev, i == len(nodes)-1) }}
 	evidence, err := fault.Inject(ctx, f)
 	if err != nil {

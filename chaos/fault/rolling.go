@@ -32,6 +32,9 @@ type RollingRestart struct {
 	// restart (nil lease: presence only).
 	Key   string
 	Lease *impl.Lease
+	// TTL is the lock's TTL: the struck lease's end when it reports no
+	// validity of its own (KeyState).
+	TTL time.Duration
 	// between waits after the restart of nodes[i] (the nemesis's
 	// placement: the holder's next renewal) and returns its note; nil:
 	// no wait.
@@ -59,7 +62,7 @@ func (r *RollingRestart) Inject(ctx context.Context) (string, error) {
 		}
 		step := restarted
 		if r.Key != "" {
-			step += "; " + KeyState(ctx, n, r.Key, r.Lease)
+			step += "; " + KeyState(ctx, n, r.Key, r.Lease, r.TTL)
 		}
 		if r.Between != nil {
 			if note := r.Between(ctx, i); note != "" {
@@ -90,8 +93,10 @@ func (r *RollingRestart) Heal(ctx context.Context) (string, error) {
 // restart and says whether the struck owner's lock survived, for a nemesis
 // note: "lb:k0 on n1 after restart: absent", "... lost (another owner's
 // lock, PTTL 196ms)" (a client was faster than this read), "... kept
-// (PTTL 31ms, the struck owner's token)", or why it could not tell.
-func KeyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) string {
+// (PTTL 31ms, the struck owner's token)", or why it could not tell; an
+// absent or lost key read after the struck lease ended (its validity, or
+// Start + ttl when it reports none) says it had expired.
+func KeyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease, ttl time.Duration) string {
 	c := redis.NewClient(n.Security().Apply(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond,
 		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, PoolSize: 1}))
 	defer c.Close()
@@ -102,8 +107,21 @@ func KeyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) s
 	if err != nil {
 		return prefix + fmt.Sprintf("unreadable (%v)", err)
 	}
+	// expired says the struck lease had ended by this read (a restart a
+	// busy machine stretched past the TTL): the key would be gone or
+	// another's with no fault at all.
+	expired := ""
+	if l != nil {
+		v := l.ValidUntil()
+		if v.IsZero() && ttl > 0 {
+			v = l.Start.Add(ttl)
+		}
+		if !v.IsZero() && time.Now().After(v) {
+			expired = fmt.Sprintf(" (read %v after the struck lease ended: it had expired)", time.Since(v).Round(time.Millisecond))
+		}
+	}
 	if typ == "none" {
-		return prefix + "absent"
+		return prefix + "absent" + expired
 	}
 	pttl, _ := c.PTTL(ctx, key).Result()
 	if l == nil {
@@ -120,5 +138,5 @@ func KeyState(ctx context.Context, n *cluster.Node, key string, l *impl.Lease) s
 	if mine {
 		return prefix + fmt.Sprintf("kept (PTTL %v, the struck owner's token)", pttl.Round(time.Millisecond))
 	}
-	return prefix + fmt.Sprintf("lost (another owner's lock, PTTL %v)", pttl.Round(time.Millisecond))
+	return prefix + fmt.Sprintf("lost (another owner's lock, PTTL %v)", pttl.Round(time.Millisecond)) + expired
 }
