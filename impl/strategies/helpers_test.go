@@ -21,7 +21,10 @@ import (
 func onRedis() []impl.Strategy {
 	var out []impl.Strategy
 	for _, s := range strategies.All() {
-		if s.Info().Server == impl.ServerRedis && s.Info().Replicas == 0 {
+		// A lock that waits for a replica's acknowledgement (WAIT) needs
+		// one: it is tested on a primary with replicas (tokenluawait_test.go,
+		// cluster_test.go), never on these independent nodes.
+		if in := s.Info(); in.Server == impl.ServerRedis && in.Replicas == 0 && !in.Claims.ReplicaAck {
 			out = append(out, s)
 		}
 	}
