@@ -198,6 +198,9 @@ type Cluster struct {
 	sentinels []*Node
 	version   string
 	token     string // etcd's --initial-cluster-token
+	// sentinelLink is the password of the Sentinels' link user
+	// (newSentinelLink) on the process backend with a password; "" else.
+	sentinelLink string
 
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -252,6 +255,12 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if c.opts.Security.Password != "" && c.be.name() == BackendProcess && t.Sentinels > 0 {
+		if c.sentinelLink, err = newSentinelLink(); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
 	if _, err := c.opts.Security.TLSConfig(); err != nil { // loads the TLS files once
 		c.Stop()
 		return nil, err
@@ -266,7 +275,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 }
 
 // checkSecurity refuses Security where Start cannot honour it: on the
-// docker backend, for a Sentinel topology on the process backend, with TLS
+// docker backend, with TLS
 // files given to the process backend (it makes its own), and a key
 // without a certificate.
 func (o *Options) checkSecurity(t Topology) error {
@@ -281,9 +290,6 @@ func (o *Options) checkSecurity(t Topology) error {
 	case BackendDocker:
 		return fmt.Errorf("cluster: the docker backend starts its servers without AUTH or TLS: use --backend process (which starts them with a password and TLS) or external")
 	case BackendProcess:
-		if t.Sentinels > 0 {
-			return fmt.Errorf("cluster: the process backend starts Sentinel topologies (%s) without AUTH or TLS for now: drop the password and --tls, or use --backend external", t)
-		}
 		if s.CAFile != "" || s.CertFile != "" || s.KeyFile != "" || s.ServerName != "" {
 			return fmt.Errorf("cluster: the process backend makes its own TLS certificates for the run: drop --tls-ca, --tls-cert, --tls-key and --tls-server-name (they go with --backend external)")
 		}
@@ -502,6 +508,11 @@ func (c *Cluster) Stop() error {
 		wg.Wait()
 		for _, n := range append(c.Sentinels(), c.nodes...) {
 			n.closeClient()
+		}
+		if !c.ownDir && len(running) > 0 {
+			if err := c.scrubSentinelConf(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if err := c.be.close(); err != nil {
 			errs = append(errs, err)

@@ -65,7 +65,11 @@ func (c *Cluster) newNode(name string, sentinel bool, port int) (*Node, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("cluster: empty node dir: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	mode := os.FileMode(0o755)
+	if sentinel && c.sentinelLink != "" {
+		mode = 0o700 // sentinel.conf holds the link password during the run
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
 		return nil, fmt.Errorf("cluster: make node dir: %w", err)
 	}
 	n := &Node{c: c, name: name, sentinel: sentinel, dir: dir, host: "127.0.0.1", port: port, fixed: port != 0}
@@ -310,14 +314,17 @@ func (n *Node) processState() (string, error) {
 	return s, nil
 }
 
-// command builds the command line of the node's server for port.
-func (n *Node) command(port int) (bin string, args []string, err error) {
+// command builds the command line of the node's server for port, and the
+// configuration it reads on its standard input ("" for none): the
+// password lines, which never go on a command line.
+func (n *Node) command(port int) (bin string, args []string, stdin string, err error) {
 	o := &n.c.opts
 	if n.sentinel {
 		return n.sentinelCommand(port)
 	}
 	if n.member != nil {
-		return n.memberCommand(port)
+		bin, args, err = n.memberCommand(port)
+		return bin, args, "", err
 	}
 	args = []string{
 		"--port", strconv.Itoa(port),
@@ -342,16 +349,17 @@ func (n *Node) command(port int) (bin string, args []string, err error) {
 	if n.c.topo.Kind == RedisCluster {
 		bus, err := n.clusterBusPort()
 		if err != nil {
-			return "", nil, err
+			return "", nil, "", err
 		}
 		args = append(args, clusterArgs(n.dir, bus)...)
 	}
 	// Later arguments win: TLS replaces --port with --port 0 --tls-port.
 	args = append(args, o.Security.ServerTLSArgs(port, n.c.topo.Kind == RedisCluster)...)
-	if o.Security.Password != "" {
+	if conf := o.Security.ServerAuthConfig(); conf != "" {
+		stdin = conf + n.c.sentinelLinkUser()
 		args = append(args, "-") // the password comes on stdin (startOn)
 	}
-	return o.RedisServer, args, nil
+	return o.RedisServer, args, stdin, nil
 }
 
 // startProcess launches the process and waits until it answers PING. A
@@ -409,7 +417,7 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	if n.c.stopped() {
 		return fmt.Errorf("cluster: start %s: cluster stopped", n.name)
 	}
-	bin, args, err := n.command(port)
+	bin, args, stdin, err := n.command(port)
 	if err != nil {
 		return err
 	}
@@ -433,10 +441,8 @@ func (n *Node) startOn(ctx context.Context, port int) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = out, out
-	if !n.sentinel && n.member == nil {
-		if conf := n.c.opts.Security.ServerAuthConfig(); conf != "" {
-			cmd.Stdin = strings.NewReader(conf)
-		}
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
 	}
 	cmd.Env = os.Environ()
 	if n.shimmed() {

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -320,8 +322,13 @@ func (n *Node) HoldReplication(ctx context.Context, d time.Duration) error {
 // sentinelCommand writes a fresh Sentinel config on the first start (a
 // restart keeps the one Sentinel rewrote) and returns the command line:
 // redis-sentinel CONFIG, or redis-server CONFIG --sentinel. The config
-// path comes first, as Sentinel requires.
-func (n *Node) sentinelCommand(port int) (string, []string, error) {
+// path comes first, as Sentinel requires. With TLS the Sentinel listens
+// on TLS only and speaks TLS to the servers and the other Sentinels
+// (tls-replication), presenting the run's server certificate. With a
+// password a fresh Sentinel reads its ACL and link credentials on its
+// standard input (sentinelAuthConfig; a restart finds them in the config
+// it rewrote).
+func (n *Node) sentinelCommand(port int) (bin string, args []string, stdin string, err error) {
 	o := &n.c.opts
 	conf := filepath.Join(n.dir, "sentinel.conf")
 	n.mu.Lock()
@@ -329,14 +336,109 @@ func (n *Node) sentinelCommand(port int) (string, []string, error) {
 	n.mu.Unlock()
 	if fresh {
 		text := sentinelConf(port, "127.0.0.1", n.dir, n.LogFile(), "127.0.0.1", n.replicaOf.Port())
-		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-			return "", nil, fmt.Errorf("cluster: write sentinel config: %w", err)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			return "", nil, "", fmt.Errorf("cluster: write sentinel config: %w", err)
+		}
+		stdin = n.c.sentinelAuthConfig()
+	}
+	bin, args = o.RedisServer, []string{conf, "--sentinel"}
+	if o.RedisSentinel != "" {
+		bin, args = o.RedisSentinel, []string{conf}
+	}
+	args = append(args, o.Security.ServerTLSArgs(port, false)...)
+	if stdin != "" {
+		args = append(args, "-")
+	}
+	return bin, args, stdin, nil
+}
+
+// sentinelLinkUserName is the ACL user through which the Sentinels of a
+// process-backend run with a password log in to the servers and to each
+// other.
+const sentinelLinkUserName = "lockbench-sentinel"
+
+// newSentinelLink returns a fresh random password for the Sentinels' link
+// user (32 hex digits). Sentinel rewrites its link credentials into its
+// config file in clear (sentinel auth-pass), so the Sentinels log in with
+// this password made for the run, never with the user's.
+func newSentinelLink() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("cluster: make the Sentinels' link password: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// sentinelLinkUser is the redis-server configuration line of the
+// Sentinels' link user (stdin, with ServerAuthConfig); "" without
+// Sentinels or a password.
+func (c *Cluster) sentinelLinkUser() string {
+	if c.sentinelLink == "" {
+		return ""
+	}
+	return fmt.Sprintf("user %s on >%s ~* &* +@all\n", sentinelLinkUserName, c.sentinelLink)
+}
+
+// sentinelAuthConfig is what a fresh Sentinel reads on its standard input
+// with a password: its ACL (the run's user, or the default user, with the
+// run's password; and the link user), and the credentials it logs in to
+// the servers (sentinel auth-user, auth-pass) and the other Sentinels
+// (sentinel sentinel-user, sentinel-pass) with: the link user's. Sentinel
+// rewrites ACL users into its config with their passwords hashed, but link
+// passwords in clear: the run's password is never in a file, the link's
+// only until Stop (scrubSentinelConf). "" without a password.
+func (c *Cluster) sentinelAuthConfig() string {
+	s := c.opts.Security
+	if s.Password == "" || c.sentinelLink == "" {
+		return ""
+	}
+	var b strings.Builder
+	if s.Username != "" {
+		fmt.Fprintf(&b, "user default off\nuser %s on >%s ~* &* +@all\n", s.Username, s.Password)
+	} else {
+		fmt.Fprintf(&b, "user default on >%s ~* &* +@all\n", s.Password)
+	}
+	b.WriteString(c.sentinelLinkUser())
+	m := DefaultMasterName
+	fmt.Fprintf(&b, "sentinel auth-user %s %s\nsentinel auth-pass %s %s\n", m, sentinelLinkUserName, m, c.sentinelLink)
+	fmt.Fprintf(&b, "sentinel sentinel-user %s\nsentinel sentinel-pass %s\n", sentinelLinkUserName, c.sentinelLink)
+	return b.String()
+}
+
+// scrubSentinelConf rewrites the config of each stopped Sentinel with its
+// credentials redacted: the link password (sentinel auth-pass,
+// sentinel-pass) and the hashes of the ACL users' passwords. It runs at
+// Stop, after the Sentinels are dead, for a Dir that outlives the run.
+func (c *Cluster) scrubSentinelConf() error {
+	if c.sentinelLink == "" {
+		return nil
+	}
+	var errs []error
+	for _, s := range c.sentinels {
+		p := filepath.Join(s.dir, "sentinel.conf")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				errs = append(errs, fmt.Errorf("cluster: scrub %s: %w", p, err))
+			}
+			continue
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			f := strings.Fields(l)
+			switch {
+			case len(f) >= 3 && f[0] == "user":
+				lines[i] = "# user " + f[1] + " [redacted]"
+			case len(f) >= 3 && f[0] == "sentinel" && (f[1] == "auth-pass" || f[1] == "sentinel-pass"):
+				lines[i] = "# sentinel " + f[1] + " [redacted]"
+			}
+		}
+		text := c.opts.Security.Redact(strings.ReplaceAll(strings.Join(lines, "\n"), c.sentinelLink, "[redacted]"))
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: scrub %s: %w", p, err))
 		}
 	}
-	if o.RedisSentinel != "" {
-		return o.RedisSentinel, []string{conf}, nil
-	}
-	return o.RedisServer, []string{conf, "--sentinel"}, nil
+	return errors.Join(errs...)
 }
 
 // sentinelMaster returns the fields of SENTINEL MASTER <name> on sentinel s.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,9 +123,8 @@ func assertNoSecret(t *testing.T, dir string) {
 	})
 }
 
-// TestSecurityRefusals: the docker backend, Sentinels on the process
-// backend, and TLS files given to the process backend are refused before
-// anything starts.
+// TestSecurityRefusals: the docker backend, and TLS files given to the
+// process backend are refused before anything starts.
 func TestSecurityRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options
@@ -132,7 +132,6 @@ func TestSecurityRefusals(t *testing.T) {
 		want string
 	}{
 		{Options{Backend: BackendDocker, Security: security.Security{Password: "x"}}, Topology{Kind: Single}, "docker backend"},
-		{Options{Security: security.Security{TLS: true}}, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, "Sentinel"},
 		{Options{Security: security.Security{TLS: true, CAFile: "ca.pem"}}, Topology{Kind: Single}, "makes its own TLS certificates"},
 		{Options{Backend: BackendExternal, Security: security.Security{TLS: true, CertFile: "c.pem"}}, Topology{Kind: Single}, "both"},
 	} {
@@ -140,6 +139,108 @@ func TestSecurityRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Start(%s, %v) = %v; want an error with %q", tc.topo, tc.o.Security, err, tc.want)
 		}
+	}
+}
+
+// passwordHash is how Redis writes an ACL user's password into a config
+// file it rewrites: its SHA-256 in hex after #.
+var passwordHash = regexp.MustCompile(`#[0-9a-f]{64}`)
+
+// TestSecuritySentinel starts replicated:1 watched by three Sentinels on
+// the process backend, the servers and the Sentinels requiring a password
+// (an ACL user over TLS everywhere, with a client certificate; and the
+// default user in plain text), and checks that a go-redis failover client
+// with ApplyFailover gets through the Sentinels to the primary, that
+// Primary (SENTINEL GET-MASTER-ADDR-BY-NAME) answers, that the Sentinels
+// fail over to the replica when the primary dies (their links to the
+// servers and to each other log in and speak TLS), that a plain client
+// and a wrong password are refused by a Sentinel with one line naming it
+// and the fix, that the run's password is in no file and no command line,
+// and that after Stop the Sentinels' configs hold no credential either.
+func TestSecuritySentinel(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sec      security.Security
+		failover bool
+	}{
+		{"acl-user-tls", security.Security{Username: "app", Password: plantedSecret, TLS: true}, true},
+		{"requirepass-plain", security.Security{Password: plantedSecret}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, err := Start(ctxT(t), Topology{Kind: Replicated, Replicas: 1, Sentinels: 3}, Options{Security: tc.sec, Dir: dir, Logf: t.Logf})
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer c.Stop()
+			ctx := ctxT(t)
+			sec := c.Security()
+			fc := redis.NewFailoverClient(sec.ApplyFailover(&redis.FailoverOptions{MasterName: c.MasterName(), SentinelAddrs: c.SentinelAddrs(),
+				DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}))
+			defer fc.Close()
+			if err := fc.Set(ctx, "lb:k0", "v", 0).Err(); err != nil {
+				t.Fatalf("SET through the Sentinels with the cluster's Security: %v", err)
+			}
+			if p, err := c.Primary(ctx); err != nil || p != c.Nodes()[0] {
+				t.Fatalf("Primary = %v, %v; want n1", p, err)
+			}
+			link := c.sentinelLink
+			if link == "" {
+				t.Fatal("no link password made for the Sentinels")
+			}
+			wrongPW := sec
+			wrongPW.Password = "not-the-password"
+			s1 := c.Sentinels()[0].Addr()
+			for _, w := range []struct {
+				name string
+				sec  security.Security
+				want string
+			}{{"plain", security.Security{}, ""}, {"wrong password", wrongPW, "refuses the password"}} {
+				_, err := rawInfo(ctx, s1, ReadyTimeout, w.sec)
+				if err == nil {
+					t.Fatalf("%s: a Sentinel answered INFO", w.name)
+				}
+				e := w.sec.Explain(s1, err)
+				if msg := e.Error(); strings.Contains(msg, plantedSecret) || strings.Contains(msg, "\n") ||
+					w.want != "" && (!strings.Contains(msg, w.want) || !strings.Contains(msg, s1) || !errors.Is(e, ErrEnvironment)) {
+					t.Errorf("%s: error %q; want one line naming %s and %q, without the password", w.name, msg, s1, w.want)
+				}
+			}
+			if tc.failover {
+				old := c.Nodes()[0]
+				if err := old.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				wctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+				p, err := c.WaitPrimary(wctx, old)
+				cancel()
+				if err != nil {
+					t.Fatalf("the Sentinels did not fail over: %v", err)
+				}
+				if err := fc.Set(ctx, "lb:k0", "after", 0).Err(); err != nil {
+					t.Errorf("SET through the Sentinels after the failover to %s: %v", p.Name(), err)
+				}
+			}
+			assertNoSecret(t, dir)
+			for _, n := range append(c.Sentinels(), c.Nodes()...) {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID()))
+				if strings.Contains(string(b), plantedSecret) || strings.Contains(string(b), link) {
+					t.Errorf("%s's command line holds a password", n.Name())
+				}
+			}
+			if err := c.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				if b, err := os.ReadFile(p); err == nil && (strings.Contains(string(b), link) || passwordHash.Match(b)) {
+					t.Errorf("%s holds the Sentinels' link password or a password hash after Stop", p)
+				}
+				return nil
+			})
+		})
 	}
 }
 
