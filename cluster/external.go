@@ -114,7 +114,8 @@ func (c *Cluster) allowRedisFault(op string) error {
 }
 
 // startExternal makes nodes of the first Topology.Nodes addresses (and the
-// Sentinels) and checks each answers PING within ReadyTimeout.
+// Sentinels) and checks each answers INFO within ReadyTimeout, with TLS
+// after a handshake probe (Security.ProbeTLS).
 func (c *Cluster) startExternal(ctx context.Context) error {
 	ext := c.opts.External
 	if len(ext.Addrs) < c.topo.Nodes {
@@ -129,6 +130,9 @@ func (c *Cluster) startExternal(ctx context.Context) error {
 			return nil, fmt.Errorf("cluster: external backend: address %q: %v (want host:port)", addr, err)
 		}
 		n := &Node{c: c, name: name, sentinel: sentinel, dir: c.dir, host: h, port: p, fixed: true, everStarted: true}
+		if err := c.opts.Security.ProbeTLS(ctx, n.Addr()); err != nil { // names a plain port as such
+			return nil, fmt.Errorf("cluster: external %s: %w", name, err)
+		}
 		info, err := rawInfo(ctx, n.Addr(), ReadyTimeout, c.opts.Security)
 		if err != nil {
 			if e := c.opts.Security.Explain(addr, err); errors.Is(e, ErrEnvironment) {

@@ -3,7 +3,7 @@
 // backend can run the topologies (CheckBackend, TooFewServers) and that
 // external servers are distinct, hold no stale keys under the run's prefix
 // and accept the fault commands (CheckExternal, RunID, KeysUnder,
-// ProbeFaultCommands), and the offset of each server's clock
+// ProbeFaultCommands), that external Sentinels answer (CheckSentinels), and the offset of each server's clock
 // (MeasureServerClock); after it, the deletion of the run's keys on
 // external servers (DeleteExternalKeys). It sits above cluster, whose
 // options, topologies and features it checks.
@@ -11,9 +11,12 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/cluster/dockerd"
@@ -28,7 +31,8 @@ import (
 // pulls); on the process backend that redis-server can be found
 // (cluster.CheckRedisServer: exit 3); on the
 // external backend, every server of o.External.Addrs, as CheckExternal
-// checks them for the fault features need (prefix "" is "lb:"), and every
+// checks them for the fault features need (prefix "" is "lb:"), every
+// Sentinel of o.External.SentinelAddrs as CheckSentinels does, and every
 // node of the Redis Cluster of o.External.ClusterAddrs as well (its fault
 // commands are probed by the run, for its scenario).
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consensus []cluster.Topology, need []cluster.Feature) error {
@@ -52,10 +56,42 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consens
 	if err := CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security); err != nil {
 		return err
 	}
+	if err := CheckSentinels(ctx, o.External.SentinelAddrs, o.External.MasterName, o.Security); err != nil {
+		return err
+	}
 	if len(o.External.ClusterAddrs) == 0 {
 		return nil
 	}
 	return checkExternalCluster(ctx, o.External, prefix, o.Security)
+}
+
+// CheckSentinels checks the external Sentinels addrs before any run: each
+// completes a TLS handshake when sec asks for TLS (Security.ProbeTLS: a
+// plain port is named as such), answers SENTINEL GET-MASTER-ADDR-BY-NAME
+// with sec's user and password, and monitors a primary named master (""
+// is cluster.DefaultMasterName). A Sentinel that does not answer, refuses
+// the password or the certificate gives one line naming it and the fix,
+// wrapping errs.ErrEnvironment (exit 3); one that monitors no such primary
+// wraps errs.ErrUsage (exit 2). ctx bounds the checks.
+func CheckSentinels(ctx context.Context, addrs []string, master string, sec security.Security) error {
+	if master == "" {
+		master = cluster.DefaultMasterName
+	}
+	for _, a := range addrs {
+		if err := sec.ProbeTLS(ctx, a); err != nil {
+			return fmt.Errorf("--sentinel-addrs: %w", err)
+		}
+		rc := keyClient(a, sec)
+		v, err := rc.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", master).Result()
+		rc.Close()
+		switch {
+		case errors.Is(err, redis.Nil), err == nil && v == nil:
+			return fmt.Errorf("%w: external: Sentinel %s monitors no primary named %q: give the name it monitors in --master-name", errs.ErrUsage, a, master)
+		case err != nil:
+			return fmt.Errorf("--sentinel-addrs: %w", sec.Unreachable(a, "SENTINEL GET-MASTER-ADDR-BY-NAME (is it a Sentinel?)", err))
+		}
+	}
+	return nil
 }
 
 // checkExternalCluster is CheckExternal for the nodes of an external

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/cluster"
 	"github.com/lockbench/lockbench/cluster/security"
 )
@@ -39,7 +41,8 @@ func assertNoSecret(t *testing.T, dir, text string) {
 	}
 }
 
-// TestSecurityProcessBackendRun: token-lua, and token-lua-cluster on
+// TestSecurityProcessBackendRun: token-lua (baseline, and
+// sentinel-failover through three Sentinels), and token-lua-cluster on
 // redis-cluster:3+3 (baseline, and slot-migration, whose MIGRATE logs in
 // to its target with the password), run on the process backend through
 // TLS with an ACL user and a password taken from an environment
@@ -55,6 +58,10 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 		{"token-lua", "baseline"},
 		{"token-lua-cluster", "baseline"},
 		{"token-lua-cluster", "slot-migration"},
+		// Three Sentinels, TLS and the ACL user on their ports and links:
+		// the clients follow the failover through them (must-break: the
+		// fresh lock is lost, as without AUTH and TLS).
+		{"token-lua", "sentinel-failover"},
 	} {
 		t.Run(tc.strategy+"/"+tc.scenario, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -202,6 +209,105 @@ func TestSecurityExternalClusterRefusals(t *testing.T) {
 				return
 			}
 			assertNoSecret(t, out, text)
+		})
+	}
+}
+
+// TestSecurityExternalSentinelRefusals: against real Sentinels (three
+// replicated:1+sentinel deployments started with the ACL user app: one
+// with TLS, one plain, one with TLS on another CA), a plain client at a
+// TLS Sentinel, TLS at a plain Sentinel, an untrusted Sentinel
+// certificate and a Sentinel refusing the password each exit 3 with one
+// line naming the Sentinel and the fix, writing nothing; a wrong
+// --master-name exits 2; the right ones run.
+func TestSecurityExternalSentinelRefusals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	topo := cluster.Topology{Kind: cluster.Replicated, Replicas: 1, Sentinels: 3}
+	secs := []security.Security{
+		{Username: "app", Password: plantedSecret, TLS: true},
+		{Username: "app", Password: plantedSecret},
+		{Username: "app", Password: plantedSecret, TLS: true},
+	}
+	cs := make([]*cluster.Cluster, len(secs))
+	errc := make(chan error, len(secs))
+	for i, sec := range secs {
+		go func() {
+			c, err := cluster.Start(ctx, topo, cluster.Options{Security: sec})
+			cs[i] = c
+			errc <- err
+		}()
+	}
+	for range secs {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range cs {
+		if c != nil {
+			defer c.Stop()
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	tlsC, plain, otherCA := cs[0], cs[1], cs[2]
+	sec := tlsC.Security()
+	// One Sentinel of the plain deployment takes another password for app
+	// (its link user, through which the Sentinels work, is untouched).
+	s3 := plain.Sentinels()[2].Addr()
+	ps := plain.Security()
+	rc := redis.NewClient(ps.Apply(&redis.Options{Addr: s3, MaxRetries: -1}))
+	err := rc.Do(ctx, "ACL", "SETUSER", "app", "resetpass", ">another-password").Err()
+	rc.Close()
+	if err != nil {
+		t.Fatalf("ACL SETUSER on Sentinel %s: %v", s3, err)
+	}
+	env := []string{"LB_TEST_PW=" + plantedSecret}
+	tlsFlags := []string{"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}
+	auth := []string{"--redis-user", "app", "--redis-password-env", "LB_TEST_PW"}
+	base := []string{"run", "--strategy", "token-lua", "--scenario", "baseline", "--backend", "external", "--ttl", "100ms", "--duration", "300ms", "--clients", "2"}
+	args := func(server string, sentinels []string, extra ...string) []string {
+		a := append([]string{"--redis-addrs", server, "--sentinel-addrs", strings.Join(sentinels, ",")}, auth...)
+		return append(a, extra...)
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		want     string
+		sentinel string // the Sentinel the refusal must name
+	}{
+		{"plain against a TLS Sentinel", args(plain.Addrs()[0], tlsC.SentinelAddrs()[:1]), 3, "add --tls", tlsC.SentinelAddrs()[0]},
+		{"TLS against a plain Sentinel", args(tlsC.Addrs()[0], plain.SentinelAddrs()[:1], tlsFlags...), 3, "does not speak TLS", plain.SentinelAddrs()[0]},
+		{"untrusted Sentinel certificate", args(tlsC.Addrs()[0], otherCA.SentinelAddrs()[:1], tlsFlags...), 3, "--tls-ca", otherCA.SentinelAddrs()[0]},
+		{"a Sentinel refuses the password", args(plain.Addrs()[0], plain.SentinelAddrs()), 3, "refuses the password", s3},
+		{"wrong master name", args(tlsC.Addrs()[0], tlsC.SentinelAddrs(), append([]string{"--master-name", "other"}, tlsFlags...)...), 2, "--master-name", tlsC.SentinelAddrs()[0]},
+		{"TLS Sentinels with CA and client certificate", args(tlsC.Addrs()[0], tlsC.SentinelAddrs(), tlsFlags...), 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
+			if code != tc.code || !strings.Contains(text, tc.want) {
+				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
+			}
+			if strings.Contains(text, plantedSecret) {
+				t.Errorf("output holds the planted password")
+			}
+			t.Logf("exit %d: %s", code, strings.TrimSpace(text))
+			if tc.code == 0 {
+				assertNoSecret(t, out, text)
+				return
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a refused run made its --out")
+			}
+			if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
+				t.Errorf("refusal spans %d lines: %q", lines+1, text)
+			}
+			if !strings.Contains(text, tc.sentinel) {
+				t.Errorf("refusal %q does not name the Sentinel %s", text, tc.sentinel)
+			}
 		})
 	}
 }
