@@ -171,7 +171,8 @@ func (c *cancels) At(ctx context.Context, ev workload.Event) error {
 	}
 	env := c.env
 	nodes := env.Cluster.Nodes()[:nodeCount(env)]
-	f := &fault.CancelCall{Nodes: nodes, Key: ev.Key, External: env.Cluster.Backend() == cluster.BackendExternal}
+	f := &fault.CancelCall{Nodes: nodes, Key: ev.Key, External: env.Cluster.Backend() == cluster.BackendExternal,
+		Security: env.Cluster.Security()}
 	st = &cancelStrike{f: f, ev: ev, returned: make(chan struct{}), end: make(chan struct{})}
 	c.mu.Lock()
 	c.block = st

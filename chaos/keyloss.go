@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/chaos/fault"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
@@ -199,7 +200,7 @@ func (h *heldKeyRetaken) strike(ctx context.Context, ev workload.Event) {
 		h.mu.Unlock()
 	}()
 	nodes := h.env.Cluster.Nodes()[:nodeCount(h.env)]
-	renewal := awaitRenewal(ctx, nodes[0].Addr(), ev.Key, h.env.TTL)
+	renewal := awaitRenewal(ctx, nodes[0].Addr(), ev.Key, h.env.TTL, h.env.Cluster.Security())
 	h.mu.Lock()
 	h.since = h.seen.mark()
 	h.mu.Unlock()
@@ -227,12 +228,12 @@ func (h *heldKeyRetaken) strike(ctx context.Context, ev workload.Event) {
 }
 
 // awaitRenewal polls key's PTTL on the node at addr (every millisecond,
-// through a direct connection) until it goes back up, a renewal, or TTL/2
+// through a direct connection with sec's AUTH and TLS) until it goes back up, a renewal, or TTL/2
 // passes, and says which: "renewal seen 41ms in (PTTL 131ms → 199ms)",
 // "no renewal seen in TTL/2 (100ms)".
-func awaitRenewal(ctx context.Context, addr, key string, ttl time.Duration) string {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
-		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+func awaitRenewal(ctx context.Context, addr, key string, ttl time.Duration, sec security.Security) string {
+	c := redis.NewClient(sec.Apply(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialerRetries: 1, Protocol: 2, DisableIdentity: true,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}))
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, ttl/2)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/keystate"
 	"github.com/lockbench/lockbench/cluster"
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/impl"
 )
 
@@ -37,6 +38,9 @@ type CancelCall struct {
 	paused   []*NodePause
 	sent     bool // cancel was called
 	External bool // the external backend: its servers cannot be stopped on cue
+	// Security is the AUTH and TLS of the watches' connections (the
+	// cluster's Security).
+	Security security.Security
 }
 
 // Name is the primitive's name, "cancel" (Fault.Name).
@@ -57,7 +61,7 @@ func (c *CancelCall) Inject(ctx context.Context) (string, error) {
 	var ev []string
 	var watches []*keystate.KeyEvents
 	for _, n := range c.Nodes {
-		w, err := keystate.WatchKeyEvents(ctx, n.Name(), n.Addr(), c.Key)
+		w, err := keystate.WatchKeyEvents(ctx, n.Name(), n.Addr(), c.Key, c.Security)
 		if err != nil {
 			keystate.CloseWatches(watches)
 			return "", fmt.Errorf("%w: %w", keystate.ErrWatch, err)

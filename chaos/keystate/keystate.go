@@ -159,13 +159,13 @@ const watchTimeout = 2 * time.Second
 var ErrWatch = errors.New("cannot watch the key")
 
 // WatchKeyEvents turns keyspace notifications on at addr and subscribes
-// to key's, through a client of its own; it returns once the
-// subscription is confirmed.
-func WatchKeyEvents(ctx context.Context, node, addr, key string) (*KeyEvents, error) {
+// to key's, through a client of its own with sec's AUTH and TLS (the
+// cluster's Security); it returns once the subscription is confirmed.
+func WatchKeyEvents(ctx context.Context, node, addr, key string, sec security.Security) (*KeyEvents, error) {
 	ctx, cancel := context.WithTimeout(ctx, watchTimeout)
 	defer cancel()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, Protocol: 2, DisableIdentity: true,
-		DialTimeout: watchTimeout, ReadTimeout: watchTimeout, WriteTimeout: watchTimeout})
+	c := redis.NewClient(sec.Apply(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, Protocol: 2, DisableIdentity: true,
+		DialTimeout: watchTimeout, ReadTimeout: watchTimeout, WriteTimeout: watchTimeout}))
 	if err := c.ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("watch %s on %s: CONFIG SET notify-keyspace-events: %w", key, node, err)

@@ -41,7 +41,8 @@ func assertNoSecret(t *testing.T, dir, text string) {
 	}
 }
 
-// TestSecurityProcessBackendRun: token-lua (baseline, and
+// TestSecurityProcessBackendRun: token-lua (baseline, cancel, whose
+// fault watches the key's events on a connection of its own, and
 // sentinel-failover through three Sentinels), and token-lua-cluster on
 // redis-cluster:3+3 (baseline, and slot-migration, whose MIGRATE logs in
 // to its target with the password), run on the process backend through
@@ -54,14 +55,18 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 	// redlock (5 servers) passes too (docs/deployments.md), but 20 TLS
 	// connections at a per-node timeout of TTL/10 are at the mercy of a
 	// busy machine, so the test runs the one-server lock.
-	for _, tc := range []struct{ strategy, scenario string }{
-		{"token-lua", "baseline"},
-		{"token-lua-cluster", "baseline"},
-		{"token-lua-cluster", "slot-migration"},
+	for _, tc := range []struct{ strategy, scenario, struck string }{
+		{"token-lua", "baseline", ""},
+		// The fault watches the key's events through its own connection,
+		// which must log in too (without, every strike was missed:
+		// "cannot watch the key", and the run passed vacuously).
+		{"token-lua", "cancel", "nodes stopped"},
+		{"token-lua-cluster", "baseline", ""},
+		{"token-lua-cluster", "slot-migration", ""},
 		// Three Sentinels, TLS and the ACL user on their ports and links:
 		// the clients follow the failover through them (must-break: the
 		// fresh lock is lost, as without AUTH and TLS).
-		{"token-lua", "sentinel-failover"},
+		{"token-lua", "sentinel-failover", "sentinels promoted"},
 	} {
 		t.Run(tc.strategy+"/"+tc.scenario, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -75,6 +80,9 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(out, "results.json"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), tc.struck) {
+				t.Errorf("results.json holds no struck window (%q)", tc.struck)
 			}
 			if !strings.Contains(string(b), "--redis-password-env LB_TEST_PW") || !strings.Contains(string(b), "--tls") {
 				t.Errorf("results.json's reproduce command does not name --redis-password-env LB_TEST_PW and --tls")
