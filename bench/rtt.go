@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/internal/noise"
 )
@@ -22,9 +23,9 @@ const rttProbeKey = "lockbench-rtt-probe"
 // trips, as PING is for Redis), one per server in addrs, through the
 // lock's own client library: a serializable etcd Get (answered by the
 // member itself, no Raft round), a ZooKeeper exists("/") on a session of
-// its own. close releases the clients. A client that cannot be made
-// gives an error.
-func consensusProbes(server impl.Server, addrs []string) (probes []noise.Probe, closeAll func(), err error) {
+// its own (over TLS and logged in when sec says so). close releases the
+// clients. A client that cannot be made gives an error.
+func consensusProbes(server impl.Server, addrs []string, sec security.Security) (probes []noise.Probe, closeAll func(), err error) {
 	var closers []func()
 	closeAll = func() {
 		for _, c := range closers {
@@ -45,12 +46,19 @@ func consensusProbes(server impl.Server, addrs []string) (probes []noise.Probe, 
 				return err
 			}})
 		case impl.ServerZooKeeper:
-			conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}))
+			conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}), zk.WithDialer(sec.ZKDialer(nil)))
 			if err != nil {
 				closeAll()
 				return nil, nil, fmt.Errorf("round-trip probe: ZooKeeper session for %s: %w", addr, err)
 			}
 			closers = append(closers, conn.Close)
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = sec.ZKAddAuth(actx, conn)
+			cancel()
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("round-trip probe: ZooKeeper session for %s: %w", addr, err)
+			}
 			probes = append(probes, noise.Probe{Server: addr, RoundTrip: func(ctx context.Context) error {
 				done := make(chan error, 1)
 				go func() {

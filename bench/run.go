@@ -603,6 +603,7 @@ func (r *run) connect(ctx context.Context) error {
 		r.env.RoundTrips = roundTrips // Redis: the clients' hooks; etcd, ZooKeeper: impl.Config.RoundTrip
 	}
 	r.env.Resource = resource.New(w.Fencing)
+	r.env.Security = r.c.Security()
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {
 	case r.topo.Kind == cluster.RedisCluster:
@@ -713,7 +714,7 @@ func (r *run) execute(ctx context.Context) (executed, error) {
 	}
 	var probes []noise.Probe // etcd and ZooKeeper: a read through the lock's client library
 	if !r.redis() {
-		pr, closeProbes, err := consensusProbes(r.info.Server, statAddrs)
+		pr, closeProbes, err := consensusProbes(r.info.Server, statAddrs, c.Security())
 		if err != nil {
 			return executed{}, fmt.Errorf("%w: %v", cluster.ErrEnvironment, err)
 		}

@@ -249,7 +249,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		}
 		c.dir = o.Dir
 	}
-	if c.opts.Security.TLS && c.be.name() == BackendProcess && !t.Kind.Consensus() {
+	if c.opts.Security.TLS && c.be.name() == BackendProcess && (!t.Kind.Consensus() || t.Kind == ZooKeeper) {
 		if err := c.opts.Security.GenerateCerts(c.dir); err != nil {
 			c.Stop()
 			return nil, err
@@ -280,7 +280,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 // without a certificate.
 func (o *Options) checkSecurity(t Topology) error {
 	s := o.Security
-	if !s.Enabled() || t.Kind.Consensus() {
+	if !s.Enabled() || t.Kind == Etcd {
 		return nil
 	}
 	if (s.CertFile == "") != (s.KeyFile == "") {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,9 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // The consensus systems (topologies Etcd and ZooKeeper) run on the process
@@ -75,7 +75,11 @@ const (
 const (
 	debianZooKeeperJar = "/usr/share/java/zookeeper.jar"
 	debianSLF4JSimple  = "/usr/share/java/slf4j-simple.jar"
-	zooKeeperMain      = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	// debianNettyCodec holds the ByteToMessageDecoder that Netty's
+	// SslHandler extends: the TLS client port (NettyServerCnxnFactory)
+	// needs it, and the jar's manifest does not name it.
+	debianNettyCodec = "/usr/share/java/netty-codec.jar"
+	zooKeeperMain    = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 )
 
 // zooKeeperJVM are the JVM options of a ZooKeeper server: a small heap
@@ -179,8 +183,10 @@ func zooKeeperPaths(java, classpath string) (string, string, error) {
 		return "", "", fmt.Errorf("%w: ZooKeeper not installed (%s missing); %s", ErrEnvironment, debianZooKeeperJar, zooKeeperHint)
 	}
 	cp := debianZooKeeperJar
-	if _, err := os.Stat(debianSLF4JSimple); err == nil {
-		cp += ":" + debianSLF4JSimple
+	for _, j := range []string{debianSLF4JSimple, debianNettyCodec} {
+		if _, err := os.Stat(j); err == nil {
+			cp += ":" + j
+		}
 	}
 	return j, cp, nil
 }
@@ -391,7 +397,14 @@ func (c *Cluster) writeZooKeeperConfig(n *Node) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tickTime=%d\ninitLimit=40\nsyncLimit=10\n", tick)
 	fmt.Fprintf(&b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*tick, ZooKeeperMaxSessionTimeout.Milliseconds())
-	fmt.Fprintf(&b, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, n.port)
+	fmt.Fprintf(&b, "dataDir=%s\n", data)
+	if tlsConf, err := c.zooKeeperTLSConfig(n.port); err != nil {
+		return err
+	} else if tlsConf != "" {
+		b.WriteString(tlsConf)
+	} else {
+		fmt.Fprintf(&b, "clientPort=%d\nclientPortAddress=127.0.0.1\n", n.port)
+	}
 	b.WriteString("4lw.commands.whitelist=srvr,mntr,ruok,cons\nadmin.enableServer=false\npreAllocSize=1024\nreconfigEnabled=false\nstandaloneEnabled=true\n")
 	if len(c.nodes) > 1 {
 		for _, p := range c.nodes {
@@ -410,19 +423,8 @@ func (c *Cluster) writeZooKeeperConfig(n *Node) error {
 // under way) answers a sentence instead: an empty map. go-zookeeper's
 // FLWSrvr parses srvr, but not the version line of Debian's build
 // ("3.8.0-${mvngit.commit.id}, built on 2024-12-29 17:54 UTC").
-func mntr(ctx context.Context, addr string, timeout time.Duration) (map[string]string, error) {
-	conn, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return nil, err
-	}
-	if _, err := conn.Write([]byte("mntr")); err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(conn)
+func mntr(ctx context.Context, addr string, timeout time.Duration, sec security.Security) (map[string]string, error) {
+	b, err := fourLetterWord(ctx, addr, "mntr", timeout, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +443,7 @@ func mntr(ctx context.Context, addr string, timeout time.Duration) (map[string]s
 // has joined a quorum. It returns the etcd version ("" for ZooKeeper).
 func (n *Node) memberUp(ctx context.Context, addr string, timeout time.Duration) (string, error) {
 	if n.member.kind == ZooKeeper {
-		if ok := zk.FLWRuok([]string{addr}, timeout); len(ok) == 1 && ok[0] {
+		if b, err := fourLetterWord(ctx, addr, "ruok", timeout, n.c.opts.Security); err == nil && string(b) == "imok" {
 			return "", nil
 		}
 		return "", fmt.Errorf("ruok: no imok from %s", addr)
@@ -505,7 +507,7 @@ func (c *Cluster) statuses(ctx context.Context) ([]memberStatus, error) {
 		for i, n := range nodes {
 			out[i].node = n
 			wg.Go(func() {
-				m, err := mntr(ctx, n.Addr(), consensusTimeout)
+				m, err := mntr(ctx, n.Addr(), consensusTimeout, c.opts.Security)
 				if err != nil {
 					return
 				}
@@ -648,12 +650,16 @@ func (c *Cluster) startExternalConsensus(ctx context.Context) error {
 		n := &Node{c: c, name: "n" + strconv.Itoa(i+1), dir: c.dir, host: h, port: p, fixed: true, everStarted: true,
 			member: &member{kind: k, id: i + 1}}
 		// etcd answers GET /version; a ZooKeeper server may refuse every
-		// four-letter word but srvr (its default whitelist), so a TCP
-		// connect is all that is asked of it here.
+		// four-letter word but srvr (its default whitelist), so it is
+		// asked for a session (over TLS and logged in as Security says:
+		// a refusal is one line naming the server and the fix).
 		if k == ZooKeeper {
 			var conn net.Conn
 			if conn, err = (&net.Dialer{Timeout: ReadyTimeout}).DialContext(ctx, "tcp", n.Addr()); err == nil {
 				conn.Close()
+				if err := c.opts.Security.ProbeZK(ctx, n.Addr()); err != nil {
+					return fmt.Errorf("cluster: external backend: %w", err)
+				}
 			}
 		} else {
 			_, err = n.memberUp(ctx, n.Addr(), ReadyTimeout)

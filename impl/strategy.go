@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/cluster/security"
 )
 
 // Sentinel errors. Any other error from Acquire or Release means the outcome
@@ -233,6 +235,11 @@ type Config struct {
 	// dial them themselves; for Redis strategies they are the addresses of
 	// Nodes, in the same order. Default: none.
 	Endpoints []string
+	// Security is the AUTH and TLS of the servers at Endpoints, for
+	// strategies that dial them themselves (ServerEtcd, ServerZooKeeper;
+	// Redis strategies get Nodes with it applied). The zero value: plain.
+	// It never prints its password (see security.Security).
+	Security security.Security
 	// NodeNames label Nodes in errors ("n1".."n5"); default "n<index+1>".
 	NodeNames []string
 	// TTL is the lock's time to live. Required, at least 1 ms.

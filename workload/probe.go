@@ -44,7 +44,7 @@ func Probe(ctx context.Context, cfg Config, env Env) error {
 			n.Close()
 		}
 	}()
-	l, err := env.Strategy.New(impl.Config{Nodes: nodes, Endpoints: env.endpoints(-1), TTL: cfg.TTL, Owner: "probe", Now: env.Now})
+	l, err := env.Strategy.New(impl.Config{Nodes: nodes, Endpoints: env.endpoints(-1), Security: env.Security, TTL: cfg.TTL, Owner: "probe", Now: env.Now})
 	if err != nil {
 		return fmt.Errorf("workload: probe: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/cluster/security"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/impl/adapterclient"
@@ -34,6 +35,10 @@ type Env struct {
 	// must use, one per node, in the order of Nodes (client -1: the
 	// liveness probe); they reach impl.Config.Endpoints. nil: none.
 	Endpoints func(client int) []string
+	// Security is the AUTH and TLS of the servers at Endpoints; it reaches
+	// impl.Config.Security (strategies that dial Endpoints themselves).
+	// Zero: plain.
+	Security security.Security
 	// RoundTrips returns the round-trip counter of one logical client,
 	// the one its Nodes count into (Dialer.Rounds), so each acquire and
 	// release records the round trips it made (history.Operation.RoundTrips);
@@ -361,6 +366,7 @@ func (c *client) newLocker() error {
 		Client:    c.id,
 		Nodes:     c.nodes,
 		Endpoints: c.env.endpoints(c.id),
+		Security:  c.env.Security,
 		TTL:       c.cfg.TTL,
 		Owner:     fmt.Sprintf("c%d-%d", c.id, c.cfg.Seed),
 		Now:       c.env.Now,

@@ -331,7 +331,7 @@ func (s *server) init(m adapter.Message) (adapter.Message, error) {
 			DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 		})))
 	}
-	l, err := s.st.New(impl.Config{Nodes: c.nodes, Endpoints: m.Endpoints, TTL: time.Duration(m.TTLMs) * time.Millisecond,
+	l, err := s.st.New(impl.Config{Nodes: c.nodes, Endpoints: m.Endpoints, Security: s.sec, TTL: time.Duration(m.TTLMs) * time.Millisecond,
 		Owner: m.Owner, Hook: s.hook})
 	if err != nil {
 		for _, n := range c.nodes {

@@ -34,7 +34,9 @@ import (
 // checks them for the fault features need (prefix "" is "lb:"), every
 // Sentinel of o.External.SentinelAddrs as CheckSentinels does, and every
 // node of the Redis Cluster of o.External.ClusterAddrs as well (its fault
-// commands are probed by the run, for its scenario).
+// commands are probed by the run, for its scenario), and, when consensus
+// holds a ZooKeeper topology, every server of o.External.ZooKeeperServers
+// (CheckExternalZooKeeper).
 func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consensus []cluster.Topology, need []cluster.Feature) error {
 	for _, t := range consensus {
 		if err := cluster.CheckTopology(o, t); err != nil {
@@ -52,6 +54,14 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consens
 	}
 	if prefix == "" {
 		prefix = "lb:"
+	}
+	for _, t := range consensus {
+		if t.Kind == cluster.ZooKeeper {
+			if err := CheckExternalZooKeeper(ctx, o.External.ZooKeeperServers, prefix, o.Security); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	if err := CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security); err != nil {
 		return err
@@ -193,4 +203,22 @@ func TooFewServers(o cluster.Options, t cluster.Topology) string {
 		return fmt.Sprintf("needs Sentinels (topology %s): give --sentinel-addrs and --master-name", t)
 	}
 	return ""
+}
+
+// CheckExternalZooKeeper checks, before a run, that every ZooKeeper server
+// of servers gives a session as sec says (TLS, digest login:
+// security.Security.ProbeZK), and that the znodes an earlier run left
+// under prefix let sec's identity in (security.Security.CheckZKKeys: the
+// only place a wrong password shows). Errors are one line naming the
+// server and the fix, wrapping errs.ErrEnvironment (exit 3).
+func CheckExternalZooKeeper(ctx context.Context, servers []string, prefix string, sec security.Security) error {
+	for _, a := range servers {
+		if err := sec.ProbeZK(ctx, a); err != nil {
+			return err
+		}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	return sec.CheckZKKeys(ctx, servers[0], prefix)
 }

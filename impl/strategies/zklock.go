@@ -219,9 +219,13 @@ func newZKLocker(name string, cfg impl.Config, fenced bool, lostOn string) (*zkL
 
 // session returns the current session, connecting a new one (session
 // timeout cfg.TTL; every write goes through dialHooked, so cfg.Hook at
-// PointRenew can stop its pings) when there is none. go-zookeeper
-// connects in the background; requests wait for it.
-func (l *zkLocker) session() (*zkSession, error) {
+// PointRenew can stop its pings; over TLS when cfg.Security says so)
+// when there is none. go-zookeeper connects in the background; requests
+// wait for it. With a password, the new session logs in with the digest
+// scheme before any request (go-zookeeper logs in again at each
+// reconnect), waiting at most until ctx ends; a login that fails closes
+// the connection.
+func (l *zkLocker) session(ctx context.Context) (*zkSession, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.sess != nil {
@@ -230,16 +234,25 @@ func (l *zkLocker) session() (*zkSession, error) {
 	s := &zkSession{lost: make(chan struct{}), onDisconnect: l.lostOnDisconnect}
 	hook := l.cfg.Hook
 	roundTrip := l.cfg.RoundTrip
+	sec := l.cfg.Security
+	secure := sec.ZKDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		return dialHooked(context.Background(), l.ctx, hook, addr, timeout)
+	})
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		c, err := dialHooked(context.Background(), l.ctx, hook, addr, timeout)
+		c, err := secure(network, addr, timeout)
 		if err != nil || roundTrip == nil {
 			return c, err
 		}
+		// Counted above TLS: one request is one write of its packet.
 		return &zkCountingConn{Conn: c, roundTrip: roundTrip}, nil
 	}
 	conn, _, err := zk.Connect(l.cfg.Endpoints, l.cfg.TTL, zk.WithLogger(zkNoLog{}), zk.WithLogInfo(false),
 		zk.WithEventCallback(s.event), zk.WithDialer(dial))
 	if err != nil {
+		return nil, err
+	}
+	if err := sec.ZKAddAuth(ctx, conn); err != nil {
+		l.wg.Go(conn.Close)
 		return nil, err
 	}
 	s.conn = conn
@@ -300,13 +313,16 @@ func (l *zkLocker) Acquire(ctx context.Context, key string) (*impl.Lease, error)
 		return nil, fmt.Errorf("%s: acquire %q: locker closed: %w", l.name, key, err)
 	}
 	start := l.cfg.Now()
-	s, err := l.session()
+	s, err := l.session(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: acquire %q: connect: %w", l.name, key, err)
 	}
 	lost := s.lostCh()
 	path := zkPath(key)
-	lock := zk.NewLock(s.conn, path, zk.WorldACL(zk.PermAll))
+	// The ACL of the lock's parent (made by the recipe when missing) and
+	// of every lock node: world:anyone, or only the run's digest identity
+	// with a password (security.Security.ZKACL).
+	lock := zk.NewLock(s.conn, path, l.cfg.Security.ZKACL())
 	token := l.tokens.next()
 	var (
 		mu             sync.Mutex
@@ -464,20 +480,20 @@ func (l *zkLocker) Release(ctx context.Context, lease *impl.Lease) (int, error) 
 // shared by every client of a run) as an upper bound: ZooKeeper does not
 // tell other clients how long a session has left. ctx bounds it.
 func (l *zkLocker) KeyLease(ctx context.Context, key string) (int64, error) {
+	s, err := l.session(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var v int64
-	err := l.call(ctx, func() (err error) {
-		v, err = l.keyLease(key)
+	err = l.call(ctx, func() (err error) {
+		v, err = l.keyLease(s, key)
 		return err
 	})
 	return v, err
 }
 
-// keyLease is KeyLease without its deadline.
-func (l *zkLocker) keyLease(key string) (int64, error) {
-	s, err := l.session()
-	if err != nil {
-		return 0, err
-	}
+// keyLease is KeyLease without its deadline, on session s.
+func (l *zkLocker) keyLease(s *zkSession, key string) (int64, error) {
 	path := zkPath(key)
 	children, _, err := s.conn.Children(path)
 	switch {
