@@ -233,10 +233,18 @@ func (s Security) ProbeZK(ctx context.Context, addr string) error {
 	if e := s.ExplainZK(addr, err); errors.Is(e, errs.ErrEnvironment) {
 		return e
 	}
-	if !s.TLS && handshake(ctx, addr, &tls.Config{InsecureSkipVerify: true}) == nil { //nolint:gosec // only asks whether the port speaks TLS
+	if !s.TLS && speaksTLS(ctx, addr) {
 		return fmt.Errorf("%w: ZooKeeper server %s speaks TLS (a secureClientPort): add --tls (with --tls-ca, and --tls-cert/--tls-key for the client certificate it demands), or give its plain clientPort", errs.ErrEnvironment, addr)
 	}
 	return fmt.Errorf("%w: ZooKeeper server %s gives no session: %v (is it up and serving a quorum? with TLS or a password, see --tls and --redis-password-env)", errs.ErrEnvironment, addr, s.Redact(err.Error()))
+}
+
+// speaksTLS reports whether addr answers a TLS handshake (certificates
+// unchecked): it completes, or the server answers with a TLS alert (a
+// ZooKeeper secureClientPort demands a client certificate).
+func speaksTLS(ctx context.Context, addr string) bool {
+	err := handshake(ctx, addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only asks whether the port speaks TLS
+	return err == nil || strings.Contains(err.Error(), "remote error: tls:")
 }
 
 // handshake dials addr and completes a TLS handshake with cfg within
@@ -276,13 +284,21 @@ func (s Security) zkSession(ctx context.Context, addr string) error {
 		}
 		return c, err
 	}
-	connected := make(chan struct{})
-	var once bool
+	// go-zookeeper reports StateDisconnected after a connect whose
+	// handshake failed (a server that closed the connection): no need to
+	// wait for the next attempt.
+	connected, dropped := make(chan struct{}), make(chan struct{})
+	var sawSession, sawDrop bool // the event loop's only
 	conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietZK{}),
 		zk.WithDialer(base), zk.WithEventCallback(func(ev zk.Event) {
-			if ev.Type == zk.EventSession && ev.State == zk.StateHasSession && !once {
-				once = true
+			switch {
+			case ev.Type != zk.EventSession:
+			case ev.State == zk.StateHasSession && !sawSession:
+				sawSession = true
 				close(connected)
+			case ev.State == zk.StateDisconnected && !sawSession && !sawDrop:
+				sawDrop = true
+				close(dropped)
 			}
 		}))
 	if err != nil {
@@ -293,6 +309,13 @@ func (s Security) zkSession(ctx context.Context, addr string) error {
 	defer cancel()
 	select {
 	case <-connected:
+	case <-dropped:
+		mu.Lock()
+		defer mu.Unlock()
+		if lastDial != nil {
+			return lastDial
+		}
+		return errors.New("the server closed the connection before giving a session")
 	case <-wctx.Done():
 		mu.Lock()
 		defer mu.Unlock()

@@ -42,7 +42,7 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
 	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
 	fl.BoolVar(&b.sharedKeys, "shared-keys", false, "external backend: several lockbench processes contend on these keys at once: do not refuse keys already under --key-prefix, do not delete them after the run")
-	fl.StringVar(&b.user, "redis-user", "", "ACL user of AUTH (default: Redis's default user); the process backend starts its servers with this user")
+	fl.StringVar(&b.user, "redis-user", "", "ACL user of AUTH (default: Redis's default user); the process backend starts its servers with this user; ZooKeeper (zk-*): the digest user (default lockbench)")
 	fl.StringVar(&b.passwordEnv, "redis-password-env", "", "name of the environment variable holding the Redis password (never the password itself); the process backend starts its servers requiring it")
 	fl.StringVar(&b.passwordFile, "redis-password-file", "", "file whose first line is the Redis password (instead of --redis-password-env)")
 	fl.BoolVar(&b.tls, "tls", false, "connect to Redis over TLS; the process backend starts its servers with TLS on certificates made for the run")
