@@ -23,8 +23,8 @@ const rttProbeKey = "lockbench-rtt-probe"
 // trips, as PING is for Redis), one per server in addrs, through the
 // lock's own client library: a serializable etcd Get (answered by the
 // member itself, no Raft round), a ZooKeeper exists("/") on a session of
-// its own (over TLS and logged in when sec says so). close releases the
-// clients. A client that cannot be made gives an error.
+// its own; each over TLS and logged in when sec says so. close releases
+// the clients. A client that cannot be made gives an error.
 func consensusProbes(server impl.Server, addrs []string, sec security.Security) (probes []noise.Probe, closeAll func(), err error) {
 	var closers []func()
 	closeAll = func() {
@@ -35,10 +35,10 @@ func consensusProbes(server impl.Server, addrs []string, sec security.Security) 
 	for _, addr := range addrs {
 		switch server {
 		case impl.ServerEtcd:
-			cli, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: time.Second, Logger: zap.NewNop()})
+			cli, err := clientv3.New(*sec.ApplyEtcd(&clientv3.Config{Endpoints: []string{addr}, DialTimeout: time.Second, Logger: zap.NewNop()}))
 			if err != nil {
 				closeAll()
-				return nil, nil, fmt.Errorf("round-trip probe: etcd client for %s: %w", addr, err)
+				return nil, nil, fmt.Errorf("round-trip probe: etcd client for %s: %w", addr, sec.RedactErr(err))
 			}
 			closers = append(closers, func() { cli.Close() })
 			probes = append(probes, noise.Probe{Server: addr, RoundTrip: func(ctx context.Context) error {

@@ -603,7 +603,7 @@ func (r *run) connect(ctx context.Context) error {
 		r.env.RoundTrips = roundTrips // Redis: the clients' hooks; etcd, ZooKeeper: impl.Config.RoundTrip
 	}
 	r.env.Resource = resource.New(w.Fencing)
-	r.env.Security = r.c.Security()
+	r.env.Security = r.c.Security() // etcd Lockers dial Endpoints themselves
 	c, links, nodes := r.c, r.links, r.nodes
 	switch {
 	case r.topo.Kind == cluster.RedisCluster:

@@ -175,12 +175,14 @@ type Options struct {
 	// that names the port.
 	Ports []int
 	// Security is the AUTH and TLS of every connection to a Redis server
-	// (see Security). On the process backend the servers are started to
-	// require it (the password through their standard input; TLS on
-	// certificates Start generates in Dir: leave the TLS files empty); on
-	// the external backend it is what your servers require (a Redis
-	// Cluster's nodes included). The docker backend refuses it, and so do
-	// Sentinel topologies on the process backend, for now.
+	// or etcd member (see Security). On the process backend the servers
+	// are started to require it (a redis-server gets the password on its
+	// standard input; etcd gets its users through its Auth API once its
+	// members agree on a leader; TLS on certificates Start generates in
+	// Dir: leave the TLS files empty); on the external backend it is what
+	// your servers require (a Redis Cluster's nodes included). The docker
+	// backend refuses it, and so do Sentinel topologies on the process
+	// backend, for now.
 	Security security.Security
 	// Logf receives progress lines (process starts, kills, failovers).
 	// Default nil: silent.
@@ -201,6 +203,11 @@ type Cluster struct {
 	// sentinelLink is the password of the Sentinels' link user
 	// (newSentinelLink) on the process backend with a password; "" else.
 	sentinelLink string
+
+	// etcdAuth is the auth token of the harness's etcd status calls
+	// (etcdStatusToken), "" until needed or after a member refused it.
+	etcdAuthMu sync.Mutex
+	etcdAuth   string
 
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -249,7 +256,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 		}
 		c.dir = o.Dir
 	}
-	if c.opts.Security.TLS && c.be.name() == BackendProcess && (!t.Kind.Consensus() || t.Kind == ZooKeeper) {
+	if c.opts.Security.TLS && c.be.name() == BackendProcess {
 		if err := c.opts.Security.GenerateCerts(c.dir); err != nil {
 			c.Stop()
 			return nil, err
@@ -280,7 +287,7 @@ func Start(ctx context.Context, t Topology, o Options) (*Cluster, error) {
 // without a certificate.
 func (o *Options) checkSecurity(t Topology) error {
 	s := o.Security
-	if !s.Enabled() || t.Kind == Etcd {
+	if !s.Enabled() {
 		return nil
 	}
 	if (s.CertFile == "") != (s.KeyFile == "") {
@@ -298,7 +305,7 @@ func (o *Options) checkSecurity(t Topology) error {
 }
 
 // Security returns the AUTH and TLS every client of the cluster's Redis
-// servers must use: Options.Security, with, on the process backend with
+// servers or etcd members must use: Options.Security, with, on the process backend with
 // TLS, the CA and client certificate generated for the run.
 func (c *Cluster) Security() security.Security { return c.opts.Security }
 

@@ -3,11 +3,9 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -274,7 +273,13 @@ func (c *Cluster) startConsensus(ctx context.Context) error {
 		}
 		c.opts.Logf("cluster: %s: a port was taken at start, retrying on other ports", c.topo)
 	}
-	return c.waitQuorum(ctx, ConsensusReadyTimeout)
+	if err := c.waitQuorum(ctx, ConsensusReadyTimeout); err != nil {
+		return err
+	}
+	if c.topo.Kind == Etcd && c.opts.Security.Password != "" {
+		return c.enableEtcdAuth(ctx)
+	}
+	return nil
 }
 
 // startMembers makes the member nodes with fresh folders and ports and
@@ -362,12 +367,16 @@ func (n *Node) memberCommand(port int) (string, []string, error) {
 		args = append(args, "-cp", o.ZooKeeperClasspath, zooKeeperMain, n.zooKeeperConfig())
 		return o.Java, args, nil
 	}
-	url := func(p int) string { return "http://127.0.0.1:" + strconv.Itoa(p) }
+	scheme := "http://"
+	if o.Security.TLS {
+		scheme = "https://"
+	}
+	url := func(p int) string { return scheme + "127.0.0.1:" + strconv.Itoa(p) }
 	var initial []string
 	for _, p := range n.c.nodes {
 		initial = append(initial, p.name+"="+url(p.member.peer))
 	}
-	return o.Etcd, []string{
+	return o.Etcd, append([]string{
 		"--name", n.name,
 		"--data-dir", filepath.Join(n.dir, "data"),
 		"--listen-client-urls", url(port), "--advertise-client-urls", url(port),
@@ -377,7 +386,122 @@ func (n *Node) memberCommand(port int) (string, []string, error) {
 		"--heartbeat-interval", strconv.FormatInt(EtcdHeartbeat.Milliseconds(), 10),
 		"--election-timeout", strconv.FormatInt(EtcdElectionTimeout.Milliseconds(), 10),
 		"--log-level", "warn",
-	}, nil
+	}, etcdSecurityArgs(o.Security)...), nil
+}
+
+// etcdSecurityArgs are the etcd arguments of a process-backend member
+// for sec: with TLS, client and peer TLS on the run's certificates
+// (GenerateCerts: the server certificate serves both ends of a peer
+// link), each end demanding a certificate the run's CA signed; with a
+// password, the cheapest bcrypt cost (the users' hashes live in the
+// run's folder only: a client's Authenticate then costs no CPU to speak
+// of) and a day-long simple-token TTL (a status poll or a lock client
+// idle for minutes keeps its token). The users themselves are made
+// through the Auth API (enableEtcdAuth), so the password is in no
+// argument. None for the zero value.
+func etcdSecurityArgs(sec security.Security) []string {
+	var args []string
+	if sec.TLS {
+		cert, key := sec.ServerCertFiles()
+		args = append(args,
+			"--cert-file", cert, "--key-file", key, "--trusted-ca-file", sec.CAFile, "--client-cert-auth",
+			"--peer-cert-file", cert, "--peer-key-file", key, "--peer-trusted-ca-file", sec.CAFile, "--peer-client-cert-auth")
+	}
+	if sec.Password != "" {
+		args = append(args, "--bcrypt-cost", "4", "--auth-token-ttl", "86400")
+	}
+	return args
+}
+
+// etcdRunRole is the role enableEtcdAuth gives the run's user (when it
+// is not root): read and write on every key.
+const etcdRunRole = "lockbench"
+
+// enableEtcdAuth turns authentication on in a process-backend etcd
+// cluster that Security asks a password of: it adds user root (etcd
+// requires it, with role root, before AuthEnable) and, when Security
+// names another user, that user with role etcdRunRole, both with the
+// password, through the Auth API (the password crosses the client
+// connection only; etcd stores its bcrypt hash), then enables auth.
+func (c *Cluster) enableEtcdAuth(ctx context.Context) error {
+	sec := c.opts.Security
+	var noAuth security.Security = sec
+	noAuth.Username, noAuth.Password = "", ""
+	cli, err := clientv3.New(*noAuth.ApplyEtcd(&clientv3.Config{Endpoints: c.Addrs(), DialTimeout: ReadyTimeout, Logger: zap.NewNop(), Context: ctx}))
+	if err != nil {
+		return fmt.Errorf("cluster: etcd client to enable auth: %w", sec.RedactErr(err))
+	}
+	defer cli.Close()
+	actx, cancel := context.WithTimeout(ctx, ConsensusReadyTimeout)
+	defer cancel()
+	steps := []func() error{
+		func() error { _, err := cli.RoleAdd(actx, "root"); return err },
+		func() error { _, err := cli.UserAdd(actx, security.EtcdRoot, sec.Password); return err },
+		func() error { _, err := cli.UserGrantRole(actx, security.EtcdRoot, "root"); return err },
+	}
+	if u := sec.EtcdUser(); u != security.EtcdRoot {
+		steps = append(steps,
+			func() error { _, err := cli.RoleAdd(actx, etcdRunRole); return err },
+			func() error {
+				// "\x00" to "\x00": every key.
+				_, err := cli.RoleGrantPermission(actx, etcdRunRole, "\x00", "\x00", clientv3.PermissionType(clientv3.PermReadWrite))
+				return err
+			},
+			func() error { _, err := cli.UserAdd(actx, u, sec.Password); return err },
+			func() error { _, err := cli.UserGrantRole(actx, u, etcdRunRole); return err },
+		)
+	}
+	steps = append(steps, func() error { _, err := cli.AuthEnable(actx); return err })
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return fmt.Errorf("%w: cluster: enable etcd auth: %v", ErrEnvironment, sec.RedactErr(err))
+		}
+	}
+	return nil
+}
+
+// etcdStatusToken returns the auth token of the harness's status calls
+// (statuses): "" without a password; else the cached one, or a fresh one
+// from Authenticate (which needs a quorum: when it fails, "" and the
+// error). dropEtcdToken forgets it after a member refused it (a
+// restarted member has lost the tokens it knew).
+func (c *Cluster) etcdStatusToken(ctx context.Context, addrs []string) (string, error) {
+	sec := c.opts.Security
+	if sec.Password == "" {
+		return "", nil
+	}
+	c.etcdAuthMu.Lock()
+	defer c.etcdAuthMu.Unlock()
+	if c.etcdAuth != "" {
+		return c.etcdAuth, nil
+	}
+	noAuth := sec
+	noAuth.Username, noAuth.Password = "", ""
+	cli, err := clientv3.New(*noAuth.ApplyEtcd(&clientv3.Config{Endpoints: addrs, DialTimeout: consensusTimeout, Logger: zap.NewNop(), Context: ctx}))
+	if err != nil {
+		return "", sec.RedactErr(err)
+	}
+	defer cli.Close()
+	actx, cancel := context.WithTimeout(ctx, 2*consensusTimeout)
+	defer cancel()
+	resp, err := cli.Authenticate(actx, sec.EtcdUser(), sec.Password)
+	if errors.Is(err, rpctypes.ErrAuthNotEnabled) {
+		return "", nil // at Start, before enableEtcdAuth: none needed
+	}
+	if err != nil {
+		return "", sec.RedactErr(err)
+	}
+	c.etcdAuth = resp.Token
+	return c.etcdAuth, nil
+}
+
+// dropEtcdToken forgets the status calls' token tok (see etcdStatusToken).
+func (c *Cluster) dropEtcdToken(tok string) {
+	c.etcdAuthMu.Lock()
+	if c.etcdAuth == tok {
+		c.etcdAuth = ""
+	}
+	c.etcdAuthMu.Unlock()
 }
 
 // zooKeeperConfig is the path of a ZooKeeper server's zoo.cfg.
@@ -448,24 +572,7 @@ func (n *Node) memberUp(ctx context.Context, addr string, timeout time.Duration)
 		}
 		return "", fmt.Errorf("ruok: no imok from %s", addr)
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+addr+"/version", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Server string `json:"etcdserver"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || v.Server == "" {
-		return "", fmt.Errorf("GET /version on %s: not etcd (%v)", addr, err)
-	}
-	return v.Server, nil
+	return n.c.opts.Security.EtcdVersion(ctx, addr, timeout)
 }
 
 // consensusTimeout bounds each member status call of Leader and
@@ -524,18 +631,32 @@ func (c *Cluster) statuses(ctx context.Context) ([]memberStatus, error) {
 	for i, n := range nodes {
 		addrs[i] = n.Addr()
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: addrs, DialTimeout: consensusTimeout, Logger: zap.NewNop(), Context: ctx})
+	// With a password, the calls carry a token (etcd asks one of
+	// Status with auth on) got once: Authenticate needs a quorum, which a
+	// fault may have taken away.
+	for i, n := range nodes {
+		out[i].node = n
+	}
+	tok, err := c.etcdStatusToken(ctx, addrs)
+	if err != nil {
+		return out, nil // no member can be asked: none says it leads
+	}
+	noAuth := c.opts.Security
+	noAuth.Username, noAuth.Password = "", ""
+	cli, err := clientv3.New(*noAuth.ApplyEtcd(&clientv3.Config{Endpoints: addrs, DialTimeout: consensusTimeout, Logger: zap.NewNop(), Context: ctx, Token: tok}))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: etcd client: %w", err)
 	}
 	defer cli.Close()
 	var wg sync.WaitGroup
-	for i, n := range nodes {
-		out[i].node = n
+	for i := range nodes {
 		wg.Go(func() {
 			sctx, cancel := context.WithTimeout(ctx, consensusTimeout)
 			defer cancel()
 			st, err := cli.Status(sctx, addrs[i])
+			if err != nil && tok != "" && (errors.Is(err, rpctypes.ErrInvalidAuthToken) || errors.Is(err, rpctypes.ErrUserEmpty)) {
+				c.dropEtcdToken(tok)
+			}
 			if err != nil || st.Header == nil {
 				return
 			}
@@ -661,11 +782,14 @@ func (c *Cluster) startExternalConsensus(ctx context.Context) error {
 					return fmt.Errorf("cluster: external backend: %w", err)
 				}
 			}
-		} else {
-			_, err = n.memberUp(ctx, n.Addr(), ReadyTimeout)
+		} else if _, err = n.memberUp(ctx, n.Addr(), ReadyTimeout); err != nil {
+			// A certificate or TLS-versus-plain refusal, named with its fix.
+			if e := c.opts.Security.ExplainEtcd(a, err); errors.Is(e, ErrEnvironment) {
+				return fmt.Errorf("cluster: external: %w", e)
+			}
 		}
 		if err != nil {
-			return fmt.Errorf("%w: cluster: external %s server %s does not answer: %v (is it up and reachable from here?)", ErrEnvironment, k, a, err)
+			return fmt.Errorf("%w: cluster: external %s server %s does not answer: %v (is it up and reachable from here?)", ErrEnvironment, k, a, c.opts.Security.Redact(err.Error()))
 		}
 		c.nodes = append(c.nodes, n)
 	}

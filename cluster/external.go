@@ -138,7 +138,7 @@ func (c *Cluster) startExternal(ctx context.Context) error {
 			if e := c.opts.Security.Explain(addr, err); errors.Is(e, ErrEnvironment) {
 				return nil, fmt.Errorf("cluster: external %s: %w", name, e)
 			}
-			return nil, fmt.Errorf("%w: cluster: external %s at %s does not answer PING: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", ErrEnvironment, name, addr, c.opts.Security.Redact(err.Error()))
+			return nil, fmt.Errorf("%w: cluster: external %s at %s does not answer PING: %v (is it up and reachable from here? with a password or TLS, see --password-env and --tls)", ErrEnvironment, name, addr, c.opts.Security.Redact(err.Error()))
 		}
 		n.version = info["redis_version"]
 		return n, nil

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,7 +31,8 @@ import (
 // answers and holds o.Image (dockerd.CheckImage: exit 3, lockbench never
 // pulls); on the process backend that redis-server can be found
 // (cluster.CheckRedisServer: exit 3); on the
-// external backend, every server of o.External.Addrs, as CheckExternal
+// external backend, every etcd endpoint of an etcd strategy
+// (checkExternalEtcd), every server of o.External.Addrs, as CheckExternal
 // checks them for the fault features need (prefix "" is "lb:"), every
 // Sentinel of o.External.SentinelAddrs as CheckSentinels does, and every
 // node of the Redis Cluster of o.External.ClusterAddrs as well (its fault
@@ -62,6 +64,9 @@ func CheckBackend(ctx context.Context, o cluster.Options, prefix string, consens
 			}
 			break
 		}
+	}
+	if err := checkExternalEtcd(ctx, o, prefix, consensus); err != nil {
+		return err
 	}
 	if err := CheckExternal(ctx, o.External.Addrs, prefix, need, o.External.SharedKeys, o.Security); err != nil {
 		return err
@@ -99,6 +104,23 @@ func CheckSentinels(ctx context.Context, addrs []string, master string, sec secu
 			return fmt.Errorf("%w: external: Sentinel %s monitors no primary named %q: give the name it monitors in --master-name", errs.ErrUsage, a, master)
 		case err != nil:
 			return fmt.Errorf("--sentinel-addrs: %w", sec.Unreachable(a, "SENTINEL GET-MASTER-ADDR-BY-NAME (is it a Sentinel?)", err))
+		}
+	}
+	return nil
+}
+
+// checkExternalEtcd checks, when consensus holds an etcd topology, that
+// every endpoint of o.External.EtcdEndpoints accepts o.Security before
+// any run (security.Security.ProbeEtcd: TLS, the user and password, read
+// access under prefix): a refusal is one line naming the endpoint and
+// the fix, wrapping errs.ErrEnvironment.
+func checkExternalEtcd(ctx context.Context, o cluster.Options, prefix string, consensus []cluster.Topology) error {
+	if !slices.ContainsFunc(consensus, func(t cluster.Topology) bool { return t.Kind == cluster.Etcd }) {
+		return nil
+	}
+	for _, e := range o.External.EtcdEndpoints {
+		if _, err := o.Security.ProbeEtcd(ctx, e, prefix); err != nil {
+			return fmt.Errorf("external: %w", err)
 		}
 	}
 	return nil

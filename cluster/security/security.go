@@ -1,8 +1,9 @@
 // Package security is how lockbench authenticates to Redis servers and
-// encrypts its connections to them (Security: an ACL user and password,
-// TLS), how an adapter process receives it (Environ, SecurityFromEnv), how
-// a password is read (ReadPassword), and the one-line explanation of a
-// connection refused for it (Security.Explain). The servers lockbench
+// etcd members and encrypts its connections to them (Security: a user and
+// password, TLS; Apply* for each client library), how an adapter process
+// receives it (Environ, FromEnv), how a password is read (ReadPassword),
+// and the one-line explanation of a connection refused for it
+// (Security.Explain, Security.ExplainEtcd, Security.ProbeEtcd). The servers lockbench
 // starts get their side of it from the same value (ServerAuthConfig,
 // ServerTLSArgs, GenerateCerts). Both the cluster and the strategies use
 // it; it never prints the password.
@@ -34,9 +35,10 @@ import (
 	"github.com/lockbench/lockbench/internal/errs"
 )
 
-// Security is how lockbench authenticates to Redis servers and encrypts
-// its connections to them: an ACL user and password (AUTH), and TLS with a
-// CA, a client certificate and key, and a server name. The zero value is
+// Security is how lockbench authenticates to Redis servers and etcd
+// members and encrypts its connections to them: a user and password
+// (Redis's AUTH, etcd's Authenticate: see EtcdUser), and TLS with a CA, a
+// client certificate and key, and a server name. The zero value is
 // a plain, unauthenticated connection, as before.
 //
 // The password is a secret: lockbench reads it from an environment
@@ -52,11 +54,11 @@ type Security struct {
 	// Password is the user's password; "" sends no AUTH.
 	Password string
 	// PasswordFlag is where the password came from as lockbench's flags
-	// say it (e.g. "--redis-password-env LB_PW"), for a reproduce
+	// say it (e.g. "--password-env LB_PW"), for a reproduce
 	// command; never the password.
 	PasswordFlag string
-	// TLS turns TLS on for every connection to a Redis server or
-	// Sentinel. On the process backend the servers listen with TLS only
+	// TLS turns TLS on for every connection to a Redis server,
+	// Sentinel or etcd member (etcd: see cluster's process backend). On the process backend the servers listen with TLS only
 	// (--tls-port, --port 0) on certificates generated for the run, and
 	// CAFile, CertFile and KeyFile must be empty (they are filled by
 	// Start: see Cluster.Security).
@@ -281,26 +283,26 @@ func (e redactedError) Unwrap() error { return e.err }
 func ReadPassword(env, file string) (string, error) {
 	switch {
 	case env != "" && file != "":
-		return "", errors.New("give the password in one place: --redis-password-env or --redis-password-file, not both")
+		return "", errors.New("give the password in one place: --password-env or --password-file, not both")
 	case env != "":
 		v, ok := os.LookupEnv(env)
 		if !ok || v == "" {
-			return "", fmt.Errorf("--redis-password-env %s: the environment variable %s is not set or empty (export it, or give --redis-password-file)", env, env)
+			return "", fmt.Errorf("--password-env %s: the environment variable %s is not set or empty (export it, or give --password-file)", env, env)
 		}
 		return v, nil
 	case file != "":
 		f, err := os.Open(file)
 		if err != nil {
-			return "", fmt.Errorf("--redis-password-file: %v (give a readable file holding the password on its first line)", err)
+			return "", fmt.Errorf("--password-file: %v (give a readable file holding the password on its first line)", err)
 		}
 		defer f.Close()
 		line, err := bufio.NewReader(f).ReadString('\n')
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			if err == nil || errors.Is(err, io.EOF) {
-				return "", fmt.Errorf("--redis-password-file %s: the first line is empty (write the password on it)", file)
+				return "", fmt.Errorf("--password-file %s: the first line is empty (write the password on it)", file)
 			}
-			return "", fmt.Errorf("--redis-password-file %s: %v", file, err)
+			return "", fmt.Errorf("--password-file %s: %v", file, err)
 		}
 		return line, nil
 	}
@@ -390,6 +392,16 @@ func (s Security) MigrateAuth() []any {
 		return []any{"AUTH2", s.Username, s.Password}
 	}
 	return []any{"AUTH", s.Password}
+}
+
+// ServerCertFiles returns the server certificate and key (PEM) that
+// GenerateCerts writes beside the client's, for the servers of a
+// process-backend run; "" without a CA file.
+func (s Security) ServerCertFiles() (cert, key string) {
+	if s.CAFile == "" {
+		return "", ""
+	}
+	return s.serverCert(), s.serverKey()
 }
 
 // serverCert and serverKey are the server's certificate and key that
@@ -488,11 +500,11 @@ func (s Security) Explain(addr string, err error) error {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
-		return fmt.Errorf("%w: %s refuses the password (WRONGPASS): check --redis-user and the password in --redis-password-env/--redis-password-file", errs.ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s refuses the password (WRONGPASS): check --user and the password in --password-env/--password-file", errs.ErrEnvironment, addr)
 	case strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "Authentication required"):
-		return fmt.Errorf("%w: %s requires a password (NOAUTH): give it with --redis-password-env or --redis-password-file (and --redis-user for an ACL user)", errs.ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s requires a password (NOAUTH): give it with --password-env or --password-file (and --user for an ACL user)", errs.ErrEnvironment, addr)
 	case strings.Contains(msg, "without any password configured") || strings.Contains(msg, "AUTH <password> called without"):
-		return fmt.Errorf("%w: %s has no password set but one was given: drop --redis-password-env/--redis-password-file, or set requirepass on the server", errs.ErrEnvironment, addr)
+		return fmt.Errorf("%w: %s has no password set but one was given: drop --password-env/--password-file, or set requirepass on the server", errs.ErrEnvironment, addr)
 	case errors.As(err, &unknownAuth) || strings.Contains(msg, "certificate signed by unknown authority"):
 		return fmt.Errorf("%w: %s presents a certificate not signed by a trusted CA: give the CA's certificate in --tls-ca", errs.ErrEnvironment, addr)
 	case errors.As(err, &hostErr) || strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "doesn't contain any IP SANs"):
@@ -555,5 +567,5 @@ func (s Security) Unreachable(addr, cmd string, err error) error {
 	if e := s.Explain(addr, err); errors.Is(e, errs.ErrEnvironment) {
 		return fmt.Errorf("cluster: external server: %w", e)
 	}
-	return fmt.Errorf("%w: cluster: external server %s does not answer %s: %v (is it up and reachable from here? with a password or TLS, see --redis-password-env and --tls)", errs.ErrEnvironment, addr, cmd, s.Redact(err.Error()))
+	return fmt.Errorf("%w: cluster: external server %s does not answer %s: %v (is it up and reachable from here? with a password or TLS, see --password-env and --tls)", errs.ErrEnvironment, addr, cmd, s.Redact(err.Error()))
 }

@@ -53,7 +53,7 @@ func TestReadPassword(t *testing.T) {
 		{"LB_TEST_PW", f, "", "not both"},
 		{"LB_TEST_UNSET", "", "", "LB_TEST_UNSET"},
 		{"", empty, "", "first line is empty"},
-		{"", filepath.Join(dir, "missing"), "", "--redis-password-file"},
+		{"", filepath.Join(dir, "missing"), "", "--password-file"},
 	} {
 		got, err := ReadPassword(tc.env, tc.file)
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {

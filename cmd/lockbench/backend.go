@@ -25,9 +25,11 @@ type backendFlags struct {
 	allowDestructive, sharedKeys          bool
 	// AUTH and TLS (security.Security): the password only through the
 	// name of a variable or a file.
-	user, passwordEnv, passwordFile       string
-	tls                                   bool
-	tlsCA, tlsCert, tlsKey, tlsServerName string
+	user, passwordEnv, passwordFile string
+	// The older, Redis-only names of user, passwordEnv and passwordFile.
+	redisUser, redisPasswordEnv, redisPasswordFile string
+	tls                                            bool
+	tlsCA, tlsCert, tlsKey, tlsServerName          string
 }
 
 // add registers the flags on fl.
@@ -42,10 +44,14 @@ func (b *backendFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&b.masterName, "master-name", cluster.DefaultMasterName, "external backend: the name the Sentinels monitor the primary under")
 	fl.BoolVar(&b.allowDestructive, "allow-destructive", false, "external backend: allow faults through Redis commands (DEBUG SLEEP, CLIENT PAUSE, REPLICAOF NO ONE) on your servers")
 	fl.BoolVar(&b.sharedKeys, "shared-keys", false, "external backend: several lockbench processes contend on these keys at once: do not refuse keys already under --key-prefix, do not delete them after the run")
-	fl.StringVar(&b.user, "redis-user", "", "ACL user of AUTH (default: Redis's default user); the process backend starts its servers with this user; ZooKeeper (zk-*): the digest user (default lockbench)")
-	fl.StringVar(&b.passwordEnv, "redis-password-env", "", "name of the environment variable holding the Redis password (never the password itself); the process backend starts its servers requiring it")
-	fl.StringVar(&b.passwordFile, "redis-password-file", "", "file whose first line is the Redis password (instead of --redis-password-env)")
-	fl.BoolVar(&b.tls, "tls", false, "connect to Redis over TLS; the process backend starts its servers with TLS on certificates made for the run")
+	fl.StringVar(&b.user, "user", "", "user to log in as (Redis: an ACL user, default Redis's default user; etcd: default root; ZooKeeper: the digest user, default lockbench); the process backend starts its servers with this user")
+	fl.StringVar(&b.passwordEnv, "password-env", "", "name of the environment variable holding the servers' password (never the password itself); the process backend starts its servers requiring it")
+	fl.StringVar(&b.passwordFile, "password-file", "", "file whose first line is the servers' password (instead of --password-env)")
+	// The names these flags had when they were for Redis alone.
+	fl.StringVar(&b.redisUser, "redis-user", "", "older name of --user")
+	fl.StringVar(&b.redisPasswordEnv, "redis-password-env", "", "older name of --password-env")
+	fl.StringVar(&b.redisPasswordFile, "redis-password-file", "", "older name of --password-file")
+	fl.BoolVar(&b.tls, "tls", false, "connect to the servers (Redis, Sentinel, etcd, ZooKeeper) over TLS; the process backend starts its servers with TLS on certificates made for the run")
 	fl.StringVar(&b.tlsCA, "tls-ca", "", "external backend with --tls: PEM file of the CA the servers' certificates chain to (default: the system's roots)")
 	fl.StringVar(&b.tlsCert, "tls-cert", "", "external backend with --tls: client certificate (PEM), with --tls-key")
 	fl.StringVar(&b.tlsKey, "tls-key", "", "external backend with --tls: the client certificate's key (PEM)")
@@ -129,19 +135,36 @@ func (b *backendFlags) security(name string) (security.Security, error) {
 	if (b.tlsCert == "") != (b.tlsKey == "") {
 		return security.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)
 	}
+	for _, alias := range []struct {
+		v          *string
+		old, name  string
+		oldV, newN string
+	}{
+		{&b.user, "--redis-user", "--user", b.redisUser, b.user},
+		{&b.passwordEnv, "--redis-password-env", "--password-env", b.redisPasswordEnv, b.passwordEnv},
+		{&b.passwordFile, "--redis-password-file", "--password-file", b.redisPasswordFile, b.passwordFile},
+	} {
+		if alias.oldV == "" {
+			continue
+		}
+		if alias.newN != "" && alias.newN != alias.oldV {
+			return security.Security{}, fmt.Errorf("%w: %s and %s are the same flag (%s is its older name): give one", errs.ErrUsage, alias.name, alias.old, alias.old)
+		}
+		*alias.v = alias.oldV
+	}
 	pw, err := security.ReadPassword(b.passwordEnv, b.passwordFile)
 	if err != nil {
 		return security.Security{}, fmt.Errorf("%w: %v", errs.ErrUsage, err)
 	}
 	if b.user != "" && pw == "" {
-		return security.Security{}, fmt.Errorf("%w: --redis-user %s needs a password: give --redis-password-env or --redis-password-file", errs.ErrUsage, b.user)
+		return security.Security{}, fmt.Errorf("%w: --user %s needs a password: give --password-env or --password-file", errs.ErrUsage, b.user)
 	}
 	sec := security.Security{Username: b.user, Password: pw, TLS: b.tls, CAFile: b.tlsCA, CertFile: b.tlsCert, KeyFile: b.tlsKey, ServerName: b.tlsServerName}
 	switch {
 	case b.passwordEnv != "":
-		sec.PasswordFlag = "--redis-password-env " + quote(b.passwordEnv)
+		sec.PasswordFlag = "--password-env " + quote(b.passwordEnv)
 	case b.passwordFile != "":
-		sec.PasswordFlag = "--redis-password-file " + quote(b.passwordFile)
+		sec.PasswordFlag = "--password-file " + quote(b.passwordFile)
 	}
 	if !sec.Enabled() {
 		return sec, nil
@@ -162,7 +185,7 @@ func (b *backendFlags) security(name string) (security.Security, error) {
 func securityArgs(s security.Security) string {
 	var b strings.Builder
 	if s.Username != "" {
-		fmt.Fprintf(&b, " --redis-user %s", quote(s.Username))
+		fmt.Fprintf(&b, " --user %s", quote(s.Username))
 	}
 	if s.PasswordFlag != "" {
 		b.WriteString(" " + s.PasswordFlag)

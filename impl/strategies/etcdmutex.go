@@ -80,7 +80,8 @@ type etcdLocker struct {
 	sess *concurrency.Session // nil until the first Acquire, or after it ended
 }
 
-// newEtcdLocker dials cfg.Endpoints with an etcd client v3 (no endpoint
+// newEtcdLocker dials cfg.Endpoints with an etcd client v3 with
+// cfg.Security's user, password and TLS (no endpoint
 // sync from the cluster: the endpoints stay those given, proxies
 // included; every write goes through dialHooked, so cfg.Hook at
 // PointRenew can stop the client's keep-alives). The session is made at
@@ -97,15 +98,15 @@ func newEtcdLocker(name string, cfg impl.Config, fenced bool) (*etcdLocker, erro
 	dial := func(dctx context.Context, addr string) (net.Conn, error) {
 		return dialHooked(dctx, ctx, hook, addr, time.Second)
 	}
-	cli, err := clientv3.New(clientv3.Config{
+	cli, err := clientv3.New(*cfg.Security.ApplyEtcd(&clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: time.Second,
 		Logger:      zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial), grpc.WithChainUnaryInterceptor(countRoundTrips(cfg.RoundTrip))},
-	})
+	}))
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("%s: etcd client: %w", name, err)
+		return nil, fmt.Errorf("%s: etcd client: %w", name, cfg.Security.RedactErr(err))
 	}
 	return &etcdLocker{name: name, cfg: cfg, fenced: fenced, ttl: int(etcdLeaseTTL(cfg.TTL) / time.Second), cli: cli, ctx: ctx, cancel: cancel}, nil
 }
