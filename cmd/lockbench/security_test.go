@@ -85,7 +85,7 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 				t.Errorf("results.json holds no struck window (%q)", tc.struck)
 			}
 			if !strings.Contains(string(b), "password-env LB_TEST_PW") || !strings.Contains(string(b), "--tls") {
-				t.Errorf("results.json's reproduce command does not name --redis-password-env LB_TEST_PW and --tls")
+				t.Errorf("results.json's reproduce command does not name the password variable LB_TEST_PW and --tls")
 			}
 		})
 	}
