@@ -28,7 +28,7 @@ import (
 // through crypto/tls (ZKDialer) to a server's secureClientPort.
 
 // ZKDefaultUser is the digest user lockbench authenticates as on
-// ZooKeeper when a password is given without --redis-user.
+// ZooKeeper when a password is given without --user.
 const ZKDefaultUser = "lockbench"
 
 // ZKUser returns the digest user of s on ZooKeeper: Username, or
@@ -172,7 +172,7 @@ func (s Security) ExplainZK(addr string, err error) error {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.Is(err, zk.ErrAuthFailed):
-		return fmt.Errorf("%w: ZooKeeper server %s refuses the digest login as %s: check --redis-user and the password (and that the server's digest authentication provider is on)", errs.ErrEnvironment, addr, s.ZKUser())
+		return fmt.Errorf("%w: ZooKeeper server %s refuses the digest login as %s: check --user and the password (and that the server's digest authentication provider is on)", errs.ErrEnvironment, addr, s.ZKUser())
 	case errors.As(err, &unknownAuth) || strings.Contains(msg, "certificate signed by unknown authority"):
 		return fmt.Errorf("%w: ZooKeeper server %s presents a certificate not signed by a trusted CA: give the CA's certificate in --tls-ca", errs.ErrEnvironment, addr)
 	case errors.As(err, &hostErr) || strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "doesn't contain any IP SANs"):
@@ -236,7 +236,7 @@ func (s Security) ProbeZK(ctx context.Context, addr string) error {
 	if !s.TLS && speaksTLS(ctx, addr) {
 		return fmt.Errorf("%w: ZooKeeper server %s speaks TLS (a secureClientPort): add --tls (with --tls-ca, and --tls-cert/--tls-key for the client certificate it demands), or give its plain clientPort", errs.ErrEnvironment, addr)
 	}
-	return fmt.Errorf("%w: ZooKeeper server %s gives no session: %v (is it up and serving a quorum? with TLS or a password, see --tls and --redis-password-env)", errs.ErrEnvironment, addr, s.Redact(err.Error()))
+	return fmt.Errorf("%w: ZooKeeper server %s gives no session: %v (is it up and serving a quorum? with TLS or a password, see --tls and --password-env)", errs.ErrEnvironment, addr, s.Redact(err.Error()))
 }
 
 // speaksTLS reports whether addr answers a TLS handshake (certificates
@@ -377,7 +377,7 @@ func (s Security) CheckZKKeys(ctx context.Context, addr, prefix string) error {
 				continue
 			}
 			if _, _, err := conn.Children("/" + c); errors.Is(err, zk.ErrNoAuth) {
-				res <- fmt.Errorf("%w: ZooKeeper server %s refuses the znode /%s to %s (NoAuth: its ACL names another digest identity, left by an earlier run): check --redis-user and the password (--redis-password-env/--redis-password-file), or delete /%s as its owner, or use another --key-prefix", errs.ErrEnvironment, addr, c, s.zkIdentity(), c)
+				res <- fmt.Errorf("%w: ZooKeeper server %s refuses the znode /%s to %s (NoAuth: its ACL names another digest identity, left by an earlier run): check --user and the password (--password-env/--password-file), or delete /%s as its owner, or use another --key-prefix", errs.ErrEnvironment, addr, c, s.zkIdentity(), c)
 				return
 			} else if err != nil && !errors.Is(err, zk.ErrNoNode) {
 				res <- err
