@@ -52,7 +52,7 @@ func assertNoSecret(t *testing.T, dir, text string) {
 // names the variable, not the value.
 func TestSecurityProcessBackendRun(t *testing.T) {
 	env := []string{"LB_TEST_PW=" + plantedSecret}
-	// redlock (5 servers) passes too (docs/deployments.md), but 20 TLS
+	// redlock (5 servers) passes too (docs/backends.md, AUTH and TLS), but 20 TLS
 	// connections at a per-node timeout of TTL/10 are at the mercy of a
 	// busy machine, so the test runs the one-server lock.
 	for _, tc := range []struct{ strategy, scenario, struck string }{
