@@ -73,7 +73,11 @@ func TestSecurityProcessBackendRun(t *testing.T) {
 			code, text := run(t, env, "run", "--strategy", tc.strategy, "--scenario", tc.scenario, "--backend", "process",
 				"--tls", "--redis-user", "app", "--redis-password-env", "LB_TEST_PW",
 				"--ttl", "1s", "--duration", "1200ms", "--clients", "4", "--out", out)
-			if code != 0 {
+			// Exit 4 (inconclusive: a 1.2 s run at TTL 1 s can fall
+			// short of chances to overlap, as cancel's did once) still
+			// went through TLS and AUTH end to end: what this test is
+			// about is checked below. A violation (1) or a refusal fails.
+			if code != 0 && code != 4 {
 				t.Fatalf("exit %d:\n%s", code, text)
 			}
 			assertNoSecret(t, out, text)
