@@ -27,7 +27,7 @@ perf: deps build
 # (docker, chromium, hundreds of redis-servers) slowed a restart from ~40 ms
 # to ~370 ms and made canaries miss. On 2 cores it costs little wall time.
 test: deps-test vet
-	@echo "test: go test ./..., one package at a time (about 7 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
+	@echo "test: go test ./..., one package at a time (about 11 minutes on 2 cores; the first run also compiles every test binary, a minute or two more)" >&2
 	GO=$(GO) ./scripts/gotest.sh -p 1 -count=1 -timeout 9m ./...
 	cd adapters/redsync-v4.11 && GO=$(GO) ../../scripts/gotest.sh -count=1 ./... # a module of its own
 	cd examples/locktest && GO=$(GO) ../../scripts/gotest.sh -count=1 -short ./... # locktest's example module: a team's lock in its own go test

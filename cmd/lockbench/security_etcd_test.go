@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,21 +76,8 @@ func TestSecurityEtcdExternalRefusals(t *testing.T) {
 		{"TLS with CA and client certificate", append([]string{"--etcd-endpoints", s, "--user", "app", "--password-env", "LB_TEST_PW", "--tls"}, files...), 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
-			if code != tc.code || !strings.Contains(text, tc.want) {
-				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
-			}
-			if strings.Contains(text, plantedSecret) {
-				t.Errorf("output holds the planted password")
-			}
+			out, text := runRefusal(t, env, slices.Concat(base, tc.args), tc.code, tc.want)
 			if tc.code != 0 {
-				if _, err := os.Stat(out); err == nil {
-					t.Errorf("a refused run made its --out")
-				}
-				if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
-					t.Errorf("refusal spans %d lines: %q", lines+1, text)
-				}
 				if !strings.Contains(text, tc.args[1]) {
 					t.Errorf("refusal %q does not name the endpoint %s", text, tc.args[1])
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,21 +137,8 @@ func TestSecurityExternalRefusals(t *testing.T) {
 			"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
-			if code != tc.code || !strings.Contains(text, tc.want) {
-				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
-			}
-			if strings.Contains(text, plantedSecret) {
-				t.Errorf("output holds the planted password")
-			}
+			out, text := runRefusal(t, env, slices.Concat(base, tc.args), tc.code, tc.want)
 			if tc.code != 0 {
-				if _, err := os.Stat(out); err == nil {
-					t.Errorf("a refused run made its --out")
-				}
-				if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
-					t.Errorf("refusal spans %d lines: %q", lines+1, text)
-				}
 				return
 			}
 			assertNoSecret(t, out, text)
@@ -197,21 +185,8 @@ func TestSecurityExternalClusterRefusals(t *testing.T) {
 			"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
-			if code != tc.code || !strings.Contains(text, tc.want) {
-				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
-			}
-			if strings.Contains(text, plantedSecret) {
-				t.Errorf("output holds the planted password")
-			}
+			out, text := runRefusal(t, env, slices.Concat(base, tc.args), tc.code, tc.want)
 			if tc.code != 0 {
-				if _, err := os.Stat(out); err == nil {
-					t.Errorf("a refused run made its --out")
-				}
-				if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
-					t.Errorf("refusal spans %d lines: %q", lines+1, text)
-				}
 				for _, a := range strings.Split(tc.args[1], ",") {
 					if strings.Contains(text, a) {
 						return
@@ -298,28 +273,40 @@ func TestSecurityExternalSentinelRefusals(t *testing.T) {
 		{"TLS Sentinels with CA and client certificate", args(tlsC.Addrs()[0], tlsC.SentinelAddrs(), tlsFlags...), 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			code, text := run(t, env, append(append(base, tc.args...), "--out", out)...)
-			if code != tc.code || !strings.Contains(text, tc.want) {
-				t.Fatalf("exit %d, output %q; want exit %d and %q", code, text, tc.code, tc.want)
-			}
-			if strings.Contains(text, plantedSecret) {
-				t.Errorf("output holds the planted password")
-			}
-			t.Logf("exit %d: %s", code, strings.TrimSpace(text))
+			out, text := runRefusal(t, env, slices.Concat(base, tc.args), tc.code, tc.want)
+			t.Logf("exit %d: %s", tc.code, strings.TrimSpace(text))
 			if tc.code == 0 {
 				assertNoSecret(t, out, text)
 				return
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Errorf("a refused run made its --out")
-			}
-			if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
-				t.Errorf("refusal spans %d lines: %q", lines+1, text)
 			}
 			if !strings.Contains(text, tc.sentinel) {
 				t.Errorf("refusal %q does not name the Sentinel %s", text, tc.sentinel)
 			}
 		})
 	}
+}
+
+// runRefusal runs lockbench with args and --out in a fresh folder, and
+// checks that it exits with code and says want, never the planted
+// password; a refusal (code not 0) must be one line and leave no --out.
+// It returns the output folder and lockbench's output.
+func runRefusal(t *testing.T, env, args []string, code int, want string) (out, text string) {
+	t.Helper()
+	out = filepath.Join(t.TempDir(), "out")
+	got, text := run(t, env, slices.Concat(args, []string{"--out", out})...)
+	if got != code || !strings.Contains(text, want) {
+		t.Fatalf("exit %d, output %q; want exit %d and %q", got, text, code, want)
+	}
+	if strings.Contains(text, plantedSecret) {
+		t.Errorf("output holds the planted password")
+	}
+	if code != 0 {
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a refused run made its --out")
+		}
+		if lines := strings.Count(strings.TrimSpace(text), "\n"); lines > 0 {
+			t.Errorf("refusal spans %d lines: %q", lines+1, text)
+		}
+	}
+	return out, text
 }
