@@ -79,15 +79,32 @@ func (d Dialer) Options(addr string) *redis.Options {
 	return d.Security.Apply(o)
 }
 
-// Nodes returns one client per address.
+// Nodes returns one client per address. With TLS each client has made
+// its first connection (a PING, which no count includes) before it
+// returns, all nodes at once, waiting at most the larger of Timeout and
+// 2 s: a TLS handshake and AUTH cost ~20 ms on 2 busy cores, so a cold
+// client's first acquire of a quorum lock, whose per-node timeout is a
+// tenth of a 100 ms TTL, timed out on most nodes (redlock: 98% of
+// acquires unknown in the ci cells over TLS), which says nothing of the
+// lock. Errors are the run's to meet: the first command dials again.
 func (d Dialer) Nodes(addrs []string) []redis.UniversalClient {
 	out := make([]redis.UniversalClient, len(addrs))
 	for i, a := range addrs {
-		c := redis.NewClient(d.Options(a))
-		if d.Cmds != nil || d.Rounds != nil {
+		out[i] = redis.NewClient(d.Options(a))
+	}
+	if d.Security.TLS {
+		ctx, cancel := context.WithTimeout(context.Background(), max(d.Timeout, clusterWarmUp))
+		var wg sync.WaitGroup
+		for _, c := range out {
+			wg.Go(func() { _ = c.Ping(ctx).Err() })
+		}
+		wg.Wait()
+		cancel()
+	}
+	if d.Cmds != nil || d.Rounds != nil {
+		for _, c := range out {
 			c.AddHook(countHook{N: d.Cmds, Rounds: d.Rounds})
 		}
-		out[i] = c
 	}
 	return out
 }
