@@ -89,7 +89,9 @@ type cancels struct {
 	// step's hold), and struck is told each call struck.
 	name   string
 	match  func(workload.Event) bool
-	struck func(workload.Event)
+	struck func(workload.Event) // once, when set, strikes one call per trigger whatever it did (a
+	// schedule's step fires once; a step tied to it follows that call).
+	once bool
 }
 
 // label heads a window's note.
@@ -342,7 +344,7 @@ func (c *cancels) strike(ctx context.Context, st *cancelStrike) {
 func (c *cancels) again(landed bool) {
 	c.mu.Lock()
 	c.tries++
-	again := !landed && c.tries < cancelTries
+	again := !landed && c.tries < cancelTries && !c.once
 	if !again {
 		c.tries = 0
 	}

@@ -146,6 +146,11 @@ type lostReplies struct {
 	match func(workload.Event) bool
 	// struck, when set, is told each call struck, as the strike starts.
 	struck func(workload.Event)
+	// once, when set, strikes one call per trigger whatever it did (a
+	// schedule's step fires once, and a step tied to it follows that
+	// call); otherwise a call that did nothing is followed by the next,
+	// up to replyTries.
+	once bool
 }
 
 // replyTries is how many calls a trigger strikes at most until one
@@ -438,7 +443,7 @@ func (r *lostReplies) finish(ctx context.Context, s *replyStrike) {
 	landed := lost > 0 && took == lost
 	r.mu.Lock()
 	r.tries++
-	again := !landed && r.tries < replyTries
+	again := !landed && r.tries < replyTries && !r.once
 	if !again {
 		r.tries = 0
 	}

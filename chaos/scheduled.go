@@ -148,7 +148,7 @@ func (m *scheduled) lostReplyOf(r *stepRun) *lostReplies {
 		target = targetRelease
 	}
 	lr := &lostReplies{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
-		name: r.name(), target: target, pending: map[int]*replyStrike{}, renewed: map[int64]bool{}}
+		name: r.name(), target: target, pending: map[int]*replyStrike{}, renewed: map[int64]bool{}, once: true}
 	lr.match = func(ev workload.Event) bool { return m.tied(r, ev) }
 	lr.struck = func(ev workload.Event) { r.claim(ev) }
 	return lr
@@ -169,7 +169,7 @@ func (r *stepRun) subAt() int64 {
 func (m *scheduled) slowNodeOf(r *stepRun) *slowNodes {
 	s := &slowNodes{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
 		seen: newCycles(), pending: map[int]*slowStrike{}, kept: map[int64]*slowStrike{},
-		name: r.name(), ttls: r.st.Size}
+		name: r.name(), ttls: r.st.Size, once: true}
 	s.match = func(ev workload.Event) bool { return m.tied(r, ev) }
 	s.struck = func(ev workload.Event) { r.claim(ev) }
 	return s
@@ -179,7 +179,7 @@ func (m *scheduled) slowNodeOf(r *stepRun) *slowNodes {
 // trigger at r's time, narrowed to r's tie.
 func (m *scheduled) cancelOf(r *stepRun) *cancels {
 	c := &cancels{onePerTrigger: onePerTrigger{env: m.env, times: []int64{r.subAt()}},
-		pending: map[int]*cancelStrike{}, name: r.name()}
+		pending: map[int]*cancelStrike{}, name: r.name(), once: true}
 	c.match = func(ev workload.Event) bool { return m.tied(r, ev) }
 	c.struck = func(ev workload.Event) { r.claim(ev) }
 	return c

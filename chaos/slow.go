@@ -87,7 +87,9 @@ type slowNodes struct {
 	name   string
 	ttls   float64
 	match  func(workload.Event) bool
-	struck func(workload.Event)
+	struck func(workload.Event) // once, when set, strikes one call per trigger whatever it did (a
+	// schedule's step fires once; a step tied to it follows that call).
+	once bool
 }
 
 // late is how late the slow node answers, in TTLs.
@@ -353,7 +355,7 @@ func (s *slowNodes) record(st *slowStrike, landed bool, extra string) {
 	recordWindow(s.env, st.start, s.env.Clock.Now(), landing(landed), note)
 	s.mu.Lock()
 	s.tries++
-	again := !landed && s.tries < slowTries
+	again := !landed && s.tries < slowTries && !s.once
 	if !again {
 		s.tries = 0
 	}

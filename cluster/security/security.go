@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -276,6 +277,10 @@ type redactedError struct {
 func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Unwrap() error { return e.err }
 
+// envName is what an environment variable's name may be (POSIX: letters,
+// digits and _, not starting with a digit).
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // ReadPassword returns the password named by exactly one of env (an
 // environment variable's name) and file (a file whose first line is the
 // password; a trailing newline is dropped). Neither: "". The error names
@@ -284,6 +289,10 @@ func ReadPassword(env, file string) (string, error) {
 	switch {
 	case env != "" && file != "":
 		return "", errors.New("give the password in one place: --password-env or --password-file, not both")
+	case env != "" && !envName.MatchString(env):
+		// Not a variable's name: most likely the password itself,
+		// typed where its variable's name goes. Never repeat it.
+		return "", errors.New("--password-env takes the name of an environment variable (letters, digits and _), not the password: export the password in a variable and give its name, or use --password-file")
 	case env != "":
 		v, ok := os.LookupEnv(env)
 		if !ok || v == "" {

@@ -128,9 +128,14 @@ func (b *backendFlags) options(ctx context.Context) (o cluster.Options, note str
 // security.Security, reading the password from its variable or file.
 // Usage errors wrap errs.ErrUsage and never quote the password.
 func (b *backendFlags) security(name string) (security.Security, error) {
-	files := b.tlsCA != "" || b.tlsCert != "" || b.tlsKey != "" || b.tlsServerName != ""
-	if files && !b.tls {
-		return security.Security{}, fmt.Errorf("%w: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --tls", errs.ErrUsage)
+	var files []string
+	for _, f := range []struct{ name, v string }{{"--tls-ca", b.tlsCA}, {"--tls-cert", b.tlsCert}, {"--tls-key", b.tlsKey}, {"--tls-server-name", b.tlsServerName}} {
+		if f.v != "" {
+			files = append(files, f.name)
+		}
+	}
+	if len(files) > 0 && !b.tls {
+		return security.Security{}, fmt.Errorf("%w: %s go with --tls: add --tls, or drop %s", errs.ErrUsage, strings.Join(files, " and "), strings.Join(files, " and "))
 	}
 	if (b.tlsCert == "") != (b.tlsKey == "") {
 		return security.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)
@@ -173,7 +178,7 @@ func (b *backendFlags) security(name string) (security.Security, error) {
 	case cluster.BackendDocker:
 		return sec, fmt.Errorf("%w: the docker backend starts its servers without AUTH or TLS: use --backend process (which starts them with a password and TLS) or --backend external", errs.ErrUsage)
 	case cluster.BackendProcess:
-		if files {
+		if len(files) > 0 {
 			return sec, fmt.Errorf("%w: the process backend makes its own TLS certificates for the run: --tls-ca, --tls-cert, --tls-key and --tls-server-name go with --backend external", errs.ErrUsage)
 		}
 	}

@@ -38,7 +38,7 @@ type benchFlags struct {
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	c := &cobra.Command{
-		Use:   "bench [--profile ci|full|adapters] [--seed N] [--repeat N] [--out DIR]",
+		Use:   "bench [--profile ci|full|cost|adapters|consensus-seeds|verdicts-sweep] [--seed N] [--repeat N] [--out DIR]",
 		Short: "Run a profile's matrix of strategies × scenarios and write the report",
 		Long: `Run every (strategy, scenario) pair of a profile against Redis servers that
 lockbench starts and stops itself (--backend process: redis-server processes;
