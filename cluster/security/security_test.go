@@ -52,6 +52,9 @@ func TestReadPassword(t *testing.T) {
 		{"", "", "", ""},
 		{"LB_TEST_PW", f, "", "not both"},
 		{"LB_TEST_UNSET", "", "", "LB_TEST_UNSET"},
+		// The password typed where its variable's name goes: refused
+		// without repeating it.
+		{"s3cret pass!", "", "", "not the password"},
 		{"", empty, "", "first line is empty"},
 		{"", filepath.Join(dir, "missing"), "", "--password-file"},
 	} {
@@ -59,7 +62,7 @@ func TestReadPassword(t *testing.T) {
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("ReadPassword(%q, %q) = %q, %v; want %q, error with %q", tc.env, tc.file, got, err, tc.want, tc.err)
 		}
-		if err != nil && strings.Contains(err.Error(), plantedSecret) {
+		if err != nil && (strings.Contains(err.Error(), plantedSecret) || strings.Contains(err.Error(), "s3cret")) {
 			t.Errorf("error quotes the password: %v", err)
 		}
 	}

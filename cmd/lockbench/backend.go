@@ -135,7 +135,11 @@ func (b *backendFlags) security(name string) (security.Security, error) {
 		}
 	}
 	if len(files) > 0 && !b.tls {
-		return security.Security{}, fmt.Errorf("%w: %s go with --tls: add --tls, or drop %s", errs.ErrUsage, strings.Join(files, " and "), strings.Join(files, " and "))
+		verb := "go"
+		if len(files) == 1 {
+			verb = "goes"
+		}
+		return security.Security{}, fmt.Errorf("%w: %s %s with --tls: add --tls, or drop %s", errs.ErrUsage, strings.Join(files, " and "), verb, strings.Join(files, " and "))
 	}
 	if (b.tlsCert == "") != (b.tlsKey == "") {
 		return security.Security{}, fmt.Errorf("%w: give --tls-cert and --tls-key together (a client certificate and its key), or neither", errs.ErrUsage)

@@ -131,7 +131,7 @@ func TestSecurityExternalRefusals(t *testing.T) {
 		{"plain against TLS", []string{"--redis-addrs", tlsC.Addrs()[0], "--redis-user", "app", "--redis-password-env", "LB_TEST_PW"}, 3, "add --tls"},
 		{"user without password", []string{"--redis-addrs", plain.Addrs()[0], "--redis-user", "app"}, 2, "needs a password"},
 		{"unset variable", []string{"--redis-addrs", plain.Addrs()[0], "--redis-password-env", "LB_UNSET_PW"}, 2, "LB_UNSET_PW"},
-		{"CA without --tls", []string{"--redis-addrs", plain.Addrs()[0], "--tls-ca", sec.CAFile}, 2, "go with --tls"},
+		{"CA without --tls", []string{"--redis-addrs", plain.Addrs()[0], "--tls-ca", sec.CAFile}, 2, "--tls-ca goes with --tls: add --tls, or drop --tls-ca"},
 		{"password file", []string{"--redis-addrs", plain.Addrs()[0], "--redis-password-file", pwFile}, 0, ""},
 		{"TLS with CA and client certificate", []string{"--redis-addrs", tlsC.Addrs()[0], "--redis-user", "app", "--redis-password-env", "LB_TEST_PW",
 			"--tls", "--tls-ca", sec.CAFile, "--tls-cert", sec.CertFile, "--tls-key", sec.KeyFile}, 0, ""},
