@@ -64,6 +64,16 @@ func RunID(ctx context.Context, addr string, sec security.Security) (string, err
 	if err != nil {
 		return "", sec.Unreachable(addr, "INFO server", err)
 	}
+	if sec.Password != "" && sec.Username == "" {
+		// HELLO's AUTH, which the client above logged in with, is
+		// accepted by a server with no password at all (its default
+		// user is nopass), but AUTH password, which redis-py and the
+		// older clients send, is refused there: a password given to
+		// such a server is a mistake to name now, before the run.
+		if err := rc.Do(ctx, "AUTH", sec.Password).Err(); err != nil {
+			return "", sec.Unreachable(addr, "AUTH", err)
+		}
+	}
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
 			return v, nil

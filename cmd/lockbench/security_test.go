@@ -113,6 +113,11 @@ func TestSecurityExternalRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tlsC.Stop()
+	noPw, err := cluster.Start(ctx, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noPw.Stop()
 	sec := tlsC.Security()
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pwFile, []byte(plantedSecret+"\n"), 0o600)
@@ -125,6 +130,7 @@ func TestSecurityExternalRefusals(t *testing.T) {
 		want string
 	}{
 		{"no password", []string{"--redis-addrs", plain.Addrs()[0]}, 3, "requires a password"},
+		{"a password for a server without one", []string{"--redis-addrs", noPw.Addrs()[0], "--password-env", "LB_TEST_PW"}, 3, "has no password set but one was given"},
 		{"wrong password", []string{"--redis-addrs", plain.Addrs()[0], "--redis-password-env", "LB_WRONG_PW"}, 3, "refuses the password"},
 		{"TLS against a plain port", []string{"--redis-addrs", plain.Addrs()[0], "--redis-password-env", "LB_TEST_PW", "--tls"}, 3, "does not speak TLS"},
 		{"untrusted certificate", []string{"--redis-addrs", tlsC.Addrs()[0], "--redis-user", "app", "--redis-password-env", "LB_TEST_PW", "--tls"}, 3, "--tls-ca"},
