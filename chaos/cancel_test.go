@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -35,13 +36,13 @@ func TestCancelLands(t *testing.T) {
 		{"abandoned", true, "returned without a grant"},
 		{"ignored", false, "returned granted"},
 	}
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
 	node := c.Nodes()[0]
 	direct := redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1})
 	defer direct.Close()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := netCtx(t)
+			ctx := clustertest.Context(t)
 			direct.Del(ctx, "k")
 			rec := &recorder{}
 			st, err := strategies.Lookup("token-lua")

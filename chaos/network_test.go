@@ -2,8 +2,7 @@ package chaos
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,46 +10,10 @@ import (
 
 	"github.com/lockbench/lockbench/chaos/fault/link"
 	"github.com/lockbench/lockbench/cluster"
-	"github.com/lockbench/lockbench/cluster/clockshim"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/impl"
 	"github.com/lockbench/lockbench/workload"
 )
-
-func netCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// netCluster starts a topology and stops it at the end of the test, also
-// on failure.
-func netCluster(t *testing.T, topo cluster.Topology, o cluster.Options) *cluster.Cluster {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts redis-server; skipped with -short")
-	}
-	c, err := cluster.Start(netCtx(t), topo, o)
-	if err != nil {
-		t.Fatalf("start cluster: %v", err)
-	}
-	t.Cleanup(func() { c.Stop() })
-	return c
-}
-
-// netShim builds the clock shim in the user cache folder, as clockshim.Cached does.
-func netShim(t *testing.T) string {
-	t.Helper()
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	p, err := clockshim.Build(netCtx(t), filepath.Join(dir, "lockbench"))
-	if err != nil {
-		t.Fatalf("build clock shim: %v", err)
-	}
-	return p
-}
 
 func TestCycles(t *testing.T) {
 	acq := func(c int, key string) workload.Event {
@@ -98,8 +61,8 @@ func TestCycles(t *testing.T) {
 // short while, cancels it mid-run and heals: every fault is recorded with
 // evidence, and afterwards every node runs unpaused and every link works.
 func TestRandomMixHeals(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, cluster.Options{ClockShim: netShim(t)})
-	ctx := netCtx(t)
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Independent, Nodes: 5}, cluster.Options{ClockShim: clustertest.Shim(t)})
+	ctx := clustertest.Context(t)
 	l, err := link.NewLinks(ctx, 2, c.Nodes())
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"strings"
 	"sync"
 	"testing"
@@ -25,8 +26,8 @@ import (
 // the key read right before the cut.
 func TestRenewalCutLands(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	ctx := netCtx(t)
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	ctx := clustertest.Context(t)
 	links, err := link.NewLinks(ctx, 1, c.Nodes())
 	if err != nil {
 		t.Fatal(err)

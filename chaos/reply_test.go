@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"strings"
 	"sync"
 	"testing"
@@ -49,13 +50,13 @@ func TestLostReplyLands(t *testing.T) {
 		}},
 		{"watchdog", lostReplyExtendScenario(), "the TTL was extended", nil},
 	}
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
 	node := c.Nodes()[0]
 	direct := redis.NewClient(&redis.Options{Addr: node.Addr(), MaxRetries: -1})
 	defer direct.Close()
 	for _, tc := range cases {
 		t.Run(tc.scenario.Name, func(t *testing.T) {
-			ctx := netCtx(t)
+			ctx := clustertest.Context(t)
 			direct.Del(ctx, "k")
 			links, err := link.NewLinks(ctx, 1, c.Nodes())
 			if err != nil {

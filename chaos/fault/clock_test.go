@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +14,9 @@ import (
 // with the clock shim: the server's TIME reply moves by the jump, jumps add
 // up, and a key whose expiry the clock passes is gone at once.
 func TestClockJumpMovesTIME(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{ClockShim: netShim(t)})
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{ClockShim: clustertest.Shim(t)})
 	n := c.Nodes()[0]
-	ctx := netCtx(t)
+	ctx := clustertest.Context(t)
 	rc := redis.NewClient(&redis.Options{Addr: n.Addr()})
 	defer rc.Close()
 	if err := rc.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {

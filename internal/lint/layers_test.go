@@ -145,6 +145,7 @@ var layers = map[string]int{
 	"scripts/costagree":    17,
 	"internal/lint":        17,
 	"internal/resultstest": 17,
+	"internal/clustertest": 17,
 	"mutants":              17,
 	// Seeded synthetic histories (benchmarks, lockbench perf).
 	"history/synth": 3,

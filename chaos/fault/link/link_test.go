@@ -1,6 +1,7 @@
 package link
 
 import (
+	"github.com/lockbench/lockbench/internal/clustertest"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,8 @@ import (
 // scenarios rely on: a cut link refuses connects and comes back on
 // Restore; a latency of 50 ms each way adds about 100 ms to a PING.
 func TestLinksCutAndLatency(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	ctx := netCtx(t)
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	ctx := clustertest.Context(t)
 	l, err := NewLinks(ctx, 1, c.Nodes())
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +58,8 @@ func TestLinksCutAndLatency(t *testing.T) {
 // nothing (the fault's evidence says so); healed, a new connection gets
 // its PING answered.
 func TestLinkBlackhole(t *testing.T) {
-	c := netCluster(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
-	ctx := netCtx(t)
+	c := clustertest.Start(t, cluster.Topology{Kind: cluster.Single}, cluster.Options{})
+	ctx := clustertest.Context(t)
 	l, err := NewLinks(ctx, 1, c.Nodes())
 	if err != nil {
 		t.Fatal(err)
